@@ -25,7 +25,9 @@ class TextEncoder(Protocol):
     dim: int
     name: str
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+    def encode(
+        self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray: ...
 
 
 def minilm_path() -> str:

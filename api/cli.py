@@ -1,0 +1,224 @@
+"""``folio`` command line: ingest and manage documents; serve, query and verify (``api/cli_query.py``).
+
+Every command takes ``--data DIR`` (default ``$FOLIO_DATA``, else ``~/.local/share/folio``).
+Errors are one line on stderr and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ingest.errors import FolioError
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (silent when stderr is not a terminal, unless forced)."""
+
+    def __init__(self, label: str, *, enabled: bool | None = None) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._last = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        width = 24
+        frac = done / total if total else 1.0
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        sys.stderr.write(f"\r{self.label[:32]:32} {stage:12} [{bar}] {done}/{total}   ")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()
+
+
+def add_data_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", metavar="DIR", default=None, help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)")
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    from api.settings import Settings
+    from ingest.store import Store
+
+    settings = Settings()
+    return Store(args.data or settings.data)
+
+
+def build_indexers(settings: Any) -> list[Any]:
+    """CLIP / ColPali indexers when configured (see retrieval/visual.py); none otherwise."""
+    try:
+        from retrieval.visual import indexers_from_settings
+    except ImportError:
+        return []
+    result: list[Any] = indexers_from_settings(settings)
+    return result
+
+
+def _format_report(r: dict[str, Any]) -> str:
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["regions_by_kind"].items()))
+    line = (
+        f"{r['filename']}: {r['status']} {r['doc_id']}@{r['version_id']}  {r['pages']} pages, "
+        f"{r['tables']} tables, {r['figures']} figures, {r['ocr_pages']} OCRed pages, {r['seconds']:.1f}s"
+    )
+    if kinds:
+        line += f"\n    regions: {kinds}"
+    for w in r.get("warnings", []):
+        line += f"\n    warning: {w}"
+    for issue in r.get("issues", []):
+        line += f"\n    page {issue['page']}: {issue['message']}"
+    return line
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from api.settings import Settings
+    from ingest.pipeline import ingest_path
+
+    settings = Settings()
+    store = open_store(args)
+    paths: list[Path] = []
+    for raw in args.paths:
+        p = Path(raw)
+        if p.is_dir():
+            paths.extend(sorted(q for q in p.iterdir() if q.suffix.lower() == ".pdf"))
+        elif p.exists():
+            paths.append(p)
+        else:
+            print(f"folio: no such file: {raw}", file=sys.stderr)
+            return EXIT_USAGE
+    if args.doc_id and len(paths) != 1:
+        print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
+        return EXIT_USAGE
+    indexers = build_indexers(settings)
+    reports: list[dict[str, Any]] = []
+    failures = 0
+    for p in paths:
+        bar = ProgressBar(p.name, enabled=None if not args.json else False)
+        try:
+            rep = ingest_path(
+                store,
+                p,
+                doc_id=args.doc_id,
+                password=args.password,
+                ocr=False if args.no_ocr else settings.ocr,
+                indexers=indexers,
+                progress=bar,
+                max_pages=settings.max_pages,
+                max_bytes=settings.max_upload_bytes,
+            )
+            out = rep.model_dump(mode="json")
+        except FolioError as e:
+            failures += 1
+            out = {"filename": p.name, "status": "failed", "error": {"code": e.code, "message": str(e)}}
+        finally:
+            bar.close()
+        reports.append(out)
+        if not args.json:
+            if out["status"] == "failed":
+                print(f"{p.name}: failed: {out['error']['message']}", file=sys.stderr)
+            else:
+                print(_format_report(out))
+    if args.json:
+        print(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False))
+    return EXIT_FAILED if failures else 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    versions = store.list_versions(args.doc_id)
+    if args.doc_id and not versions:
+        print(f"folio: no such document: {args.doc_id}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps({"data": [v.model_dump(mode="json") for v in versions], "count": len(versions)}, indent=2))
+        return 0
+    if not versions:
+        print(f"no documents in {store.uri}")
+        return 0
+    print(f"{'doc_id':32} {'version':16} {'pages':>5} {'regions':>7}  created              file")
+    for v in versions:
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at))
+        mark = "*" if v.latest else " "
+        print(f"{v.doc_id[:32]:32} {v.version_id}{mark}{v.pages:>5} {v.regions:>7}  {created}  {v.filename}")
+    print("(* latest version: the default for queries)")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    if args.version:
+        store.delete_version(args.doc_id, args.version)
+        print(f"deleted {args.doc_id}@{args.version}")
+    else:
+        removed = store.delete_document(args.doc_id)
+        print(f"deleted {args.doc_id} ({len(removed)} version{'s' if len(removed) != 1 else ''})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="folio", description="PDFs in; cited, budgeted LLM context out.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="ingest PDF files or folders of PDFs")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--doc-id", default=None, help="document id (default: from the file name)")
+    p.add_argument("--password", default=None, help="password for an encrypted PDF")
+    p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
+    p.add_argument("--json", action="store_true", help="machine-readable reports")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("docs", help="list documents and their versions")
+    p.add_argument("doc_id", nargs="?", default=None)
+    p.add_argument("--json", action="store_true")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_docs)
+
+    p = sub.add_parser("delete", help="delete a document, or one version of it")
+    p.add_argument("doc_id")
+    p.add_argument("--version", default=None)
+    add_data_arg(p)
+    p.set_defaults(func=cmd_delete)
+
+    try:
+        from api.cli_query import register
+    except ImportError:
+        pass
+    else:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        code: int = args.func(args)
+        return code
+    except FolioError as e:
+        print(f"folio: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("folio: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

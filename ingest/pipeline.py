@@ -1,0 +1,172 @@
+"""Ingestion end to end: validate → parse → embed → write → commit, with progress and a report.
+
+Optional visual indexers (CLIP figure vectors, ColPali page multivectors) live in the retrieval
+layer; the caller passes them in as ``VersionIndexer``s so that ``ingest`` never imports
+``retrieval``. They run before the commit, so a version is visible only with all its vectors.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ingest.embed import TextEncoder, default_text_encoder
+from ingest.model import PARSER_VERSION, IngestReport, version_id_for
+from ingest.store import SEARCH_KINDS, Store
+
+if TYPE_CHECKING:
+    from ingest.parse import ParsedDocument
+
+logger = logging.getLogger(__name__)
+
+# (stage, done, total): stage is "parse", "embed", "index:<name>" or "commit".
+Progress = Callable[[str, int, int], None]
+
+DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+DEFAULT_MAX_PAGES = 2000
+
+
+class VersionIndexer(Protocol):
+    """Something that adds rows for a freshly parsed version (e.g. CLIP figure vectors)."""
+
+    name: str
+
+    def index_version(self, store: Store, parsed: ParsedDocument) -> int: ...
+
+
+def doc_id_from_filename(filename: str) -> str:
+    """A readable, stable doc id from a file name: ``"R Data (v2).pdf"`` → ``"r-data-v2"``.
+
+    >>> doc_id_from_filename("Reportlab UserGuide.PDF")
+    'reportlab-userguide'
+    """
+    stem = Path(filename).stem.lower()
+    slug = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-.")
+    return slug or "document"
+
+
+_DOC_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_doc_id(doc_id: str) -> str:
+    from ingest.errors import InvalidRequest
+
+    if not _DOC_ID_RE.match(doc_id):
+        raise InvalidRequest(
+            f"invalid doc_id {doc_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
+    return doc_id
+
+
+def ingest_bytes(
+    store: Store,
+    data: bytes,
+    *,
+    filename: str,
+    doc_id: str | None = None,
+    password: str | None = None,
+    ocr: bool | None = None,
+    encoder: TextEncoder | None = None,
+    indexers: Sequence[VersionIndexer] = (),
+    progress: Progress | None = None,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+    max_pages: int | None = DEFAULT_MAX_PAGES,
+    render_scale: float = 1.5,
+) -> IngestReport:
+    """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``).
+
+    Bad input raises an ``InvalidDocument`` subclass before anything is written; a failure after
+    writing began removes everything of this version and re-raises, so the store is as it was.
+    """
+    from ingest.parse import parse_pdf
+    from ingest.validate import open_pdf
+
+    started = time.perf_counter()
+    doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
+    version_id = version_id_for(data)
+    # Validate before touching the store: bad input never writes a row.
+    open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages).close()
+    if store.has_ready(doc_id, version_id):
+        v = store.get_version(doc_id, version_id)
+        prior = store.version_report(doc_id, version_id)
+        return IngestReport(
+            doc_id=doc_id,
+            version_id=version_id,
+            filename=v.filename,
+            pages=v.pages,
+            regions_by_kind=prior.get("regions_by_kind", {}),
+            tables=prior.get("tables", 0),
+            figures=prior.get("figures", 0),
+            ocr_pages=prior.get("ocr_pages", 0),
+            seconds=time.perf_counter() - started,
+            status="unchanged",
+        )
+
+    def report_progress(stage: str, done: int, total: int) -> None:
+        if progress:
+            progress(stage, done, total)
+
+    store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION)
+    try:
+        parsed = parse_pdf(
+            data,
+            doc_id=doc_id,
+            filename=filename,
+            assets_dir=store.assets_root if store.local else None,
+            password=password,
+            ocr=ocr,
+            render_scale=render_scale,
+            progress=lambda d, t: report_progress("parse", d, t),
+            max_pages=max_pages,
+            max_bytes=max_bytes,
+        )
+        store.add_regions(parsed.regions)
+        searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
+        enc = encoder or default_text_encoder()
+        texts = [r.text for r in searchable]
+        vectors = enc.encode(texts, progress=lambda d, t: report_progress("embed", d, t))
+        store.add_chunks(searchable, vectors)
+        for indexer in indexers:
+            n = indexer.index_version(store, parsed)
+            report_progress(f"index:{indexer.name}", n, n)
+        by_kind: dict[str, int] = {}
+        for r in parsed.regions:
+            by_kind[r.kind] = by_kind.get(r.kind, 0) + 1
+        report = IngestReport(
+            doc_id=doc_id,
+            version_id=version_id,
+            filename=filename,
+            pages=len(parsed.pages),
+            regions_by_kind=by_kind,
+            tables=by_kind.get("table", 0),
+            figures=by_kind.get("figure", 0),
+            ocr_pages=parsed.ocr_pages,
+            warnings=tuple(parsed.warnings),
+            issues=tuple(parsed.issues),
+            seconds=0.0,
+            status="partial" if parsed.issues else "created",
+        )
+        report_progress("commit", 0, 1)
+        store.commit_version(
+            doc_id,
+            version_id,
+            pages=len(parsed.pages),
+            regions=len(parsed.regions),
+            report=report.model_dump(mode="json"),
+        )
+        report_progress("commit", 1, 1)
+    except BaseException:
+        # KeyboardInterrupt included: leave nothing half-written behind.
+        logger.warning("ingest of %s failed; removing version %s@%s", filename, doc_id, version_id)
+        store.abort_version(doc_id, version_id)
+        raise
+    return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+
+
+def ingest_path(store: Store, path: str | Path, **kwargs: object) -> IngestReport:
+    p = Path(path)
+    return ingest_bytes(store, p.read_bytes(), filename=p.name, **kwargs)  # type: ignore[arg-type]
