@@ -1,0 +1,201 @@
+"""PDF bytes → a parsed document version: pages, sections, paragraphs, sentences, tables, figures.
+
+Two passes. The first streams pages: one ``TextPage`` per page (OCR'd for scanned pages when
+enabled), tables, figures, the page render and figure crops written to disk at once and dropped,
+so peak memory does not grow with the page count (only the text geometry is kept). The second
+pass needs the whole document: body font size, the outline, the section tree, then regions and
+their ids in reading order.
+
+Tables continued on the next page (same column count, at the top of the page, after a table at
+the bottom of the previous page) stay separate regions, one per page; the continuation carries
+``continued_from`` (the previous part's id) and row numbers that continue the previous part's
+(``rows`` = ``"21-30"``).
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ingest.model import PageInfo, PageIssue, Region, version_id_for
+from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
+from ingest.pdf_regions import PageData, build_regions
+from ingest.pdf_ocr import is_scanned, ocr_available, ocr_textpage
+from ingest.pdf_tables import find_page_tables
+from ingest.pdf_text import center_in, extract_blocks
+from ingest.validate import open_pdf
+
+if TYPE_CHECKING:
+    import pymupdf
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ParsedDocument:
+    doc_id: str
+    version_id: str
+    filename: str
+    pages: list[PageInfo]
+    regions: list[Region]
+    warnings: list[str] = field(default_factory=list)
+    issues: list[PageIssue] = field(default_factory=list)
+    ocr_pages: int = 0
+
+
+def _flags() -> int:
+    import pymupdf
+
+    return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP)
+
+
+def _save_png(pix: Any, path: pathlib.Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    pix.save(str(tmp), output="png")
+    tmp.replace(path)
+
+
+def _first_pass(
+    page: pymupdf.Page, *, ocr: bool, asset_dir: pathlib.Path | None, rel_dir: str, scale: float
+) -> PageData:
+    import pymupdf
+
+    w, h = page.rect.width, page.rect.height
+    pd = PageData(index=page.number, width=w, height=h)
+    flags = _flags()
+    tp = page.get_textpage(flags=flags)
+    pd.blocks = extract_blocks(tp, page)
+    chars = sum(len(ln.text.strip()) for b in pd.blocks for ln in b.lines)
+    images = raster_boxes(page)
+    pd.scanned = is_scanned(page, chars, images)
+    if pd.scanned and ocr:
+        pd.blocks = extract_blocks(ocr_textpage(page, flags), page)
+        pd.ocr = True
+    drawings = page.get_cdrawings() if not pd.scanned else []
+    if drawings:
+        words = [(wd[0], wd[1], wd[2], wd[3], ln.text[wd[4] : wd[5]]) for b in pd.blocks for ln in b.lines for wd in ln.words]
+        pd.tables = find_page_tables(page, drawings, words)
+    for t in pd.tables:
+        for b in pd.blocks:
+            if b.role == "para" and center_in(b.bbox, t.bbox):
+                b.role = "table"
+    # Figures: raster images and vector clusters (not on scanned pages: there the page is the image).
+    if not pd.scanned:
+        cands = [(b, "raster") for b in images]
+        cands += [(b, "vector") for b in vector_boxes(page, drawings, [t.bbox for t in pd.tables], pd.blocks)]
+        taken: set[int] = set()
+        for box, src in merge_boxes(cands):
+            fig = FigureData(bbox=box, source=src)
+            ci = find_caption(box, pd.blocks, taken)
+            if ci is not None:
+                taken.add(ci)
+                fig.caption = pd.blocks[ci]
+                pd.blocks[ci].role = "caption"
+            for b in pd.blocks:
+                if b.role == "para" and center_in(b.bbox, box):
+                    b.role = "figure"
+                    fig.inner.append(b)
+            pd.figures.append(fig)
+    elif not pd.ocr:
+        pd.figures.append(FigureData(bbox=(0.0, 0.0, w, h), source="page-scan"))
+    # Page text: blocks in reading order, lines joined by "\n", blocks by "\n\n". A block's region
+    # text joins its lines by " ", so it has the same length as its span in the page text.
+    parts: list[str] = []
+    off = 0
+    for b in pd.blocks:
+        b.char_start = off
+        t = "\n".join(ln.text for ln in b.lines)
+        parts.append(t)
+        off += len(t) + 2
+    pd.text = "\n\n".join(parts)
+    if asset_dir is not None:
+        mat = pymupdf.Matrix(scale, scale)
+        _save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
+        pd.image = f"{rel_dir}/page-{pd.index + 1}.png"
+        for k, fig in enumerate(pd.figures, start=1):
+            if fig.source == "page-scan":
+                continue
+            name = f"fig-p{pd.index + 1}-{k}.png"
+            _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
+            fig.image = f"{rel_dir}/{name}"
+    return pd
+
+
+def parse_pdf(
+    data: bytes,
+    *,
+    doc_id: str,
+    filename: str,
+    assets_dir: pathlib.Path | None,
+    password: str | None = None,
+    ocr: bool | None = None,
+    render_scale: float = 1.5,
+    progress: Callable[[int, int], None] | None = None,
+    max_pages: int | None = None,
+    max_bytes: int | None = None,
+) -> ParsedDocument:
+    """Parse PDF bytes into regions (see the module docstring and ``ingest.model``).
+
+    ``ocr=None`` OCRs scanned pages when Tesseract is installed; ``assets_dir=None`` renders
+    nothing. Bad input raises the ``InvalidDocument`` subclasses of ``ingest.validate.open_pdf``;
+    a failure confined to one page becomes a ``PageIssue`` and the rest is still parsed.
+    """
+    doc = open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages)
+    version_id = version_id_for(data)
+    use_ocr = ocr_available() if ocr is None else (ocr and ocr_available())
+    warnings: list[str] = []
+    if ocr and not use_ocr:
+        warnings.append("OCR requested but Tesseract (eng) is not installed; scanned pages are indexed as images only")
+    rel_dir = f"{assets_dir.name}/{doc_id}@{version_id}" if assets_dir is not None else ""
+    asset_dir = assets_dir / f"{doc_id}@{version_id}" if assets_dir is not None else None
+    issues: list[PageIssue] = []
+    pages: list[PageData] = []
+    n = doc.page_count
+    try:
+        for i in range(n):
+            try:
+                page = doc.load_page(i)
+                pages.append(_first_pass(page, ocr=use_ocr, asset_dir=asset_dir, rel_dir=rel_dir, scale=render_scale))
+            except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
+                logger.warning("page %d failed: %s", i + 1, exc)
+                issues.append(PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
+                r = doc.load_page(i).rect if i < n else None
+                pages.append(PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0))
+            if progress:
+                progress(i + 1, n)
+        toc = doc.get_toc(simple=True)
+        title = (doc.metadata or {}).get("title") or ""
+        regions = build_regions(pages, toc, doc_id, version_id, title.strip() or filename, render_scale)
+    finally:
+        doc.close()
+    ocr_pages = sum(1 for p in pages if p.ocr)
+    for p in pages:
+        if p.scanned and not p.ocr:
+            warnings.append(f"page {p.index + 1} is a scanned image without a text layer; indexed as an image only")
+    infos = [
+        PageInfo(
+            page=p.index + 1,
+            width=p.width,
+            height=p.height,
+            text_chars=len(p.text),
+            ocr=p.ocr,
+            scanned=p.scanned,
+            image=p.image,
+        )
+        for p in pages
+    ]
+    return ParsedDocument(
+        doc_id=doc_id,
+        version_id=version_id,
+        filename=filename,
+        pages=infos,
+        regions=regions,
+        warnings=warnings,
+        issues=issues,
+        ocr_pages=ocr_pages,
+    )
+

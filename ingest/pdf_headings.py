@@ -1,0 +1,136 @@
+"""Headings: from the PDF outline when it is sane, else from font size, weight and numbering.
+
+The outline is sane when every entry points to a valid page and at least half of the titles are
+found on their page (matched against the first one to three lines of a text block, ignoring case,
+punctuation and section numbers). A title found in the first lines of a longer block splits that
+block, so the heading never ends up inside a paragraph. Entries whose title is not found still
+open a section, anchored at the top of their page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from ingest.pdf_text import Block
+
+NUMBERED = re.compile(r"^\s*((?:\d+|[A-Z](?=\.\d))(?:\.\d+)*)\.?\s+\S")
+_NUM_PREFIX = re.compile(r"^\s*(?:(?:chapter|appendix|section|part)\s+)?(?:\d+|[A-Z](?=\.\d))(?:\.\d+)*\.?\s+", re.I)
+_NONWORD = re.compile(r"[\W_]+")
+
+
+@dataclass(slots=True)
+class Heading:
+    page: int  # 0-based page index
+    block: int  # index into that page's blocks; -1 = top of page (title not found)
+    level: int
+    title: str
+
+
+def norm(text: str) -> str:
+    return _NONWORD.sub("", _NUM_PREFIX.sub("", text).lower())
+
+
+def _split(blocks: list[Block], i: int, k: int) -> None:
+    from ingest.pdf_text import _mk
+
+    b = blocks[i]
+    if 0 < k < len(b.lines):
+        blocks[i : i + 1] = [_mk(b.lines[:k]), _mk(b.lines[k:])]
+
+
+def _match(blocks: list[Block], start: int, title: str) -> tuple[int, int] | None:
+    t = norm(title)
+    if not t:
+        return None
+    for i in range(start, len(blocks)):
+        if blocks[i].role != "para":
+            continue
+        lines = blocks[i].lines
+        acc = ""
+        for k in range(1, min(3, len(lines)) + 1):
+            acc = (acc + " " + lines[k - 1].text).strip()
+            if norm(acc) == t:
+                return i, k
+        full = norm(blocks[i].text)
+        if t in full and len(full) <= len(t) + 12:
+            return i, len(lines)
+    return None
+
+
+def headings_from_toc(toc: list[list[object]], pages: list[list[Block]]) -> list[Heading] | None:
+    """Headings from ``doc.get_toc()``, or None when the outline is not sane."""
+    n = len(pages)
+    entries = [(int(str(e[0])), str(e[1]).strip(), int(str(e[2]))) for e in toc]
+    if not entries or any(not 1 <= p <= n for _, _, p in entries):
+        return None
+    out: list[Heading] = []
+    found = 0
+    cursor: dict[int, int] = {}
+    for level, title, pno in entries:
+        blocks = pages[pno - 1]
+        m = _match(blocks, cursor.get(pno - 1, 0), title)
+        if m is None:
+            out.append(Heading(pno - 1, -1, level, title))
+            continue
+        i, k = m
+        _split(blocks, i, k)
+        blocks[i].role = "heading"
+        cursor[pno - 1] = i + 1
+        found += 1
+        out.append(Heading(pno - 1, i, level, title))
+    if found * 2 < len(entries):
+        for blocks in pages:
+            for b in blocks:
+                if b.role == "heading":
+                    b.role = "para"
+        return None
+    return out
+
+
+def body_size(pages: list[list[Block]]) -> float:
+    sizes: Counter[float] = Counter()
+    for blocks in pages:
+        for b in blocks:
+            for ln in b.lines:
+                sizes[ln.size] += len(ln.text)
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+def _running_heads(pages: list[list[Block]]) -> set[str]:
+    """Texts (digits removed) of first/last blocks repeated on many pages: headers and footers."""
+    counts: Counter[str] = Counter()
+    for blocks in pages:
+        seen = {re.sub(r"\d+", "", norm(b.text)) for b in blocks[:2] + blocks[-2:]}
+        counts.update(seen)
+    limit = max(3, int(0.3 * len(pages)))
+    return {t for t, c in counts.items() if c >= limit}
+
+
+def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
+    body = body_size(pages)
+    heads = _running_heads(pages)
+    cands: list[tuple[int, int, float, str, int]] = []  # page, block, size, title, numbering depth
+    for pno, blocks in enumerate(pages):
+        for i, b in enumerate(blocks):
+            if b.role != "para":
+                continue
+            text = " ".join(b.text.split())
+            words = text.split()
+            if len(b.lines) > 3 or not 1 <= len(words) <= 16 or not any(c.isalpha() for c in text):
+                continue
+            if text[-1] in ".,;" or re.sub(r"\d+", "", norm(text)) in heads:
+                continue
+            num = NUMBERED.match(text)
+            size = b.size
+            if size >= body * 1.15 or (b.bold and (num is not None or size >= body * 1.05)):
+                depth = num.group(1).count(".") + 1 if num else 0
+                cands.append((pno, i, size, text, depth))
+    sizes = sorted({round(c[2] * 2) / 2 for c in cands}, reverse=True)
+    out: list[Heading] = []
+    for pno, i, size, text, depth in cands:
+        level = depth or min(6, sizes.index(round(size * 2) / 2) + 1)
+        pages[pno][i].role = "heading"
+        out.append(Heading(pno, i, level, text))
+    return out

@@ -1,0 +1,197 @@
+"""Table detection with ``page.find_tables()``, gated and cleaned.
+
+``find_tables`` costs ~250 ms on a text-heavy page, so it only runs on pages whose vector
+drawings contain ruling lines in both directions, and only within the bounding box of those
+rules. Results are rejected when they look like a table of contents (dot leaders, a column of
+page numbers). When the ``lines`` strategy returns few rows whose cells hold several lines each
+(gnuplot p135, the Federal Register cost table), a text-row strategy is tried within the same
+box (columns from the rules, rows from text lines) and kept if it yields more rows; failing
+that, merged rows are cut at the text lines of their last cell.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ingest.pdf_text import Box, clamp_box
+
+Box5 = tuple[float, float, float, float, str]
+
+if TYPE_CHECKING:
+    import pymupdf
+
+logger = logging.getLogger(__name__)
+
+_DOTS = re.compile(r"(\.\s?){4,}|…{2,}")
+_PAGENUM = re.compile(r"^\s*[\divxlc]{1,4}\s*$", re.I)
+
+
+@dataclass(slots=True)
+class TableData:
+    bbox: Box
+    header: list[str]
+    rows: list[list[str]]  # body rows, header excluded
+    header_in_table: bool
+
+
+def _cell(v: Any) -> str:
+    return " ".join(str(v).split()) if v is not None else ""
+
+
+@dataclass(slots=True)
+class _R:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def width(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+
+def ruling_segments(drawings: list[dict[str, Any]]) -> tuple[list[Box], list[Box]]:
+    """Horizontal and vertical rules (lines, thin rectangles, and rectangle edges)."""
+    hs: list[Box] = []
+    vs: list[Box] = []
+    for d in drawings:
+        for it in d.get("items", ()):
+            kind = it[0]
+            if kind == "l":
+                (px, py), (qx, qy) = it[1][:2], it[2][:2]
+                if abs(py - qy) < 1.0 and abs(px - qx) > 5:
+                    hs.append((min(px, qx), py, max(px, qx), py))
+                elif abs(px - qx) < 1.0 and abs(py - qy) > 5:
+                    vs.append((px, min(py, qy), px, max(py, qy)))
+            elif kind == "re":
+                rx0, ry0, rx1, ry1 = (float(v) for v in it[1])
+                r = _R(rx0, ry0, rx1, ry1)
+                if r.height < 3 and r.width > 5:
+                    hs.append((r.x0, r.y0, r.x1, r.y1))
+                elif r.width < 3 and r.height > 5:
+                    vs.append((r.x0, r.y0, r.x1, r.y1))
+                elif r.width > 5 and r.height > 5:
+                    hs += [(r.x0, r.y0, r.x1, r.y0), (r.x0, r.y1, r.x1, r.y1)]
+                    vs += [(r.x0, r.y0, r.x0, r.y1), (r.x1, r.y0, r.x1, r.y1)]
+    return hs, vs
+
+
+def _looks_like_toc(rows: list[list[str]]) -> bool:
+    if not rows:
+        return False
+    dotted = sum(1 for r in rows if any(_DOTS.search(c) for c in r))
+    if dotted * 2 >= len(rows) and len(rows) >= 3 and max(len(r) for r in rows) <= 3:
+        return True
+    last = [r[-1] for r in rows if r and r[-1]]
+    return len(last) >= 4 and sum(1 for c in last if _PAGENUM.match(c)) >= 0.8 * len(last) and len(rows[0]) <= 3
+
+
+def _merged_rows(rows: list[list[Any]]) -> bool:
+    """Few rows, but cells holding several lines each: the lines strategy missed row rules."""
+    if len(rows) > 4:
+        return False
+    multi = sum(1 for r in rows for c in r if c and str(c).count("\n") >= 2)
+    return multi >= 2
+
+
+def _in(wd: Box5, x0: float, y0: float, x1: float, y1: float) -> bool:
+    return x0 <= (wd[0] + wd[2]) / 2 <= x1 and y0 <= (wd[1] + wd[3]) / 2 <= y1
+
+
+def _bands(ws: list[Box5]) -> list[float]:
+    """Top y of each text line among ``ws``."""
+    tops: list[float] = []
+    for wd in sorted(ws, key=lambda w: w[1]):
+        if not tops or wd[1] - tops[-1] > 0.6 * (wd[3] - wd[1]):
+            tops.append(wd[1])
+    return tops
+
+
+def _cells_from_words(tb: Any, words: list[Box5], split: bool) -> list[list[str]]:
+    """Cell texts rebuilt from word boxes (``extract()`` drops the spaces between words).
+
+    With ``split``, a row whose last cell holds several text lines is cut into one row per line
+    of that cell (rows separated by dot leaders rather than rules, as in the Federal Register).
+    """
+    out: list[list[str]] = []
+    for i, row in enumerate(tb.rows):
+        cells = list(row.cells)
+        ys = [row.bbox[1]]
+        last = next((c for c in reversed(cells) if c is not None), None)
+        if split and i > 0 and last is not None:
+            tops = _bands([wd for wd in words if _in(wd, *last)])
+            if len(tops) >= 2:
+                ys = [row.bbox[1]] + [t - 1 for t in tops[1:]]
+        ys.append(row.bbox[3])
+        for a, b in zip(ys, ys[1:], strict=False):
+            sub: list[str] = []
+            for c in cells:
+                if c is None:
+                    sub.append("")
+                    continue
+                x0, _, x1, _ = c
+                sub.append(" ".join(wd[4] for wd in words if _in(wd, x0, a, x1, b)))
+            out.append(sub)
+    return out
+
+
+def find_page_tables(page: pymupdf.Page, drawings: list[dict[str, Any]], words: list[Box5]) -> list[TableData]:
+    """Tables on a page; ``words`` are ``(x0, y0, x1, y1, text)`` in reading order."""
+    hs, vs = ruling_segments(drawings)
+    if len(hs) < 2 or len(vs) < 2:
+        return []
+    w, h = page.rect.width, page.rect.height
+    x0 = min(b[0] for b in hs + vs)
+    y0 = min(b[1] for b in hs + vs)
+    x1 = max(b[2] for b in hs + vs)
+    y1 = max(b[3] for b in hs + vs)
+    clip = clamp_box((x0 - 2, y0 - 2, x1 + 2, y1 + 2), w, h)
+    found = page.find_tables(clip=clip)
+    out: list[TableData] = []
+    for tb in found.tables:
+        raw = tb.extract()
+        bbox = clamp_box(tb.bbox, w, h)
+        if _merged_rows(raw):
+            # Columns from the rules, rows from the text lines. (The pure text strategy splits
+            # columns inside words on these pages, so it is not tried.)
+            alt = page.find_tables(clip=bbox, vertical_strategy="lines", horizontal_strategy="text")
+            best = max(alt.tables, key=lambda t: t.row_count, default=None)
+            if best is not None and best.row_count > len(raw) and best.col_count >= 2:
+                tb, raw = best, best.extract()
+        rows = _cells_from_words(tb, words, split=_merged_rows(raw))
+        rows = [r for r in rows if any(r)]
+        if len(rows) < 2 or max(len(r) for r in rows) < 2:
+            continue
+        if _looks_like_toc(rows):
+            logger.debug("page %d: rejected table-of-contents-like table", page.number + 1)
+            continue
+        if len(rows) >= 3 and sum(1 for c in rows[0] if c) == 1 and all(rows[1]):
+            rows = rows[1:]  # a title row spanning the table ("canvas.acroform.checkbox parameters")
+        names = [_cell(n) for n in (tb.header.names or [])]
+        external = bool(getattr(tb.header, "external", False))
+        if external and any(names) and len(names) == len(rows[0]):
+            header, body, inside = names, rows, False
+        else:
+            header, body, inside = rows[0], rows[1:], True
+        out.append(TableData(bbox=clamp_box(tb.bbox, w, h), header=header, rows=body, header_in_table=inside))
+    return out
+
+
+def to_markdown(header: list[str], rows: list[list[str]]) -> str:
+    """GitHub-flavoured Markdown with a header row (pipes in cells escaped)."""
+
+    def fmt(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    n = max([len(header)] + [len(r) for r in rows])
+    head = header + [""] * (n - len(header))
+    lines = [fmt(head), "| " + " | ".join("---" for _ in range(n)) + " |"]
+    lines += [fmt(r + [""] * (n - len(r))) for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,169 @@
+"""One text-extraction pass per page, reused by every later step.
+
+A page's text comes from a single ``TextPage``: ``extractDICT`` gives lines with fonts and sizes,
+``extractWORDS`` gives word boxes on the same blocks/lines. Word boxes are unions of the words'
+character boxes, and sentence boundaries always fall between words, so they are all the
+character geometry a sentence highlight needs — at a fraction of the cost of ``rawdict``
+(measured on gnuplot: dict 2.5 ms/page, rawdict 11 ms/page, words 1 ms/page).
+
+Blocks are split into paragraph candidates ("blocks" below) where the font size or weight
+changes or a vertical gap opens, so that a heading set in the same PyMuPDF block as its body
+becomes its own block and can later be recognised as a heading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pymupdf
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(slots=True)
+class Line:
+    text: str
+    bbox: Box
+    size: float
+    bold: bool
+    # (x0, y0, x1, y1, char_start, char_end) per word, offsets into ``text``.
+    words: list[tuple[float, float, float, float, int, int]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Block:
+    """A paragraph candidate: consecutive lines of one style."""
+
+    lines: list[Line]
+    bbox: Box
+    char_start: int = 0  # offset of the block in the page text
+    role: str = "para"  # para | heading | table | figure | caption
+
+    @property
+    def text(self) -> str:
+        return " ".join(ln.text for ln in self.lines)
+
+    @property
+    def size(self) -> float:
+        return max(ln.size for ln in self.lines)
+
+    @property
+    def bold(self) -> bool:
+        return all(ln.bold for ln in self.lines)
+
+
+def clamp_box(b: Box | Any, w: float, h: float) -> Box:
+    x0, y0, x1, y1 = (float(v) for v in b)
+    x0 = min(max(x0, 0.0), w)
+    x1 = min(max(x1, x0), w)
+    y0 = min(max(y0, 0.0), h)
+    y1 = min(max(y1, y0), h)
+    return (x0, y0, x1, y1)
+
+
+def union(a: Box, b: Box) -> Box:
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def center_in(b: Box, r: Box, pad: float = 1.0) -> bool:
+    cx, cy = (b[0] + b[2]) / 2, (b[1] + b[3]) / 2
+    return r[0] - pad <= cx <= r[2] + pad and r[1] - pad <= cy <= r[3] + pad
+
+
+_BOLD_FLAG = 16
+
+
+def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:
+    """Lines from one TextPage, grouped into style-homogeneous blocks in PyMuPDF's reading order."""
+    w, h = page.rect.width, page.rect.height
+    rot = page.rotation
+    mat = page.rotation_matrix if rot else None
+    d = tp.extractDICT()
+    words_by_line: dict[tuple[int, int], list[tuple[float, float, float, float, str]]] = {}
+    for x0, y0, x1, y1, word, bno, lno, _wno in tp.extractWORDS():
+        words_by_line.setdefault((bno, lno), []).append((x0, y0, x1, y1, word))
+
+    def fix(b: Any) -> Box:
+        if mat is not None:
+            import pymupdf
+
+            b = pymupdf.Rect(b) * mat
+        return clamp_box(b, w, h)
+
+    blocks: list[Block] = []
+    bno = -1
+    for blk in d["blocks"]:
+        if blk.get("type", 0) != 0:
+            continue
+        bno += 1
+        cur: list[Line] = []
+        for lno, ln in enumerate(blk["lines"]):
+            spans = ln["spans"]
+            text = "".join(s["text"] for s in spans)
+            if not text.strip():
+                continue
+            # Dominant style by character count.
+            sizes: dict[float, int] = {}
+            bold_chars = 0
+            for s in spans:
+                n = len(s["text"].strip())
+                sizes[round(s["size"], 1)] = sizes.get(round(s["size"], 1), 0) + n
+                if s["flags"] & _BOLD_FLAG or "bold" in s["font"].lower() or "black" in s["font"].lower():
+                    bold_chars += n
+            size = max(sizes, key=lambda k: sizes[k]) if sizes else 0.0
+            nonspace = sum(sizes.values()) or 1
+            line = Line(text=text, bbox=fix(ln["bbox"]), size=size, bold=bold_chars * 2 > nonspace)
+            pos = 0
+            for x0, y0, x1, y1, word in words_by_line.get((bno, lno), ()):
+                i = text.find(word, pos)
+                if i < 0:
+                    continue
+                pos = i + len(word)
+                wb = fix((x0, y0, x1, y1))
+                line.words.append((wb[0], wb[1], wb[2], wb[3], i, pos))
+            if cur and _breaks(cur[-1], line):
+                blocks.append(_mk(cur))
+                cur = []
+            cur.append(line)
+        if cur:
+            blocks.append(_mk(cur))
+    return blocks
+
+
+def _breaks(prev: Line, line: Line) -> bool:
+    if abs(prev.size - line.size) > 0.6:
+        return True
+    if prev.bold != line.bold and (len(prev.text) < 90 or len(line.text) < 90):
+        return True
+    height = max(prev.bbox[3] - prev.bbox[1], 1.0)
+    gap = line.bbox[1] - prev.bbox[3]
+    return gap > 0.9 * height
+
+
+def _mk(lines: list[Line]) -> Block:
+    b = lines[0].bbox
+    for ln in lines[1:]:
+        b = union(b, ln.bbox)
+    return Block(lines=lines, bbox=b)
+
+
+def line_boxes_for_span(block: Block, start: int, end: int) -> list[Box]:
+    """Per-line boxes of the words overlapping ``[start, end)`` of ``block.text`` (lines joined by one space)."""
+    out: list[Box] = []
+    off = 0
+    for ln in block.lines:
+        lo, hi = off, off + len(ln.text)
+        if hi > start and lo < end:
+            box: Box | None = None
+            for x0, y0, x1, y1, a, b in ln.words:
+                if lo + b > start and lo + a < end:
+                    box = (x0, y0, x1, y1) if box is None else union(box, (x0, y0, x1, y1))
+            if box is None:
+                box = ln.bbox
+            out.append(box)
+        off = hi + 1
+        if off >= end:
+            break
+    return out

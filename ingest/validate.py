@@ -1,0 +1,78 @@
+"""Open untrusted PDF bytes safely, turning every failure into one specific ``InvalidDocument``.
+
+The checks run cheapest first: size limit, the ``%PDF`` signature, opening, encryption, page count,
+page limit. PyMuPDF repairs many damaged files silently; a file it has to repair *and* that then
+shows no pages, or whose first page cannot be loaded, is reported as corrupt rather than as empty.
+Error messages are one line and never contain a traceback, so the API can show them as they are.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ingest.errors import CorruptPDF, EmptyPDF, EncryptedPDF, LimitExceeded, NotAPDF
+
+if TYPE_CHECKING:
+    import pymupdf
+
+logger = logging.getLogger(__name__)
+
+# The PDF spec allows junk before the header; Acrobat accepts the signature within the first 1024 bytes.
+_HEADER_WINDOW = 1024
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:200] or type(exc).__name__
+
+
+def open_pdf(
+    data: bytes,
+    *,
+    password: str | None = None,
+    max_bytes: int | None = None,
+    max_pages: int | None = None,
+) -> pymupdf.Document:
+    """Open ``data`` as a PDF and return the (authenticated) document.
+
+    Raises ``NotAPDF`` (empty or no ``%PDF`` signature), ``CorruptPDF`` (cannot be opened, or
+    truncated so badly that no page loads), ``EncryptedPDF`` (a password is needed and none was
+    given, or the one given is wrong: the message says which), ``EmptyPDF`` (zero pages) and
+    ``LimitExceeded`` (more than ``max_bytes`` bytes or ``max_pages`` pages).
+    """
+    import pymupdf
+
+    if max_bytes is not None and len(data) > max_bytes:
+        raise LimitExceeded(f"file is {len(data)} bytes, over the limit of {max_bytes} bytes")
+    if not data:
+        raise NotAPDF("empty file: no bytes received")
+    if b"%PDF-" not in data[:_HEADER_WINDOW]:
+        raise NotAPDF("not a PDF: the file does not start with a %PDF header")
+    try:
+        doc = pymupdf.open(stream=data, filetype="pdf")
+    except Exception as exc:  # PyMuPDF raises several types (FileDataError, RuntimeError, ValueError)
+        raise CorruptPDF(f"corrupt PDF: cannot be opened ({_one_line(exc)})") from None
+    try:
+        if doc.needs_pass:
+            if password is None:
+                raise EncryptedPDF("encrypted PDF: a password is required to open it")
+            if not doc.authenticate(password):
+                raise EncryptedPDF("encrypted PDF: the password given is wrong")
+        n = doc.page_count
+        if n == 0:
+            if doc.is_repaired:
+                raise CorruptPDF("corrupt PDF: the file is damaged and no pages could be recovered")
+            raise EmptyPDF("empty PDF: the document has no pages")
+        if max_pages is not None and n > max_pages:
+            raise LimitExceeded(f"document has {n} pages, over the limit of {max_pages} pages")
+        try:
+            doc.load_page(0)
+        except Exception as exc:
+            raise CorruptPDF(f"corrupt PDF: the first page cannot be loaded ({_one_line(exc)})") from None
+    except Exception:
+        doc.close()
+        raise
+    if doc.is_repaired:
+        logger.info("PDF needed repair when opening (%d pages recovered)", n)
+    return doc
