@@ -1,0 +1,112 @@
+"""The FastAPI application: ``create_app(settings)``.
+
+Resources live on ``app.state`` and are built once in ``lifespan``: the store (LanceDB), the
+retriever (MiniLM, and CLIP / ColPali when configured), the visual indexers for ingest, and the
+ingest job runner (one worker thread). Routes reach them through ``api.deps``.
+
+The viewer (``api/static``) is served by the same app at ``/viewer``; ``/`` redirects there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from api.errors import install_error_handlers
+from api.jobs import JobRunner
+from api.routes import documents, health, jobs, query, regions
+from api.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+TAGS = [
+    {
+        "name": "documents",
+        "description": "Upload PDFs (ingested as jobs), list, inspect and delete versions, page images.",
+    },
+    {"name": "jobs", "description": "Ingest job status and progress."},
+    {
+        "name": "query",
+        "description": "Search hits, cited context packages under a token budget, answer checks.",
+    },
+    {"name": "regions", "description": "What a citation points at: locators, text, images."},
+    {"name": "health", "description": "Service status and which retrievers/models are active."},
+]
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    from api.cli import build_indexers
+    from ingest.store import Store
+    from ingest.tokens import get_tokenizer
+    from ingest.torchfix import ensure_torchvision
+
+    settings: Settings = app.state.settings
+    ensure_torchvision()
+    from retrieval.search import Retriever
+
+    store = Store(settings.data)
+    app.state.store = store
+    app.state.retriever = Retriever.from_settings(store, settings)
+    app.state.indexers = build_indexers(settings)
+    get_tokenizer(settings.tokenizer)  # load the BPE once, not on the first request
+    runner = JobRunner()
+    runner.start()
+    app.state.jobs = runner
+    logger.info("folio ready: data=%s", store.uri)
+    try:
+        yield
+    finally:
+        runner.stop()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; nothing heavy happens until the lifespan starts (``with TestClient(app)``,
+    or uvicorn's startup)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        app_version = version("folio")
+    except PackageNotFoundError:
+        app_version = "0"
+    app = FastAPI(
+        title="folio",
+        summary="PDFs in; cited, budgeted LLM context out.",
+        description=(
+            "Ingest PDFs, retrieve text, tables, figures and pages, and get a context package packed under a "
+            "token budget whose citation ids resolve to page and region locators of a specific document "
+            'version. Errors are always `{"error": {"code", "message", "detail"?}}`. When the server has '
+            "`FOLIO_API_KEY`, `/v1` endpoints (except `/v1/health`) need `X-API-Key: <key>` or "
+            "`Authorization: Bearer <key>`; image endpoints also accept `?key=`."
+        ),
+        version=app_version,
+        openapi_tags=TAGS,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings or Settings()
+    install_error_handlers(app)
+    for module in (documents, jobs, query, regions):
+        app.include_router(module.router, prefix="/v1")
+    app.include_router(documents.images, prefix="/v1")
+    app.include_router(regions.images, prefix="/v1")
+    app.include_router(health.router, prefix="/v1")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return RedirectResponse("/viewer")
+
+    @app.get("/viewer", include_in_schema=False)
+    def viewer() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    return app

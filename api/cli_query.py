@@ -1,0 +1,281 @@
+"""``folio serve | context | verify | demo``: the query side of the command line.
+
+``folio context`` runs the same code as ``POST /v1/context`` in-process (``api.service``), so
+its ``--json`` output is the REST ContextPackage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from api.cli import EXIT_FAILED, EXIT_USAGE, ProgressBar, add_data_arg
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_QUESTIONS = (
+    "How do I read a CSV file into R?",
+    "What does the brochure say about the sequencer's pads?",
+)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from api.settings import Settings
+
+    settings = Settings()
+    if getattr(args, "data", None):
+        settings = settings.model_copy(update={"data": args.data})
+    return settings
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ------------------------------------------------------------------------------------- serve
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    settings = _settings(args)
+    host = args.host or settings.host
+    port = args.port or settings.port
+    settings = settings.model_copy(update={"host": host, "port": port})
+    if not is_loopback(host) and not settings.api_key:
+        print(
+            f"folio: WARNING: listening on {host} without an API key: anyone who can reach this port can read "
+            "and delete documents. Set FOLIO_API_KEY.",
+            file=sys.stderr,
+        )
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    print(
+        f"folio: serving {settings.data} at http://{shown}:{port}/ (viewer: http://{shown}:{port}/viewer)",
+        file=sys.stderr,
+    )
+    uvicorn.run(
+        create_app(settings), host=host, port=port, log_level="warning" if not args.verbose else "info"
+    )
+    return 0
+
+
+# ----------------------------------------------------------------------------------- context
+def _retriever(settings: Any) -> tuple[Any, Any]:
+    from ingest.store import Store
+    from ingest.torchfix import ensure_torchvision
+
+    ensure_torchvision()
+    from retrieval.search import Retriever
+
+    store = Store(settings.data)
+    return store, Retriever.from_settings(store, settings)
+
+
+def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
+    """Human-readable package: budget, packed items with citation ids and pages, exclusions, prompt."""
+    b = pkg["budget"]
+    lines = [f"question: {pkg['query']}", f"budget:   {b['used']} / {b['limit']} tokens ({b['tokenizer']})"]
+    if pkg.get("refused"):
+        lines.append(f"refused:  {pkg.get('refusal_reason') or 'no usable evidence'}")
+    lines.append(f"packed:   {len(pkg['items'])} items, {len(pkg['excluded'])} excluded")
+    for it in pkg["items"]:
+        pages = ",".join(str(p) for p in it["pages"])
+        text = " ".join(it["text"].split())
+        text = text[:150] + ("…" if len(text) > 150 else "")
+        lines.append(
+            f"  [{it['citation_id']}] {it['filename']} p.{pages} {it['modality']}/{it['expansion']} "
+            f"{it['tokens']} tok  {it['region_id']}"
+        )
+        if text:
+            lines.append(f"        {text}")
+    reasons: dict[str, int] = {}
+    for e in pkg["excluded"]:
+        reasons[e["reason"]] = reasons.get(e["reason"], 0) + 1
+    if reasons:
+        lines.append("excluded: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+    if prompt:
+        lines.append("prompt:")
+        for m in pkg["prompt"]["messages"]:
+            content = m["content"]
+            if isinstance(content, list):
+                parts = [p.get("text", f"<{p.get('type')}>") for p in content]
+                content = "\n".join(str(p) for p in parts)
+            lines.append(f"--- {m['role']} ---")
+            lines.append(str(content))
+    return "\n".join(lines)
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    from api.schemas import ContextRequest
+    from api.service import build_context
+
+    settings = _settings(args)
+    body: dict[str, Any] = {"query": args.question, "k": args.k}
+    if args.budget:
+        body["budget"] = args.budget
+    if args.doc:
+        body["doc_ids"] = args.doc
+    if args.strategy:
+        body["strategy"] = args.strategy
+    if args.retrieval:
+        body["retrieval_strategy"] = args.retrieval
+    if args.tokenizer:
+        body["tokenizer"] = args.tokenizer
+    req = ContextRequest.model_validate(body)
+    store, retriever = _retriever(settings)
+    pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
+    if args.json:
+        print(json.dumps(pkg, indent=2, ensure_ascii=False))
+    else:
+        print(format_package(pkg, prompt=not args.no_prompt))
+    return 0
+
+
+# ------------------------------------------------------------------------------------ verify
+def cmd_verify(args: argparse.Namespace) -> int:
+    from assembly import verify_answer
+    from assembly.types import ContextPackage
+
+    try:
+        package = ContextPackage.model_validate_json(Path(args.package).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        print(f"folio: no such file: {args.package}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as e:
+        print(f"folio: {args.package} is not a context package: {str(e).splitlines()[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    answer = args.answer if args.answer is not None else Path(args.answer_file).read_text(encoding="utf-8")
+    report = verify_answer(answer, package)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print(f"ok: {report.ok}")
+        print(f"kept ids:      {', '.join(report.kept_ids) or '-'}")
+        print(f"invented ids:  {', '.join(report.invented_ids) or '-'}")
+        if report.insufficient_evidence:
+            print("the answer says the evidence is insufficient")
+        for s in report.uncited_sentences:
+            print(f"uncited: {s}")
+    return 0 if report.ok else EXIT_FAILED
+
+
+# -------------------------------------------------------------------------------------- demo
+def cmd_demo(args: argparse.Namespace) -> int:
+    from api.cli import build_indexers
+    from api.schemas import ContextRequest
+    from api.service import build_context
+    from ingest.pipeline import ingest_path
+
+    settings = _settings(args)
+    samples = Path(args.samples) if args.samples else ROOT / "sample_pdfs"
+    pdfs = sorted(samples.glob("*.pdf"))
+    if not pdfs:
+        print(f"folio: no PDFs in {samples}", file=sys.stderr)
+        return EXIT_USAGE
+    store, retriever = _retriever(settings)
+    indexers = build_indexers(settings)
+    print(f"data: {store.uri}")
+    for p in pdfs:
+        bar = ProgressBar(p.name)
+        try:
+            rep = ingest_path(
+                store,
+                p,
+                ocr=settings.ocr,
+                indexers=indexers,
+                progress=bar,
+                max_pages=settings.max_pages,
+                max_bytes=settings.max_upload_bytes,
+            )
+        finally:
+            bar.close()
+        print(
+            f"  {rep.status:9} {rep.doc_id}@{rep.version_id}  {rep.pages} pages, {rep.tables} tables, "
+            f"{rep.figures} figures"
+        )
+    if hasattr(retriever, "refresh"):
+        retriever.refresh()
+    for q in args.question or DEMO_QUESTIONS:
+        req = ContextRequest.model_validate({"query": q, "budget": args.budget})
+        pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
+        print()
+        print(format_package(pkg, prompt=False))
+    if args.serve:
+        from types import SimpleNamespace
+
+        return cmd_serve(
+            SimpleNamespace(data=settings.data, host=args.host, port=args.port, verbose=args.verbose)
+        )
+    print(
+        "\nnext: folio serve"
+        + (f" --data {args.data}" if args.data else "")
+        + "  → open http://127.0.0.1:8000/viewer"
+    )
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add ``serve``, ``context``, ``verify`` and ``demo`` to ``folio``'s subcommands."""
+    p = sub.add_parser("serve", help="run the REST API and viewer (uvicorn)")
+    p.add_argument("--host", default=None, help="default $FOLIO_HOST or 127.0.0.1")
+    p.add_argument("--port", type=int, default=None, help="default $FOLIO_PORT or 8000")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("context", help="retrieve and pack a cited context package for a question")
+    p.add_argument("question")
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="token limit of the whole prompt (default $FOLIO_DEFAULT_BUDGET)",
+    )
+    p.add_argument(
+        "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
+    )
+    p.add_argument("--strategy", default=None, help="expansion: auto, raw, window, parent, neighbors, page")
+    p.add_argument("--retrieval", default=None, help="retrieval strategy (default hybrid)")
+    p.add_argument("--tokenizer", default=None, help="cl100k_base, o200k_base or hf:<dir>")
+    p.add_argument("-k", type=int, default=50, help="hits to retrieve before assembly")
+    p.add_argument("--no-prompt", action="store_true", help="do not print the prompt messages")
+    p.add_argument(
+        "--json", action="store_true", help="print the ContextPackage as JSON (as POST /v1/context)"
+    )
+    add_data_arg(p)
+    p.set_defaults(func=cmd_context)
+
+    p = sub.add_parser("verify", help="check an answer's citations against a context package")
+    p.add_argument(
+        "--package", required=True, metavar="FILE", help="a ContextPackage JSON file (folio context --json)"
+    )
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--answer", default=None, metavar="TEXT")
+    g.add_argument("--answer-file", default=None, metavar="FILE")
+    p.add_argument("--json", action="store_true")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("demo", help="ingest sample_pdfs/, ask sample questions, print cited packages")
+    p.add_argument(
+        "--samples", default=None, metavar="DIR", help="PDF folder (default: the repo's sample_pdfs/)"
+    )
+    p.add_argument(
+        "--question", action="append", default=None, help="ask this instead of the sample questions"
+    )
+    p.add_argument("--budget", type=int, default=800)
+    p.add_argument("--serve", action="store_true", help="then start the server and print the viewer URL")
+    p.add_argument("--host", default=None)
+    p.add_argument("--port", type=int, default=None)
+    add_data_arg(p)
+    p.set_defaults(func=cmd_demo)

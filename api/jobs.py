@@ -1,0 +1,167 @@
+"""A single background worker that runs ingest jobs one at a time, with progress.
+
+Why one thread: LanceDB takes one writer per table at a time anyway, and a single writer keeps
+the store's pending → ready protocol simple. Queries never wait on it: they run in FastAPI's
+threadpool and read committed LanceDB versions while the worker writes (PyMuPDF, the tokenizer
+and torch release the GIL for most of their work, so the worker does not starve the readers).
+
+A job is ``queued`` → ``running`` → ``done`` | ``failed``. ``progress`` is the latest
+``(stage, done, total)`` from the ingest pipeline. Finished jobs are kept in memory (the newest
+``keep`` of them) so clients can poll; job ids are random and not persisted across restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ingest.errors import FolioError
+
+logger = logging.getLogger(__name__)
+
+JobStatus = Literal["queued", "running", "done", "failed"]
+# The work a job runs: it gets a progress callback and returns a JSON-able result.
+JobWork = Callable[[Callable[[str, int, int], None]], dict[str, Any]]
+
+
+@dataclass
+class Job:
+    job_id: str
+    kind: str
+    work: JobWork | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    status: JobStatus = "queued"
+    stage: str = "queued"
+    done: int = 0
+    total: int = 0
+    created_at: float = field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    http_status: int = 200
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A consistent, JSON-able view (the worker mutates the job while clients read it)."""
+        return {
+            "job_id": self.job_id,
+            "kind": self.kind,
+            "status": self.status,
+            "progress": {"stage": self.stage, "done": self.done, "total": self.total},
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "result": self.result,
+            "error": self.error,
+            **self.meta,
+        }
+
+    async def wait_async(self, poll_s: float = 0.05) -> None:
+        """Wait without holding a threadpool thread (a blocked thread per waiting upload would
+        starve the query endpoints)."""
+        while not self.finished.is_set():
+            await asyncio.sleep(poll_s)
+
+
+class JobRunner:
+    """Owns the worker thread and the job table. ``start``/``stop`` run in the app's lifespan."""
+
+    def __init__(self, *, keep: int = 200) -> None:
+        self._queue: queue.Queue[Job | None] = queue.Queue()
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._keep = keep
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="folio-ingest-worker", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Finish the running job (queued ones are dropped as failed) and stop the worker."""
+        if self._thread is None:
+            return
+        with self._lock:
+            for job in self._jobs.values():
+                if job.status == "queued":
+                    self._fail(job, "shutting_down", "the server stopped before this job ran", 503)
+        self._queue.put(None)
+        self._thread.join(timeout)
+        self._thread = None
+
+    def submit(self, kind: str, work: JobWork, **meta: Any) -> Job:
+        job = Job(job_id=uuid.uuid4().hex[:16], kind=kind, work=work, meta=meta)
+        with self._lock:
+            self._jobs[job.job_id] = job
+            self._trim()
+        self._queue.put(job)
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def list(self) -> list[Job]:
+        """Newest first."""
+        with self._lock:
+            return list(reversed(self._jobs.values()))
+
+    def counts(self) -> dict[str, int]:
+        out = {"queued": 0, "running": 0, "done": 0, "failed": 0}
+        for job in self.list():
+            out[job.status] += 1
+        return out
+
+    def _trim(self) -> None:
+        finished = [j for j in self._jobs.values() if j.finished.is_set()]
+        for job in finished[: max(0, len(finished) - self._keep)]:
+            del self._jobs[job.job_id]
+
+    @staticmethod
+    def _fail(job: Job, code: str, message: str, http_status: int) -> None:
+        job.status = "failed"
+        job.error = {"code": code, "message": message}
+        job.http_status = http_status
+        job.finished_at = time.time()
+        job.work = None
+        job.finished.set()
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            if job.finished.is_set() or job.work is None:
+                continue
+            job.status = "running"
+            job.stage = "starting"
+            job.started_at = time.time()
+
+            def progress(stage: str, done: int, total: int, job: Job = job) -> None:
+                job.stage, job.done, job.total = stage, done, total
+
+            try:
+                job.result = job.work(progress)
+            except FolioError as e:
+                logger.info("job %s failed: %s", job.job_id, e)
+                self._fail(job, e.code, str(e), e.http_status)
+                continue
+            except Exception as e:  # noqa: BLE001 - a crashed job must not kill the worker; logged as our bug
+                logger.exception("job %s crashed", job.job_id)
+                self._fail(job, "internal_error", f"internal error: {type(e).__name__}: {e}", 500)
+                continue
+            job.status = "done"
+            job.stage = "done"
+            job.finished_at = time.time()
+            job.work = None  # drop the upload bytes
+            job.finished.set()

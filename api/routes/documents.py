@@ -1,0 +1,292 @@
+"""Documents and their versions: upload (an ingest job), list, inspect, delete, page images."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse, JSONResponse
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from api.deps import JobsDep, SettingsDep, StoreDep, require_key, require_key_or_query
+from api.errors import AssetNotFound, PayloadTooLarge
+from api.schemas import (
+    DeleteResponse,
+    DocumentDetail,
+    DocumentList,
+    DocumentOut,
+    IngestResponse,
+    JobOut,
+    PageList,
+    PageOut,
+    VersionOut,
+    error_responses,
+)
+from api.service import ingest_job, page_image_url
+from ingest.errors import InvalidRequest
+from ingest.model import DocumentVersion
+from ingest.store import Store
+
+router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key)])
+images = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key_or_query)])
+
+# Multipart framing (boundaries, part headers, the doc_id field) on top of the file itself.
+_MULTIPART_SLACK = 64 * 1024
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary", "description": "the PDF"},
+                        "doc_id": {
+                            "type": "string",
+                            "description": "document id (default: from the file name); same id + new bytes = new version",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+def _version_out(v: DocumentVersion) -> VersionOut:
+    return VersionOut(**v.model_dump())
+
+
+async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
+    """The request body, failing with 413 as soon as it grows past ``limit`` (never buffered whole)."""
+    seen = 0
+    async for chunk in request.stream():
+        seen += len(chunk)
+        if seen > limit:
+            raise PayloadTooLarge(f"upload is over the limit of {limit - _MULTIPART_SLACK} bytes")
+        yield chunk
+
+
+async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, str | None]:
+    limit = max_bytes + _MULTIPART_SLACK
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"upload of {declared} bytes is over the limit of {max_bytes} bytes")
+    ctype = request.headers.get("content-type", "")
+    if not ctype.startswith("multipart/form-data"):
+        raise InvalidRequest("send the PDF as multipart/form-data with a 'file' part")
+    parser = MultiPartParser(request.headers, _limited(request, limit), max_files=1, max_fields=4)
+    try:
+        form = await parser.parse()
+    except MultiPartException as e:
+        raise InvalidRequest(f"malformed multipart body: {e.message}") from e
+    try:
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise InvalidRequest("missing multipart part 'file' (the PDF)")
+        data = await upload.read()  # from a spooled temp file: at most 1 MB of it was ever in memory
+        if len(data) > max_bytes:
+            raise PayloadTooLarge(f"file is {len(data)} bytes, over the limit of {max_bytes} bytes")
+        raw_id = form.get("doc_id")
+        doc_id = raw_id.strip() if isinstance(raw_id, str) and raw_id.strip() else None
+        filename = os.path.basename((upload.filename or "").replace("\\", "/"))[:200] or "upload.pdf"
+        return data, filename, doc_id
+    finally:
+        await form.close()
+
+
+def _precheck(data: bytes, doc_id: str | None, max_bytes: int, max_pages: int) -> None:
+    """Reject bad input before queueing, so even ``wait=false`` gets an immediate 4xx."""
+    from ingest.pipeline import check_doc_id
+    from ingest.validate import open_pdf
+
+    if doc_id is not None:
+        check_doc_id(doc_id)
+    open_pdf(data, max_bytes=max_bytes, max_pages=max_pages).close()
+
+
+@router.post(
+    "",
+    summary="Upload a PDF (ingested as a job)",
+    response_model=IngestResponse,
+    responses={
+        202: {"model": JobOut, "description": "wait=false: the queued job"},
+        **error_responses(401, 413, 422),
+    },
+    openapi_extra=_UPLOAD_BODY,
+)
+async def upload_document(
+    request: Request,
+    settings: SettingsDep,
+    store: StoreDep,
+    jobs: JobsDep,
+    wait: Annotated[
+        bool, Query(description="wait for the ingest to finish (true) or return the job at once (false)")
+    ] = True,
+) -> Any:
+    """Ingest one PDF. Same bytes under the same ``doc_id`` are a no-op (``status: unchanged``); new
+    bytes become a new version and old versions stay queryable. Bad input is a 422 with a specific
+    code (``not_a_pdf``, ``corrupt_pdf``, ``encrypted_pdf``, ``empty_pdf``); over the size or page
+    limit is a 413 (``limit_exceeded``). A failed ingest leaves the store as it was."""
+    data, filename, doc_id = await _read_upload(request, settings.max_upload_bytes)
+    await run_in_threadpool(_precheck, data, doc_id, settings.max_upload_bytes, settings.max_pages)
+    state = request.app.state
+    work = ingest_job(
+        store,
+        data,
+        filename=filename,
+        doc_id=doc_id,
+        settings=settings,
+        indexers=state.indexers,
+        on_done=getattr(state, "on_ingested", None),
+    )
+    job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id)
+    if not wait:
+        return JSONResponse(job.snapshot(), status_code=202, headers={"Location": f"/v1/jobs/{job.job_id}"})
+    await job.wait_async()
+    if job.status == "failed":
+        err = job.error or {}
+        body = {
+            "error": {
+                "code": err.get("code", "internal_error"),
+                "message": err.get("message", ""),
+                "detail": {"job_id": job.job_id},
+            }
+        }
+        return JSONResponse(body, status_code=job.http_status)
+    return IngestResponse(**(job.result or {}), job_id=job.job_id)
+
+
+@router.get(
+    "",
+    summary="List documents (latest version of each)",
+    response_model=DocumentList,
+    responses=error_responses(401),
+)
+def list_documents(store: StoreDep) -> DocumentList:
+    versions = store.list_versions()
+    counts: dict[str, int] = {}
+    for v in versions:
+        counts[v.doc_id] = counts.get(v.doc_id, 0) + 1
+    data = [DocumentOut(**v.model_dump(), versions=counts[v.doc_id]) for v in versions if v.latest]
+    return DocumentList(data=data, count=len(data))
+
+
+@router.get(
+    "/{doc_id}",
+    summary="A document with all its versions",
+    response_model=DocumentDetail,
+    responses=error_responses(401, 404),
+)
+def get_document(doc_id: str, store: StoreDep) -> DocumentDetail:
+    latest = store.get_version(doc_id)
+    versions = store.list_versions(doc_id)
+    report = store.version_report(doc_id, latest.version_id)
+    return DocumentDetail(**latest.model_dump(), versions=[_version_out(v) for v in versions], report=report)
+
+
+@router.delete(
+    "/{doc_id}",
+    summary="Delete a document and all its versions",
+    response_model=DeleteResponse,
+    responses=error_responses(401, 404),
+)
+def delete_document(doc_id: str, store: StoreDep) -> DeleteResponse:
+    removed = store.delete_document(doc_id)
+    return DeleteResponse(doc_id=doc_id, deleted_versions=removed)
+
+
+@router.get(
+    "/{doc_id}/versions/{version_id}",
+    summary="One version and its ingest report",
+    response_model=DocumentDetail,
+    responses=error_responses(401, 404),
+)
+def get_version(doc_id: str, version_id: str, store: StoreDep) -> DocumentDetail:
+    v = store.get_version(doc_id, version_id)
+    return DocumentDetail(
+        **v.model_dump(), versions=[_version_out(v)], report=store.version_report(doc_id, version_id)
+    )
+
+
+@router.delete(
+    "/{doc_id}/versions/{version_id}",
+    summary="Delete one version",
+    response_model=DeleteResponse,
+    responses=error_responses(401, 404),
+)
+def delete_version(doc_id: str, version_id: str, store: StoreDep) -> DeleteResponse:
+    store.delete_version(doc_id, version_id)
+    return DeleteResponse(doc_id=doc_id, deleted_versions=[version_id])
+
+
+def _pages(store: Store, doc_id: str, version_id: str) -> list[PageOut]:
+    store.get_version(doc_id, version_id)
+    index = store.region_index(doc_id, version_id)
+    out = []
+    for r in index.of_kind(doc_id, version_id, "page"):
+        loc = r.locators[0]
+        out.append(
+            PageOut(
+                page=loc.page,
+                width=loc.page_width,
+                height=loc.page_height,
+                image_url=page_image_url(doc_id, version_id, loc.page) if r.meta_get("image") else None,
+                region_id=r.region_id,
+                ocr=r.meta_get("ocr") == "1",
+            )
+        )
+    out.sort(key=lambda p: p.page)
+    return out
+
+
+@router.get(
+    "/{doc_id}/versions/{version_id}/pages",
+    summary="Pages of a version: sizes in points and image URLs",
+    response_model=PageList,
+    responses=error_responses(401, 404),
+)
+def list_pages(doc_id: str, version_id: str, store: StoreDep) -> PageList:
+    pages = _pages(store, doc_id, version_id)
+    return PageList(data=pages, count=len(pages))
+
+
+def page_image_file(store: Store, doc_id: str, version_id: str, page: int) -> FileResponse:
+    store.get_version(doc_id, version_id)
+    region = store.region_index(doc_id, version_id).page(doc_id, version_id, page)
+    if region is None:
+        raise AssetNotFound(f"{doc_id}@{version_id} has no page {page}")
+    return image_file(store, region.meta_get("image"), f"page {page} of {doc_id}@{version_id}")
+
+
+def image_file(store: Store, relative: str | None, what: str) -> FileResponse:
+    if not relative:
+        raise AssetNotFound(f"no stored image for {what}")
+    path = store.asset_path(relative)
+    if not path.is_file():
+        raise AssetNotFound(f"no stored image for {what}")
+    # Versions are immutable, so their images are too.
+    return FileResponse(
+        path, media_type="image/png", headers={"Cache-Control": "private, max-age=86400, immutable"}
+    )
+
+
+@images.get(
+    "/{doc_id}/versions/{version_id}/pages/{n}/image",
+    summary="The rendered page (PNG)",
+    response_class=FileResponse,
+    responses={
+        200: {"content": {"image/png": {}}, "description": "the page render"},
+        **error_responses(401, 404),
+    },
+)
+def page_image(doc_id: str, version_id: str, n: Annotated[int, Path(ge=1)], store: StoreDep) -> FileResponse:
+    """The server-rendered page image. Its pixel width divided by the page width in points (from
+    ``/pages``) is the scale that maps region bboxes onto it."""
+    return page_image_file(store, doc_id, version_id, n)

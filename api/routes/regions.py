@@ -1,0 +1,82 @@
+"""Regions: what a citation resolves to (locators, text, headings) and its image."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import FileResponse
+
+from api.deps import StoreDep, require_key, require_key_or_query
+from api.errors import AssetNotFound
+from api.routes.documents import image_file
+from api.schemas import BBoxOut, RegionLocatorOut, RegionOut, error_responses
+from api.service import region_image_url
+from ingest.errors import RegionNotFound, VersionNotFound
+from ingest.model import Region
+from ingest.store import Store
+
+router = APIRouter(prefix="/regions", tags=["regions"], dependencies=[Depends(require_key)])
+images = APIRouter(prefix="/regions", tags=["regions"], dependencies=[Depends(require_key_or_query)])
+
+
+def _region(store: Store, region_id: str) -> Region:
+    try:
+        return store.get_region(region_id)
+    except VersionNotFound as e:
+        raise RegionNotFound(f"no such region: {region_id}") from e
+
+
+@router.get(
+    "/{region_id}",
+    summary="A region: locators, text, kind, document version, headings",
+    response_model=RegionOut,
+    responses=error_responses(401, 404),
+)
+def get_region(region_id: str, store: StoreDep) -> RegionOut:
+    r = _region(store, region_id)
+    filename = next((v.filename for v in store.list_versions(r.doc_id) if v.version_id == r.version_id), None)
+    return RegionOut(
+        region_id=r.region_id,
+        doc_id=r.doc_id,
+        version_id=r.version_id,
+        filename=filename,
+        kind=r.kind,
+        text=r.text,
+        pages=r.pages,
+        locators=[
+            RegionLocatorOut(
+                page=loc.page,
+                bbox=BBoxOut(**loc.bbox.model_dump()),
+                page_width=loc.page_width,
+                page_height=loc.page_height,
+                line_boxes=[BBoxOut(**b.model_dump()) for b in loc.line_boxes],
+                char_start=loc.char_start,
+                char_end=loc.char_end,
+            )
+            for loc in r.locators
+        ],
+        heading_path=list(r.heading_path),
+        parent_id=r.parent_id,
+        section_id=r.section_id,
+        level=r.level,
+        tokens=r.tokens,
+        meta=dict(r.meta),
+        image_url=region_image_url(r.region_id),
+    )
+
+
+@images.get(
+    "/{region_id}/image",
+    summary="The region's image: figure crop or page render (PNG)",
+    response_class=FileResponse,
+    responses={200: {"content": {"image/png": {}}, "description": "a PNG"}, **error_responses(401, 404)},
+)
+def region_image(region_id: str, store: StoreDep) -> FileResponse:
+    """Figures and pages have their own image; for text and tables this is the render of the
+    region's first page (draw the bbox from ``GET /v1/regions/{region_id}`` on it)."""
+    r = _region(store, region_id)
+    if r.kind in ("figure", "page") and r.meta_get("image"):
+        return image_file(store, r.meta_get("image"), region_id)
+    page = store.region_index(r.doc_id, r.version_id).page(r.doc_id, r.version_id, r.first_page)
+    if page is None:
+        raise AssetNotFound(f"no page image for {region_id}")
+    return image_file(store, page.meta_get("image"), region_id)

@@ -1,0 +1,293 @@
+"""Request and response schemas of the REST API (separate from the domain values in ``ingest``).
+
+The contract is DESIGN.md's "REST contract": fields may be added, never renamed. List responses
+are ``{data, count}``; every error is ``ErrorResponse``. ``ContextRequest`` is generated from
+``assembly.types.AssemblyOptions`` so that every assembly option is accepted at the top level of
+the request and documented in OpenAPI without a second copy of the defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from assembly.types import AssemblyOptions, ContextPackage
+from ingest.model import COORD_CONVENTION
+
+
+class Schema(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ------------------------------------------------------------------------------------- errors
+class ErrorBody(Schema):
+    code: str = Field(description="stable machine-readable code, e.g. document_not_found, not_a_pdf")
+    message: str = Field(description="one human-readable line")
+    detail: Any = Field(None, description="extra structure when there is any (validation errors, job id)")
+
+
+class ErrorResponse(Schema):
+    error: ErrorBody
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entries documenting the common error shape."""
+    text = {
+        401: "missing or wrong API key",
+        404: "not found",
+        405: "method not allowed",
+        413: "upload over the size or page limit",
+        422: "invalid request or document",
+        503: "a model or the service is not available",
+    }
+    return {s: {"model": ErrorResponse, "description": text.get(s, "error")} for s in statuses}
+
+
+# ---------------------------------------------------------------------------------- documents
+class VersionOut(Schema):
+    doc_id: str
+    version_id: str = Field(description="first 16 hex digits of the sha256 of the file bytes")
+    filename: str
+    pages: int
+    size_bytes: int
+    parser_version: str
+    created_at: float = Field(description="unix seconds when the version became visible")
+    regions: int
+    latest: bool = Field(description="the newest version of its document: the default for queries")
+
+
+class DocumentOut(VersionOut):
+    """A document as its latest version, plus how many versions it has."""
+
+    versions: int = 1
+
+
+class DocumentList(Schema):
+    data: list[DocumentOut]
+    count: int
+
+
+class DocumentDetail(VersionOut):
+    """A document: its latest version's fields, every version, and the latest ingest report."""
+
+    versions: list[VersionOut] = Field(description="every ready version, newest first")
+    report: dict[str, Any] = Field(default_factory=dict, description="the latest version's ingest report")
+
+
+class IngestResponse(Schema):
+    doc_id: str
+    version_id: str
+    filename: str
+    pages: int
+    status: Literal["created", "unchanged", "partial"]
+    report: dict[str, Any]
+    job_id: str
+
+
+class DeleteResponse(Schema):
+    doc_id: str
+    deleted_versions: list[str]
+
+
+class PageOut(Schema):
+    page: int = Field(description="1-based page number")
+    width: float = Field(description="page width in PDF points (the bbox coordinate space)")
+    height: float
+    image_url: str | None = Field(description="rendered PNG of the page, or null when none was stored")
+    region_id: str | None = None
+    ocr: bool = False
+
+
+class PageList(Schema):
+    data: list[PageOut]
+    count: int
+    coords: str = COORD_CONVENTION
+
+
+# --------------------------------------------------------------------------------------- jobs
+class JobProgress(Schema):
+    stage: str = Field(description="queued, starting, parse, embed, index:<name>, commit or done")
+    done: int
+    total: int
+
+
+class JobOut(Schema):
+    model_config = ConfigDict(extra="allow")
+
+    job_id: str
+    kind: str
+    status: Literal["queued", "running", "done", "failed"]
+    progress: JobProgress
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: dict[str, Any] | None = Field(None, description="for ingest jobs, the IngestResponse fields")
+    error: ErrorBody | None = None
+    filename: str | None = None
+    doc_id: str | None = None
+
+
+class JobList(Schema):
+    data: list[JobOut]
+    count: int
+
+
+# ------------------------------------------------------------------------------------- search
+RetrievalStrategy = str
+
+
+class SearchRequest(Schema):
+    query: str = Field(min_length=1, max_length=4000)
+    doc_ids: list[str] | None = Field(None, description="restrict to these documents (latest versions)")
+    versions: dict[str, str] | None = Field(
+        None, description="pin documents to versions, {doc_id: version_id} (old versions stay queryable)"
+    )
+    pages: list[int] | None = Field(None, description="restrict to these 1-based pages")
+    kinds: list[str] | None = Field(
+        None, description="restrict to these region kinds (sentence, table, figure, page)"
+    )
+    k: int = Field(50, ge=1, le=500, description="how many hits to return")
+    strategy: RetrievalStrategy = Field(
+        "hybrid", description="retrieval strategy (see /v1/health for those on)"
+    )
+    quotas: dict[str, int] | None = Field(None, description='per-modality hit quotas, e.g. {"figure": 3}')
+    rerank: bool = False
+
+
+class SourceOut(Schema):
+    retriever: str
+    rank: int
+    score: float
+
+
+class HitOut(Schema):
+    region_id: str
+    doc_id: str
+    version_id: str
+    kind: str
+    modality: str
+    pages: list[int]
+    score: float
+    rank: int
+    retriever: str = Field(description="the retrievers that found it, joined with '+'")
+    sources: list[SourceOut]
+    filename: str | None = None
+    text: str | None = Field(None, description="the region's text (first 500 characters)")
+
+
+class SearchResponse(Schema):
+    data: list[HitOut]
+    count: int
+
+
+class _ContextRequestBase(Schema):
+    query: str = Field(min_length=1, max_length=4000)
+    budget: int | None = Field(None, ge=1, description="token limit for the whole rendered prompt")
+    doc_ids: list[str] | None = Field(None, description="restrict to these documents (latest versions)")
+    versions: dict[str, str] | None = Field(
+        None, description="pin documents to versions, {doc_id: version_id}"
+    )
+    pages: list[int] | None = None
+    kinds: list[str] | None = Field(None, description="restrict retrieval to these region kinds")
+    k: int = Field(50, ge=1, le=500, description="how many hits to retrieve before assembly")
+    retrieval_strategy: RetrievalStrategy = Field(
+        "hybrid", description="retrieval strategy (Retriever.search)"
+    )
+    quotas: dict[str, int] | None = None
+    rerank: bool = False
+
+
+def _context_request_model() -> type[_ContextRequestBase]:
+    fields: dict[str, Any] = {}
+    for name, info in AssemblyOptions.model_fields.items():
+        if name in _ContextRequestBase.model_fields:
+            continue
+        fields[name] = (info.annotation, info)
+    model = create_model(  # type: ignore[call-overload]
+        "ContextRequest",
+        __base__=_ContextRequestBase,
+        __doc__="A question plus every retrieval and assembly option (AssemblyOptions' fields at the top level).",
+        **fields,
+    )
+    return model  # type: ignore[no-any-return]
+
+
+ContextRequest = _context_request_model()
+
+RETRIEVAL_FIELDS = frozenset(
+    {"query", "doc_ids", "versions", "pages", "kinds", "k", "retrieval_strategy", "quotas", "rerank"}
+)
+
+
+def assembly_options(
+    req: _ContextRequestBase, *, default_tokenizer: str, default_budget: int
+) -> AssemblyOptions:
+    """The ``AssemblyOptions`` a context request asks for; unset tokenizer/budget take the server's."""
+    values = req.model_dump(exclude=RETRIEVAL_FIELDS, exclude_unset=True)
+    values.setdefault("tokenizer", default_tokenizer)
+    if values.get("budget") is None and values.get("context_window") is None:
+        values["budget"] = default_budget
+    return AssemblyOptions(**values)
+
+
+class VerifyRequest(Schema):
+    answer: str = Field(max_length=200_000)
+    package: ContextPackage | None = Field(None, description="the ContextPackage the answer was written from")
+    context_request: ContextRequest | None = Field(  # type: ignore[valid-type]
+        None,
+        description="instead of a package: rebuild it from this request (deterministic for the same data)",
+    )
+
+
+# -------------------------------------------------------------------------------------- regions
+class BBoxOut(Schema):
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+class RegionLocatorOut(Schema):
+    page: int
+    bbox: BBoxOut
+    page_width: float
+    page_height: float
+    line_boxes: list[BBoxOut] = []
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+class RegionOut(Schema):
+    region_id: str
+    doc_id: str
+    version_id: str
+    filename: str | None = None
+    kind: str
+    text: str
+    pages: list[int]
+    locators: list[RegionLocatorOut]
+    heading_path: list[str]
+    parent_id: str | None = None
+    section_id: str | None = None
+    level: int = 0
+    tokens: int = 0
+    meta: dict[str, str]
+    image_url: str
+    coords: str = COORD_CONVENTION
+
+
+# ------------------------------------------------------------------------------------- health
+class HealthOut(Schema):
+    model_config = ConfigDict(extra="allow")
+
+    status: Literal["ok"]
+    version: str
+    parser_version: str
+    counts: dict[str, int]
+    jobs: dict[str, int]
+    retrieval: dict[str, Any] = Field(
+        description="Retriever.status(): which retrievers/models are on, and why not"
+    )
+    tokenizer: str
+    auth: bool = Field(description="whether /v1 endpoints need an API key")

@@ -1,0 +1,337 @@
+// folio viewer: plain JS, no build step, no network beyond this server.
+//
+// Highlight geometry: region boxes are in PDF points (origin top-left of the displayed page, y down).
+// A page is shown as the server's PNG scaled to the page div's width, so one point is
+// (displayed image width / page width in points) CSS pixels: rect = box * scale.
+//
+// API key: typed into the header field, kept in localStorage, and sent as X-API-Key on every
+// request. Images are fetched the same way and shown through blob: URLs, so the key never lands
+// in a URL.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  key: localStorage.getItem("folio.key") || "",
+  docs: [],
+  doc: null,          // {doc_id, version_id, filename}
+  pages: [],          // [{page, width, height, image_url}]
+  pkg: null,          // last ContextPackage
+  highlight: null,    // {boxes: [{page, box:[x0,y0,x1,y1], line}], regionId}
+};
+window.folio = state;  // for tests and debugging
+
+class ApiError extends Error {
+  constructor(status, body) {
+    const err = (body && body.error) || {};
+    super(err.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = err.code;
+  }
+}
+
+async function api(path, opts = {}) {
+  const headers = Object.assign({}, opts.headers || {});
+  if (state.key) headers["X-API-Key"] = state.key;
+  if (opts.json !== undefined) {
+    headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(opts.json);
+  }
+  const res = await fetch(path, { method: opts.method || "GET", headers, body: opts.body });
+  const body = res.headers.get("content-type")?.includes("json") ? await res.json() : null;
+  if (!res.ok) throw new ApiError(res.status, body);
+  return body;
+}
+
+function setStatus(text, isError = false) {
+  const el = $("status");
+  el.textContent = text;
+  el.classList.toggle("error", isError);
+}
+
+// ---------------------------------------------------------------------------------- documents
+async function loadDocs(selectDoc) {
+  const sel = $("doc-select");
+  try {
+    const res = await api("/v1/documents");
+    state.docs = res.data;
+  } catch (e) {
+    sel.innerHTML = "<option value=''>(cannot list documents)</option>";
+    setStatus(e.message, true);
+    return;
+  }
+  sel.innerHTML = "<option value=''>(choose a document)</option>";
+  for (const d of state.docs) {
+    const o = document.createElement("option");
+    o.value = d.doc_id;
+    o.textContent = `${d.doc_id} — ${d.filename} (${d.pages} p.)`;
+    sel.appendChild(o);
+  }
+  if (selectDoc) {
+    sel.value = selectDoc;
+  } else if (state.doc) {
+    sel.value = state.doc.doc_id;
+  }
+}
+
+async function openVersion(docId, versionId, filename) {
+  if (state.doc && state.doc.doc_id === docId && state.doc.version_id === versionId) return;
+  const res = await api(`/v1/documents/${encodeURIComponent(docId)}/versions/${encodeURIComponent(versionId)}/pages`);
+  state.doc = { doc_id: docId, version_id: versionId, filename };
+  state.pages = res.data;
+  state.highlight = null;
+  $("doc-select").value = docId;
+  renderPages();
+}
+
+async function openLatest(docId) {
+  const doc = state.docs.find((d) => d.doc_id === docId);
+  if (doc) await openVersion(doc.doc_id, doc.version_id, doc.filename);
+}
+
+// -------------------------------------------------------------------------------------- pages
+let observer = null;
+
+function renderPages() {
+  const box = $("pages");
+  box.innerHTML = "";
+  if (observer) observer.disconnect();
+  observer = new IntersectionObserver(onVisible, { root: box, rootMargin: "800px 0px" });
+  for (const p of state.pages) {
+    const div = document.createElement("div");
+    div.className = "page";
+    div.dataset.page = p.page;
+    div.style.aspectRatio = `${p.width} / ${p.height}`;
+    const label = document.createElement("span");
+    label.className = "label";
+    label.textContent = `p. ${p.page}`;
+    const overlay = document.createElement("div");
+    overlay.className = "overlay";
+    if (p.image_url) {
+      const img = document.createElement("img");
+      img.alt = `page ${p.page}`;
+      img.dataset.src = p.image_url;
+      img.addEventListener("load", () => { div.style.aspectRatio = ""; drawHighlight(); });
+      div.appendChild(img);
+      observer.observe(div);
+    } else {
+      const none = document.createElement("div");
+      none.className = "noimg";
+      none.textContent = "no page image stored";
+      div.appendChild(none);
+    }
+    div.appendChild(overlay);
+    div.appendChild(label);
+    box.appendChild(div);
+  }
+}
+
+async function loadImage(img) {
+  if (img.src || img.dataset.loading) return;
+  img.dataset.loading = "1";
+  try {
+    const res = await fetch(img.dataset.src, { headers: state.key ? { "X-API-Key": state.key } : {} });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    img.src = URL.createObjectURL(await res.blob());
+  } catch (e) {
+    img.alt = `page image failed: ${e.message}`;
+    delete img.dataset.loading;
+  }
+}
+
+function onVisible(entries) {
+  for (const e of entries) {
+    if (!e.isIntersecting) continue;
+    const img = e.target.querySelector("img");
+    if (img) loadImage(img);
+    observer.unobserve(e.target);
+  }
+}
+
+function pageDiv(n) {
+  return document.querySelector(`#pages .page[data-page="${n}"]`);
+}
+
+// --------------------------------------------------------------------------------- highlights
+function boxesOf(locators) {
+  // Sentences (and paragraphs) carry line boxes: highlight the lines, not the enclosing rectangle.
+  const out = [];
+  for (const loc of locators) {
+    const lines = loc.line_boxes || [];
+    if (lines.length) for (const b of lines) out.push({ page: loc.page, box: b, line: true });
+    else out.push({ page: loc.page, box: loc.bbox, line: false });
+  }
+  return out;
+}
+
+function asList(b) {
+  return Array.isArray(b) ? b : [b.x0, b.y0, b.x1, b.y1];
+}
+
+function drawHighlight() {
+  document.querySelectorAll(".overlay").forEach((o) => (o.innerHTML = ""));
+  const h = state.highlight;
+  if (!h) return;
+  for (const { page, box, line } of h.boxes) {
+    const div = pageDiv(page);
+    const info = state.pages.find((p) => p.page === page);
+    if (!div || !info) continue;
+    const img = div.querySelector("img");
+    const shownWidth = img && img.complete && img.naturalWidth ? img.getBoundingClientRect().width : div.clientWidth;
+    const scale = shownWidth / info.width;
+    const [x0, y0, x1, y1] = asList(box);
+    const r = document.createElement("div");
+    r.className = line ? "hl line" : "hl";
+    r.dataset.region = h.regionId;
+    r.style.left = `${x0 * scale}px`;
+    r.style.top = `${y0 * scale}px`;
+    r.style.width = `${Math.max(1, (x1 - x0) * scale)}px`;
+    r.style.height = `${Math.max(1, (y1 - y0) * scale)}px`;
+    div.querySelector(".overlay").appendChild(r);
+  }
+}
+
+async function showRegion(docId, versionId, filename, regionId, locators) {
+  await openVersion(docId, versionId, filename);
+  state.highlight = { regionId, boxes: boxesOf(locators) };
+  const first = state.highlight.boxes[0];
+  const div = first && pageDiv(first.page);
+  if (div) {
+    const img = div.querySelector("img");
+    if (img) await loadImage(img);
+    div.scrollIntoView({ block: "start" });
+    const info = state.pages.find((p) => p.page === first.page);
+    const scale = div.clientWidth / info.width;
+    $("pages").scrollTop += Math.max(0, asList(first.box)[1] * scale - 80);
+  }
+  drawHighlight();
+}
+
+window.addEventListener("resize", drawHighlight);
+
+// ------------------------------------------------------------------------------------ context
+function renderPackage(pkg) {
+  state.pkg = pkg;
+  const b = pkg.budget;
+  $("budget-line").textContent = `${b.used} / ${b.limit} tokens (${b.tokenizer}) · ${pkg.items.length} items`;
+  const list = $("items");
+  list.innerHTML = "";
+  if (pkg.refused) setStatus(`No usable evidence: ${pkg.refusal_reason || "retrieval was empty or weak"}`);
+  for (const it of pkg.items) {
+    const li = document.createElement("li");
+    li.dataset.citation = it.citation_id;
+    const chip = document.createElement("button");
+    chip.className = "chip";
+    chip.type = "button";
+    chip.textContent = it.citation_id;
+    chip.title = it.region_id;
+    chip.addEventListener("click", async () => {
+      document.querySelectorAll("#items li.active").forEach((x) => x.classList.remove("active"));
+      li.classList.add("active");
+      try {
+        await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, it.locators);
+      } catch (e) {
+        setStatus(e.message, true);
+      }
+    });
+    const meta = document.createElement("span");
+    meta.className = "meta";
+    meta.textContent = `${it.filename} · p. ${it.pages.join(", ")} · ${it.modality} · ${it.expansion} · ${it.tokens} tok` +
+      (it.status === "truncated" ? " · truncated" : "");
+    const snip = document.createElement("div");
+    snip.className = "snippet";
+    snip.textContent = it.text;
+    li.append(chip, meta, snip);
+    list.appendChild(li);
+  }
+  const ex = $("excluded");
+  ex.innerHTML = "";
+  for (const e of pkg.excluded) {
+    const li = document.createElement("li");
+    li.textContent = `${e.region_id} (p. ${e.pages.join(", ")}, ${e.tokens} tok): ${e.reason}${e.detail ? " — " + e.detail : ""}`;
+    ex.appendChild(li);
+  }
+  $("excluded-title").textContent = `Excluded candidates (${pkg.excluded.length})`;
+  $("excluded-box").hidden = pkg.excluded.length === 0;
+  $("prompt").textContent = JSON.stringify(pkg.prompt.messages, null, 2);
+  $("prompt-box").hidden = false;
+}
+
+async function ask(ev) {
+  ev.preventDefault();
+  const query = $("question").value.trim();
+  if (!query) return;
+  const body = { query, budget: parseInt($("budget").value, 10) || 2000 };
+  if ($("scope").checked && state.doc) body.doc_ids = [state.doc.doc_id];
+  $("ask-btn").disabled = true;
+  setStatus("Retrieving and packing…");
+  try {
+    const pkg = await api("/v1/context", { method: "POST", json: body });
+    setStatus("");
+    renderPackage(pkg);
+  } catch (e) {
+    setStatus(e.message, true);
+  } finally {
+    $("ask-btn").disabled = false;
+  }
+}
+
+// ------------------------------------------------------------------------------------- upload
+async function upload() {
+  const file = $("upload").files[0];
+  if (!file) return;
+  const form = new FormData();
+  form.append("file", file);
+  const st = $("upload-status");
+  st.textContent = `uploading ${file.name}…`;
+  try {
+    let job = await api("/v1/documents?wait=false", { method: "POST", body: form });
+    while (job.status === "queued" || job.status === "running") {
+      const p = job.progress;
+      st.textContent = `${file.name}: ${p.stage} ${p.total ? `${p.done}/${p.total}` : ""}`;
+      await new Promise((r) => setTimeout(r, 400));
+      job = await api(`/v1/jobs/${job.job_id}`);
+    }
+    if (job.status === "failed") throw new Error(job.error.message);
+    st.textContent = `${file.name}: ${job.result.status} (${job.result.pages} pages)`;
+    await loadDocs(job.result.doc_id);
+    state.doc = null;
+    await openVersion(job.result.doc_id, job.result.version_id, job.result.filename);
+  } catch (e) {
+    st.textContent = `upload failed: ${e.message}`;
+  } finally {
+    $("upload").value = "";
+  }
+}
+
+// --------------------------------------------------------------------------------------- boot
+async function boot() {
+  $("api-key").value = state.key;
+  $("api-key").addEventListener("change", async (e) => {
+    state.key = e.target.value.trim();
+    localStorage.setItem("folio.key", state.key);
+    await loadDocs();
+  });
+  $("doc-select").addEventListener("change", (e) => e.target.value && openLatest(e.target.value).catch((x) => setStatus(x.message, true)));
+  $("upload").addEventListener("change", upload);
+  $("ask").addEventListener("submit", ask);
+  await loadDocs();
+  const params = new URLSearchParams(location.search);
+  const regionId = params.get("region");
+  const docId = params.get("doc");
+  try {
+    if (regionId) {
+      const r = await api(`/v1/regions/${encodeURIComponent(regionId)}`);
+      await showRegion(r.doc_id, r.version_id, r.filename, r.region_id, r.locators);
+      setStatus(`${r.region_id} (${r.kind}, p. ${r.pages.join(", ")})`);
+    } else if (docId) {
+      await openLatest(docId);
+    } else if (state.docs.length) {
+      await openLatest(state.docs[0].doc_id);
+    }
+  } catch (e) {
+    setStatus(e.message, true);
+  }
+  document.body.dataset.ready = "1";
+}
+
+boot();

@@ -1,0 +1,81 @@
+"""API fixtures: one small ingested data dir per session (the support policy in two versions and
+a three-page excerpt of a real Federal Register PDF), copied for tests that write."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.settings import Settings
+
+EXCERPT_PAGES = 3
+
+
+def excerpt(path: Path, pages: int) -> bytes:
+    """The first ``pages`` pages of a real PDF, as new PDF bytes (same content, smaller ingest)."""
+    import pymupdf
+
+    src = pymupdf.open(path)
+    out = pymupdf.open()
+    out.insert_pdf(src, from_page=0, to_page=pages - 1)
+    data: bytes = out.tobytes(garbage=3, deflate=True)
+    return data
+
+
+@pytest.fixture(scope="session")
+def register_excerpt(samples: Path) -> bytes:
+    return excerpt(samples / "federal-register-2020-17221.pdf", EXCERPT_PAGES)
+
+
+@pytest.fixture(scope="session")
+def api_master(tmp_path_factory: pytest.TempPathFactory, samples: Path, register_excerpt: bytes) -> Path:
+    from ingest.pipeline import ingest_bytes, ingest_path
+    from ingest.store import Store
+
+    data = tmp_path_factory.mktemp("folio-api-data")
+    store = Store(data)
+    ingest_path(store, samples / "support-policy-v1.pdf", doc_id="support-policy")
+    ingest_path(store, samples / "support-policy-v2.pdf", doc_id="support-policy")
+    ingest_bytes(
+        store, register_excerpt, filename="federal-register-excerpt.pdf", doc_id="register", ocr=False
+    )
+    return data
+
+
+def make_settings(data: Path, **overrides: object) -> Settings:
+    return Settings(data=str(data), ocr=False, **overrides)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def client(api_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """A read-mostly client over a copy of the session data (tests must not write through it)."""
+    data = tmp_path_factory.mktemp("api-ro") / "data"
+    shutil.copytree(api_master, data)
+    with TestClient(create_app(make_settings(data))) as c:
+        yield c
+
+
+@pytest.fixture()
+def data_copy(api_master: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "data"
+    shutil.copytree(api_master, dst)
+    return dst
+
+
+def assert_error(resp: object, status: int, code: str | None = None) -> dict[str, object]:
+    """Every error has the one shape ``{"error": {"code", "message", "detail"?}}``."""
+    assert resp.status_code == status, resp.text  # type: ignore[attr-defined]
+    body = resp.json()  # type: ignore[attr-defined]
+    assert set(body) == {"error"}, body
+    err = body["error"]
+    assert isinstance(err["code"], str) and err["code"]
+    assert isinstance(err["message"], str) and err["message"]
+    assert set(err) <= {"code", "message", "detail"}
+    if code is not None:
+        assert err["code"] == code, err
+    return err  # type: ignore[no-any-return]
