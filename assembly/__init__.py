@@ -1,0 +1,32 @@
+"""Assembly: ranked hits in, a cited, budgeted context package out (pure: no LanceDB, torch, PyMuPDF).
+
+>>> from assembly import assemble, verify_answer, AssemblyOptions  # doctest: +SKIP
+>>> pkg = assemble("P1 target?", hits, index, AssemblyOptions(budget=2000))  # doctest: +SKIP
+
+Steps (each recorded in ``ContextPackage.manifest``): expand (``assembly.expand``), dedupe/merge
+(``assembly.dedupe``), prioritise and pack (``assembly.pack``), order (``assembly.order``), render
+and count the prompt (``assembly.prompt``); ``verify_answer`` (``assembly.verify``) checks an
+answer's citations afterwards.
+"""
+
+from assembly.core import assemble
+from assembly.types import (
+    AssemblyOptions,
+    ContextItem,
+    ContextPackage,
+    ImageTokens,
+    ManifestEntry,
+    VerifyReport,
+)
+from assembly.verify import verify_answer
+
+__all__ = [
+    "AssemblyOptions",
+    "ContextItem",
+    "ContextPackage",
+    "ImageTokens",
+    "ManifestEntry",
+    "VerifyReport",
+    "assemble",
+    "verify_answer",
+]

@@ -1,0 +1,419 @@
+"""``assemble``: hits -> expand -> dedupe/merge -> prioritise -> pack -> order -> cite -> package.
+
+Everything before packing is budget-independent except one documented knob: the parent cap is
+``min(parent_max_tokens, evidence room)``, so a parent larger than the whole budget falls back to a
+smaller unit instead of being skipped outright.
+
+Citation ids are given to every surviving candidate in priority order (``S``/``T``/``F``/``P``
+numbered per type, or ``S`` only), before packing. A candidate therefore keeps its id at every
+budget; ids of candidates that were not packed are simply absent from the prompt.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
+from assembly.dedupe import dedupe
+from assembly.expand import Expander, Unit
+from assembly.order import order_items
+from assembly.pack import coverage_order, mmr_order, pack_greedy, pack_monotone
+from assembly.prompt import (
+    BLOCK_CLOSE,
+    CONTEXT_HEADER,
+    Block,
+    block_open,
+    build_prompt,
+    count_prompt,
+    message_overhead,
+    question_part,
+    system_text,
+)
+from assembly.render import Body, body_of, locators_of, truncations
+from assembly.types import (
+    AssemblyOptions,
+    Breakdown,
+    BudgetInfo,
+    ContextItem,
+    ContextPackage,
+    Coverage,
+    ExcludedEntry,
+    ManifestEntry,
+    RetrievalHitOut,
+    RetrievalInfo,
+)
+from assembly.words import content_words, coverage_of
+from ingest.index import RegionSource
+from ingest.model import Region
+from retrieval.hit import Hit
+
+log = logging.getLogger(__name__)
+
+SUBQ_COVER_MIN = 0.5
+_PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}
+
+
+@dataclass
+class _Cand:
+    unit: Unit
+    body: Body
+    cid: str
+    open: str
+    image_url: str | None
+    image_tokens: int
+    cost: int
+    text_tokens: int
+    wrapper_tokens: int
+    status: str = "excluded_budget"  # included | truncated | excluded_budget | excluded_slot | ...
+
+
+def _roles(options: AssemblyOptions) -> list[str]:
+    return ["user", "system"]  # openai: system + user messages; anthropic: system string + user
+
+
+def assemble(
+    query: str,
+    hits: Sequence[Hit],
+    source: RegionSource,
+    options: AssemblyOptions,
+    *,
+    filenames: Mapping[str, str] | None = None,
+) -> ContextPackage:
+    """Build the context package for ``query`` from ranked ``hits``; see the package docstring."""
+    counter = get_counter(options.tokenizer)
+    count = counter.count
+    names = dict(filenames or {})
+    limit = options.limit
+
+    sys_tokens = count(system_text(options))
+    q_tokens = count(question_part(query))
+    header_tokens = count(CONTEXT_HEADER)
+    close_tokens = count(BLOCK_CLOSE)
+    overhead = message_overhead(count, _roles(options))
+    fixed = sys_tokens + q_tokens + header_tokens + overhead
+    room = limit - fixed
+
+    # -- candidates: one per hit, in priority order -----------------------------------------------
+    order = sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))
+    shits = [hits[i] for i in order]
+    fate: dict[int, tuple[str, str]] = {}
+    seen: dict[str, int] = {}
+    top = shits[0].score if shits else 0.0
+    units: list[Unit] = []
+    unit_of: dict[int, Unit] = {}
+    regions: dict[int, Region] = {}
+    parent_cap = max(1, min(options.parent_max_tokens, room))
+    expander = Expander(source, options, count, parent_cap)
+    for i, h in enumerate(shits):
+        if h.region_id in seen:
+            fate[i] = ("duplicate", f"same region as the hit ranked {shits[seen[h.region_id]].rank}")
+            continue
+        seen[h.region_id] = i
+        if _below(h.score, top, options):
+            fate[i] = ("below_threshold", f"score {h.score:.4g} below threshold")
+            continue
+        r = source.get(h.region_id)
+        if r is None:
+            fate[i] = ("missing_region", "region not found in the source (deleted version?)")
+            continue
+        regions[i] = r
+        u = expander.expand(i, h, r)
+        if u is None:
+            fate[i] = ("no_content", "no text and images are off")
+            continue
+        units.append(u)
+        unit_of[i] = u
+
+    survivors = dedupe(units)
+
+    # -- bodies, coverage, priority ---------------------------------------------------------------
+    bodies = [body_of(u) for u in survivors]
+    subq = [content_words(q) for q in options.sub_questions]
+    if subq:
+        for u, b in zip(survivors, bodies, strict=True):
+            w = content_words(b.text)
+            u.covers = [k for k, q in enumerate(subq) if coverage_of(q, w) >= SUBQ_COVER_MIN]
+        perm = coverage_order([u.covers for u in survivors])
+        survivors, bodies = [survivors[k] for k in perm], [bodies[k] for k in perm]
+    if options.mmr_lambda is not None and len(survivors) > 1:
+        perm = mmr_order([u.score for u in survivors], [content_words(b.text) for b in bodies],
+                         options.mmr_lambda)
+        survivors, bodies = [survivors[k] for k in perm], [bodies[k] for k in perm]
+
+    cands = _make_cands(survivors, bodies, options, names, count, close_tokens)
+
+    # -- caps, then pack ------------------------------------------------------------------------
+    slots = dict(options.modality_slots or {})
+    used_slots: dict[str, int] = {}
+    packable: list[_Cand] = []
+    for c in cands:
+        m = c.unit.modality
+        if options.max_items is not None and len(packable) >= options.max_items:
+            c.status = "excluded_max_items"
+            continue
+        if m in slots and used_slots.get(m, 0) >= slots[m]:
+            c.status = "excluded_slot"
+            continue
+        used_slots[m] = used_slots.get(m, 0) + 1
+        packable.append(c)
+    costs = [c.cost for c in packable]
+    packer = pack_greedy if options.packing == "greedy" else pack_monotone
+    fits = packer(costs, room) if room > 0 else [False] * len(costs)
+    slack = room
+    for c, ok in zip(packable, fits, strict=True):
+        if ok:
+            c.status = "included"
+            slack -= c.cost
+    if options.structural_truncation and room > 0:
+        for c in packable:
+            if c.status == "excluded_budget" and slack > 0:
+                t = _truncate(c, slack, shits, count, close_tokens)
+                if t is not None:
+                    slack -= t.cost
+    packed = [c for c in packable if c.status in ("included", "truncated")]
+
+    # -- order, render, count -------------------------------------------------------------------
+    packed = order_items(
+        packed,
+        group=lambda c: (c.unit.doc_id, c.unit.version_id, c.unit.section_key or c.body.context_id),
+        score=lambda c: c.unit.score,
+        position=_position,
+        how=options.order,
+    )
+    refused = not packed
+    reason: str | None = None
+    if refused:
+        reason = _refusal_reason(hits, fate, cands, room)
+    blocks = [Block(c.open, c.body.text, c.image_url) for c in packed]
+    prompt = build_prompt(options, query, blocks, refused)
+    img_total = sum(c.image_tokens for c in packed)
+    used = count_prompt(prompt, count, img_total)
+    if used > limit:
+        if packed:  # cannot happen: costs are exact; kept as a hard guard
+            log.error("assembled prompt %d > limit %d; refusing", used, limit)
+            packed, refused, reason = [], True, "internal accounting error"
+            for c in cands:
+                if c.status in ("included", "truncated"):
+                    c.status = "excluded_budget"
+            prompt = build_prompt(options, query, [], True)
+            used = count_prompt(prompt, count, 0)
+        if used > limit:
+            reason = (f"the prompt without evidence (system text, question, template) needs {used} tokens; "
+                      f"the limit is {limit}")
+            prompt = prompt.model_copy(update={"messages": [], "system": None})
+            used = 0
+    breakdown = _breakdown(packed, sys_tokens, q_tokens, overhead, used)
+
+    items = [_item(c, names, shits) for c in packed]
+    manifest, excluded = _manifest(shits, fate, unit_of, cands, regions, count)
+    return ContextPackage(
+        query=query,
+        budget=BudgetInfo(limit=limit, used=used, tokenizer=counter.name, breakdown=breakdown,
+                          image_formula=describe_formula(options.image_tokens)),
+        items=items,
+        excluded=excluded,
+        manifest=manifest,
+        retrieval=RetrievalInfo(
+            hits=[RetrievalHitOut(region_id=h.region_id, pages=list(h.pages), score=h.score,
+                                  retriever=h.retriever, rank=h.rank) for h in shits],
+            coverage_before=_coverage(shits, range(len(shits))),
+            coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers]),
+        ),
+        prompt=prompt,
+        refused=refused,
+        refusal_reason=reason,
+        strategy=options.strategy,
+        order=options.order,
+    )
+
+
+def _below(score: float, top: float, o: AssemblyOptions) -> bool:
+    t = o.score_threshold
+    if t is None:
+        return False
+    if o.threshold_mode == "absolute":
+        return score < t
+    return top > 0 and score < t * top
+
+
+def _make_cands(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOptions,
+                names: Mapping[str, str], count: Callable[[str], int], close_tokens: int) -> list[_Cand]:
+    cnt = count  # Callable[[str], int]
+    numbers: dict[str, int] = {}
+    out: list[_Cand] = []
+    for u, b in zip(survivors, bodies, strict=True):
+        prefix = _PREFIX[u.modality] if o.citation_style == "typed" else "S"
+        numbers[prefix] = numbers.get(prefix, 0) + 1
+        cid = f"{prefix}{numbers[prefix]}"
+        c = _cand(u, b, cid, o, names, cnt, close_tokens)
+        out.append(c)
+    return out
+
+
+def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, str],
+          count: Callable[[str], int], close_tokens: int) -> _Cand:
+    cnt = count
+    pages = sorted({loc.page for r in b.regions for loc in r.locators}) or [0]
+    section = _section_of(u, b)
+    opener = block_open(cid, u.modality, names.get(u.version_id, u.doc_id), pages, section)
+    url, img = None, 0
+    if u.image:
+        r = u.regions[0]
+        url = o.image_url_template.format(region_id=quote(r.region_id, safe="@:"))
+        img = image_token_cost(*image_pixels(r, o.render_scale), o.image_tokens)
+    text_tokens = cnt(b.text)
+    wrapper = cnt(opener) + close_tokens
+    return _Cand(u, b, cid, opener, url, img, text_tokens + wrapper + img, text_tokens, wrapper)
+
+
+def _section_of(u: Unit, b: Body) -> str | None:
+    if u.view is not None:
+        return u.view.heading
+    r = b.regions[0] if b.regions else None
+    return r.heading_path[-1] if r is not None and r.heading_path else None
+
+
+def _truncate(c: _Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],
+              close_tokens: int) -> _Cand | None:
+    """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length)."""
+    trig = {shits[i].region_id for i in sorted(c.unit.triggers)[:1]}
+    variants = list(truncations(c.unit, trig))
+    cnt = count
+    lo, hi, best = 0, len(variants) - 1, None
+    while lo <= hi:  # variants are longest first; find the first (longest) that fits
+        mid = (lo + hi) // 2
+        b = variants[mid]
+        opener = _reopen(c, b)
+        tt = cnt(b.text)
+        total = tt + cnt(opener) + close_tokens
+        if total <= slack:
+            best = (b, opener, tt, total)
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    if best is None:
+        return None
+    b, opener, tt, total = best
+    c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
+    c.status = "truncated"
+    return c
+
+
+def _reopen(c: _Cand, b: Body) -> str:
+    """The open tag for a truncated body: same id, type, file and section, its own pages."""
+    pages = sorted({loc.page for r in b.regions for loc in r.locators}) or [0]
+    head, _, rest = c.open.partition(' source="')
+    src = rest.split('"', 1)[0].rsplit(" ", 1)[0]
+    sec = _section_of(c.unit, b)
+    return block_open(head.split('id="', 1)[1].split('"', 1)[0], c.unit.modality, src, pages, sec)
+
+
+def _position(c: _Cand) -> tuple[float, ...]:
+    r = c.body.regions[0] if c.body.regions else None
+    if r is None or not r.locators:
+        return (0.0, 0.0, float(c.unit.lo))
+    return (float(r.first_page), r.locators[0].bbox.y0, float(c.unit.lo))
+
+
+def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextItem:
+    u, b = c.unit, c.body
+    pages = sorted({loc.page for r in b.regions for loc in r.locators})
+    expansion = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
+    if c.status == "truncated":
+        expansion += ":truncated"
+    return ContextItem(
+        citation_id=c.cid,
+        region_id=b.context_id,
+        region_ids=[r.region_id for r in b.regions],
+        doc_id=u.doc_id,
+        version_id=u.version_id,
+        filename=names.get(u.version_id, u.doc_id),
+        modality=u.modality,
+        expansion=expansion,
+        trigger_ids=[shits[i].region_id for i in sorted(u.triggers)],
+        pages=pages,
+        locators=locators_of(b.regions),
+        text=b.text,
+        tokens=c.cost,
+        status="truncated" if c.status == "truncated" else "included",
+        image_url=c.image_url,
+        image_tokens=c.image_tokens,
+        score=u.score,
+        section=_section_of(u, b),
+    )
+
+
+def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of: Mapping[int, Unit],
+              cands: Sequence[_Cand], regions: Mapping[int, Region], count: Callable[[str], int]
+              ) -> tuple[list[ManifestEntry], list[ExcludedEntry]]:
+    by_unit = {id(c.unit): c for c in cands}
+    manifest: list[ManifestEntry] = []
+    excluded: list[ExcludedEntry] = []
+    for i, h in enumerate(shits):
+        pages = list(h.pages) or (regions[i].pages if i in regions else [])
+        cid = ctx = exp = None
+        covers: list[int] = []
+        tokens = 0
+        if i in fate:
+            f, why = fate[i]
+        else:
+            u = unit_of[i]
+            root = u.root()
+            c = by_unit[id(root)]
+            cid, ctx, covers = c.cid, c.body.context_id, list(root.covers)
+            exp = "+".join(sorted(root.expansions))
+            primary = min(root.triggers) == i
+            if primary:
+                f, tokens = c.status, c.cost
+                why = {
+                    "included": "packed in full",
+                    "truncated": f"cut at structural boundaries to fit ({c.cost} tokens)",
+                    "excluded_budget": f"{c.cost} tokens did not fit the remaining budget",
+                    "excluded_slot": f"modality slot for {root.modality} full",
+                    "excluded_max_items": "max_items reached",
+                }.get(c.status, c.status)
+            else:
+                f = f"merged_into:{c.cid}"
+                why = f"covered by {c.cid} ({ctx}), which is {c.status}"
+        entry = ManifestEntry(region_id=h.region_id, rank=h.rank, score=h.score, pages=pages, fate=f,
+                              tokens=tokens, reason=why, citation_id=cid, context_id=ctx, expansion=exp,
+                              covers=covers)
+        manifest.append(entry)
+        if f not in ("included", "truncated"):
+            excluded.append(ExcludedEntry(region_id=h.region_id, pages=pages, reason=f, tokens=tokens,
+                                          detail=why))
+    return manifest, excluded
+
+
+def _coverage(shits: Sequence[Hit], idx: Sequence[int] | range) -> Coverage:
+    sel = sorted(set(idx))
+    pages = {(shits[i].version_id, p) for i in sel for p in shits[i].pages}
+    docs = {shits[i].doc_id for i in sel}
+    return Coverage(pages=len(pages), docs=len(docs), hits=len(sel))
+
+
+def _refusal_reason(hits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], cands: Sequence[_Cand],
+                    room: int) -> str:
+    if not hits:
+        return "no hits: retrieval found no evidence"
+    if all(f == "below_threshold" for f, _ in fate.values()) and len(fate) == len(hits):
+        return "weak retrieval: every hit is below the score threshold"
+    if not cands:
+        return "no usable evidence: every hit was a duplicate, missing or empty"
+    if room <= 0:
+        return f"no room for evidence: the fixed prompt leaves {room} tokens"
+    return "no evidence fits the budget"
+
+
+def _breakdown(packed: Sequence[_Cand], sys_t: int, q_t: int, overhead: int, used: int) -> Breakdown:
+    if used == 0:
+        return Breakdown()
+    text = sum(c.text_tokens for c in packed)
+    wrappers = sum(c.wrapper_tokens for c in packed)
+    images = sum(c.image_tokens for c in packed)
+    head = used - (sys_t + q_t + overhead + text + wrappers + images)  # context header or refusal note
+    return Breakdown(system=sys_t, question=q_t, wrappers=wrappers + head, text=text, images=images,
+                     overhead=overhead)

@@ -1,0 +1,160 @@
+"""Dedupe and merge candidate units by source-region identity (never by text).
+
+Identity always includes the version: every key below is built from region ids, which carry
+``doc@version``, or from section views, which hold one version's sentences.
+
+Rules, applied in this order (each is budget-independent):
+
+1. Same key, one unit: two hits on one table (or its continuation), figure or page image.
+2. Spans in one section are interval-unioned over the sentence sequence: overlapping *or adjacent*
+   intervals become one (``merge_intervals``; transitive and idempotent). A whole-section parent
+   covers every interval of its section, so windows inside an included parent merge into it.
+3. A table whose section is sent whole (``full`` span) is merged into that span: the parent
+   renders it.
+4. A figure that is a crop of a table (same page, bboxes overlapping by at least half of the
+   smaller box) is merged into the table (or into whatever the table merged into).
+5. A page image shows everything on its page: tables and figures on a page whose page image is a
+   candidate are merged into the page item, which carries their text (table Markdown, caption)
+   beside the image, so the region is sent once with both representations.
+
+The surviving unit of a merge is the one with the higher priority (score, then rank); the merged
+unit's triggers become provenance (``trigger_ids``) of the survivor, whose score is the maximum.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from assembly.expand import Unit
+from ingest.model import BBox, Region
+
+OVERLAP_MIN = 0.5
+
+
+def merge_intervals(intervals: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Union of closed integer intervals, joining overlapping and adjacent ones.
+
+    >>> merge_intervals([(5, 7), (0, 2), (3, 3), (9, 9)])
+    [(0, 3), (5, 7), (9, 9)]
+    """
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(intervals):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _absorb(survivor: Unit, other: Unit) -> None:
+    other.merged_into = survivor
+    survivor.triggers.extend(other.triggers)
+    survivor.expansions |= other.expansions
+    survivor.covers = sorted(set(survivor.covers) | set(other.covers))
+    if other.score > survivor.score or (other.score == survivor.score and other.rank < survivor.rank):
+        survivor.score, survivor.rank = other.score, other.rank
+
+
+def _prio(u: Unit) -> tuple[float, int]:
+    return (-u.score, u.rank)
+
+
+def contains(outer: BBox, inner: BBox, min_fraction: float = OVERLAP_MIN) -> bool:
+    """True when ``outer`` covers at least ``min_fraction`` of the smaller of the two boxes."""
+    smaller = min(outer.area, inner.area)
+    if smaller <= 0:
+        return outer.x0 <= inner.x0 and outer.y0 <= inner.y0 and outer.x1 >= inner.x1 and outer.y1 >= inner.y1
+    return outer.intersection_area(inner) >= min_fraction * smaller
+
+
+def overlaps_on_page(a: Region, b: Region) -> bool:
+    if a.version_id != b.version_id or a.doc_id != b.doc_id:
+        return False
+    for la in a.locators:
+        for lb in b.locators:
+            if la.page == lb.page and contains(la.bbox, lb.bbox):
+                return True
+    return False
+
+
+def dedupe(units: Sequence[Unit]) -> list[Unit]:
+    """Merge ``units`` in place (setting ``merged_into``); return the survivors in priority order."""
+    alive = sorted(units, key=_prio)
+
+    # 1. identical keys (tables, figures, pages, raw regions)
+    by_key: dict[tuple[str, ...], Unit] = {}
+    for u in alive:
+        if u.kind == "span":
+            continue
+        first = by_key.get(u.key)
+        if first is None:
+            by_key[u.key] = u
+        else:
+            _absorb(first, u)
+            first.absorbed.extend(x for x in u.absorbed if x not in first.absorbed)
+    alive = [u for u in alive if u.merged_into is None]
+
+    # 2. interval union of spans per section
+    spans: dict[str, list[Unit]] = defaultdict(list)
+    for u in alive:
+        if u.kind == "span" and u.view is not None:
+            spans[u.view.key].append(u)
+    for group in spans.values():
+        group.sort(key=lambda x: (x.lo, x.hi))
+        clusters: list[list[Unit]] = []
+        hi = -2
+        for u in group:
+            if clusters and (u.lo <= hi + 1 or u.full or clusters[-1][0].full):
+                clusters[-1].append(u)
+                hi = max(hi, u.hi)
+            else:
+                clusters.append([u])
+                hi = u.hi
+        for c in clusters:
+            if len(c) == 1:
+                continue
+            survivor = min(c, key=_prio)
+            lo, hi2, full = min(x.lo for x in c), max(x.hi for x in c), any(x.full for x in c)
+            for x in sorted(c, key=_prio):
+                if x is not survivor:
+                    _absorb(survivor, x)
+            survivor.lo, survivor.hi, survivor.full = lo, hi2, full
+    alive = [u for u in alive if u.merged_into is None]
+
+    # 3. tables (and sentence-less paragraphs) inside a whole section that is sent
+    full_by_section = {u.view.key: u for u in alive if u.kind == "span" and u.full and u.view is not None}
+    for u in alive:
+        if u.kind in ("table", "region") and u.section_key in full_by_section:
+            r = u.regions[0]
+            if u.kind == "region" and r.kind != "paragraph":
+                continue
+            _absorb(full_by_section[u.section_key or ""], u)
+    alive = [u for u in alive if u.merged_into is None]
+
+    # 4. figure crops of tables
+    tables = [u for u in units if u.kind == "table"]
+    for u in alive:
+        if u.kind != "figure":
+            continue
+        fig = u.regions[0]
+        for t in tables:
+            if any(overlaps_on_page(part, fig) for part in t.regions):
+                _absorb(t.root(), u)
+                break
+    alive = [u for u in alive if u.merged_into is None]
+
+    # 5. page images subsume tables and figures on their page
+    pages = {u.regions[0].region_id: u for u in alive if u.kind == "page"}
+    if pages:
+        for u in alive:
+            if u.kind not in ("table", "figure"):
+                continue
+            for p in pages.values():
+                page = p.regions[0]
+                if any(overlaps_on_page(page, part) for part in u.regions):
+                    _absorb(p, u)
+                    p.absorbed.extend(x for x in u.regions if x not in p.absorbed)
+                    break
+    return sorted((u for u in alive if u.merged_into is None), key=_prio)

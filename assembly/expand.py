@@ -1,0 +1,342 @@
+"""Expansion: from a scored hit on a small unit to the unit of evidence the model will see.
+
+Expansion happens *after* scoring (score-then-expand): hits arrive already ranked and expansion
+never changes a score.
+
+Text inside one section is modelled as an interval over that section's sentences (in reading order,
+``source.in_section(section_id, "sentence")``): a sentence window, a paragraph, a run of neighbour
+paragraphs and the whole section are all ``Unit(kind="span", lo, hi)``; the whole section also sets
+``full`` so its tables and sentence-less paragraphs are rendered too. Because every text unit of a
+section is an interval of the same sequence, dedupe is an interval union (``assembly.dedupe``), and
+a window can never leave its document, version or section: the sequence it indexes holds only that
+section's sentences. Sentences without a section belong to one implicit section per version.
+
+Figures in a section are *not* part of the parent text: they travel as image items with their
+caption, triggered by their own hits.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from assembly.types import AssemblyOptions
+from ingest.index import RegionSource
+from ingest.model import Region
+from retrieval.hit import Hit
+
+log = logging.getLogger(__name__)
+
+UnitKind = Literal["span", "table", "figure", "page", "region"]
+
+
+def _reading_key(r: Region) -> tuple[int, float, int]:
+    return (r.first_page, r.locators[0].bbox.y0 if r.locators else 0.0, r.seq)
+
+
+class SectionView:
+    """The text of one section as a sentence sequence plus its paragraphs and tables."""
+
+    def __init__(self, key: str, section: Region | None, sentences: Sequence[Region],
+                 paragraphs: Sequence[Region], tables: Sequence[Region]) -> None:
+        self.key = key
+        self.section = section
+        self.heading = section.heading_path[-1] if section is not None and section.heading_path else None
+        self.sentences = list(sentences)
+        self.pos = {s.region_id: i for i, s in enumerate(self.sentences)}
+        self.paragraphs = list(paragraphs)
+        self.tables = list(tables)
+        self.para_range: dict[str, tuple[int, int]] = {}
+        self.sent_para: list[str | None] = []
+        for i, s in enumerate(self.sentences):
+            pid = s.parent_id
+            self.sent_para.append(pid)
+            if pid is not None:
+                lo, _ = self.para_range.get(pid, (i, i))
+                self.para_range[pid] = (lo, i)
+        self.para_index = {p.region_id: i for i, p in enumerate(self.paragraphs)}
+        self._blocks: list[Region] | None = None
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def paragraph_span(self, pos: int) -> tuple[int, int]:
+        pid = self.sent_para[pos]
+        return self.para_range.get(pid, (pos, pos)) if pid is not None else (pos, pos)
+
+    def blocks(self) -> list[Region]:
+        """Paragraphs and tables in reading order, for rendering the whole section.
+
+        Paragraphs keep ``seq`` order (the parser's reading order); each table goes before the first
+        paragraph that starts below it on the same or a later page.
+        """
+        if self._blocks is None:
+            out: list[Region] = []
+            tables = sorted(self.tables, key=_reading_key)
+            ti = 0
+            for p in self.paragraphs:
+                pk = _reading_key(p)[:2]
+                while ti < len(tables) and _reading_key(tables[ti])[:2] <= pk:
+                    out.append(tables[ti])
+                    ti += 1
+                out.append(p)
+            out.extend(tables[ti:])
+            # sentences whose paragraph is not in this section's paragraph list still render
+            known = {p.region_id for p in self.paragraphs}
+            self._orphans = [i for i, pid in enumerate(self.sent_para) if pid not in known]
+            self._blocks = out
+        return self._blocks
+
+    def orphans(self) -> list[int]:
+        self.blocks()
+        return self._orphans
+
+
+@dataclass(eq=False)
+class Unit:
+    """A candidate item. Mutable while merging; ``assembly.pack`` turns survivors into items."""
+
+    kind: UnitKind
+    key: tuple[str, ...]
+    doc_id: str
+    version_id: str
+    triggers: list[int]  # indices into the sorted hit list
+    score: float
+    rank: int
+    expansions: set[str]
+    view: SectionView | None = None
+    lo: int = 0
+    hi: int = 0
+    full: bool = False
+    regions: list[Region] = field(default_factory=list)  # table parts, figure, page, raw region
+    absorbed: list[Region] = field(default_factory=list)  # tables/figures shown by a page image
+    image: bool = False
+    merged_into: Unit | None = None
+    covers: list[int] = field(default_factory=list)
+
+    @property
+    def modality(self) -> str:
+        if self.kind in ("span", "region"):
+            return "text"
+        return self.kind
+
+    def root(self) -> Unit:
+        u = self
+        while u.merged_into is not None:
+            u = u.merged_into
+        return u
+
+    @property
+    def section_key(self) -> str | None:
+        if self.view is not None:
+            return self.view.key
+        if self.kind in ("table", "region") and self.regions:
+            r = self.regions[0]
+            return r.section_id or f"{r.doc_id}@{r.version_id}:nosection"
+        return None
+
+
+class Expander:
+    """Builds units for hits against one ``RegionSource``; caches section views per call."""
+
+    def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],
+                 parent_cap: int) -> None:
+        self.source = source
+        self.o = options
+        self.count = count
+        self.parent_cap = parent_cap
+        self._views: dict[str, SectionView] = {}
+        self._section_tokens: dict[str, int] = {}
+        self._cont: dict[tuple[str, str], dict[str, Region]] = {}
+
+    # -- structure -------------------------------------------------------------------------
+    def view_for(self, r: Region) -> SectionView:
+        key = r.section_id or f"{r.doc_id}@{r.version_id}:nosection"
+        v = self._views.get(key)
+        if v is not None:
+            return v
+        src = self.source
+        if r.section_id is not None:
+            sents = [s for s in src.in_section(r.section_id, "sentence")
+                     if s.doc_id == r.doc_id and s.version_id == r.version_id]
+            paras = list(src.in_section(r.section_id, "paragraph"))
+            tables = list(src.in_section(r.section_id, "table"))
+            section = src.get(r.section_id)
+        else:
+            def loose(kind: Literal["sentence", "paragraph", "table"]) -> list[Region]:
+                return [x for x in src.of_kind(r.doc_id, r.version_id, kind) if x.section_id is None]
+
+            sents, paras, tables, section = loose("sentence"), loose("paragraph"), loose("table"), None
+        v = SectionView(key, section, sents, paras, tables)
+        self._views[key] = v
+        return v
+
+    def section_tokens(self, v: SectionView) -> int:
+        """Size of the whole section for the parent cap: the sum of its parts' token counts."""
+        n = self._section_tokens.get(v.key)
+        if n is None:
+            n = sum(self.count(s.text) for s in v.sentences)
+            with_sents = set(v.para_range)
+            n += sum(self.count(p.text) for p in v.paragraphs if p.region_id not in with_sents)
+            n += sum(self.count(table_markdown(t)) for t in v.tables)
+            self._section_tokens[v.key] = n
+        return n
+
+    def table_parts(self, t: Region) -> list[Region]:
+        """The whole table: follow ``continued_from`` back to the first part, then forward."""
+        key = (t.doc_id, t.version_id)
+        nxt = self._cont.get(key)
+        if nxt is None:
+            nxt = {}
+            for x in self.source.of_kind(t.doc_id, t.version_id, "table"):
+                prev = x.meta_get("continued_from")
+                if prev:
+                    nxt[prev] = x
+            self._cont[key] = nxt
+        root, seen = t, {t.region_id}
+        while (prev := root.meta_get("continued_from")) and prev not in seen:
+            p = self.source.get(prev)
+            if p is None or p.kind != "table":
+                break
+            seen.add(prev)
+            root = p
+        parts, cur = [root], root
+        while cur.region_id in nxt and nxt[cur.region_id].region_id not in {x.region_id for x in parts}:
+            cur = nxt[cur.region_id]
+            parts.append(cur)
+        return parts
+
+    # -- units -----------------------------------------------------------------------------
+    def _span(self, i: int, hit: Hit, r: Region, v: SectionView, lo: int, hi: int, full: bool,
+              expansion: str) -> Unit:
+        lo, hi = max(0, lo), min(len(v) - 1, hi)
+        return Unit("span", ("span", v.key), r.doc_id, r.version_id, [i], hit.score, hit.rank,
+                    {expansion}, view=v, lo=lo, hi=hi, full=full)
+
+    def _region(self, i: int, hit: Hit, r: Region, expansion: str) -> Unit:
+        return Unit("region", ("region", r.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
+                    {expansion}, regions=[r])
+
+    def _page(self, i: int, hit: Hit, r: Region, page_no: int) -> Unit | None:
+        page = r if r.kind == "page" else self.source.page(r.doc_id, r.version_id, page_no)
+        if page is None:
+            return None
+        u = Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
+                 {"page_image" if self.o.include_images else "page_text"}, regions=[page],
+                 image=self.o.include_images)
+        if r.kind in ("table", "figure"):
+            u.absorbed.append(r)
+        return u
+
+    def expand(self, i: int, hit: Hit, r: Region) -> Unit | None:
+        """One unit for hit ``i`` (already resolved to region ``r``), or None if it has no content."""
+        s = self.o.strategy
+        if s == "page":
+            return self._page(i, hit, r, r.first_page)
+        if r.kind == "table":
+            parts = [r] if s == "raw" else self.table_parts(r)
+            return Unit("table", ("table", parts[0].region_id), r.doc_id, r.version_id, [i], hit.score,
+                        hit.rank, {"table"}, regions=parts)
+        if r.kind == "figure":
+            img = self.o.include_images
+            return Unit("figure", ("figure", r.region_id), r.doc_id, r.version_id, [i], hit.score,
+                        hit.rank, {"figure" if img else "figure_text"}, regions=[r], image=img)
+        if r.kind == "page":
+            if not self.o.include_images and not r.text.strip():
+                return None
+            return self._page(i, hit, r, r.first_page)
+        if r.kind == "section":
+            return self._section_hit(i, hit, r)
+        if r.kind not in ("sentence", "paragraph"):
+            return self._region(i, hit, r, "raw")
+        v = self.view_for(r)
+        if r.kind == "paragraph":
+            if r.region_id not in v.para_range:
+                return self._region(i, hit, r, "paragraph")
+            pos = v.para_range[r.region_id][0]
+        else:
+            if r.region_id not in v.pos:
+                log.warning("sentence %s missing from its section listing", r.region_id)
+                return self._region(i, hit, r, "sentence")
+            pos = v.pos[r.region_id]
+        return self._text(i, hit, r, v, pos)
+
+    def _text(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
+        s, o = self.o.strategy, self.o
+        para = v.paragraph_span(pos)
+        if r.kind == "paragraph":
+            if s in ("parent", "auto") and self.section_tokens(v) <= self.parent_cap:
+                return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
+            if s == "neighbors":
+                return self._neighbors(i, hit, r, v, pos)
+            return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
+        if s == "raw":
+            return self._span(i, hit, r, v, pos, pos, False, "sentence")
+        if s == "neighbors":
+            return self._neighbors(i, hit, r, v, pos)
+        if s in ("parent", "auto") and self.section_tokens(v) <= self.parent_cap:
+            return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
+        if s == "parent":
+            ptoks = sum(self.count(v.sentences[k].text) for k in range(para[0], para[1] + 1))
+            if ptoks <= self.parent_cap:
+                return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
+        return self._span(i, hit, r, v, pos - o.window_before, pos + o.window_after, False, "window")
+
+    def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
+        pid = v.sent_para[pos]
+        if pid is None or pid not in v.para_index:
+            lo, hi = v.paragraph_span(pos)
+            return self._span(i, hit, r, v, lo, hi, False, "neighbors")
+        k, n = v.para_index[pid], self.o.neighbors
+        lo_k, hi_k = max(0, k - n), min(len(v.paragraphs) - 1, k + n)
+        ranges = [v.para_range[p.region_id] for p in v.paragraphs[lo_k:hi_k + 1]
+                  if p.region_id in v.para_range]
+        lo = min(a for a, _ in ranges)
+        hi = max(b for _, b in ranges)
+        return self._span(i, hit, r, v, lo, hi, False, "neighbors")
+
+    def _section_hit(self, i: int, hit: Hit, r: Region) -> Unit | None:
+        # a section's own content: sentences whose innermost section is this one
+        proxy = r.model_copy(update={"section_id": r.region_id})
+        v = self.view_for(proxy)
+        if len(v) == 0:
+            return self._region(i, hit, r, "section") if r.text.strip() else None
+        if self.o.strategy == "raw" or self.section_tokens(v) <= self.parent_cap:
+            return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
+        lo, hi = v.paragraph_span(0)
+        return self._span(i, hit, r, v, lo, hi, False, "section_lead")
+
+
+def table_markdown(t: Region) -> str:
+    return t.meta_get("markdown") or t.text
+
+
+def split_table(md: str) -> tuple[list[str], list[str]]:
+    """(header lines, row lines) of a Markdown table; the header keeps its ``|---|`` rule."""
+    lines = [ln for ln in md.splitlines() if ln.strip()]
+    if len(lines) >= 2 and set(lines[1].replace("|", "").replace(":", "").strip()) <= {"-", " "} \
+            and "-" in lines[1]:
+        return lines[:2], lines[2:]
+    return lines[:1], lines[1:]
+
+
+def table_text(parts: Sequence[Region]) -> str:
+    """Markdown of a (possibly continued) table: continuation parts drop a repeated header."""
+    if not parts:
+        return ""
+    first_header, rows = split_table(table_markdown(parts[0]))
+    for p in parts[1:]:
+        h, r = split_table(table_markdown(p))
+        rows.extend(r if h == first_header else h + r)
+    return "\n".join(first_header + rows)
+
+
+def group_by_page(regions: Sequence[Region]) -> dict[int, list[Region]]:
+    out: dict[int, list[Region]] = defaultdict(list)
+    for r in regions:
+        for loc in r.locators:
+            out[loc.page].append(r)
+    return out

@@ -1,0 +1,117 @@
+"""Priority order and packing under the budget.
+
+Priority (budget-independent): score descending, then hit rank. Optional re-orderings, still
+budget-independent: sub-question coverage (candidates that cover a not-yet-covered sub-question move
+to the front, in priority order) and MMR (``lambda * score - (1 - lambda) * max Jaccard similarity``
+to the candidates already placed). ``max_items`` and ``modality_slots`` then cap the list.
+
+Packing rule (``monotone``, the default): *skip, don't split*, made monotone in the budget.
+
+Plain greedy skip-not-split ("take each candidate in priority order if it still fits") is **not**
+monotone: with costs A=6, B=5, C=4 in that order, budget 10 packs {A, C} but budget 11 packs {A, B}
+-- C is dropped by a bigger budget. The monotone rule gives every candidate an *entry budget*
+``e_i``: the smallest evidence room at which it can be added such that, at every larger room,
+the candidates before it (with their own entry budgets) and it still fit. The package at room ``R``
+is ``{i : e_i <= R}``. Hence:
+
+- feasibility: for every R, the sum of costs of ``{i : e_i <= R}`` is at most R;
+- monotonicity: ``R <= R'`` implies ``{e_i <= R} subset of {e_i <= R'}``;
+- priority: a later candidate never takes room an earlier one needs at any larger budget;
+- skipping still works: a large candidate that does not fit does not stop smaller later ones.
+
+The price is that a small later candidate may wait for a room where it cannot be displaced (A=6,
+B=9, C=2: C enters at 17, not at 8). ``packing="greedy"`` is the plain rule, for comparison.
+
+Costs are exact and independent of each other (each block is its own set of prompt parts, see
+``assembly.prompt``), so ``sum(costs) + fixed`` is the exact prompt size.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+from assembly.words import jaccard
+
+
+def entry_budgets(costs: Sequence[int]) -> list[int]:
+    """Entry budget of each candidate (in priority order) under the monotone rule.
+
+    >>> entry_budgets([6, 5, 4])
+    [6, 11, 15]
+    >>> entry_budgets([6, 9, 2])
+    [6, 15, 17]
+    >>> entry_budgets([3, 10, 2])
+    [3, 13, 15]
+    >>> entry_budgets([10, 3, 2])
+    [10, 13, 15]
+    """
+    bps: list[int] = [0]  # distinct breakpoints, ascending
+    loads: list[int] = [0]  # total cost of candidates with entry <= bps[k]
+    out: list[int] = []
+    for c in costs:
+        if c <= 0:
+            out.append(0)
+            continue
+        k = len(bps) - 1
+        while k > 0 and bps[k] - loads[k] >= c:
+            k -= 1
+        e = c + loads[k]
+        if k + 1 < len(bps):
+            e = min(e, bps[k + 1])
+        out.append(e)
+        j = bisect.bisect_left(bps, e)
+        if j == len(bps) or bps[j] != e:
+            bps.insert(j, e)
+            loads.insert(j, loads[j - 1] if j > 0 else 0)
+        for m in range(j, len(loads)):
+            loads[m] += c
+    return out
+
+
+def pack_monotone(costs: Sequence[int], room: int) -> list[bool]:
+    return [e <= room for e in entry_budgets(costs)]
+
+
+def pack_greedy(costs: Sequence[int], room: int) -> list[bool]:
+    used, out = 0, []
+    for c in costs:
+        ok = used + c <= room
+        out.append(ok)
+        if ok:
+            used += c
+    return out
+
+
+def mmr_order(scores: Sequence[float], words: Sequence[frozenset[str]], lam: float) -> list[int]:
+    """Maximal marginal relevance over candidates already in priority order; returns indices."""
+    n = len(scores)
+    if n == 0:
+        return []
+    hi, lo = max(scores), min(scores)
+    norm = [(s - lo) / (hi - lo) if hi > lo else 1.0 for s in scores]
+    left = list(range(n))
+    chosen: list[int] = []
+    max_sim = [0.0] * n
+    while left:
+        best = max(left, key=lambda i: (lam * norm[i] - (1 - lam) * max_sim[i], -i))
+        chosen.append(best)
+        left.remove(best)
+        for i in left:
+            s = jaccard(words[i], words[best])
+            if s > max_sim[i]:
+                max_sim[i] = s
+    return chosen
+
+
+def coverage_order(covers: Sequence[Sequence[int]]) -> list[int]:
+    """Candidates covering a still-uncovered sub-question first (priority order kept), then the rest."""
+    covered: set[int] = set()
+    front, rest = [], []
+    for i, c in enumerate(covers):
+        if set(c) - covered:
+            front.append(i)
+            covered |= set(c)
+        else:
+            rest.append(i)
+    return front + rest

@@ -1,0 +1,144 @@
+"""The rendered prompt: citation contract, context blocks, question, and how it is counted.
+
+Shape (OpenAI chat): a system message with the contract, then one user message whose content is a
+list of parts::
+
+    "CONTEXT\\n"
+    '<block id="S1" type="text" source="manual.pdf p.12" section="Priority incidents">\\n'
+    "...body..."
+    "\\n</block>\\n"
+    '<block id="F1" type="figure" source="manual.pdf p.14">\\n'   (then caption, then the image part)
+    {"type": "image_url", "image_url": {"url": "/v1/regions/<id>/image", "detail": "high"}}
+    "\\n</block>\\n"
+    "\\nQUESTION\\n<the question>"
+
+Anthropic shape: the contract goes to the top-level ``system`` string and image parts are
+``{"type": "image", "source": {"type": "url", "url": ...}}``.
+
+Counting rule (``count_prompt``), exact for this rendering: every text part and the system text are
+tokenized separately with the real tokenizer, each image part costs its formula tokens, each message
+costs ``MESSAGE_OVERHEAD`` (3) plus its role's tokens, and the reply priming costs ``REPLY_PRIMING``
+(3) -- OpenAI's published accounting for chat messages. The Anthropic system string is charged like
+a message. Because parts are tokenized separately, a block's cost does not depend on its neighbours,
+which is what makes packing exact and order-independent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assembly.types import AssemblyOptions, PromptOut
+
+MESSAGE_OVERHEAD = 3
+REPLY_PRIMING = 3
+
+CITATION_CONTRACT = """\
+You answer questions using ONLY the CONTEXT blocks in the user's message.
+- Every block has an id such as [S1] (text), [T1] (table), [F1] (figure) or [P1] (page image).
+- Cite each factual sentence with the id of the block that supports it, in square brackets, \
+e.g. "The limit is 5 A [S2]." Use only ids that appear in CONTEXT; never invent ids or URLs.
+- Do not use prior knowledge or fill gaps from memory. Images support only what they visibly show.
+- If the CONTEXT is not enough to answer, reply "Insufficient evidence." and ask one clarifying question."""
+
+REFUSAL_NOTE = (
+    "CONTEXT\n(no evidence was found for this question in the documents)\n"
+    "There are no context blocks. Do not answer from memory: reply \"Insufficient evidence.\" "
+    "and ask one clarifying question.\n"
+)
+CONTEXT_HEADER = "CONTEXT\n"
+BLOCK_CLOSE = "\n</block>\n"
+
+
+def _attr(v: str) -> str:
+    return v.replace('"', "'").replace("\n", " ").strip()
+
+
+def pages_label(pages: Sequence[int]) -> str:
+    """``[12] -> "p.12"``, ``[12, 13] -> "pp.12-13"``, ``[3, 5] -> "pp.3,5"``."""
+    if not pages:
+        return ""
+    if len(pages) == 1:
+        return f"p.{pages[0]}"
+    if list(pages) == list(range(pages[0], pages[-1] + 1)):
+        return f"pp.{pages[0]}-{pages[-1]}"
+    return "pp." + ",".join(str(p) for p in pages)
+
+
+def block_open(cid: str, modality: str, filename: str, pages: Sequence[int], section: str | None) -> str:
+    sec = f' section="{_attr(section)}"' if section else ""
+    return f'<block id="{cid}" type="{modality}" source="{_attr(filename)} {pages_label(pages)}"{sec}>\n'
+
+
+def question_part(query: str) -> str:
+    return f"\nQUESTION\n{query}"
+
+
+def system_text(options: AssemblyOptions) -> str:
+    return options.system_prompt if options.system_prompt is not None else CITATION_CONTRACT
+
+
+@dataclass(frozen=True)
+class Block:
+    open: str
+    body: str
+    image_url: str | None
+
+
+def _text(fmt: str, t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def _image(options: AssemblyOptions, url: str) -> dict[str, Any]:
+    if options.prompt_format == "anthropic":
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    part: dict[str, Any] = {"type": "image_url", "image_url": {"url": url}}
+    kind = options.image_tokens.kind
+    if kind in ("tile", "fixed"):
+        part["image_url"]["detail"] = "high" if kind == "tile" else "low"
+    return part
+
+
+def build_prompt(options: AssemblyOptions, query: str, blocks: Sequence[Block], refused: bool) -> PromptOut:
+    fmt = options.prompt_format
+    content: list[dict[str, Any]] = [_text(fmt, REFUSAL_NOTE if refused else CONTEXT_HEADER)]
+    for b in blocks:
+        content.append(_text(fmt, b.open))
+        if b.body:
+            content.append(_text(fmt, b.body))
+        if b.image_url is not None:
+            content.append(_image(options, b.image_url))
+        content.append(_text(fmt, BLOCK_CLOSE))
+    content.append(_text(fmt, question_part(query)))
+    system = system_text(options)
+    user = {"role": "user", "content": content}
+    if fmt == "anthropic":
+        return PromptOut(format="anthropic", system=system, messages=[user])
+    return PromptOut(format="openai", messages=[{"role": "system", "content": system}, user])
+
+
+def message_overhead(count: Callable[[str], int], roles: Sequence[str]) -> int:
+    return sum(MESSAGE_OVERHEAD + count(r) for r in roles) + REPLY_PRIMING
+
+
+def count_prompt(prompt: PromptOut, count: Callable[[str], int], image_tokens: int) -> int:
+    """Token count of a rendered prompt under the rule in the module docstring.
+
+    ``image_tokens`` is the sum of the image parts' formula costs (a URL carries no pixel size).
+    An empty prompt (no messages) costs 0.
+    """
+    if not prompt.messages:
+        return 0
+    roles = [str(m["role"]) for m in prompt.messages]
+    total = 0
+    if prompt.system is not None:
+        roles.append("system")
+        total += count(prompt.system)
+    for m in prompt.messages:
+        c = m["content"]
+        if isinstance(c, str):
+            total += count(c)
+        else:
+            total += sum(count(p["text"]) for p in c if p.get("type") == "text")
+    return total + image_tokens + message_overhead(count, roles)

@@ -1,0 +1,138 @@
+"""What a unit looks like once it is sent: body text, the regions it carries, its locators.
+
+Also the structural truncations (``truncations``): shorter versions of a unit cut only at sentence
+boundaries (spans) or row boundaries (tables, header kept). Images are never truncated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from assembly.expand import SectionView, Unit, split_table, table_markdown, table_text
+from assembly.types import LocatorOut
+from ingest.model import BBox, Region
+
+
+@dataclass(frozen=True)
+class Body:
+    text: str
+    regions: tuple[Region, ...]
+    context: Region | None  # the structural region the block stands for, if any
+    context_id: str
+
+
+def _span_text(v: SectionView, lo: int, hi: int) -> str:
+    parts: list[str] = []
+    cur: list[str] = []
+    prev: str | None = "\0"
+    for k in range(lo, hi + 1):
+        pid = v.sent_para[k]
+        if cur and pid != prev:
+            parts.append(" ".join(cur))
+            cur = []
+        cur.append(v.sentences[k].text.strip())
+        prev = pid
+    if cur:
+        parts.append(" ".join(cur))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _full_text(v: SectionView) -> tuple[str, list[Region]]:
+    parts: list[str] = []
+    regions: list[Region] = []
+    for b in v.blocks():
+        if b.kind == "table":
+            parts.append(table_markdown(b))
+            regions.append(b)
+        elif b.region_id in v.para_range:
+            lo, hi = v.para_range[b.region_id]
+            parts.append(_span_text(v, lo, hi))
+            regions.extend(v.sentences[lo:hi + 1])
+        elif b.text.strip():
+            parts.append(b.text.strip())
+            regions.append(b)
+    for k in v.orphans():
+        parts.append(v.sentences[k].text.strip())
+        regions.append(v.sentences[k])
+    return "\n\n".join(p for p in parts if p), regions
+
+
+def _span_context(v: SectionView, lo: int, hi: int, full: bool) -> tuple[Region | None, str]:
+    if not full:
+        pids = {v.sent_para[k] for k in range(lo, hi + 1)}
+        if len(pids) == 1:
+            (pid,) = pids
+            if pid is not None and pid in v.para_index:
+                return v.paragraphs[v.para_index[pid]], pid
+    if v.section is not None:
+        return v.section, v.section.region_id
+    s = v.sentences[lo]
+    return None, s.region_id if lo == hi else f"{s.region_id}..{v.sentences[hi].region_id}"
+
+
+def body_of(u: Unit) -> Body:
+    if u.kind == "span" and u.view is not None:
+        v = u.view
+        if u.full:
+            text, regions = _full_text(v)
+        else:
+            text, regions = _span_text(v, u.lo, u.hi), list(v.sentences[u.lo:u.hi + 1])
+        ctx, cid = _span_context(v, u.lo, u.hi, u.full)
+        return Body(text, tuple(regions), ctx, cid)
+    if u.kind == "table":
+        return Body(table_text(u.regions), tuple(u.regions), u.regions[0], u.regions[0].region_id)
+    if u.kind == "figure":
+        r = u.regions[0]
+        return Body(r.text.strip(), (r,), r, r.region_id)
+    if u.kind == "page":
+        page = u.regions[0]
+        if u.image:
+            extra = [table_text([x]) if x.kind == "table" else x.text.strip() for x in u.absorbed]
+            text = "\n\n".join(t for t in extra if t)
+        else:
+            text = page.text.strip()
+        return Body(text, (page, *u.absorbed), page, page.region_id)
+    r = u.regions[0]
+    return Body(r.text.strip(), (r,), r, r.region_id)
+
+
+def truncations(u: Unit, trigger_regions: set[str]) -> Iterator[Body]:
+    """Shorter structural versions of ``u``, longest first.
+
+    Spans shrink to contiguous sentence runs around the highest-priority trigger sentence (so the
+    matched sentence survives and the cut happens at sentence boundaries); tables keep their header
+    and drop trailing rows. Images yield nothing.
+    """
+    if u.kind == "span" and u.view is not None:
+        v = u.view
+        anchor = next((v.pos[t] for t in trigger_regions if t in v.pos), u.lo)
+        anchor = min(max(anchor, u.lo), u.hi)
+        n = u.hi - u.lo + 1
+        for size in range(n if u.full else n - 1, 0, -1):
+            lo = max(u.lo, min(anchor - (size - 1) // 2, u.hi - size + 1))
+            hi = lo + size - 1
+            ctx, cid = _span_context(v, lo, hi, False)
+            yield Body(_span_text(v, lo, hi), tuple(v.sentences[lo:hi + 1]), ctx, cid)
+    elif u.kind == "table":
+        header, rows = split_table(table_text(u.regions))
+        for k in range(len(rows) - 1, 0, -1):
+            yield Body("\n".join(header + rows[:k]), tuple(u.regions), u.regions[0], u.regions[0].region_id)
+
+
+def locators_of(regions: tuple[Region, ...] | list[Region]) -> list[LocatorOut]:
+    """One locator per page: the union bbox of the regions on it, plus every line box."""
+    by_page: dict[int, tuple[BBox, list[list[float]]]] = {}
+    for r in regions:
+        for loc in r.locators:
+            cur = by_page.get(loc.page)
+            boxes = [b.as_list() for b in loc.line_boxes]
+            if cur is None:
+                by_page[loc.page] = (loc.bbox, boxes)
+            else:
+                cur[1].extend(boxes)
+                by_page[loc.page] = (cur[0].union(loc.bbox), cur[1])
+    return [
+        LocatorOut(page=p, bbox=bb.as_list(), line_boxes=lb or None)
+        for p, (bb, lb) in sorted(by_page.items())
+    ]

@@ -1,0 +1,302 @@
+"""Assembly's inputs (``AssemblyOptions``) and outputs (``ContextPackage``, ``VerifyReport``).
+
+The output models serialise with ``model_dump()`` to the REST contract of DESIGN.md
+(``POST /v1/context``); evaluations depend on that shape, so fields are only ever added.
+
+Terms used throughout the package:
+
+- *hit*: one ranked retrieval result on a small unit (sentence, table, figure, page).
+- *candidate*: one hit as assembly sees it; every candidate gets exactly one manifest entry.
+- *item*: an expanded, deduplicated unit of evidence (a sentence span, a section, a table, a figure
+  image, a page image) with a citation id. Items are packed (or not) under the budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Strategy = Literal["auto", "raw", "window", "parent", "neighbors", "page"]
+Order = Literal["relevance", "document", "edges"]
+Fate = str  # "included" | "truncated" | "excluded_budget" | "duplicate" | "merged_into:<id>" | ...
+
+DEFAULT_BUDGET = 4096
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ImageTokens(_Frozen):
+    """How many prompt tokens one image costs, per model family.
+
+    - ``tile`` (OpenAI high detail): scale to fit ``max_side`` x ``max_side``, then down so the
+      shortest side is at most ``short_side``; tokens = ``base + per_tile * tiles`` with ``tile_px``
+      tiles (defaults: GPT-4o's 85 + 170 per 512 px tile).
+    - ``area`` (Anthropic): scale down so the long edge is at most ``max_long_edge``; tokens =
+      ``ceil(w * h / divisor)`` (defaults 1568 px, 750).
+    - ``fixed``: every image costs ``fixed`` tokens (e.g. OpenAI low detail: 85).
+
+    Pixel sizes come from the region (``meta`` ``width_px``/``height_px``) or from its bbox in points
+    times ``AssemblyOptions.render_scale``.
+    """
+
+    kind: Literal["tile", "area", "fixed"] = "tile"
+    base: int = Field(85, ge=0)
+    per_tile: int = Field(170, ge=0)
+    tile_px: int = Field(512, ge=1)
+    max_side: int = Field(2048, ge=1)
+    short_side: int = Field(768, ge=1)
+    divisor: float = Field(750.0, gt=0)
+    max_long_edge: int = Field(1568, ge=1)
+    fixed: int = Field(85, ge=0)
+
+
+class AssemblyOptions(_Frozen):
+    """Everything that shapes one package. Every field has a default; invalid values raise
+    ``pydantic.ValidationError`` naming the field.
+
+    Budget: ``limit`` is ``budget`` if given, else ``context_window - reserve_output``; with both,
+    the smaller. With neither, ``DEFAULT_BUDGET`` (4096).
+
+    ``score_threshold`` with ``threshold_mode="relative"`` keeps hits scoring at least
+    ``score_threshold * top_score`` (only when the top score is positive; relative thresholds
+    must lie in [0, 1]); ``"absolute"`` keeps hits with ``score >= score_threshold``.
+
+    ``modality_slots`` are *maximum* counts of candidate items per modality (``text``, ``table``,
+    ``figure``, ``page``) taken in priority order before packing; ``max_items`` caps the item list
+    the same way. Both are applied before the budget so that a bigger budget never drops an item
+    (see ``assembly.pack``).
+    """
+
+    budget: int | None = Field(None, ge=1)
+    context_window: int | None = Field(None, ge=1)
+    reserve_output: int = Field(1024, ge=0)
+    tokenizer: str = "cl100k_base"
+    strategy: Strategy = "auto"
+    window_before: int = Field(2, ge=0)
+    window_after: int = Field(2, ge=0)
+    parent_max_tokens: int = Field(1024, ge=1)
+    neighbors: int = Field(1, ge=0)
+    include_images: bool = True
+    image_tokens: ImageTokens = ImageTokens()
+    render_scale: float = Field(2.0, gt=0, description="pixels per PDF point when meta lacks pixel size")
+    structural_truncation: bool = False
+    order: Order = "edges"
+    max_items: int | None = Field(None, ge=1)
+    score_threshold: float | None = None
+    threshold_mode: Literal["relative", "absolute"] = "relative"
+    mmr_lambda: float | None = Field(None, ge=0.0, le=1.0)
+    modality_slots: dict[str, int] | None = None
+    sub_questions: tuple[str, ...] = ()
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] = "openai"
+    image_url_template: str = "/v1/regions/{region_id}/image"
+    citation_style: Literal["typed", "uniform"] = "typed"
+    packing: Literal["monotone", "greedy"] = "monotone"
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_name(cls, v: str) -> str:
+        if v in ("cl100k_base", "o200k_base") or (v.startswith("hf:") and len(v) > 3):
+            return v
+        raise ValueError(f"tokenizer must be 'cl100k_base', 'o200k_base' or 'hf:<dir>', got {v!r}")
+
+    @field_validator("modality_slots")
+    @classmethod
+    def _slots(cls, v: dict[str, int] | None) -> dict[str, int] | None:
+        if v is None:
+            return v
+        for k, n in v.items():
+            if k not in ("text", "table", "figure", "page"):
+                raise ValueError(f"modality_slots key must be text/table/figure/page, got {k!r}")
+            if n < 0:
+                raise ValueError(f"modality_slots[{k!r}] must be >= 0, got {n}")
+        return v
+
+    @field_validator("image_url_template")
+    @classmethod
+    def _template(cls, v: str) -> str:
+        if "{region_id}" not in v:
+            raise ValueError("image_url_template must contain '{region_id}'")
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> AssemblyOptions:
+        if self.context_window is not None and self.context_window - self.reserve_output < 1:
+            raise ValueError(
+                f"context_window ({self.context_window}) minus reserve_output ({self.reserve_output}) "
+                "leaves no room for the prompt"
+            )
+        if self.score_threshold is not None and self.threshold_mode == "relative":
+            if not 0.0 <= self.score_threshold <= 1.0:
+                raise ValueError("a relative score_threshold must lie in [0, 1]")
+        return self
+
+    @property
+    def limit(self) -> int:
+        limits = []
+        if self.budget is not None:
+            limits.append(self.budget)
+        if self.context_window is not None:
+            limits.append(self.context_window - self.reserve_output)
+        return min(limits) if limits else DEFAULT_BUDGET
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+class LocatorOut(_Frozen):
+    page: int
+    bbox: list[float]
+    line_boxes: list[list[float]] | None = None
+
+
+class ContextItem(_Frozen):
+    """One packed block. ``region_id`` is the region that was sent (the context id): the section,
+    paragraph, table, figure or page; for a sentence window, the innermost region enclosing the
+    whole span (its paragraph, else its section). ``region_ids`` lists every region whose text or
+    pixels the block carries, so "no region twice" is checkable. ``trigger_ids`` are the hits that
+    caused the item."""
+
+    citation_id: str
+    region_id: str
+    region_ids: list[str]
+    doc_id: str
+    version_id: str
+    filename: str
+    modality: str
+    expansion: str
+    trigger_ids: list[str]
+    pages: list[int]
+    locators: list[LocatorOut]
+    text: str
+    tokens: int
+    status: Literal["included", "truncated"]
+    image_url: str | None = None
+    image_tokens: int = 0
+    score: float
+    section: str | None = None
+
+
+class ExcludedEntry(_Frozen):
+    region_id: str
+    pages: list[int]
+    reason: str
+    tokens: int
+    detail: str = ""
+
+
+class ManifestEntry(_Frozen):
+    """The fate of one candidate (one input hit)."""
+
+    region_id: str
+    rank: int
+    score: float
+    pages: list[int]
+    fate: Fate
+    tokens: int
+    reason: str
+    citation_id: str | None = None
+    context_id: str | None = None
+    expansion: str | None = None
+    covers: list[int] = []
+
+
+class RetrievalHitOut(_Frozen):
+    region_id: str
+    pages: list[int]
+    score: float
+    retriever: str
+    rank: int
+
+
+class Coverage(_Frozen):
+    """Distinct ``(version, page)`` pairs, distinct documents and hits represented."""
+
+    pages: int
+    docs: int
+    hits: int
+
+
+class RetrievalInfo(_Frozen):
+    hits: list[RetrievalHitOut]
+    coverage_before: Coverage
+    coverage_after: Coverage
+
+
+class Breakdown(_Frozen):
+    """Token accounting; the fields sum to ``BudgetInfo.used``.
+
+    ``system``: system text; ``question``: the question part; ``wrappers``: context header, block
+    open/close tags (citation ids, source attributes); ``text``: block bodies; ``images``: image
+    parts by formula; ``overhead``: per-message template tokens (see ``assembly.prompt``)."""
+
+    system: int = 0
+    question: int = 0
+    wrappers: int = 0
+    text: int = 0
+    images: int = 0
+    overhead: int = 0
+
+
+class BudgetInfo(_Frozen):
+    limit: int
+    used: int
+    tokenizer: str
+    breakdown: Breakdown
+    image_formula: str
+
+
+class PromptOut(_Frozen):
+    format: Literal["openai", "anthropic"]
+    messages: list[dict[str, Any]]
+    system: str | None = None  # anthropic: top-level system string
+
+
+class ContextPackage(_Frozen):
+    query: str
+    budget: BudgetInfo
+    items: list[ContextItem]
+    excluded: list[ExcludedEntry]
+    manifest: list[ManifestEntry]
+    retrieval: RetrievalInfo
+    prompt: PromptOut
+    refused: bool
+    refusal_reason: str | None = None
+    strategy: str
+    order: str
+
+    def citation_map(self) -> dict[str, ContextItem]:
+        return {it.citation_id: it for it in self.items}
+
+
+class CitationSupport(_Frozen):
+    sentence_index: int
+    citation_id: str
+    support: float
+
+
+class SentenceCheck(_Frozen):
+    index: int
+    text: str
+    citations: list[str]
+    invented: list[str]
+    factual: bool
+    support: float | None
+
+
+class VerifyReport(_Frozen):
+    """Result of ``verify_answer``. ``kept_ids``: cited ids that were packed, in first-cited order;
+    ``invented_ids``: cited ids that were not; ``uncited_sentences``: factual sentences without a
+    valid citation. ``support`` is token overlap of a sentence with a cited item's text (0..1)."""
+
+    kept_ids: list[str]
+    invented_ids: list[str]
+    uncited_sentences: list[str]
+    sentences: list[SentenceCheck]
+    support: list[CitationSupport]
+    insufficient_evidence: bool
+    ok: bool

@@ -1,0 +1,270 @@
+"""Worked examples from the seeds, plus the edge cases the properties do not pin down."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
+from assembly.budget import image_token_cost
+from assembly.dedupe import merge_intervals
+from assembly.pack import entry_budgets
+from ingest.index import RegionIndex
+from ingest.tokens import get_tokenizer
+from tests.assembly.builders import by_kind, find, hit, make_doc
+
+from .recount import recount
+
+V1, V2 = "aaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbb"
+
+POLICY = [
+    "Priority-one incidents are outages that affect every customer.",
+    "The response deadline for a priority-one incident is 15 minutes.",
+    "The deadline applies to unplanned outages.",
+    "Escalation goes to the duty manager after 30 minutes.",
+    "Incidents during announced maintenance windows are exempt from the deadline.",
+]
+
+
+def policy_regions() -> list:
+    return make_doc("support", [
+        ("Overview", [["Support covers all paid plans.", "Hours are 24/7."]]),
+        ("Priority-one incidents", [POLICY[:3], POLICY[3:]]),
+        ("Billing", [["Invoices are sent monthly.", "Refunds take ten days."]]),
+    ], version_id=V1)
+
+
+def test_three_overlapping_chunks_and_a_second_document() -> None:
+    """Seed pitfall: three chunks of one section + one chunk of another doc, room for about two parents."""
+    a = policy_regions()
+    b = make_doc("ops", [("On-call", [["The on-call rota is published every Friday.",
+                                       "The duty manager owns priority-one escalations."]])], version_id=V2)
+    idx = RegionIndex(a + b)
+    sents = [find(a, "response deadline"), find(a, "unplanned"), find(a, "Escalation goes")]
+    hits = [hit(s, 0.9 - 0.05 * k, k + 1) for k, s in enumerate(sents)]
+    hits.append(hit(find(b, "owns priority-one"), 0.6, 4))
+    one = assemble("Who owns P1 escalation and what is the deadline?", hits[:1], idx, AssemblyOptions())
+    parent_cost = one.items[0].tokens
+    fixed = one.budget.used - parent_cost
+    opts = AssemblyOptions(budget=fixed + 2 * parent_cost + 10, strategy="parent")
+    pkg = assemble("Who owns P1 escalation and what is the deadline?", hits, idx, opts,
+                   filenames={V1: "support.pdf", V2: "ops.pdf"})
+    assert pkg.budget.used <= pkg.budget.limit
+    assert {it.doc_id for it in pkg.items} == {"support", "ops"}
+    support = [it for it in pkg.items if it.doc_id == "support"]
+    assert len(support) == 1 and support[0].expansion == "parent_section"
+    assert support[0].trigger_ids == [s.region_id for s in sents]
+    fates = [m.fate for m in pkg.manifest]
+    assert fates == ["included", f"merged_into:{support[0].citation_id}", f"merged_into:{support[0].citation_id}",
+                     "included"]
+    assert pkg.retrieval.coverage_after.docs == 2
+    text = "".join(p.get("text", "") for p in pkg.prompt.messages[1]["content"])
+    assert text.count(POLICY[2]) == 1 and 'source="ops.pdf p.1"' in text
+
+
+def test_exception_two_sentences_after_the_deadline() -> None:
+    """Radius 1 misses the maintenance exception; the parent section captures it."""
+    regs = policy_regions()
+    idx = RegionIndex(regs)
+    h = [hit(find(regs, "response deadline"), 0.9, 1)]
+    win = assemble("P1 deadline?", h, idx, AssemblyOptions(strategy="window", window_before=1, window_after=1))
+    assert "unplanned" in win.items[0].text and "maintenance" not in win.items[0].text
+    assert win.items[0].expansion == "window"
+    par = assemble("P1 deadline?", h, idx, AssemblyOptions(strategy="parent"))
+    assert "maintenance" in par.items[0].text and "unplanned" in par.items[0].text
+    assert "Hours are" not in par.items[0].text  # bounded to the section
+    # asymmetric radii
+    after = assemble("P1 deadline?", h, idx, AssemblyOptions(strategy="window", window_before=0, window_after=3))
+    assert after.items[0].text.startswith("The response deadline") and "maintenance" in after.items[0].text
+
+
+def test_windows_clamp_at_document_and_section_ends() -> None:
+    regs = policy_regions()
+    idx = RegionIndex(regs)
+    first, last = by_kind(regs, "sentence")[0], by_kind(regs, "sentence")[-1]
+    opts = AssemblyOptions(strategy="window", window_before=3, window_after=3)
+    p1 = assemble("q", [hit(first, 1.0, 1)], idx, opts)
+    assert p1.items[0].text == "Support covers all paid plans. Hours are 24/7."
+    p2 = assemble("q", [hit(last, 1.0, 1)], idx, opts)
+    assert p2.items[0].text == "Invoices are sent monthly. Refunds take ten days."
+    mid = find(regs, "unplanned")  # third of five: window stays inside "Priority-one incidents"
+    p3 = assemble("q", [hit(mid, 1.0, 1)], idx, AssemblyOptions(strategy="window", window_before=9, window_after=9))
+    assert "Hours" not in p3.items[0].text and "Invoices" not in p3.items[0].text
+    assert len(p3.items[0].region_ids) == 5
+
+
+def test_parent_larger_than_the_whole_budget_falls_back() -> None:
+    long = [f"Clause {k} of the agreement sets out obligation number {k} in detail." for k in range(120)]
+    regs = make_doc("contract", [("Terms", [long[i:i + 6] for i in range(0, 120, 6)])])
+    idx = RegionIndex(regs)
+    h = [hit(find(regs, "obligation number 57 "), 1.0, 1)]
+    opts = AssemblyOptions(budget=600, strategy="parent", parent_max_tokens=100_000)
+    pkg = assemble("clause 57?", h, idx, opts)
+    assert pkg.budget.used <= 600 and len(pkg.items) == 1
+    assert pkg.items[0].expansion == "paragraph" and "obligation number 57 " in pkg.items[0].text
+    assert pkg.budget.used == recount(pkg)
+    tiny = AssemblyOptions(budget=260, strategy="parent", parent_max_tokens=100_000)
+    pkg2 = assemble("clause 57?", h, idx, tiny)
+    assert pkg2.budget.used <= 260
+
+
+def test_table_whole_truncation_keeps_header_and_figure_image() -> None:
+    rows = [[f"model-{k}", f"{k * 10} W", f"{k} kg"] for k in range(40)]
+    regs = make_doc("data", [
+        ("Specs", [["The table lists every model."], ("table", ["Model", "Power", "Mass"], rows)]),
+        ("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring of the main board")]),
+    ])
+    idx = RegionIndex(regs)
+    table, fig = by_kind(regs, "table")[0], by_kind(regs, "figure")[0]
+    pkg = assemble("power of model-7?", [hit(table, 1.0, 1), hit(fig, 0.5, 2)], idx, AssemblyOptions())
+    t = next(i for i in pkg.items if i.modality == "table")
+    assert t.text.count("\n") == 41 and t.citation_id == "T1"
+    f = next(i for i in pkg.items if i.modality == "figure")
+    assert f.citation_id == "F1" and f.image_url == f"/v1/regions/{fig.region_id}/image"
+    assert f.image_tokens == image_token_cost(800, 380, ImageTokens()) and "Wiring" in f.text
+    assert pkg.budget.breakdown.images == f.image_tokens
+    # structural truncation: cut at a row boundary, header kept
+    small = pkg.budget.used - sum(i.tokens for i in pkg.items) + t.tokens // 2
+    tr = assemble("power of model-7?", [hit(table, 1.0, 1)], idx,
+                  AssemblyOptions(budget=small, structural_truncation=True))
+    assert tr.items[0].status == "truncated" and tr.manifest[0].fate == "truncated"
+    lines = tr.items[0].text.splitlines()
+    assert lines[0] == "| Model | Power | Mass |" and lines[1].startswith("|---")
+    assert all(ln.startswith("| model-") and ln.endswith("|") for ln in lines[2:])
+    assert tr.budget.used <= small
+    no = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(budget=small))
+    assert no.items == [] and no.refused and no.manifest[0].fate == "excluded_budget"
+
+
+def test_cross_modal_dedupe_page_image_contains_figure() -> None:
+    regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring")])])
+    idx = RegionIndex(regs)
+    fig, page = by_kind(regs, "figure")[0], by_kind(regs, "page")[0]
+    pkg = assemble("wiring", [hit(fig, 0.9, 1), hit(page, 0.8, 2, "colpali")], idx, AssemblyOptions())
+    assert [i.modality for i in pkg.items] == ["page"]
+    assert pkg.items[0].region_ids == [page.region_id, fig.region_id]
+    assert pkg.manifest[1].fate == "merged_into:P1" or pkg.manifest[0].fate == "merged_into:P1"
+    off = assemble("wiring", [hit(fig, 0.9, 1)], idx, AssemblyOptions(include_images=False))
+    assert off.items[0].image_url is None and off.items[0].expansion == "figure_text"
+    assert off.budget.breakdown.images == 0
+
+
+def test_versions_never_deduped_by_text_and_windows_stay_in_version() -> None:
+    old = make_doc("policy", [("Rules", [POLICY])], version_id=V1)
+    new = make_doc("policy", [("Rules", [POLICY])], version_id=V2)
+    idx = RegionIndex(old + new)
+    h = [hit(find(old, "unplanned"), 0.9, 1), hit(find(new, "unplanned"), 0.9, 2)]
+    pkg = assemble("q", h, idx, AssemblyOptions(strategy="window"))
+    assert sorted(i.version_id for i in pkg.items) == [V1, V2]
+    for it in pkg.items:
+        assert all(rid.split("@")[1].startswith(it.version_id) for rid in it.region_ids)
+
+
+def test_refuse_branches_never_exceed() -> None:
+    regs = policy_regions()
+    idx = RegionIndex(regs)
+    empty = assemble("What is the P1 deadline?", [], idx, AssemblyOptions())
+    assert empty.refused and empty.items == [] and "no hits" in (empty.refusal_reason or "")
+    user = "".join(p["text"] for p in empty.prompt.messages[1]["content"])
+    assert "Insufficient evidence" in user and empty.budget.used == recount(empty)
+    weak = [hit(find(regs, "deadline for"), 0.1, 2), hit(find(regs, "Invoices"), 1.0, 1)]
+    thr = assemble("q", weak, idx, AssemblyOptions(score_threshold=2.0, threshold_mode="absolute"))
+    assert thr.refused and all(m.fate == "below_threshold" for m in thr.manifest)
+    rel = assemble("q", weak, idx, AssemblyOptions(score_threshold=0.5))
+    assert [m.fate for m in rel.manifest] == ["included", "below_threshold"]
+    for limit in (1, 20, 100, 160, 175, 200):
+        p = assemble("What is the P1 deadline?", weak, idx, AssemblyOptions(budget=limit))
+        assert p.budget.used <= limit and p.budget.used == recount(p)
+        if p.budget.used == 0:
+            assert p.refused and p.prompt.messages == [] and "needs" in (p.refusal_reason or "")
+
+
+def test_anthropic_shape_and_o200k() -> None:
+    regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring")])])
+    idx = RegionIndex(regs)
+    h = [hit(by_kind(regs, "figure")[0], 0.9, 1), hit(by_kind(regs, "sentence")[0], 0.5, 2)]
+    opts = AssemblyOptions(prompt_format="anthropic", tokenizer="o200k_base",
+                           image_tokens=ImageTokens(kind="area"))
+    pkg = assemble("wiring", h, idx, opts)
+    assert pkg.prompt.system and [m["role"] for m in pkg.prompt.messages] == ["user"]
+    assert any(p["type"] == "image" for p in pkg.prompt.messages[0]["content"])
+    assert pkg.budget.tokenizer == "o200k_base" and pkg.budget.used == recount(pkg)
+
+
+def test_rest_contract_shape() -> None:
+    regs = policy_regions()
+    pkg = assemble("q", [hit(find(regs, "unplanned"), 0.9, 1)], RegionIndex(regs), AssemblyOptions())
+    d = pkg.model_dump()
+    assert {"query", "budget", "items", "excluded", "manifest", "retrieval", "prompt", "refused",
+            "strategy"} <= set(d)
+    assert {"limit", "used", "tokenizer", "breakdown"} <= set(d["budget"])
+    assert sum(d["budget"]["breakdown"].values()) == d["budget"]["used"]
+    item = d["items"][0]
+    for k in ("citation_id", "region_id", "doc_id", "version_id", "filename", "modality", "expansion",
+              "trigger_ids", "pages", "locators", "text", "tokens", "status", "score"):
+        assert k in item
+    assert set(item["locators"][0]) >= {"page", "bbox"} and len(item["locators"][0]["bbox"]) == 4
+    assert set(d["retrieval"]["hits"][0]) == {"region_id", "pages", "score", "retriever", "rank"}
+    assert set(d["retrieval"]) == {"hits", "coverage_before", "coverage_after"}
+
+
+def test_options_validation() -> None:
+    assert AssemblyOptions().limit == 4096
+    assert AssemblyOptions(context_window=8000, reserve_output=1000).limit == 7000
+    assert AssemblyOptions(budget=500, context_window=8000).limit == 500
+    for bad in ({"budget": 0}, {"tokenizer": "gpt2"}, {"context_window": 100, "reserve_output": 200},
+                {"score_threshold": 1.5}, {"modality_slots": {"video": 1}}, {"strategy": "magic"},
+                {"image_url_template": "/img"}, {"mmr_lambda": 2}, {"typo": 1}):
+        with pytest.raises(ValidationError):
+            AssemblyOptions(**bad)
+
+
+def test_slots_max_items_mmr_and_subquestions() -> None:
+    regs = make_doc("m", [
+        ("A", [["Alpha facts about the pump pressure.", "Pump pressure is 5 bar."]]),
+        ("B", [["Beta facts about the pump pressure.", "Pump pressure rises at start."]]),
+        ("C", [["The valve is made of brass.", "The valve weighs 2 kg."]]),
+        ("D", [("figure", "Figure 1: pump"), ("figure", "Figure 2: valve")]),
+    ])
+    idx = RegionIndex(regs)
+    sents = by_kind(regs, "sentence")
+    figs = by_kind(regs, "figure")
+    h = [hit(sents[1], 0.9, 1), hit(sents[3], 0.85, 2), hit(sents[4], 0.5, 3), hit(figs[0], 0.4, 4),
+         hit(figs[1], 0.3, 5)]
+    slots = assemble("q", h, idx, AssemblyOptions(strategy="raw", modality_slots={"figure": 1}))
+    assert [m.fate for m in slots.manifest][3:] == ["included", "excluded_slot"]
+    capped = assemble("q", h, idx, AssemblyOptions(strategy="raw", max_items=2))
+    assert len(capped.items) == 2
+    cov = assemble("pump pressure and valve material", h, idx,
+                   AssemblyOptions(strategy="raw", max_items=2,
+                                   sub_questions=("pump pressure", "valve brass material")))
+    assert any("brass" in i.text for i in cov.items)
+    mmr = assemble("q", h[:3], idx, AssemblyOptions(strategy="raw", mmr_lambda=0.1, max_items=2))
+    assert any("brass" in i.text for i in mmr.items)
+
+
+def test_verify_answer() -> None:
+    regs = policy_regions()
+    pkg = assemble("q", [hit(find(regs, "response deadline"), 0.9, 1), hit(find(regs, "Invoices"), 0.5, 2)],
+                   RegionIndex(regs), AssemblyOptions(strategy="raw"))
+    ids = [i.citation_id for i in pkg.items]
+    assert ids == ["S1", "S2"]
+    ans = ("The response deadline is 15 minutes [S1]. Invoices are sent monthly. [S2] "
+           "Refunds are instant [S1, S7]. It rains often. Could you say which plan?")
+    rep = verify_answer(ans, pkg)
+    assert rep.kept_ids == ["S1", "S2"] and rep.invented_ids == ["S7"]
+    assert rep.uncited_sentences == ["It rains often."]
+    sup = {(s.sentence_index, s.citation_id): s.support for s in rep.support}
+    assert sup[(0, "S1")] == 1.0 and sup[(1, "S2")] == 1.0 and sup[(2, "S1")] < 0.5
+    assert not rep.ok
+    good = verify_answer("The response deadline is 15 minutes [S1][S2].", pkg)
+    assert good.ok and good.kept_ids == ["S1", "S2"]
+    refusal = verify_answer("Insufficient evidence. Which product do you mean?", pkg)
+    assert refusal.insufficient_evidence and refusal.ok and refusal.uncited_sentences == []
+
+
+def test_entry_budgets_and_intervals_small_cases() -> None:
+    assert entry_budgets([6, 5, 4]) == [6, 11, 15]
+    assert merge_intervals([(0, 1), (2, 3), (5, 6)]) == [(0, 3), (5, 6)]
+    assert image_token_cost(512, 512, ImageTokens()) == 85 + 170
+    assert get_tokenizer("cl100k_base").count("hello world") == 2
