@@ -1,0 +1,202 @@
+"""Figures with CLIP: image vectors of figure crops at ingest, text→image search at query time.
+
+The loader is open_clip's own ``create_model_and_transforms``, given either a model name plus a
+``pretrained`` tag or weights file, or ``local-dir:<folder>`` holding ``open_clip_config.json`` and
+``open_clip_model.safetensors``. A model name without ``pretrained`` is refused: open_clip would
+silently build random weights, which would look like a working but useless retriever.
+
+CLIP alone is weak on text-heavy diagrams; figures are also found through their text surrogate
+(caption and in-figure text are ``figure`` rows of the ``chunks`` table), and fusion combines both.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from ingest.errors import InvalidRequest, ModelUnavailable
+from ingest.store import Store
+from retrieval.scope import Scope
+from retrieval.text import Candidate, VectorCache, top_k
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+    from ingest.parse import ParsedDocument
+
+logger = logging.getLogger(__name__)
+
+FIGURES_TABLE = "figures"
+CLIP_ENABLE_HINT = (
+    "set FOLIO_CLIP_MODEL to an open_clip model name with FOLIO_CLIP_PRETRAINED pointing at a weights "
+    "file or a cached pretrained tag (e.g. ViT-B-32 + /models/clip/open_clip_model.safetensors), "
+    "or FOLIO_CLIP_MODEL="
+    "local-dir:<folder with open_clip_config.json and open_clip_model.safetensors>; then re-ingest documents"
+)
+
+
+def figures_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("region_id", pa.string()),
+            pa.field("doc_id", pa.string()),
+            pa.field("version_id", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("page", pa.int32()),
+            pa.field("model", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
+
+
+class ClipModel:
+    """An open_clip model with its preprocessing and tokenizer; outputs are L2-normalised float32."""
+
+    def __init__(self, model_name: str, pretrained: str | None = None, *, device: str = "cpu") -> None:
+        if not model_name.startswith("local-dir:") and not pretrained:
+            raise ModelUnavailable(
+                f"CLIP model {model_name!r} has no pretrained weights configured; refusing random "
+                f"weights. {CLIP_ENABLE_HINT}"
+            )
+        from ingest.torchfix import ensure_torchvision
+
+        ensure_torchvision()
+        try:
+            import open_clip
+            import torch
+        except ImportError as exc:  # pragma: no cover - open_clip is a declared dependency
+            raise ModelUnavailable(
+                f"open_clip is not installed ({exc}); pip install open-clip-torch"
+            ) from exc
+        self._torch = torch
+        self.name = model_name if not pretrained else f"{model_name}:{Path(pretrained).name}"
+        self.device = device
+        try:
+            model, _, preprocess = open_clip.create_model_and_transforms(
+                model_name, pretrained=pretrained, device=device
+            )
+            self._tokenizer: Any = open_clip.get_tokenizer(model_name)
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise ModelUnavailable(
+                f"cannot load CLIP model {model_name!r} (pretrained={pretrained!r}): {exc}"
+            ) from exc
+        self._model: Any = model.eval()
+        self._preprocess: Any = preprocess
+        self._lock = threading.Lock()
+        self.dim = int(self.encode_texts(["dimension probe"]).shape[1])
+
+    def encode_images(self, images: Sequence[Image], *, batch_size: int = 16) -> np.ndarray:
+        """``(n, dim)`` image vectors."""
+        torch = self._torch
+        out: list[np.ndarray] = []
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(images), batch_size):
+                batch = torch.stack(
+                    [self._preprocess(im.convert("RGB")) for im in images[start : start + batch_size]]
+                )
+                feats = self._model.encode_image(batch.to(self.device))
+                out.append(torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy())
+        return (
+            np.concatenate(out).astype(np.float32)
+            if out
+            else np.zeros((0, getattr(self, "dim", 0)), np.float32)
+        )
+
+    def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """``(n, dim)`` text vectors in the image space."""
+        torch = self._torch
+        with self._lock, torch.inference_mode():
+            feats = self._model.encode_text(self._tokenizer(list(texts)).to(self.device))
+            return torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy().astype(np.float32)
+
+    # Protocol spellings (``ImageEncoder.encode(images)``, ``TextEncoder.encode(texts)``).
+    def encode(self, images: Sequence[Image]) -> np.ndarray:
+        return self.encode_images(images)
+
+
+def open_image(store: Store, relative: str) -> Image | None:
+    from PIL import Image as PILImage
+
+    try:
+        path = store.asset_path(relative)
+        with PILImage.open(path) as im:
+            im.load()
+            return im.copy()
+    except (OSError, LookupError) as exc:
+        logger.warning("cannot read image asset %s: %s", relative, exc)
+        return None
+
+
+class ClipFigureIndexer:
+    """``VersionIndexer``: CLIP vectors of every figure crop of a freshly parsed version."""
+
+    name = "clip"
+
+    def __init__(self, model: ClipModel, *, batch_size: int = 16) -> None:
+        self.model = model
+        self.batch_size = batch_size
+
+    def index_version(self, store: Store, parsed: ParsedDocument) -> int:
+        figures = [r for r in parsed.regions if r.kind == "figure" and r.meta_get("image")]
+        schema = figures_schema(self.model.dim)
+        existing = store.table(FIGURES_TABLE)
+        have = existing.schema.field("vector").type.list_size if existing is not None else self.model.dim
+        if have != self.model.dim:
+            raise InvalidRequest(
+                f"the figures table holds {have}-dim CLIP vectors but {self.model.name} makes "
+                f"{self.model.dim}-dim ones; delete the figures table or use the same model"
+            )
+        written = 0
+        for start in range(0, len(figures), self.batch_size):
+            batch = figures[start : start + self.batch_size]
+            pairs = [(r, open_image(store, r.meta_get("image") or "")) for r in batch]
+            pairs = [(r, im) for r, im in pairs if im is not None]
+            if not pairs:
+                continue
+            vecs = self.model.encode_images([im for _, im in pairs])
+            rows = [
+                {
+                    "region_id": r.region_id,
+                    "doc_id": r.doc_id,
+                    "version_id": r.version_id,
+                    "kind": "figure",
+                    "page": r.first_page,
+                    "model": self.model.name,
+                    "vector": v.tolist(),
+                }
+                for (r, _), v in zip(pairs, vecs, strict=True)
+            ]
+            store.add_rows(FIGURES_TABLE, schema, rows)
+            written += len(rows)
+        return written
+
+
+class ClipRetriever:
+    """Text→image search over the figure vectors of the versions in scope."""
+
+    name = "clip"
+
+    def __init__(self, store: Store, model: ClipModel) -> None:
+        self.store = store
+        self.model = model
+        self.cache = VectorCache(FIGURES_TABLE)
+
+    def search(self, query: str, scope: Scope, limit: int) -> list[Candidate]:
+        if scope.kinds is not None and "figure" not in scope.kinds:
+            return []
+        vv = self.cache.get(self.store, scope)
+        if vv is None or not vv.rows:
+            return []
+        qv = self.model.encode_texts([query])[0]
+        scores = vv.vectors @ qv
+        if scope.pages is not None:
+            scores = np.where(np.isin(vv.pages, np.fromiter(scope.pages, np.int32)), scores, -np.inf)
+        n = int(np.isfinite(scores).sum())
+        idx = top_k(scores, min(limit, n))
+        return vv.take(idx, scores[idx])

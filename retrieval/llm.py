@@ -1,0 +1,65 @@
+"""A minimal client for OpenAI-compatible ``/v1/chat/completions`` endpoints (vLLM, llama.cpp, OpenAI).
+
+Only what folio needs: one non-streaming completion with a timeout. Failures raise
+``ModelUnavailable`` with the reason, so callers can fall back and say why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from ingest.errors import ModelUnavailable
+
+logger = logging.getLogger(__name__)
+
+LLM_ENABLE_HINT = (
+    "set FOLIO_LLM_BASE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1), "
+    "FOLIO_LLM_MODEL and, if the server needs one, FOLIO_LLM_API_KEY"
+)
+
+
+class ChatClient:
+    def __init__(
+        self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 30.0
+    ) -> None:
+        base = base_url.rstrip("/")
+        self.url = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def complete(
+        self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 512, temperature: float = 0.0
+    ) -> str:
+        """The assistant message text of one completion."""
+        import httpx
+
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        body = {
+            "model": self.model,
+            "messages": list(messages),
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        try:
+            resp = httpx.post(self.url, json=body, headers=headers, timeout=self.timeout)
+            resp.raise_for_status()
+            data = resp.json()
+            content = data["choices"][0]["message"]["content"]
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ModelUnavailable(f"LLM call to {self.url} failed: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(content, str):
+            raise ModelUnavailable(f"LLM reply from {self.url} has no text content")
+        return content
+
+
+def client_from_settings(settings: Any) -> ChatClient | None:
+    base = getattr(settings, "llm_base_url", None)
+    model = getattr(settings, "llm_model", None)
+    if not base or not model:
+        return None
+    return ChatClient(base, model, api_key=getattr(settings, "llm_api_key", None))

@@ -1,0 +1,280 @@
+"""The retrieval entry point: one ``Retriever`` that runs every available retriever and fuses them.
+
+``search`` returns small units (sentences, tables, figures, pages) as ranked :class:`Hit`s; each hit
+keeps every retriever that found it (``sources``: retriever, 1-based rank, raw score). Strategies:
+
+- ``hybrid``: BM25 + dense over text children, CLIP over figure crops and ColPali over pages when those
+  models are on; ColPali also rescores the pages the text retrievers hit. Fused with RRF.
+- ``bm25`` / ``dense``: one text retriever alone (for comparison and debugging).
+- ``summary``: summary-to-detail routing; BM25 + dense run only inside the routed sections (visual
+  retrievers still run over the whole scope, since figures and pages have no summaries).
+
+Per-modality quotas reserve slots so figures, tables and pages are not drowned by sentences. An
+optional reranker reorders the fused small units before anything is expanded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ingest.errors import InvalidRequest
+from ingest.index import MergedSource
+from ingest.store import Store
+from retrieval.clip import ClipModel, ClipRetriever
+from retrieval.colpali import ColPaliModel, ColPaliRetriever
+from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, rrf
+from retrieval.hit import Hit, Source
+from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
+from retrieval.rerank import LLMReranker, Reranker
+from retrieval.scope import Scope, modality_of, resolve_scope
+from retrieval.summary import SummaryRouter
+from retrieval.text import Candidate, TextEncoder, TextRetriever
+from retrieval.visual import load_clip, load_colpali, off_status, on_status
+
+logger = logging.getLogger(__name__)
+
+STRATEGIES = ("hybrid", "bm25", "dense", "summary")
+DEFAULT_QUOTAS: dict[str, int] = {"table": 2, "figure": 2, "page": 2}
+MAX_K = 1000
+
+
+@dataclass
+class SearchResult:
+    """Hits plus what happened on the way (retrievers used, reranker notes, routing)."""
+
+    hits: list[Hit]
+    retrievers: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    scope: Scope | None = None
+
+
+class Retriever:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        text_encoder: TextEncoder | None = None,
+        clip: ClipModel | None = None,
+        colpali: ColPaliModel | None = None,
+        reranker: Reranker | None = None,
+        llm: ChatClient | None = None,
+        rrf_k: int = DEFAULT_RRF_K,
+        route_sections: int = 8,
+        status_overrides: Mapping[str, dict[str, Any]] | None = None,
+    ) -> None:
+        if text_encoder is None:
+            from ingest.embed import default_text_encoder
+
+            text_encoder = default_text_encoder()
+        self.store = store
+        self.text_encoder = text_encoder
+        self.text = TextRetriever(store, text_encoder)
+        self.clip = ClipRetriever(store, clip) if clip is not None else None
+        self.colpali = ColPaliRetriever(store, colpali) if colpali is not None else None
+        if reranker is None and llm is not None:
+            reranker = LLMReranker(llm)
+        self.reranker = reranker
+        self.llm = llm
+        self.summaries = SummaryRouter(store, text_encoder)
+        check_rrf_k(rrf_k)
+        self.rrf_k = rrf_k
+        self.route_sections = route_sections
+        self._status_overrides = dict(status_overrides or {})
+
+    @classmethod
+    def from_settings(cls, store: Store, settings: Any) -> Retriever:
+        """Load the models the settings name; the ones that fail stay off, with the reason in ``status()``."""
+        clip, clip_status = load_clip(settings)
+        colpali, colpali_status = load_colpali(settings)
+        llm = client_from_settings(settings)
+        return cls(
+            store,
+            clip=clip,
+            colpali=colpali,
+            llm=llm,
+            status_overrides={"clip": clip_status, "colpali": colpali_status},
+        )
+
+    # ------------------------------------------------------------------ search
+    def search(
+        self,
+        query: str,
+        *,
+        doc_ids: Sequence[str] | None = None,
+        versions: Mapping[str, str] | None = None,
+        pages: Sequence[int] | None = None,
+        kinds: Sequence[str] | None = None,
+        k: int = 50,
+        strategy: str = "hybrid",
+        quotas: Mapping[str, int] | None = None,
+        rerank: bool = False,
+    ) -> list[Hit]:
+        return self.search_detailed(
+            query,
+            doc_ids=doc_ids,
+            versions=versions,
+            pages=pages,
+            kinds=kinds,
+            k=k,
+            strategy=strategy,
+            quotas=quotas,
+            rerank=rerank,
+        ).hits
+
+    def search_detailed(
+        self,
+        query: str,
+        *,
+        doc_ids: Sequence[str] | None = None,
+        versions: Mapping[str, str] | None = None,
+        pages: Sequence[int] | None = None,
+        kinds: Sequence[str] | None = None,
+        k: int = 50,
+        strategy: str = "hybrid",
+        quotas: Mapping[str, int] | None = None,
+        rerank: bool = False,
+    ) -> SearchResult:
+        """Like :meth:`search`, also returning which retrievers ran and any notes (reranker fallbacks)."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidRequest("query must be a non-empty string")
+        if strategy not in STRATEGIES:
+            raise InvalidRequest(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise InvalidRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        if rerank and self.reranker is None:
+            raise InvalidRequest(f"rerank was asked for but no reranker is configured: {LLM_ENABLE_HINT}")
+        if quotas is not None:
+            quota_map = check_quotas(quotas, k)
+        else:  # default reservations only when k leaves room for them
+            quota_map = dict(DEFAULT_QUOTAS) if k >= 4 * sum(DEFAULT_QUOTAS.values()) else {}
+        scope = resolve_scope(self.store, doc_ids=doc_ids, versions=versions, pages=pages, kinds=kinds)
+        result = SearchResult(hits=[], scope=scope)
+        if scope.empty:
+            return result
+        depth = max(2 * k, 100)
+        lists: dict[str, list[Candidate]] = {}
+        routes: dict[str, Any] = {}
+        if strategy == "summary":
+            routed = self.summaries.route(query, self.text.embed_query(query), scope, self.route_sections)
+            routes = self.summaries.children(routed)
+            if routes:
+                lists["bm25"] = self.text.bm25(query, scope, depth, region_ids=routes.keys())
+                lists["dense"] = self.text.dense(query, scope, depth, region_ids=routes.keys())
+            else:
+                result.notes.append("no section summaries in scope; searched all text instead")
+                lists["bm25"] = self.text.bm25(query, scope, depth)
+                lists["dense"] = self.text.dense(query, scope, depth)
+        else:
+            if strategy in ("hybrid", "bm25"):
+                lists["bm25"] = self.text.bm25(query, scope, depth)
+            if strategy in ("hybrid", "dense"):
+                lists["dense"] = self.text.dense(query, scope, depth)
+        if strategy in ("hybrid", "summary"):
+            if self.clip is not None:
+                lists["clip"] = self.clip.search(query, scope, depth)
+            if self.colpali is not None:
+                seen_pages = {(c.doc_id, c.version_id, c.page) for lst in lists.values() for c in lst[:20]}
+                lists["colpali"] = self.colpali.search(query, scope, depth, extra_pages=seen_pages)
+        result.retrievers = [n for n, lst in lists.items()]
+        hits = self._fuse(lists, routes)
+        modality = {h.region_id: h.modality for h in hits}
+        hits = apply_quotas(hits, k, quota_map, lambda h: modality[h.region_id])
+        hits = [h.model_copy(update={"rank": i + 1}) for i, h in enumerate(hits)]
+        if rerank and self.reranker is not None and hits:
+            rr = self.reranker.rerank(query, hits, self.texts_for(hits))
+            hits = rr.hits
+            result.notes.extend(rr.notes)
+            if rr.applied:
+                result.retrievers.append(f"rerank:{self.reranker.name}")
+        result.hits = hits
+        return result
+
+    def _fuse(self, lists: Mapping[str, Sequence[Candidate]], routes: Mapping[str, Any]) -> list[Hit]:
+        info: dict[str, Candidate] = {}
+        ranked: dict[str, list[tuple[str, float]]] = {}
+        for name, cands in lists.items():
+            ranked[name] = [(c.region_id, c.score) for c in cands]
+            for c in cands:
+                info.setdefault(c.region_id, c)
+        hits: list[Hit] = []
+        for rid, score, sources in rrf(ranked, k=self.rrf_k):
+            c = info[rid]
+            route = routes.get(rid)
+            if route is not None:
+                sources = (*sources, Source(retriever="summary", rank=route.rank, score=route.score))
+            hits.append(
+                Hit(
+                    region_id=rid,
+                    doc_id=c.doc_id,
+                    version_id=c.version_id,
+                    kind=c.kind,
+                    modality=modality_of(c.kind),
+                    pages=(c.page,),
+                    score=score,
+                    rank=len(hits) + 1,
+                    sources=sources,
+                )
+            )
+        return hits
+
+    # ----------------------------------------------------------------- helpers
+    def texts_for(self, hits: Sequence[Hit]) -> dict[str, str]:
+        """The stored text of each hit's region (what a reranker reads)."""
+        src = self.source_for(hits)
+        out: dict[str, str] = {}
+        for h in hits:
+            r = src.get(h.region_id)
+            if r is not None:
+                out[h.region_id] = r.text
+        return out
+
+    def source_for(
+        self, hits_or_versions: Sequence[Hit] | Mapping[str, str] | Sequence[tuple[str, str]]
+    ) -> MergedSource:
+        """A ``RegionSource`` over the versions the hits come from (or given ``{doc: version}`` / pairs)."""
+        if isinstance(hits_or_versions, Mapping):
+            pairs = list(hits_or_versions.items())
+        else:
+            pairs = []
+            for item in hits_or_versions:
+                pairs.append((item.doc_id, item.version_id) if isinstance(item, Hit) else (item[0], item[1]))
+        unique = list(dict.fromkeys(pairs))
+        return MergedSource([self.store.region_index(d, v) for d, v in unique])
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Per retriever: enabled, model, reason when off, how to enable."""
+        from retrieval.clip import CLIP_ENABLE_HINT
+        from retrieval.colpali import COLPALI_ENABLE_HINT
+
+        enc_name = getattr(self.text_encoder, "name", type(self.text_encoder).__name__)
+        out: dict[str, dict[str, Any]] = {
+            "bm25": on_status("lancedb-fts"),
+            "dense": on_status(str(enc_name)),
+            "summary": on_status("extractive" if self.llm is None else f"extractive+llm:{self.llm.model}"),
+        }
+        out["clip"] = (
+            on_status(self.clip.model.name, dim=self.clip.model.dim)
+            if self.clip is not None
+            else self._status_overrides.get("clip", off_status("no CLIP model configured", CLIP_ENABLE_HINT))
+        )
+        out["colpali"] = (
+            on_status(self.colpali.model.name, family=self.colpali.model.family)
+            if self.colpali is not None
+            else self._status_overrides.get(
+                "colpali", off_status("no ColPali model configured", COLPALI_ENABLE_HINT)
+            )
+        )
+        out["rerank"] = (
+            on_status(self.reranker.name)
+            if self.reranker is not None
+            else off_status("no reranker configured (none by default)", LLM_ENABLE_HINT)
+        )
+        return out
+
+
+def check_rrf_k(k: int) -> None:
+    if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+        raise InvalidRequest(f"RRF constant K must be a positive integer, got {k!r}")

@@ -1,0 +1,296 @@
+"""Text children: BM25 through LanceDB's native full-text index, dense MiniLM search, both scoped.
+
+Dense search runs in process over cached numpy copies of each version's chunk vectors. Versions are
+immutable (a new upload is a new version), so the cache never goes stale; it is keyed by
+``(doc_id, version_id)`` and bounded by rows. Brute force over normalised float32 vectors costs
+~6 ms per 100k vectors on two cores, which beats LanceDB's unindexed scan (~250 ms per 100k) and
+needs no index build; for scopes larger than ``ann_threshold`` rows the search goes to LanceDB's
+vector index instead when the chunks table has one (see ``benchmarks/bench_retrieval.py``).
+
+BM25 goes to LanceDB FTS with the scope as a prefilter. User text is reduced to its word tokens
+first, so punctuation, quotes, operators and field syntax are never interpreted as query syntax.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from ingest.store import Store, _sql_str
+from retrieval.scope import Scope
+
+logger = logging.getLogger(__name__)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_TERMS = 64
+
+
+class TextEncoder(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class Candidate(NamedTuple):
+    """One retriever's hit on a stored row, before fusion."""
+
+    region_id: str
+    doc_id: str
+    version_id: str
+    kind: str
+    page: int
+    score: float
+
+
+def fts_query(text: str) -> str:
+    """The words of ``text`` joined by spaces: safe to hand to the FTS engine as a match query.
+
+    >>> fts_query('C++ "unbalanced (AND title:foo) 75%')
+    'C unbalanced AND title foo 75'
+    """
+    terms = [t for t in _WORD.findall(text) if len(t) <= 64]
+    return " ".join(terms[:MAX_QUERY_TERMS])
+
+
+@dataclass
+class VersionVectors:
+    """One version's chunk vectors and the columns needed to filter and report them."""
+
+    region_ids: np.ndarray  # object
+    doc_ids: np.ndarray  # object
+    version_ids: np.ndarray  # object
+    kinds: np.ndarray  # object
+    pages: np.ndarray  # int32
+    vectors: np.ndarray  # float32 (n, d), L2-normalised
+
+    @property
+    def rows(self) -> int:
+        return len(self.region_ids)
+
+    @classmethod
+    def concat(cls, parts: Sequence[VersionVectors]) -> VersionVectors:
+        if len(parts) == 1:
+            return parts[0]
+        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in cls.__dataclass_fields__))
+
+    def take(self, idx: np.ndarray, scores: np.ndarray) -> list[Candidate]:
+        return [
+            Candidate(
+                str(self.region_ids[i]),
+                str(self.doc_ids[i]),
+                str(self.version_ids[i]),
+                str(self.kinds[i]),
+                int(self.pages[i]),
+                float(s),
+            )
+            for i, s in zip(idx, scores, strict=True)
+        ]
+
+
+def load_vectors(
+    table: Any, keys: Iterable[tuple[str, str]], *, vector_column: str = "vector"
+) -> dict[tuple[str, str], VersionVectors]:
+    """Read the vectors of several versions from a version-scoped table in one scan."""
+    keys = list(keys)
+    if not keys:
+        return {}
+    from ingest.store import sql_in
+
+    where = f"{sql_in('version_id', (v for _, v in keys))} AND {sql_in('doc_id', (d for d, _ in keys))}"
+    cols = ["region_id", "doc_id", "version_id", "kind", "page", vector_column]
+    names = set(table.schema.names)
+    data = table.search().where(where).select([c for c in cols if c in names]).limit(None).to_arrow()
+    out: dict[tuple[str, str], VersionVectors] = {}
+    if data.num_rows == 0:
+        dim = table.schema.field(vector_column).type.list_size
+        empty = VersionVectors(
+            *(np.array([], dtype=object),) * 4, np.array([], np.int32), np.zeros((0, dim), np.float32)
+        )
+        return {k: empty for k in keys}
+    doc = np.array(data.column("doc_id").to_pylist(), dtype=object)
+    ver = np.array(data.column("version_id").to_pylist(), dtype=object)
+    rid = np.array(data.column("region_id").to_pylist(), dtype=object)
+    kind = (
+        np.array(data.column("kind").to_pylist(), dtype=object)
+        if "kind" in names
+        else np.full(len(rid), "figure", object)
+    )
+    page = data.column("page").to_numpy().astype(np.int32)
+    vec_col = data.column(vector_column).combine_chunks()
+    dim = vec_col.type.list_size
+    vecs = vec_col.values.to_numpy(zero_copy_only=False).reshape(-1, dim).astype(np.float32)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = vecs / np.maximum(norms, 1e-12)
+    for key in keys:
+        m = (doc == key[0]) & (ver == key[1])
+        out[key] = VersionVectors(rid[m], doc[m], ver[m], kind[m], page[m], np.ascontiguousarray(vecs[m]))
+    return out
+
+
+class VectorCache:
+    """LRU of per-version vectors for one table, bounded by total rows; plus a few whole-scope matrices."""
+
+    def __init__(self, table_name: str, *, max_rows: int = 3_000_000, vector_column: str = "vector") -> None:
+        self.table_name = table_name
+        self.vector_column = vector_column
+        self.max_rows = max_rows
+        self._versions: OrderedDict[tuple[str, str], VersionVectors] = OrderedDict()
+        self._scopes: OrderedDict[tuple[tuple[str, str], ...], VersionVectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, store: Store, scope: Scope) -> VersionVectors | None:
+        table = store.table(self.table_name)
+        if table is None or scope.empty:
+            return None
+        key = scope.versions
+        with self._lock:
+            hit = self._scopes.get(key)
+            if hit is not None:
+                self._scopes.move_to_end(key)
+                return hit
+            missing = [k for k in key if k not in self._versions]
+        loaded = load_vectors(table, missing, vector_column=self.vector_column) if missing else {}
+        with self._lock:
+            self._versions.update(loaded)
+            parts = [self._versions[k] for k in key if k in self._versions]
+            for k in key:
+                if k in self._versions:
+                    self._versions.move_to_end(k)
+            merged = VersionVectors.concat(parts) if parts else None
+            if merged is not None and len(parts) > 1:
+                self._scopes[key] = merged
+                while len(self._scopes) > 4:
+                    self._scopes.popitem(last=False)
+            while sum(v.rows for v in self._versions.values()) > self.max_rows and len(self._versions) > len(
+                key
+            ):
+                self._versions.popitem(last=False)
+        return merged
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest scores, best first (ties by index)."""
+    if k <= 0 or not len(scores):
+        return np.zeros(0, dtype=np.int64)
+    if k < len(scores):
+        idx = np.argpartition(-scores, k - 1)[:k]
+    else:
+        idx = np.arange(len(scores))
+    return idx[np.lexsort((idx, -scores[idx]))]
+
+
+class TextRetriever:
+    """BM25 and dense search over the ``chunks`` table within a :class:`Scope`."""
+
+    def __init__(self, store: Store, encoder: TextEncoder, *, ann_threshold: int = 500_000) -> None:
+        self.store = store
+        self.encoder = encoder
+        self.ann_threshold = ann_threshold
+        self.cache = VectorCache("chunks")
+        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._qlock = threading.Lock()
+
+    def embed_query(self, query: str) -> np.ndarray:
+        with self._qlock:
+            hit = self._qcache.get(query)
+            if hit is not None:
+                self._qcache.move_to_end(query)
+                return hit
+        vec = np.asarray(self.encoder.encode([query]), dtype=np.float32)[0]
+        vec = vec / max(float(np.linalg.norm(vec)), 1e-12)
+        with self._qlock:
+            self._qcache[query] = vec
+            while len(self._qcache) > 1024:
+                self._qcache.popitem(last=False)
+        return vec
+
+    def bm25(
+        self, query: str, scope: Scope, limit: int, *, region_ids: Iterable[str] | None = None
+    ) -> list[Candidate]:
+        q = fts_query(query)
+        if not q or scope.empty or limit <= 0:
+            return []
+        table = self.store.chunks
+        if not self.store._has_fts():
+            return []
+        where = scope.where()
+        allowed = set(region_ids) if region_ids is not None else None
+        fetch = limit if allowed is None else max(limit * 5, 500)
+        rows = (
+            table.search(q, query_type="fts")
+            .where(where, prefilter=True)
+            .select(["region_id", "doc_id", "version_id", "kind", "page", "_score"])
+            .limit(fetch)
+            .to_arrow()
+            .to_pylist()
+        )
+        out = [
+            Candidate(
+                r["region_id"], r["doc_id"], r["version_id"], r["kind"], int(r["page"]), float(r["_score"])
+            )
+            for r in rows
+            if scope.accepts(r["doc_id"], r["version_id"], int(r["page"]), r["kind"])
+            and (allowed is None or r["region_id"] in allowed)
+        ]
+        return out[:limit]
+
+    def dense(
+        self, query: str, scope: Scope, limit: int, *, region_ids: Iterable[str] | None = None
+    ) -> list[Candidate]:
+        if scope.empty or limit <= 0:
+            return []
+        qv = self.embed_query(query)
+        if region_ids is None and scope.regions > self.ann_threshold and self._has_vector_index():
+            return self._dense_ann(qv, scope, limit)
+        vv = self.cache.get(self.store, scope)
+        if vv is None or not vv.rows:
+            return []
+        mask = np.ones(vv.rows, dtype=bool)
+        if scope.pages is not None:
+            mask &= np.isin(vv.pages, np.fromiter(scope.pages, dtype=np.int32))
+        if scope.kinds is not None:
+            mask &= np.isin(vv.kinds, np.array(sorted(scope.kinds), dtype=object))
+        if region_ids is not None:
+            mask &= np.isin(vv.region_ids, np.array(list(region_ids), dtype=object))
+        scores = vv.vectors @ qv
+        if not mask.all():
+            scores = np.where(mask, scores, -np.inf)
+        idx = top_k(scores, min(limit, int(mask.sum())))
+        return vv.take(idx, scores[idx])
+
+    def _has_vector_index(self) -> bool:
+        try:
+            return any("vector" in idx.columns for idx in self.store.chunks.list_indices())
+        except (OSError, RuntimeError, ValueError):
+            return False
+
+    def _dense_ann(self, qv: np.ndarray, scope: Scope, limit: int) -> list[Candidate]:
+        rows = (
+            self.store.chunks.search(qv, vector_column_name="vector")
+            .distance_type("cosine")
+            .where(scope.where(), prefilter=True)
+            .select(["region_id", "doc_id", "version_id", "kind", "page", "_distance"])
+            .limit(limit)
+            .to_arrow()
+            .to_pylist()
+        )
+        return [
+            Candidate(
+                r["region_id"],
+                r["doc_id"],
+                r["version_id"],
+                r["kind"],
+                int(r["page"]),
+                1.0 - float(r["_distance"]),
+            )
+            for r in rows
+        ]
+
+
+def region_filter(region_ids: Iterable[str]) -> str:
+    return "region_id IN (" + ", ".join(_sql_str(r) for r in region_ids) + ")"

@@ -1,0 +1,108 @@
+"""Optional visual models from settings: loading once, status for ``/v1/health``, ingest indexers.
+
+Without CLIP or ColPali weights folio runs with the retrievers it has; :func:`visual_status` says
+which are off, why, and how to turn them on. Loaded models are shared per process (the API and an
+in-process ingest must not each load a copy).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from ingest.errors import ModelUnavailable
+from retrieval.clip import CLIP_ENABLE_HINT, ClipFigureIndexer, ClipModel
+from retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliPageIndexer
+
+logger = logging.getLogger(__name__)
+
+_MODELS: dict[tuple[str, ...], Any] = {}
+_ERRORS: dict[tuple[str, ...], str] = {}
+_LOCK = threading.Lock()
+
+
+def _load(key: tuple[str, ...], factory: Any) -> Any:
+    with _LOCK:
+        if key in _MODELS:
+            return _MODELS[key]
+        if key in _ERRORS:
+            return None
+        try:
+            model = factory()
+        except ModelUnavailable as exc:
+            logger.warning("%s is off: %s", key[0], exc)
+            _ERRORS[key] = str(exc)
+            return None
+        _MODELS[key] = model
+        return model
+
+
+def load_clip(settings: Any) -> tuple[ClipModel | None, dict[str, Any]]:
+    """The configured CLIP model (shared) and its status entry."""
+    name = getattr(settings, "clip_model", None)
+    pretrained = getattr(settings, "clip_pretrained", None)
+    if not name:
+        return None, off_status("FOLIO_CLIP_MODEL is not set", CLIP_ENABLE_HINT)
+    key = ("clip", name, pretrained or "")
+    model = _load(key, lambda: ClipModel(name, pretrained))
+    if model is None:
+        return None, off_status(_ERRORS.get(key, "failed to load"), CLIP_ENABLE_HINT, model=name)
+    return model, on_status(model.name, dim=model.dim)
+
+
+def load_colpali(settings: Any) -> tuple[ColPaliModel | None, dict[str, Any]]:
+    name = getattr(settings, "colpali_model", None)
+    if not name:
+        return None, off_status("FOLIO_COLPALI_MODEL is not set", COLPALI_ENABLE_HINT)
+    key = ("colpali", name)
+    model = _load(key, lambda: ColPaliModel(name))
+    if model is None:
+        return None, off_status(_ERRORS.get(key, "failed to load"), COLPALI_ENABLE_HINT, model=name)
+    return model, on_status(
+        model.name,
+        family=model.family,
+        dim=model.dim,
+        pool_factor=int(getattr(settings, "colpali_pool_factor", 0) or 0),
+    )
+
+
+def on_status(model: str, **extra: Any) -> dict[str, Any]:
+    return {"enabled": True, "model": model, "reason": None, "enable": None, **extra}
+
+
+def off_status(reason: str, hint: str, *, model: str | None = None) -> dict[str, Any]:
+    return {"enabled": False, "model": model, "reason": reason, "enable": hint}
+
+
+def visual_status(settings: Any) -> dict[str, dict[str, Any]]:
+    return {"clip": load_clip(settings)[1], "colpali": load_colpali(settings)[1]}
+
+
+def indexers_from_settings(settings: Any) -> list[Any]:
+    """Ingest-time indexers: section summaries always; CLIP / ColPali when configured and loadable.
+
+    LLM-written summaries are used only when ``settings.llm_summaries`` is true (one LLM call per
+    section at ingest is slow and may cost money).
+    """
+    from retrieval.llm import client_from_settings
+    from retrieval.summary import SummaryIndexer
+
+    llm = client_from_settings(settings) if getattr(settings, "llm_summaries", False) else None
+    out: list[Any] = [SummaryIndexer(llm=llm)]
+    clip, _ = load_clip(settings)
+    if clip is not None:
+        out.append(ClipFigureIndexer(clip))
+    colpali, _ = load_colpali(settings)
+    if colpali is not None:
+        out.append(
+            ColPaliPageIndexer(colpali, pool_factor=int(getattr(settings, "colpali_pool_factor", 0) or 0))
+        )
+    return out
+
+
+def clear_model_cache() -> None:
+    """Forget loaded models and load failures (tests; after fixing a model path)."""
+    with _LOCK:
+        _MODELS.clear()
+        _ERRORS.clear()
