@@ -1,0 +1,134 @@
+"""Properties of assembly for any mix of text, tables, figures and pages."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assembly import AssemblyOptions, assemble, verify_answer
+from assembly.dedupe import merge_intervals
+from assembly.pack import entry_budgets, pack_greedy, pack_monotone
+from ingest.index import RegionIndex
+
+from .recount import recount
+from .strategies import budgets, corpora, hits_on, options
+
+SETTINGS = settings(max_examples=int(os.environ.get("FOLIO_HYPOTHESIS_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def cases(draw: st.DrawFn):  # type: ignore[no-untyped-def]
+    regions = draw(corpora())
+    return regions, draw(hits_on(regions)), draw(options), draw(budgets)
+
+
+@SETTINGS
+@given(cases())
+def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[no-untyped-def]
+    regions, hits, opts, budget = case
+    opts = opts.model_copy(update={"budget": budget})
+    pkg = assemble("what is the pump pressure limit?", hits, RegionIndex(regions), opts)
+    assert pkg.budget.used <= pkg.budget.limit == budget
+    assert pkg.budget.used == recount(pkg)
+    assert sum(pkg.budget.breakdown.model_dump().values()) == pkg.budget.used
+    # every candidate exactly once in the manifest, in ranked order
+    assert [m.region_id for m in pkg.manifest] == [h.region_id for h in pkg.retrieval.hits]
+    assert len(pkg.manifest) == len(hits)
+    # no region twice, ids unique, refusal iff empty
+    carried = [r for it in pkg.items for r in it.region_ids]
+    assert len(carried) == len(set(carried))
+    assert len({i.citation_id for i in pkg.items}) == len(pkg.items)
+    assert pkg.refused == (not pkg.items)
+    # included manifest entries point at packed items; merged ones at an existing id
+    ids = {i.citation_id for i in pkg.items}
+    for m in pkg.manifest:
+        if m.fate in ("included", "truncated"):
+            assert m.citation_id in ids
+    # windows and parents never cross a version or section
+    by_id = {r.region_id: r for r in regions}
+    for it in pkg.items:
+        rs = [by_id[r] for r in it.region_ids]
+        assert {(r.doc_id, r.version_id) for r in rs} == {(it.doc_id, it.version_id)}
+        if it.modality == "text":
+            assert len({r.section_id for r in rs}) == 1
+        for s in (r for r in rs if r.kind == "sentence"):
+            assert s.region_id in it.region_ids and s.text.strip() in it.text
+    # the post-check only keeps packed ids
+    answer = " ".join(f"Fact {k} [{c}] [X9]." for k, c in enumerate(sorted(ids)))
+    rep = verify_answer(answer, pkg)
+    assert set(rep.kept_ids) == ids and rep.invented_ids == (["X9"] if ids else [])
+
+
+@SETTINGS
+@given(cases(), st.integers(0, 3000))
+def test_bigger_budget_never_drops_an_item(case, extra) -> None:  # type: ignore[no-untyped-def]
+    regions, hits, opts, budget = case
+    # the plan is budget-independent when the parent cap does not bind (see assembly.core)
+    opts = opts.model_copy(update={"structural_truncation": False, "parent_max_tokens": 60})
+    idx = RegionIndex(regions)
+    small = assemble("q", hits, idx, opts.model_copy(update={"budget": budget + 300}))
+    big = assemble("q", hits, idx, opts.model_copy(update={"budget": budget + 300 + extra}))
+    assert {i.citation_id for i in small.items} <= {i.citation_id for i in big.items}
+    assert {r for i in small.items for r in i.region_ids} <= {r for i in big.items for r in i.region_ids}
+
+
+@SETTINGS
+@given(cases())
+def test_assembly_is_idempotent_under_duplicate_hits(case) -> None:  # type: ignore[no-untyped-def]
+    regions, hits, opts, budget = case
+    idx = RegionIndex(regions)
+    opts = opts.model_copy(update={"budget": budget})
+    once = assemble("q", hits, idx, opts)
+    twice = assemble("q", list(hits) + list(hits), idx, opts)
+    assert [i.model_dump() for i in once.items] == [i.model_dump() for i in twice.items]
+    assert sum(m.fate == "duplicate" for m in twice.manifest) == len(hits) + sum(
+        m.fate == "duplicate" for m in once.manifest)
+
+
+intervals = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 8)).map(lambda t: (t[0], t[0] + t[1])),
+                     max_size=12)
+
+
+@given(intervals, intervals)
+def test_merge_intervals_is_a_transitive_idempotent_union(a, b) -> None:  # type: ignore[no-untyped-def]
+    m = merge_intervals(a)
+    assert merge_intervals(m) == m
+    assert merge_intervals(a + b) == merge_intervals(merge_intervals(a) + merge_intervals(b))
+    covered = {x for lo, hi in a for x in range(lo, hi + 1)}
+    assert {x for lo, hi in m for x in range(lo, hi + 1)} == covered
+    for (_, h1), (l2, _) in itertools.pairwise(m):
+        assert l2 > h1 + 1  # neither overlapping nor adjacent: merging was transitive
+
+
+costs = st.lists(st.integers(1, 60), max_size=9)
+
+
+@given(costs)
+def test_entry_budgets_feasible_monotone_and_prioritised(cs) -> None:  # type: ignore[no-untyped-def]
+    es = entry_budgets(cs)
+    top = sum(cs) + 1
+    prev: set[int] = set()
+    for room in range(0, top + 1):
+        chosen = {i for i, ok in enumerate(pack_monotone(cs, room)) if ok}
+        assert sum(cs[i] for i in chosen) <= room
+        assert prev <= chosen
+        prev = chosen
+        # a candidate never enters unless every earlier one that greedy would take alone still fits
+        greedy = {i for i, ok in enumerate(pack_greedy(cs, room)) if ok}
+        if chosen != greedy:
+            assert sum(cs[i] for i in chosen) <= sum(cs[i] for i in greedy)
+    assert prev == set(range(len(cs)))
+    assert all(e <= top for e in es)
+
+
+def test_greedy_is_not_monotone_but_the_chain_rule_is() -> None:
+    cs = [6, 5, 4]
+    assert pack_greedy(cs, 10) == [True, False, True] and pack_greedy(cs, 11) == [True, True, False]
+    assert pack_monotone(cs, 10) == [True, False, False] and pack_monotone(cs, 11) == [True, True, False]
+
+
+def test_options_defaults_are_valid() -> None:
+    assert AssemblyOptions().order == "edges" and AssemblyOptions().strategy == "auto"
