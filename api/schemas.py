@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from assembly.types import AssemblyOptions, ContextPackage
 from ingest.model import COORD_CONVENTION
@@ -181,6 +181,11 @@ class SearchResponse(Schema):
     count: int
 
 
+RETRIEVAL_FIELDS = frozenset(
+    {"query", "doc_ids", "versions", "pages", "kinds", "k", "retrieval_strategy", "quotas", "rerank"}
+)
+
+
 class _ContextRequestBase(Schema):
     query: str = Field(min_length=1, max_length=4000)
     budget: int | None = Field(None, ge=1, description="token limit for the whole rendered prompt")
@@ -196,6 +201,13 @@ class _ContextRequestBase(Schema):
     )
     quotas: dict[str, int] | None = None
     rerank: bool = False
+
+    @model_validator(mode="after")
+    def _assembly_options_valid(self) -> _ContextRequestBase:
+        # Field and model validators of AssemblyOptions are not copied by create_model: run them
+        # here, so a bad option is a 422 validation_error like any other bad field.
+        AssemblyOptions(**self.model_dump(exclude=RETRIEVAL_FIELDS, exclude_unset=True))
+        return self
 
 
 def _context_request_model() -> type[_ContextRequestBase]:
@@ -215,9 +227,6 @@ def _context_request_model() -> type[_ContextRequestBase]:
 
 ContextRequest = _context_request_model()
 
-RETRIEVAL_FIELDS = frozenset(
-    {"query", "doc_ids", "versions", "pages", "kinds", "k", "retrieval_strategy", "quotas", "rerank"}
-)
 
 
 def assembly_options(
