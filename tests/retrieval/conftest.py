@@ -76,3 +76,27 @@ def private_data(_visual_master: dict[str, Any], tmp_path: Path) -> Iterator[Pat
     dst = tmp_path / "data"
     shutil.copytree(_visual_master["data"], dst)
     yield dst
+
+
+@pytest.fixture(scope="session")
+def hand_store_for_summary(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One hand-written version without sections (nothing to summarise)."""
+    from ingest.embed import default_text_encoder
+    from ingest.model import BBox, Locator, Region
+    from ingest.store import Store
+
+    store = Store(tmp_path_factory.mktemp("nosections"))
+    loc = Locator(page=1, bbox=BBox(x0=0, y0=0, x1=10, y1=10), page_width=100, page_height=100)
+    reg = Region(
+        region_id="flat@0000000000000001:p1:sentence1",
+        doc_id="flat",
+        version_id="0000000000000001",
+        kind="sentence",
+        text="The pump hums.",
+        locators=(loc,),
+    )
+    store.begin_version("flat", "0000000000000001", "flat.pdf", 1, "1")
+    store.add_regions([reg])
+    store.add_chunks([reg], default_text_encoder().encode([reg.text]))
+    store.commit_version("flat", "0000000000000001", pages=1, regions=1, report={})
+    return store

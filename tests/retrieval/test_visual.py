@@ -42,7 +42,9 @@ def test_page_multivectors_land_in_lancedb(visual_store: Any, versions: dict[str
     assert rows[0]["n_vectors"] == len(rows[0]["vectors"]) > 0
 
 
-def test_hybrid_query_returns_figure_and_page_hits_with_sources(retriever: Any, versions: dict[str, str]) -> None:
+def test_hybrid_query_returns_figure_and_page_hits_with_sources(
+    retriever: Any, versions: dict[str, str]
+) -> None:
     hits = retriever.search("escalation path diagram", k=20)
     assert hits, "hybrid search found nothing"
     assert all(h.version_id == versions["v2"] for h in hits)
@@ -58,7 +60,9 @@ def test_hybrid_query_returns_figure_and_page_hits_with_sources(retriever: Any, 
             assert s.rank >= 1
 
 
-def test_colpali_page_score_matches_exact_maxsim(retriever: Any, visual_store: Any, versions: dict[str, str]) -> None:
+def test_colpali_page_score_matches_exact_maxsim(
+    retriever: Any, visual_store: Any, versions: dict[str, str]
+) -> None:
     from retrieval.colpali import load_page_vectors
     from retrieval.maxsim import maxsim
 
@@ -87,7 +91,9 @@ def test_without_weights_visual_retrievers_are_off_with_reason(visual_store: Any
     from retrieval.search import Retriever
     from retrieval.visual import indexers_from_settings
 
-    s = Settings(data=str(tmp_path), clip_model="ViT-B-32", clip_pretrained=None, colpali_model=str(tmp_path / "none"))
+    s = Settings(
+        data=str(tmp_path), clip_model="ViT-B-32", clip_pretrained=None, colpali_model=str(tmp_path / "none")
+    )
     r = Retriever.from_settings(visual_store, s)
     st = r.status()
     assert st["clip"]["enabled"] is False and "refusing random weights" in st["clip"]["reason"]
@@ -105,7 +111,10 @@ def test_family_detection() -> None:
     from retrieval.colpali import detect_family
 
     assert detect_family({"architectures": ["ColQwen2"], "model_type": "qwen2_vl"}) == "ColQwen2"
-    assert detect_family({"architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma"}) == "ColPali"
+    assert (
+        detect_family({"architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma"})
+        == "ColPali"
+    )
     assert detect_family({"model_type": "idefics3"}) == "ColIdefics3"
     with pytest.raises(ModelUnavailable):
         detect_family({"architectures": ["BertModel"], "model_type": "bert"})

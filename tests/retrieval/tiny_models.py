@@ -60,7 +60,13 @@ def build_tiny_colmodernvbert(out: Path) -> Path:
     from ingest.embed import minilm_path
 
     tok = AutoTokenizer.from_pretrained(minilm_path())
-    special = ["<fake_token_around_image>", "<image>", "<end_of_utterance>", "<global-img>", "<|begin_of_text|>"]
+    special = [
+        "<fake_token_around_image>",
+        "<image>",
+        "<end_of_utterance>",
+        "<global-img>",
+        "<|begin_of_text|>",
+    ]
     special += [f"<row_{i + 1}_col_{j + 1}>" for i in range(6) for j in range(6)]
     tok.add_special_tokens({"additional_special_tokens": special})
     tile, patch, shuffle = 64, 16, 2
@@ -86,7 +92,12 @@ def build_tiny_colmodernvbert(out: Path) -> Path:
         local_attention=16,
     )
     vision = SiglipVisionConfig(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, image_size=tile, patch_size=patch
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        image_size=tile,
+        patch_size=patch,
     )
     cfg = ModernVBertConfig(
         text_config=text,

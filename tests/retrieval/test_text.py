@@ -1,0 +1,169 @@
+"""Text retrieval: version isolation, filters, punctuation safety, request validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest.errors import DocumentNotFound, InvalidRequest, VersionNotFound
+from ingest.model import BBox, Locator, Region, region_id_for
+from tests.retrieval.conftest import DOC
+
+V1_ONLY = "incidents reported outside business hours are acknowledged by the next business day"
+
+
+def test_default_search_never_returns_old_version_text(retriever: Any, versions: dict[str, str]) -> None:
+    for strategy in ("hybrid", "bm25", "dense", "summary"):
+        hits = retriever.search(V1_ONLY, k=30, strategy=strategy)
+        assert hits, strategy
+        assert {h.version_id for h in hits} == {versions["v2"]}, strategy
+
+
+def test_explicit_old_version_is_searched(retriever: Any, versions: dict[str, str]) -> None:
+    hits = retriever.search(V1_ONLY, versions={DOC: versions["v1"]}, k=5, strategy="hybrid")
+    assert {h.version_id for h in hits} == {versions["v1"]}
+    texts = retriever.texts_for(hits)
+    assert "outside business hours" in texts[hits[0].region_id]
+    src = retriever.source_for(hits)
+    assert src.get(hits[0].region_id) is not None
+    assert src.get(hits[0].region_id).version_id == versions["v1"]
+
+
+def test_doc_and_version_errors(retriever: Any, versions: dict[str, str]) -> None:
+    with pytest.raises(DocumentNotFound):
+        retriever.search("anything", doc_ids=["no-such-doc"])
+    with pytest.raises(VersionNotFound):
+        retriever.search("anything", versions={DOC: "0000000000000000"})
+    with pytest.raises(InvalidRequest):
+        retriever.search("anything", doc_ids=["other"], versions={DOC: versions["v1"]})
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"strategy": "magic"},
+        {"k": 0},
+        {"k": 100000},
+        {"quotas": {"figure": 99}, "k": 10},
+        {"quotas": {"figure": -1}},
+        {"kinds": ["chapter"]},
+        {"pages": [0]},
+        {"rerank": True},  # no reranker configured
+    ],
+)
+def test_bad_options_are_invalid_requests(retriever: Any, options: dict[str, Any]) -> None:
+    with pytest.raises(InvalidRequest):
+        retriever.search("response targets", **options)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced quote',
+        "C++ (foo AND",
+        "title:foo OR -bar",
+        "30% ~2 ^3 *",
+        "))) ((( ",
+        "日本語のテキスト",
+        "'; DROP TABLE",
+    ],
+)
+def test_punctuation_never_breaks_bm25(retriever: Any, query: str) -> None:
+    hits = retriever.search(query, k=10, strategy="bm25")
+    assert isinstance(hits, list)
+    hits = retriever.search(query, k=10)
+    assert isinstance(hits, list)
+
+
+def test_blank_query_rejected(retriever: Any) -> None:
+    with pytest.raises(InvalidRequest):
+        retriever.search("   ")
+
+
+def _region(doc: str, ver: str, page: int, kind: str, n: int, text: str, seq: int) -> Region:
+    loc = Locator(
+        page=page, bbox=BBox(x0=10, y0=10 * n, x1=200, y1=10 * n + 8), page_width=600, page_height=800
+    )
+    return Region(
+        region_id=region_id_for(doc, ver, page, kind, n),  # type: ignore[arg-type]
+        doc_id=doc,
+        version_id=ver,
+        kind=kind,  # type: ignore[arg-type]
+        text=text,
+        locators=(loc,),
+        seq=seq,
+    )
+
+
+@pytest.fixture(scope="module")
+def hand_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Regions written by hand: two docs, several pages, sentences and a table."""
+    from ingest.embed import default_text_encoder
+    from ingest.store import Store
+
+    store = Store(tmp_path_factory.mktemp("hand"))
+    enc = default_text_encoder()
+    docs = {
+        "manual": [
+            (1, "sentence", "The pump must be primed before first use."),
+            (2, "sentence", "Replace the pump filter every six months."),
+            (3, "table", "| Part | Interval |\n| pump filter | 6 months |\n| valve | 12 months |"),
+            (4, "sentence", "Wiring diagrams are in the appendix."),
+        ],
+        "brochure": [(1, "sentence", "Our pump is the quietest on the market.")],
+    }
+    for doc, items in docs.items():
+        ver = f"{doc[:4]}000000000001"[:16]
+        store.begin_version(doc, ver, f"{doc}.pdf", 1, "1")
+        regions = [_region(doc, ver, p, k, i + 1, t, i) for i, (p, k, t) in enumerate(items)]
+        store.add_regions(regions)
+        store.add_chunks(regions, enc.encode([r.text for r in regions]))
+        store.commit_version(doc, ver, pages=4, regions=len(regions), report={})
+    return store
+
+
+def test_filters_doc_pages_kinds(hand_store: Any) -> None:
+    from retrieval.search import Retriever
+
+    r = Retriever(hand_store)
+    all_hits = r.search("pump filter", k=10)
+    assert {h.doc_id for h in all_hits} == {"manual", "brochure"}
+    only = r.search("pump filter", doc_ids=["brochure"], k=10)
+    assert {h.doc_id for h in only} == {"brochure"}
+    paged = r.search("pump filter", doc_ids=["manual"], pages=[2, 3], k=10)
+    assert paged and {p for h in paged for p in h.pages} <= {2, 3}
+    tables = r.search("pump filter interval", kinds=["table"], k=10)
+    assert [h.kind for h in tables] == ["table"] and tables[0].modality == "table"
+    assert r.search("pump", pages=[99], k=10) == []
+    top = r.search("replace the pump filter every six months", doc_ids=["manual"], k=3, strategy="bm25")
+    assert top[0].pages == (2,) and top[0].sources[0].retriever == "bm25"
+    dense = r.search("how often should the filter be changed", doc_ids=["manual"], k=3, strategy="dense")
+    assert dense[0].sources[0].retriever == "dense" and dense[0].pages in {(2,), (3,)}
+
+
+def test_hybrid_fuses_both_text_retrievers(hand_store: Any) -> None:
+    from retrieval.search import Retriever
+
+    res = Retriever(hand_store).search_detailed("replace the pump filter", k=5)
+    assert res.retrievers == ["bm25", "dense"]
+    assert {s.retriever for s in res.hits[0].sources} == {"bm25", "dense"}
+
+
+def test_pending_version_is_invisible(private_data: Path, versions: dict[str, str]) -> None:
+    from ingest.store import Store
+    from retrieval.search import Retriever
+
+    store = Store(private_data, recover=False)
+    store.begin_version("draft", "dddddddddddddddd", "draft.pdf", 1, "1")
+    reg = _region("draft", "dddddddddddddddd", 1, "sentence", 1, "escalation path secret draft", 0)
+    store.add_regions([reg])
+    from ingest.embed import default_text_encoder
+
+    store.add_chunks([reg], default_text_encoder().encode([reg.text]))
+    store.ensure_fts()
+    hits = Retriever(store).search("escalation path secret draft", k=20)
+    assert hits and all(h.doc_id != "draft" for h in hits)
+    with pytest.raises(DocumentNotFound):
+        Retriever(store).search("x", doc_ids=["draft"])
