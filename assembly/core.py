@@ -106,7 +106,7 @@ def assemble(
     unit_of: dict[int, Unit] = {}
     regions: dict[int, Region] = {}
     parent_cap = max(1, min(options.parent_max_tokens, room))
-    expander = Expander(source, options, count, parent_cap)
+    expander = Expander(source, options, count, parent_cap, counter.name)
     for i, h in enumerate(shits):
         if h.region_id in seen:
             fate[i] = ("duplicate", f"same region as the hit ranked {shits[seen[h.region_id]].rank}")
@@ -217,7 +217,7 @@ def assemble(
         excluded=excluded,
         manifest=manifest,
         retrieval=RetrievalInfo(
-            hits=[RetrievalHitOut(region_id=h.region_id, pages=list(h.pages), score=h.score,
+            hits=[RetrievalHitOut.trusted(region_id=h.region_id, pages=list(h.pages), score=h.score,
                                   retriever=h.retriever, rank=h.rank) for h in shits],
             coverage_before=_coverage(shits, range(len(shits))),
             coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers]),
@@ -256,7 +256,7 @@ def _make_cands(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOp
 def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, str],
           count: Callable[[str], int], close_tokens: int) -> _Cand:
     cnt = count
-    pages = sorted({loc.page for r in b.regions for loc in r.locators}) or [0]
+    pages = b.pages
     section = _section_of(u, b)
     opener = block_open(cid, u.modality, names.get(u.version_id, u.doc_id), pages, section)
     url, img = None, 0
@@ -304,7 +304,7 @@ def _truncate(c: _Cand, slack: int, shits: Sequence[Hit], count: Callable[[str],
 
 def _reopen(c: _Cand, b: Body) -> str:
     """The open tag for a truncated body: same id, type, file and section, its own pages."""
-    pages = sorted({loc.page for r in b.regions for loc in r.locators}) or [0]
+    pages = b.pages
     head, _, rest = c.open.partition(' source="')
     src = rest.split('"', 1)[0].rsplit(" ", 1)[0]
     sec = _section_of(c.unit, b)
@@ -320,11 +320,11 @@ def _position(c: _Cand) -> tuple[float, ...]:
 
 def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextItem:
     u, b = c.unit, c.body
-    pages = sorted({loc.page for r in b.regions for loc in r.locators})
+    pages = [p for p in b.pages if p]
     expansion = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
     if c.status == "truncated":
         expansion += ":truncated"
-    return ContextItem(
+    return ContextItem.trusted(
         citation_id=c.cid,
         region_id=b.context_id,
         region_ids=[r.region_id for r in b.regions],
@@ -378,13 +378,13 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
             else:
                 f = f"merged_into:{c.cid}"
                 why = f"covered by {c.cid} ({ctx}), which is {c.status}"
-        entry = ManifestEntry(region_id=h.region_id, rank=h.rank, score=h.score, pages=pages, fate=f,
-                              tokens=tokens, reason=why, citation_id=cid, context_id=ctx, expansion=exp,
-                              covers=covers)
+        entry = ManifestEntry.trusted(
+            region_id=h.region_id, rank=h.rank, score=h.score, pages=pages, fate=f, tokens=tokens,
+            reason=why, citation_id=cid, context_id=ctx, expansion=exp, covers=covers)
         manifest.append(entry)
         if f not in ("included", "truncated"):
-            excluded.append(ExcludedEntry(region_id=h.region_id, pages=pages, reason=f, tokens=tokens,
-                                          detail=why))
+            excluded.append(ExcludedEntry.trusted(
+                region_id=h.region_id, pages=pages, reason=f, tokens=tokens, detail=why))
     return manifest, excluded
 
 

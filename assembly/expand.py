@@ -18,6 +18,7 @@ caption, triggered by their own hits.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ class SectionView:
                 self.para_range[pid] = (lo, i)
         self.para_index = {p.region_id: i for i, p in enumerate(self.paragraphs)}
         self._blocks: list[Region] | None = None
+        self.full_render: object | None = None  # cached by assembly.render
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -139,18 +141,44 @@ class Unit:
         return None
 
 
+class _SourceCache:
+    def __init__(self) -> None:
+        self.views: dict[str, SectionView] = {}
+        self.section_tokens: dict[tuple[str, str], int] = {}
+        self.cont: dict[tuple[str, str], dict[str, Region]] = {}
+
+
+# Structural views derived from a source, kept while the source object lives. Sources are
+# read-only snapshots (``RegionIndex`` is built once per version and never mutated), so views
+# derived from one stay valid; a source that cannot be weakly referenced gets a per-call cache.
+_CACHES: weakref.WeakKeyDictionary[object, _SourceCache] = weakref.WeakKeyDictionary()
+
+
+def _cache_for(source: object) -> _SourceCache:
+    try:
+        c = _CACHES.get(source)
+        if c is None:
+            c = _SourceCache()
+            _CACHES[source] = c
+        return c
+    except TypeError:
+        return _SourceCache()
+
+
 class Expander:
-    """Builds units for hits against one ``RegionSource``; caches section views per call."""
+    """Builds units for hits against one ``RegionSource``; section views are cached per source."""
 
     def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],
-                 parent_cap: int) -> None:
+                 parent_cap: int, tokenizer: str = "") -> None:
         self.source = source
         self.o = options
         self.count = count
         self.parent_cap = parent_cap
-        self._views: dict[str, SectionView] = {}
-        self._section_tokens: dict[str, int] = {}
-        self._cont: dict[tuple[str, str], dict[str, Region]] = {}
+        cache = _cache_for(source)
+        self._views = cache.views
+        self._section_tokens = cache.section_tokens
+        self._cont = cache.cont
+        self._tok = tokenizer
 
     # -- structure -------------------------------------------------------------------------
     def view_for(self, r: Region) -> SectionView:
@@ -176,13 +204,13 @@ class Expander:
 
     def section_tokens(self, v: SectionView) -> int:
         """Size of the whole section for the parent cap: the sum of its parts' token counts."""
-        n = self._section_tokens.get(v.key)
+        n = self._section_tokens.get((v.key, self._tok))
         if n is None:
             n = sum(self.count(s.text) for s in v.sentences)
             with_sents = set(v.para_range)
             n += sum(self.count(p.text) for p in v.paragraphs if p.region_id not in with_sents)
             n += sum(self.count(table_markdown(t)) for t in v.tables)
-            self._section_tokens[v.key] = n
+            self._section_tokens[(v.key, self._tok)] = n
         return n
 
     def table_parts(self, t: Region) -> list[Region]:

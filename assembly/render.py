@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from assembly.expand import SectionView, Unit, split_table, table_markdown, table_text
 from assembly.types import LocatorOut
-from ingest.model import BBox, Region
+from ingest.model import Region
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,14 @@ class Body:
     regions: tuple[Region, ...]
     context: Region | None  # the structural region the block stands for, if any
     context_id: str
+
+    @cached_property
+    def pages(self) -> list[int]:
+        return _pages(self.regions)
+
+
+def _pages(regions: tuple[Region, ...]) -> list[int]:
+    return sorted({loc.page for r in regions for loc in r.locators}) or [0]
 
 
 def _span_text(v: SectionView, lo: int, hi: int) -> str:
@@ -75,7 +84,12 @@ def body_of(u: Unit) -> Body:
     if u.kind == "span" and u.view is not None:
         v = u.view
         if u.full:
-            text, regions = _full_text(v)
+            if v.full_render is None:
+                text, regions = _full_text(v)
+                ctx, cid = _span_context(v, u.lo, u.hi, True)
+                v.full_render = Body(text, tuple(regions), ctx, cid)
+            assert isinstance(v.full_render, Body)
+            return v.full_render
         else:
             text, regions = _span_text(v, u.lo, u.hi), list(v.sentences[u.lo:u.hi + 1])
         ctx, cid = _span_context(v, u.lo, u.hi, u.full)
@@ -122,17 +136,20 @@ def truncations(u: Unit, trigger_regions: set[str]) -> Iterator[Body]:
 
 def locators_of(regions: tuple[Region, ...] | list[Region]) -> list[LocatorOut]:
     """One locator per page: the union bbox of the regions on it, plus every line box."""
-    by_page: dict[int, tuple[BBox, list[list[float]]]] = {}
+    by_page: dict[int, tuple[list[float], list[list[float]]]] = {}
     for r in regions:
         for loc in r.locators:
+            b = loc.bbox
             cur = by_page.get(loc.page)
-            boxes = [b.as_list() for b in loc.line_boxes]
             if cur is None:
-                by_page[loc.page] = (loc.bbox, boxes)
+                cur = ([b.x0, b.y0, b.x1, b.y1], [])
+                by_page[loc.page] = cur
             else:
-                cur[1].extend(boxes)
-                by_page[loc.page] = (cur[0].union(loc.bbox), cur[1])
+                bb = cur[0]
+                bb[0], bb[1] = min(bb[0], b.x0), min(bb[1], b.y0)
+                bb[2], bb[3] = max(bb[2], b.x1), max(bb[3], b.y1)
+            cur[1].extend([lb.x0, lb.y0, lb.x1, lb.y1] for lb in loc.line_boxes)
     return [
-        LocatorOut(page=p, bbox=bb.as_list(), line_boxes=lb or None)
+        LocatorOut.trusted(page=p, bbox=bb, line_boxes=lb or None)
         for p, (bb, lb) in sorted(by_page.items())
     ]

@@ -16,7 +16,8 @@ from ingest.index import RegionIndex
 from .recount import recount
 from .strategies import budgets, corpora, hits_on, options
 
-SETTINGS = settings(max_examples=int(os.environ.get("FOLIO_HYPOTHESIS_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=int(os.environ.get("FOLIO_HYPOTHESIS_EXAMPLES", "60")), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
