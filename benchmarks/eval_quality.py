@@ -1,0 +1,601 @@
+"""Quality of folio's retrieval + assembly against peer pipelines, on the dev questions.
+
+    python benchmarks/eval_quality.py --questions /work/shared/eval/dev_questions.jsonl \\
+        --pdfs /work/shared/corpus --budgets 1000 2000 4000 [--data DIR] [--server URL] [--only ...]
+
+For every question (restricted to its own document) and every system and budget it records:
+
+* ``recall@5`` / ``recall@10``: share of gold pages on the first 5/10 retrieval hits, before assembly.
+* ``coverage``: share of gold pages on any packed item's pages, after assembly; ``all_covered``: 1 if all.
+* ``answer_exact``: normalised reference answer is a substring of the packed text (only questions with
+  ``answer_in_text_layer`` true); ``answer_exact_rare``: the same, only where the answer occurs on 1-3 pages
+  of the document's text layer (so ``"2"`` cannot match by accident).
+* ``key_recall``: share of the answer's key terms (numbers, identifiers, content words; see
+  ``metrics.answer_keys``) found whole-token in the packed text, counting only keys that occur on 1-3 pages
+  of the document's text layer (paraphrase words and ubiquitous tokens drop out). Text-layer answers only.
+* ``iou`` / ``iog``: best IoU and best intersection-over-gold of any packed locator box with each gold box
+  on the same page (folio only; peers return page text without boxes).
+* ``tokens``: folio: ``budget.used`` (the whole rendered prompt: system text, citation contract, question,
+  block wrappers and citation tags). Peers: ``count(question + "\\n\\n" + context)`` where context is the
+  retrieved texts joined by blank lines, token-truncated so the total fits the budget (no system text
+  is counted for peers, which favours them). ``over``: prompts above the budget.
+* ``natural_tokens`` (peers): the same count with the uncut k=8 output; how often it exceeds each budget.
+* ``latency``: per question, retrieval + assembly (folio) or retrieval + post-processing (peers); index
+  building is excluded. In ``--server`` mode folio's latency is the HTTP round trip.
+
+Results go to ``benchmarks/results/quality.json`` and ``quality.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import logging
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import metrics as M  # noqa: E402
+
+logger = logging.getLogger("eval_quality")
+
+PEER_K = 8
+RECALL_K = 10
+FOLIO_K = 50
+
+# name -> AssemblyOptions overrides (on top of budget and tokenizer)
+FOLIO_VARIANTS: dict[str, dict[str, Any]] = {
+    "folio-auto": {"strategy": "auto"},
+    "folio-raw": {"strategy": "raw"},
+    "folio-window-r1": {"strategy": "window", "window_before": 1, "window_after": 1},
+    "folio-window-r2": {"strategy": "window", "window_before": 2, "window_after": 2},
+    "folio-window-b1a3": {"strategy": "window", "window_before": 1, "window_after": 3},
+    "folio-parent-capped": {"strategy": "parent", "parent_max_tokens": 1024},
+}
+HEADLINE = "folio-auto"
+
+
+# --------------------------------------------------------------------------------------------------
+# Questions and documents
+# --------------------------------------------------------------------------------------------------
+
+
+def load_questions(path: str, only: Sequence[str] | None) -> list[dict[str, Any]]:
+    qs = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if only:
+        qs = [q for q in qs if any(o == q["id"] or o in q["doc"] for o in only)]
+    return qs
+
+
+def doc_id_for(filename: str) -> str:
+    from ingest.pipeline import doc_id_from_filename
+
+    return doc_id_from_filename(filename)
+
+
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def answer_info(q: dict[str, Any], norm_pages: Sequence[str]) -> dict[str, Any]:
+    """Eligibility of a question for the answer metrics, from the document's text layer."""
+    in_layer = q.get("answer_in_text_layer") is True
+    ans = M.normalize(q["answer"])
+    exact_pages = [i + 1 for i, t in enumerate(norm_pages) if ans and ans in t]
+    keys = M.answer_keys(q["answer"])
+    rare = M.rare_keys(keys, norm_pages)
+    return {
+        "eligible": in_layer,
+        "exact_pages": exact_pages,
+        "rare_exact": in_layer and 1 <= len(exact_pages) <= 3,
+        "keys": keys,
+        "rare_keys": rare if in_layer else [],
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------
+
+
+def score_record(
+    q: dict[str, Any],
+    info: dict[str, Any],
+    *,
+    system: str,
+    budget: int,
+    ranked_pages: Sequence[Sequence[int]],
+    item_pages: Sequence[Sequence[int]],
+    packed_text: str,
+    locators: Sequence[tuple[int, Sequence[float]]] | None,
+    tokens: int,
+    latency_s: float,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    gold = q["gold_pages"]
+    cov = M.page_coverage(item_pages, gold)
+    ov = M.bbox_overlap(locators, q.get("gold_bboxes") or []) if locators is not None else None
+    norm_text = M.normalize(packed_text)
+    exact = (M.normalize(q["answer"]) in norm_text) if info["eligible"] else None
+    rec: dict[str, Any] = {
+        "system": system,
+        "budget": budget,
+        "id": q["id"],
+        "doc": q["doc"],
+        "evidence_kind": q["evidence_kind"],
+        "lang": q["lang"],
+        "in_text_layer": str(q.get("answer_in_text_layer")),
+        "recall@5": M.page_recall_at_k(ranked_pages, gold, 5),
+        "recall@10": M.page_recall_at_k(ranked_pages, gold, 10),
+        "coverage": cov,
+        "all_covered": float(cov == 1.0),
+        "answer_exact": None if exact is None else float(exact),
+        "answer_exact_rare": float(exact) if info["rare_exact"] else None,
+        "key_recall": M.key_recall(info["rare_keys"], packed_text) if info["rare_keys"] else None,
+        "iou": ov[0] if ov else None,
+        "iog": ov[1] if ov else None,
+        "tokens": tokens,
+        "over": float(tokens > budget),
+        "latency_s": latency_s,
+        "packed_pages": sorted({p for ps in item_pages for p in ps}),
+        "items": len(item_pages),
+    }
+    if extra:
+        rec.update(extra)
+    return rec
+
+
+# --------------------------------------------------------------------------------------------------
+# folio: in-process or over REST
+# --------------------------------------------------------------------------------------------------
+
+
+class FolioInProcess:
+    """The exact path of ``POST /v1/context`` (``api.service.build_context``), with retrieval done once
+    per question and reused by every variant and budget (assembly is pure)."""
+
+    def __init__(self, data_dir: str) -> None:
+        from ingest.store import Store
+
+        self.store = Store(data_dir)
+        self._retriever: Any = None
+
+    def ingest(self, path: Path, doc_id: str) -> str:
+        from ingest.pipeline import ingest_path
+
+        t = time.perf_counter()
+        report = ingest_path(self.store, path, doc_id=doc_id)
+        logger.info("folio ingest %s: %s (%.1fs)", path.name, getattr(report, "status", "?"), time.perf_counter() - t)
+        return doc_id
+
+    @property
+    def retriever(self) -> Any:
+        if self._retriever is None:
+            from retrieval.search import Retriever
+
+            self._retriever = Retriever(self.store)
+        return self._retriever
+
+    def run(
+        self, question: str, doc_id: str, budgets: Sequence[int], variants: dict[str, dict[str, Any]]
+    ) -> dict[tuple[str, int], tuple[dict[str, Any], float]]:
+        from api.service import version_filenames
+        from assembly import assemble
+        from assembly.types import AssemblyOptions
+
+        t0 = time.perf_counter()
+        hits = self.retriever.search(question, doc_ids=[doc_id], k=FOLIO_K, strategy="hybrid")
+        source = self.retriever.source_for(hits)
+        t_search = time.perf_counter() - t0
+        names = version_filenames(self.store)
+        out = {}
+        for name, overrides in variants.items():
+            for b in budgets:
+                opts = AssemblyOptions(budget=b, tokenizer="cl100k_base", **overrides)
+                t1 = time.perf_counter()
+                pkg = assemble(question, hits, source, opts, filenames=names)
+                dt = time.perf_counter() - t1
+                d = pkg.model_dump()
+                d["_unmerged_window_tokens"] = unmerged_window_tokens(
+                    question, hits, source, opts, d, names, assemble
+                )
+                out[(name, b)] = (d, t_search + dt)
+        return out
+
+
+def unmerged_window_tokens(
+    question: str, hits: Any, source: Any, opts: Any, pkg: dict[str, Any], names: Any, assemble: Callable[..., Any]
+) -> int | None:
+    """For a window package: the body tokens its merged window items would cost had every trigger's
+    window been sent on its own (each trigger assembled alone, same options, generous budget)."""
+    if opts.strategy != "window":
+        return None
+    by_id = {h.region_id: h for h in hits}
+    total = 0
+    for it in pkg["items"]:
+        trig = [t for t in it.get("trigger_ids") or [] if t in by_id]
+        if len(trig) <= 1:
+            total += it["tokens"]
+            continue
+        for t in trig:
+            single = assemble(question, [by_id[t]], source, opts.model_copy(update={"budget": 100_000}), filenames=names)
+            total += sum(x.tokens for x in single.items) if single.items else 0
+    return total
+
+
+class FolioREST:
+    """folio through the REST contract: ``POST /v1/documents`` then ``POST /v1/context`` per variant/budget."""
+
+    def __init__(self, url: str) -> None:
+        import httpx
+
+        self.client = httpx.Client(base_url=url.rstrip("/"), timeout=1800)
+
+    def ingest(self, path: Path, doc_id: str) -> str:
+        with path.open("rb") as fh:
+            r = self.client.post("/v1/documents", files={"file": (path.name, fh, "application/pdf")}, data={"doc_id": doc_id})
+        r.raise_for_status()
+        return str(r.json()["doc_id"])
+
+    def run(
+        self, question: str, doc_id: str, budgets: Sequence[int], variants: dict[str, dict[str, Any]]
+    ) -> dict[tuple[str, int], tuple[dict[str, Any], float]]:
+        out = {}
+        for name, overrides in variants.items():
+            for b in budgets:
+                body = {"query": question, "budget": b, "doc_ids": [doc_id], "k": FOLIO_K, "tokenizer": "cl100k_base"}
+                body.update(overrides)
+                t = time.perf_counter()
+                r = self.client.post("/v1/context", json=body)
+                dt = time.perf_counter() - t
+                r.raise_for_status()
+                d = r.json()
+                d["_unmerged_window_tokens"] = None
+                out[(name, b)] = (d, dt)
+        return out
+
+
+def folio_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float) -> dict[str, Any]:
+    hits = sorted(pkg["retrieval"]["hits"], key=lambda h: h["rank"])
+    items = pkg["items"]
+    locs = [(int(loc["page"]), loc["bbox"]) for it in items for loc in it.get("locators") or []]
+    body_tokens = sum(int(it.get("tokens") or 0) for it in items)
+    extra = {
+        "refused": bool(pkg.get("refused")),
+        "strategy_used": pkg.get("strategy"),
+        "body_tokens": body_tokens,
+        "unmerged_window_tokens": pkg.get("_unmerged_window_tokens"),
+        "modalities": sorted({it.get("modality", "?") for it in items}),
+    }
+    return score_record(
+        q, info, system=name, budget=budget,
+        ranked_pages=[h["pages"] for h in hits],
+        item_pages=[it["pages"] for it in items],
+        packed_text="\n\n".join(it.get("text") or "" for it in items),
+        locators=locs, tokens=int(pkg["budget"]["used"]), latency_s=lat, extra=extra,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Peers
+# --------------------------------------------------------------------------------------------------
+
+
+def peer_prompt(tok: Any, question: str, texts: Sequence[str], budget: int | None) -> tuple[str, int, int]:
+    """(context, prompt tokens, number of items with any text surviving the cut).
+
+    The prompt a naive pipeline sends is ``question + "\\n\\n" + context``; the context is the items'
+    texts joined by blank lines, token-truncated so the whole prompt fits ``budget``.
+    """
+    head = question + "\n\n"
+    ctx = "\n\n".join(texts)
+    if budget is None:
+        return ctx, tok.count(head + ctx), len(texts)
+    room = budget - tok.count(head)
+    cut = M.truncate_to_tokens(tok, ctx, room)
+    while cut and tok.count(head + cut) > budget:  # decode/encode at the cut can add a token
+        room -= 1
+        cut = M.truncate_to_tokens(tok, ctx, room)
+    kept, pos = 0, 0
+    for t in texts:
+        if pos < len(cut) and t:
+            kept += 1
+        pos += len(t) + 2
+    return cut, tok.count(head + cut), kept
+
+
+def run_peer(peer: Any, q: dict[str, Any], info: dict[str, Any], doc_key: str, tok: Any, budgets: Sequence[int]) -> list[dict[str, Any]]:
+    ranked = peer.query(doc_key, q["question"], RECALL_K)
+    t = time.perf_counter()
+    items = peer.query(doc_key, q["question"], PEER_K)
+    lat = time.perf_counter() - t
+    texts = [it.text for it in items]
+    _, natural, _ = peer_prompt(tok, q["question"], texts, None)
+    recs = []
+    for b in budgets:
+        ctx, used, kept = peer_prompt(tok, q["question"], texts, b)
+        recs.append(
+            score_record(
+                q, info, system=peer.name, budget=b,
+                ranked_pages=[it.pages for it in ranked],
+                item_pages=[it.pages for it in items[:kept]],
+                packed_text=ctx, locators=None, tokens=used, latency_s=lat,
+                extra={"natural_tokens": natural, "natural_over": float(natural > b)},
+            )
+        )
+    return recs
+
+
+# --------------------------------------------------------------------------------------------------
+# Aggregation and report
+# --------------------------------------------------------------------------------------------------
+
+MEAN_FIELDS = ["recall@5", "recall@10", "coverage", "all_covered", "answer_exact", "answer_exact_rare", "key_recall", "iou", "iog"]
+
+
+def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": len(recs)}
+    for f in MEAN_FIELDS:
+        vals = [r[f] for r in recs if r.get(f) is not None and not (isinstance(r[f], float) and math.isnan(r[f]))]
+        out[f] = M.mean(vals)
+        out[f + "_n"] = len(vals)
+    toks = [r["tokens"] for r in recs]
+    out["tokens_p50"] = M.percentile(toks, 50)
+    out["tokens_p99"] = M.percentile(toks, 99)
+    out["over"] = int(sum(r["over"] for r in recs))
+    lats = [r["latency_s"] * 1000 for r in recs]
+    out["latency_ms_p50"] = M.percentile(lats, 50)
+    out["latency_ms_p99"] = M.percentile(lats, 99)
+    nat = [r["natural_over"] for r in recs if "natural_over" in r]
+    if nat:
+        out["natural_over"] = int(sum(nat))
+        out["natural_tokens_p50"] = M.percentile([r["natural_tokens"] for r in recs], 50)
+        out["natural_tokens_p99"] = M.percentile([r["natural_tokens"] for r in recs], 99)
+    um = [(r["unmerged_window_tokens"], r["body_tokens"]) for r in recs if r.get("unmerged_window_tokens") is not None]
+    if um:
+        out["window_tokens_unmerged"] = int(sum(a for a, _ in um))
+        out["window_tokens_merged"] = int(sum(b for _, b in um))
+    return out
+
+
+SLICES = {"evidence_kind": ["text", "table", "figure", "multi"], "lang": ["en", "de", "ja"], "in_text_layer": ["True", "False", "None"]}
+
+
+def summarize(recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for s in systems:
+        for b in budgets:
+            rs = [r for r in recs if r["system"] == s and r["budget"] == b]
+            if not rs:
+                continue
+            entry = {"all": aggregate(rs)}
+            for field, values in SLICES.items():
+                for v in values:
+                    sub = [r for r in rs if r[field] == v]
+                    if sub:
+                        entry[f"{field}={v}"] = aggregate(sub)
+            summary[f"{s}@{b}"] = entry
+    return summary
+
+
+def _f(x: Any, pct: bool = True) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{100 * x:.0f}" if pct else f"{x:.0f}"
+
+
+def render_markdown(summary: dict[str, Any], recs: Sequence[dict[str, Any]], systems: Sequence[str], peers: Sequence[str],
+                    budgets: Sequence[int], command: str, nq: int) -> str:
+    lines = [
+        "# folio quality evaluation",
+        "",
+        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {nq} dev questions, k=8 for peers, "
+        f"k={FOLIO_K} hits for folio before assembly.",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "Metrics (means over questions, in %): R@5/R@10 gold-page recall of retrieval before assembly; Cov gold-page "
+        "coverage of the packed context; All share of questions with every gold page packed; Ans exact normalised "
+        "answer in the packed text (text-layer answers; n in brackets); Ans≤3 the same where the answer occurs on ≤3 "
+        "pages; Keys share of the answer's key terms that occur on 1–3 doc pages found in the packed text; IoU / IoG "
+        "best box overlap with gold (folio only). Tokens: folio `budget.used` (full rendered prompt incl. system text, "
+        "citation contract, wrappers); peers question + context after token truncation (no system text). Over: prompts "
+        "above budget (count). Nat>B: peers' uncut k=8 output above budget (count).",
+        "",
+    ]
+    for b in budgets:
+        lines += [f"## Budget {b}", ""]
+        lines.append("| system | R@5 | R@10 | Cov | All | Ans | Ans≤3 | Keys | IoU | IoG | tok p50 | tok p99 | Over | Nat>B | lat p50 ms | lat p99 ms |")
+        lines.append("|---|" + "---:|" * 15)
+        for s in systems:
+            e = summary.get(f"{s}@{b}")
+            if not e:
+                continue
+            a = e["all"]
+            lines.append(
+                f"| {s} | {_f(a['recall@5'])} | {_f(a['recall@10'])} | {_f(a['coverage'])} | {_f(a['all_covered'])} | "
+                f"{_f(a['answer_exact'])} ({a['answer_exact_n']}) | {_f(a['answer_exact_rare'])} ({a['answer_exact_rare_n']}) | "
+                f"{_f(a['key_recall'])} ({a['key_recall_n']}) | {_f(a['iou'])} | {_f(a['iog'])} | {_f(a['tokens_p50'], False)} | "
+                f"{_f(a['tokens_p99'], False)} | {a['over']} | {a.get('natural_over', '–')} | {_f(a['latency_ms_p50'], False)} | "
+                f"{_f(a['latency_ms_p99'], False)} |"
+            )
+        lines.append("")
+        # goal check
+        head = summary.get(f"{HEADLINE}@{b}", {}).get("all")
+        peer_aggs = [(p, summary[f"{p}@{b}"]["all"]) for p in peers if f"{p}@{b}" in summary]
+        if head and peer_aggs:
+            best_cov = max(peer_aggs, key=lambda pa: pa[1]["coverage"])
+            best_key = max(peer_aggs, key=lambda pa: pa[1]["key_recall"] if not math.isnan(pa[1]["key_recall"]) else -1)
+            best_ex = max(peer_aggs, key=lambda pa: pa[1]["answer_exact"] if not math.isnan(pa[1]["answer_exact"]) else -1)
+            d_cov = 100 * (head["coverage"] - best_cov[1]["coverage"])
+            lines.append(
+                f"Goal check at {b}: {HEADLINE} coverage {_f(head['coverage'])} vs best peer {best_cov[0]} "
+                f"{_f(best_cov[1]['coverage'])} (Δ {d_cov:+.0f} pts, goal ≥ +10: {'met' if d_cov >= 10 else 'NOT met'}); "
+                f"key recall {_f(head['key_recall'])} vs {best_key[0]} {_f(best_key[1]['key_recall'])} "
+                f"({'met' if head['key_recall'] >= best_key[1]['key_recall'] else 'NOT met'}); exact answer "
+                f"{_f(head['answer_exact'])} vs {best_ex[0]} {_f(best_ex[1]['answer_exact'])} "
+                f"({'met' if head['answer_exact'] >= best_ex[1]['answer_exact'] else 'NOT met'}); over budget {head['over']} "
+                f"({'met' if head['over'] == 0 else 'NOT met'})."
+            )
+            lines.append("")
+    # slices
+    lines += ["## Slices (coverage / key recall, %)", ""]
+    cols = [f"{f}={v}" for f, vs in SLICES.items() for v in vs]
+    for b in budgets:
+        lines += [f"### Budget {b}", ""]
+        ref = systems[0] if systems else HEADLINE
+        ns = {c: sum(1 for r in recs if r["system"] == ref and r["budget"] == b and f"{_field(r, c)}" == c.split("=")[1])
+              for c in cols}
+        lines.append("| system | " + " | ".join(f"{c.split('=')[1]} (n={ns[c]})" for c in cols) + " |")
+        lines.append("|---|" + "---:|" * len(cols))
+        for s in systems:
+            e = summary.get(f"{s}@{b}")
+            if not e:
+                continue
+            cells = []
+            for c in cols:
+                a = e.get(c)
+                cells.append("–" if not a else f"{_f(a['coverage'])} / {_f(a['key_recall'])}")
+            lines.append(f"| {s} | " + " | ".join(cells) + " |")
+        lines.append("")
+    # window merge savings
+    wins = [s for s in systems if s.startswith("folio-window")]
+    if wins:
+        lines += ["## Tokens saved by merging overlapping windows", "",
+                  "Body tokens of window items as packed vs the sum of each trigger's own window (merged items only re-counted).", "",
+                  "| variant | budget | unmerged | merged | saved |", "|---|---:|---:|---:|---:|"]
+        for s in wins:
+            for b in budgets:
+                a = summary.get(f"{s}@{b}", {}).get("all", {})
+                if "window_tokens_unmerged" in a and a["window_tokens_unmerged"]:
+                    u, m = a["window_tokens_unmerged"], a["window_tokens_merged"]
+                    lines.append(f"| {s} | {b} | {u} | {m} | {100 * (u - m) / u:.1f}% |")
+        lines.append("")
+    # per question, headline
+    lines += [f"## Per question ({HEADLINE})", "",
+              "R@10 before assembly vs coverage after: a gold page in R@10 but not packed is a packing drop; "
+              "missing from the hits is a retrieval miss.", ""]
+    lines.append("| id | kind | lang | gold | " + " | ".join(f"R@10 / Cov / Keys @{b}" for b in budgets) + " |")
+    lines.append("|---|---|---|---|" + "---|" * len(budgets))
+    by = {(r["id"], r["budget"]): r for r in recs if r["system"] == HEADLINE}
+    for qid in sorted({r["id"] for r in recs}):
+        cells = []
+        first = None
+        for b in budgets:
+            r = by.get((qid, b))
+            if r is None:
+                cells.append("–")
+                continue
+            first = first or r
+            cells.append(f"{_f(r['recall@10'])} / {_f(r['coverage'])} / {_f(r['key_recall'])}")
+        if first:
+            lines.append(f"| {qid} | {first['evidence_kind']} | {first['lang']} | {first['gold']} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _field(r: dict[str, Any], col: str) -> Any:
+    return r[col.split("=")[0]]
+
+
+# --------------------------------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--questions", required=True)
+    ap.add_argument("--pdfs", required=True)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[1000, 2000, 4000])
+    ap.add_argument("--data", default=str(ROOT / "data" / "eval-quality"), help="folio data dir + peer caches")
+    ap.add_argument("--server", default=None, help="run folio through this REST server instead of in-process")
+    ap.add_argument("--only", nargs="*", default=None, help="question ids or document-name substrings")
+    ap.add_argument("--peers", nargs="*", default=None, help="peer names (default: all)")
+    ap.add_argument("--no-folio", action="store_true")
+    ap.add_argument("--variants", nargs="*", default=None, help=f"folio variants (default: all of {list(FOLIO_VARIANTS)})")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    for noisy in ("httpx", "llama_index", "transformers"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+    from benchmarks.peers import CachedEncoder, make_peers, page_texts
+    from ingest.tokens import get_tokenizer
+
+    tok = get_tokenizer("cl100k_base")
+    questions = load_questions(args.questions, args.only)
+    pdf_dir = Path(args.pdfs)
+    docs = sorted({q["doc"] for q in questions})
+    data = Path(args.data)
+    data.mkdir(parents=True, exist_ok=True)
+    budgets = list(args.budgets)
+
+    pages = {d: page_texts(pdf_dir / d) for d in docs}
+    norm_pages = {d: [M.normalize(t) for t in ps] for d, ps in pages.items()}
+    infos = {q["id"]: answer_info(q, norm_pages[q["doc"]]) for q in questions}
+    recs: list[dict[str, Any]] = []
+    variants = {k: v for k, v in FOLIO_VARIANTS.items() if not args.variants or k in args.variants}
+
+    if not args.no_folio:
+        folio: Any = FolioREST(args.server) if args.server else FolioInProcess(str(data / "folio"))
+        doc_ids = {}
+        for d in docs:
+            doc_ids[d] = folio.ingest(pdf_dir / d, doc_id_for(d))
+        for q in questions:
+            results = folio.run(q["question"], doc_ids[q["doc"]], budgets, variants)
+            for (name, b), (pkg, lat) in results.items():
+                recs.append(folio_record(q, infos[q["id"]], name, b, pkg, lat))
+            logger.info("folio %s done", q["id"])
+
+    enc = CachedEncoder(data / "peer-cache")
+    peers = make_peers(enc, tok, args.peers)
+    for peer in peers:
+        t = time.perf_counter()
+        for d in docs:
+            peer.build(file_sha(pdf_dir / d), pages[d])
+        logger.info("peer %s built in %.1fs (%d new embeddings so far)", peer.name, time.perf_counter() - t, enc.encoded)
+        for q in questions:
+            recs.extend(run_peer(peer, q, infos[q["id"]], file_sha(pdf_dir / q["doc"]), tok, budgets))
+    enc.flush()
+
+    for r in recs:
+        r["gold"] = ",".join(str(p) for p in next(q["gold_pages"] for q in questions if q["id"] == r["id"]))
+    systems = ([] if args.no_folio else list(variants)) + [p.name for p in peers]
+    summary = summarize(recs, systems, budgets)
+    command = "python benchmarks/eval_quality.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "command": command,
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "budgets": budgets,
+        "systems": systems,
+        "peers": [p.name for p in peers],
+        "answer_info": infos,
+        "summary": summary,
+        "records": recs,
+    }
+    (out / "quality.json").write_text(json.dumps(payload, indent=1, default=str), encoding="utf-8")
+    md = render_markdown(summary, recs, systems, [p.name for p in peers], budgets, command, len(questions))
+    (out / "quality.md").write_text(md, encoding="utf-8")
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
