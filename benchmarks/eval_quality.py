@@ -175,7 +175,9 @@ class FolioInProcess:
 
         t = time.perf_counter()
         report = ingest_path(self.store, path, doc_id=doc_id)
-        logger.info("folio ingest %s: %s (%.1fs)", path.name, getattr(report, "status", "?"), time.perf_counter() - t)
+        logger.info(
+            "folio ingest %s: %s (%.1fs)", path.name, getattr(report, "status", "?"), time.perf_counter() - t
+        )
         return doc_id
 
     @property
@@ -185,6 +187,10 @@ class FolioInProcess:
 
             self._retriever = Retriever(self.store)
         return self._retriever
+
+    def warmup(self, doc_id: str) -> None:
+        """Load models and open tables once, so the first question's latency is not a cold start."""
+        self.run("warm-up query", doc_id, [1000], {"w": {"strategy": "raw"}})
 
     def run(
         self, question: str, doc_id: str, budgets: Sequence[int], variants: dict[str, dict[str, Any]]
@@ -214,7 +220,13 @@ class FolioInProcess:
 
 
 def unmerged_window_tokens(
-    question: str, hits: Any, source: Any, opts: Any, pkg: dict[str, Any], names: Any, assemble: Callable[..., Any]
+    question: str,
+    hits: Any,
+    source: Any,
+    opts: Any,
+    pkg: dict[str, Any],
+    names: Any,
+    assemble: Callable[..., Any],
 ) -> int | None:
     """For a window package: the body tokens its merged window items would cost had every trigger's
     window been sent on its own (each trigger assembled alone, same options, generous budget)."""
@@ -228,13 +240,16 @@ def unmerged_window_tokens(
             total += it["tokens"]
             continue
         for t in trig:
-            single = assemble(question, [by_id[t]], source, opts.model_copy(update={"budget": 100_000}), filenames=names)
+            single = assemble(
+                question, [by_id[t]], source, opts.model_copy(update={"budget": 100_000}), filenames=names
+            )
             total += sum(x.tokens for x in single.items) if single.items else 0
     return total
 
 
 class FolioREST:
-    """folio through the REST contract: ``POST /v1/documents`` then ``POST /v1/context`` per variant/budget."""
+    """folio through the REST contract: ``POST /v1/documents``, then ``POST /v1/context`` per variant
+    and budget."""
 
     def __init__(self, url: str) -> None:
         import httpx
@@ -243,9 +258,14 @@ class FolioREST:
 
     def ingest(self, path: Path, doc_id: str) -> str:
         with path.open("rb") as fh:
-            r = self.client.post("/v1/documents", files={"file": (path.name, fh, "application/pdf")}, data={"doc_id": doc_id})
+            r = self.client.post(
+                "/v1/documents", files={"file": (path.name, fh, "application/pdf")}, data={"doc_id": doc_id}
+            )
         r.raise_for_status()
         return str(r.json()["doc_id"])
+
+    def warmup(self, doc_id: str) -> None:
+        self.run("warm-up query", doc_id, [1000], {"w": {"strategy": "raw"}})
 
     def run(
         self, question: str, doc_id: str, budgets: Sequence[int], variants: dict[str, dict[str, Any]]
@@ -253,7 +273,13 @@ class FolioREST:
         out = {}
         for name, overrides in variants.items():
             for b in budgets:
-                body = {"query": question, "budget": b, "doc_ids": [doc_id], "k": FOLIO_K, "tokenizer": "cl100k_base"}
+                body = {
+                    "query": question,
+                    "budget": b,
+                    "doc_ids": [doc_id],
+                    "k": FOLIO_K,
+                    "tokenizer": "cl100k_base",
+                }
                 body.update(overrides)
                 t = time.perf_counter()
                 r = self.client.post("/v1/context", json=body)
@@ -265,7 +291,9 @@ class FolioREST:
         return out
 
 
-def folio_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float) -> dict[str, Any]:
+def folio_record(
+    q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float
+) -> dict[str, Any]:
     hits = sorted(pkg["retrieval"]["hits"], key=lambda h: h["rank"])
     items = pkg["items"]
     locs = [(int(loc["page"]), loc["bbox"]) for it in items for loc in it.get("locators") or []]
@@ -278,11 +306,17 @@ def folio_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int
         "modalities": sorted({it.get("modality", "?") for it in items}),
     }
     return score_record(
-        q, info, system=name, budget=budget,
+        q,
+        info,
+        system=name,
+        budget=budget,
         ranked_pages=[h["pages"] for h in hits],
         item_pages=[it["pages"] for it in items],
         packed_text="\n\n".join(it.get("text") or "" for it in items),
-        locators=locs, tokens=int(pkg["budget"]["used"]), latency_s=lat, extra=extra,
+        locators=locs,
+        tokens=int(pkg["budget"]["used"]),
+        latency_s=lat,
+        extra=extra,
     )
 
 
@@ -314,7 +348,9 @@ def peer_prompt(tok: Any, question: str, texts: Sequence[str], budget: int | Non
     return cut, tok.count(head + cut), kept
 
 
-def run_peer(peer: Any, q: dict[str, Any], info: dict[str, Any], doc_key: str, tok: Any, budgets: Sequence[int]) -> list[dict[str, Any]]:
+def run_peer(
+    peer: Any, q: dict[str, Any], info: dict[str, Any], doc_key: str, tok: Any, budgets: Sequence[int]
+) -> list[dict[str, Any]]:
     ranked = peer.query(doc_key, q["question"], RECALL_K)
     t = time.perf_counter()
     items = peer.query(doc_key, q["question"], PEER_K)
@@ -326,10 +362,16 @@ def run_peer(peer: Any, q: dict[str, Any], info: dict[str, Any], doc_key: str, t
         ctx, used, kept = peer_prompt(tok, q["question"], texts, b)
         recs.append(
             score_record(
-                q, info, system=peer.name, budget=b,
+                q,
+                info,
+                system=peer.name,
+                budget=b,
                 ranked_pages=[it.pages for it in ranked],
                 item_pages=[it.pages for it in items[:kept]],
-                packed_text=ctx, locators=None, tokens=used, latency_s=lat,
+                packed_text=ctx,
+                locators=None,
+                tokens=used,
+                latency_s=lat,
                 extra={"natural_tokens": natural, "natural_over": float(natural > b)},
             )
         )
@@ -340,13 +382,25 @@ def run_peer(peer: Any, q: dict[str, Any], info: dict[str, Any], doc_key: str, t
 # Aggregation and report
 # --------------------------------------------------------------------------------------------------
 
-MEAN_FIELDS = ["recall@5", "recall@10", "coverage", "all_covered", "answer_exact", "answer_exact_rare", "key_recall", "iou", "iog"]
+MEAN_FIELDS = [
+    "recall@5",
+    "recall@10",
+    "coverage",
+    "all_covered",
+    "answer_exact",
+    "answer_exact_rare",
+    "key_recall",
+    "iou",
+    "iog",
+]
 
 
 def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"n": len(recs)}
     for f in MEAN_FIELDS:
-        vals = [r[f] for r in recs if r.get(f) is not None and not (isinstance(r[f], float) and math.isnan(r[f]))]
+        vals = [
+            r[f] for r in recs if r.get(f) is not None and not (isinstance(r[f], float) and math.isnan(r[f]))
+        ]
         out[f] = M.mean(vals)
         out[f + "_n"] = len(vals)
     toks = [r["tokens"] for r in recs]
@@ -361,17 +415,27 @@ def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out["natural_over"] = int(sum(nat))
         out["natural_tokens_p50"] = M.percentile([r["natural_tokens"] for r in recs], 50)
         out["natural_tokens_p99"] = M.percentile([r["natural_tokens"] for r in recs], 99)
-    um = [(r["unmerged_window_tokens"], r["body_tokens"]) for r in recs if r.get("unmerged_window_tokens") is not None]
+    um = [
+        (r["unmerged_window_tokens"], r["body_tokens"])
+        for r in recs
+        if r.get("unmerged_window_tokens") is not None
+    ]
     if um:
         out["window_tokens_unmerged"] = int(sum(a for a, _ in um))
         out["window_tokens_merged"] = int(sum(b for _, b in um))
     return out
 
 
-SLICES = {"evidence_kind": ["text", "table", "figure", "multi"], "lang": ["en", "de", "ja"], "in_text_layer": ["True", "False", "None"]}
+SLICES = {
+    "evidence_kind": ["text", "table", "figure", "multi"],
+    "lang": ["en", "de", "ja"],
+    "in_text_layer": ["True", "False", "None"],
+}
 
 
-def summarize(recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> dict[str, Any]:
+def summarize(
+    recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]
+) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for s in systems:
         for b in budgets:
@@ -394,8 +458,47 @@ def _f(x: Any, pct: bool = True) -> str:
     return f"{100 * x:.0f}" if pct else f"{x:.0f}"
 
 
-def render_markdown(summary: dict[str, Any], recs: Sequence[dict[str, Any]], systems: Sequence[str], peers: Sequence[str],
-                    budgets: Sequence[int], command: str, nq: int) -> str:
+HEADERS = [
+    "system",
+    "R@5",
+    "R@10",
+    "Cov",
+    "All",
+    "Ans",
+    "Ans≤3",
+    "Keys",
+    "IoU",
+    "IoG",
+    "tok p50",
+    "tok p99",
+    "Over",
+    "Nat>B",
+    "lat p50 ms",
+    "lat p99 ms",
+]
+
+
+def _row(a: dict[str, Any]) -> list[str]:
+    return [
+        _f(a["recall@5"]), _f(a["recall@10"]), _f(a["coverage"]), _f(a["all_covered"]),
+        f"{_f(a['answer_exact'])} ({a['answer_exact_n']})",
+        f"{_f(a['answer_exact_rare'])} ({a['answer_exact_rare_n']})",
+        f"{_f(a['key_recall'])} ({a['key_recall_n']})",
+        _f(a["iou"]), _f(a["iog"]), _f(a["tokens_p50"], False), _f(a["tokens_p99"], False),
+        str(a["over"]), str(a.get("natural_over", "–")),
+        _f(a["latency_ms_p50"], False), _f(a["latency_ms_p99"], False),
+    ]  # fmt: skip
+
+
+def render_markdown(
+    summary: dict[str, Any],
+    recs: Sequence[dict[str, Any]],
+    systems: Sequence[str],
+    peers: Sequence[str],
+    budgets: Sequence[int],
+    command: str,
+    nq: int,
+) -> str:
     lines = [
         "# folio quality evaluation",
         "",
@@ -406,48 +509,51 @@ def render_markdown(summary: dict[str, Any], recs: Sequence[dict[str, Any]], sys
         command,
         "```",
         "",
-        "Metrics (means over questions, in %): R@5/R@10 gold-page recall of retrieval before assembly; Cov gold-page "
-        "coverage of the packed context; All share of questions with every gold page packed; Ans exact normalised "
-        "answer in the packed text (text-layer answers; n in brackets); Ans≤3 the same where the answer occurs on ≤3 "
-        "pages; Keys share of the answer's key terms that occur on 1–3 doc pages found in the packed text; IoU / IoG "
-        "best box overlap with gold (folio only). Tokens: folio `budget.used` (full rendered prompt incl. system text, "
-        "citation contract, wrappers); peers question + context after token truncation (no system text). Over: prompts "
-        "above budget (count). Nat>B: peers' uncut k=8 output above budget (count).",
+        "Metrics (means over questions, in %): R@5/R@10 gold-page recall of retrieval before assembly; "
+        "Cov gold-page coverage of the packed context; All share of questions with all gold pages packed; "
+        "Ans exact normalised answer in the packed text (text-layer answers; n in brackets); Ans≤3 the same "
+        "where the answer occurs on ≤3 pages; Keys share of the answer key terms found on 1–3 doc pages "
+        "found in the packed text; IoU / IoG best box overlap with gold (folio only). Tokens: folio "
+        "`budget.used` (full rendered prompt incl. system text, citation contract, wrappers); peers question "
+        "+ context after token truncation (no system text). Over: prompts above budget (count). Nat>B: "
+        "peers' uncut k=8 output above budget (count).",
         "",
     ]
     for b in budgets:
         lines += [f"## Budget {b}", ""]
-        lines.append("| system | R@5 | R@10 | Cov | All | Ans | Ans≤3 | Keys | IoU | IoG | tok p50 | tok p99 | Over | Nat>B | lat p50 ms | lat p99 ms |")
-        lines.append("|---|" + "---:|" * 15)
+        lines.append("| " + " | ".join(HEADERS) + " |")
+        lines.append("|---|" + "---:|" * (len(HEADERS) - 1))
         for s in systems:
             e = summary.get(f"{s}@{b}")
-            if not e:
-                continue
-            a = e["all"]
-            lines.append(
-                f"| {s} | {_f(a['recall@5'])} | {_f(a['recall@10'])} | {_f(a['coverage'])} | {_f(a['all_covered'])} | "
-                f"{_f(a['answer_exact'])} ({a['answer_exact_n']}) | {_f(a['answer_exact_rare'])} ({a['answer_exact_rare_n']}) | "
-                f"{_f(a['key_recall'])} ({a['key_recall_n']}) | {_f(a['iou'])} | {_f(a['iog'])} | {_f(a['tokens_p50'], False)} | "
-                f"{_f(a['tokens_p99'], False)} | {a['over']} | {a.get('natural_over', '–')} | {_f(a['latency_ms_p50'], False)} | "
-                f"{_f(a['latency_ms_p99'], False)} |"
-            )
+            if e:
+                lines.append("| " + " | ".join([s, *_row(e["all"])]) + " |")
         lines.append("")
         # goal check
         head = summary.get(f"{HEADLINE}@{b}", {}).get("all")
         peer_aggs = [(p, summary[f"{p}@{b}"]["all"]) for p in peers if f"{p}@{b}" in summary]
         if head and peer_aggs:
             best_cov = max(peer_aggs, key=lambda pa: pa[1]["coverage"])
-            best_key = max(peer_aggs, key=lambda pa: pa[1]["key_recall"] if not math.isnan(pa[1]["key_recall"]) else -1)
-            best_ex = max(peer_aggs, key=lambda pa: pa[1]["answer_exact"] if not math.isnan(pa[1]["answer_exact"]) else -1)
+            best_key = max(
+                peer_aggs, key=lambda pa: pa[1]["key_recall"] if not math.isnan(pa[1]["key_recall"]) else -1
+            )
+            best_ex = max(
+                peer_aggs,
+                key=lambda pa: pa[1]["answer_exact"] if not math.isnan(pa[1]["answer_exact"]) else -1,
+            )
             d_cov = 100 * (head["coverage"] - best_cov[1]["coverage"])
+            ok = {
+                "cov": d_cov >= 10,
+                "key": head["key_recall"] >= best_key[1]["key_recall"],
+                "ex": head["answer_exact"] >= best_ex[1]["answer_exact"],
+                "over": head["over"] == 0,
+            }
+            met = {k: "met" if v else "NOT met" for k, v in ok.items()}
             lines.append(
                 f"Goal check at {b}: {HEADLINE} coverage {_f(head['coverage'])} vs best peer {best_cov[0]} "
-                f"{_f(best_cov[1]['coverage'])} (Δ {d_cov:+.0f} pts, goal ≥ +10: {'met' if d_cov >= 10 else 'NOT met'}); "
+                f"{_f(best_cov[1]['coverage'])} (Δ {d_cov:+.0f} pts, goal ≥ +10: {met['cov']}); "
                 f"key recall {_f(head['key_recall'])} vs {best_key[0]} {_f(best_key[1]['key_recall'])} "
-                f"({'met' if head['key_recall'] >= best_key[1]['key_recall'] else 'NOT met'}); exact answer "
-                f"{_f(head['answer_exact'])} vs {best_ex[0]} {_f(best_ex[1]['answer_exact'])} "
-                f"({'met' if head['answer_exact'] >= best_ex[1]['answer_exact'] else 'NOT met'}); over budget {head['over']} "
-                f"({'met' if head['over'] == 0 else 'NOT met'})."
+                f"({met['key']}); exact answer {_f(head['answer_exact'])} vs {best_ex[0]} "
+                f"{_f(best_ex[1]['answer_exact'])} ({met['ex']}); over budget {head['over']} ({met['over']})."
             )
             lines.append("")
     # slices
@@ -456,8 +562,14 @@ def render_markdown(summary: dict[str, Any], recs: Sequence[dict[str, Any]], sys
     for b in budgets:
         lines += [f"### Budget {b}", ""]
         ref = systems[0] if systems else HEADLINE
-        ns = {c: sum(1 for r in recs if r["system"] == ref and r["budget"] == b and f"{_field(r, c)}" == c.split("=")[1])
-              for c in cols}
+        ns = {
+            c: sum(
+                1
+                for r in recs
+                if r["system"] == ref and r["budget"] == b and f"{_field(r, c)}" == c.split("=")[1]
+            )
+            for c in cols
+        }
         lines.append("| system | " + " | ".join(f"{c.split('=')[1]} (n={ns[c]})" for c in cols) + " |")
         lines.append("|---|" + "---:|" * len(cols))
         for s in systems:
@@ -473,9 +585,15 @@ def render_markdown(summary: dict[str, Any], recs: Sequence[dict[str, Any]], sys
     # window merge savings
     wins = [s for s in systems if s.startswith("folio-window")]
     if wins:
-        lines += ["## Tokens saved by merging overlapping windows", "",
-                  "Body tokens of window items as packed vs the sum of each trigger's own window (merged items only re-counted).", "",
-                  "| variant | budget | unmerged | merged | saved |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            "## Tokens saved by merging overlapping windows",
+            "",
+            "Body tokens of window items as packed vs the sum of each trigger's own window "
+            "(merged items only re-counted).",
+            "",
+            "| variant | budget | unmerged | merged | saved |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for s in wins:
             for b in budgets:
                 a = summary.get(f"{s}@{b}", {}).get("all", {})
@@ -484,10 +602,16 @@ def render_markdown(summary: dict[str, Any], recs: Sequence[dict[str, Any]], sys
                     lines.append(f"| {s} | {b} | {u} | {m} | {100 * (u - m) / u:.1f}% |")
         lines.append("")
     # per question, headline
-    lines += [f"## Per question ({HEADLINE})", "",
-              "R@10 before assembly vs coverage after: a gold page in R@10 but not packed is a packing drop; "
-              "missing from the hits is a retrieval miss.", ""]
-    lines.append("| id | kind | lang | gold | " + " | ".join(f"R@10 / Cov / Keys @{b}" for b in budgets) + " |")
+    lines += [
+        f"## Per question ({HEADLINE})",
+        "",
+        "R@10 before assembly vs coverage after: a gold page in R@10 but not packed is a packing drop; "
+        "missing from the hits is a retrieval miss.",
+        "",
+    ]
+    lines.append(
+        "| id | kind | lang | gold | " + " | ".join(f"R@10 / Cov / Keys @{b}" for b in budgets) + " |"
+    )
     lines.append("|---|---|---|---|" + "---|" * len(budgets))
     by = {(r["id"], r["budget"]): r for r in recs if r["system"] == HEADLINE}
     for qid in sorted({r["id"] for r in recs}):
@@ -501,7 +625,11 @@ def render_markdown(summary: dict[str, Any], recs: Sequence[dict[str, Any]], sys
             first = first or r
             cells.append(f"{_f(r['recall@10'])} / {_f(r['coverage'])} / {_f(r['key_recall'])}")
         if first:
-            lines.append(f"| {qid} | {first['evidence_kind']} | {first['lang']} | {first['gold']} | " + " | ".join(cells) + " |")
+            lines.append(
+                f"| {qid} | {first['evidence_kind']} | {first['lang']} | {first['gold']} | "
+                + " | ".join(cells)
+                + " |"
+            )
     lines.append("")
     return "\n".join(lines)
 
@@ -520,12 +648,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--questions", required=True)
     ap.add_argument("--pdfs", required=True)
     ap.add_argument("--budgets", type=int, nargs="+", default=[1000, 2000, 4000])
-    ap.add_argument("--data", default=str(ROOT / "data" / "eval-quality"), help="folio data dir + peer caches")
+    ap.add_argument(
+        "--data", default=str(ROOT / "data" / "eval-quality"), help="folio data dir + peer caches"
+    )
     ap.add_argument("--server", default=None, help="run folio through this REST server instead of in-process")
     ap.add_argument("--only", nargs="*", default=None, help="question ids or document-name substrings")
     ap.add_argument("--peers", nargs="*", default=None, help="peer names (default: all)")
     ap.add_argument("--no-folio", action="store_true")
-    ap.add_argument("--variants", nargs="*", default=None, help=f"folio variants (default: all of {list(FOLIO_VARIANTS)})")
+    ap.add_argument(
+        "--variants", nargs="*", default=None, help=f"folio variants (default: all of {list(FOLIO_VARIANTS)})"
+    )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -556,6 +688,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         doc_ids = {}
         for d in docs:
             doc_ids[d] = folio.ingest(pdf_dir / d, doc_id_for(d))
+        if questions:
+            folio.warmup(doc_ids[questions[0]["doc"]])
         for q in questions:
             results = folio.run(q["question"], doc_ids[q["doc"]], budgets, variants)
             for (name, b), (pkg, lat) in results.items():
@@ -568,7 +702,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         t = time.perf_counter()
         for d in docs:
             peer.build(file_sha(pdf_dir / d), pages[d])
-        logger.info("peer %s built in %.1fs (%d new embeddings so far)", peer.name, time.perf_counter() - t, enc.encoded)
+        logger.info(
+            "peer %s built in %.1fs (%d new embeddings so far)",
+            peer.name,
+            time.perf_counter() - t,
+            enc.encoded,
+        )
         for q in questions:
             recs.extend(run_peer(peer, q, infos[q["id"]], file_sha(pdf_dir / q["doc"]), tok, budgets))
     enc.flush()

@@ -88,8 +88,10 @@ def answer_keys(answer: str) -> list[str]:
 
 def key_in_text(key: str, normalized_text: str) -> bool:
     """Whole-token match of a key term in already-normalised text (``12`` does not match ``120``)."""
-    # Not inside a longer word or number: "12" matches neither "120" nor "4.12" nor "12,5".
-    pattern = r"(?<![0-9a-z_])(?<![0-9][.,])" + re.escape(key) + r"(?![0-9a-z_])(?![.,][0-9])"
+    # Not inside a longer word or number: "12" matches neither "120" nor "4.12" nor "12,5"; a number may
+    # carry a unit glued after it ("0.77s", "12桁").
+    after = r"(?![0-9])" if _NUMBER.fullmatch(key) else r"(?![0-9a-z_])"
+    pattern = r"(?<![0-9a-z_])(?<![0-9][.,])" + re.escape(key) + after + r"(?![.,][0-9])"
     return re.search(pattern, normalized_text) is not None
 
 

@@ -15,7 +15,8 @@ Peers:
 * ``bm25-pages``: whole pages scored with BM25 (k1=1.5, b=0.75) written here in numpy.
 * ``li-sentence-window``: LlamaIndex ``SentenceWindowNodeParser`` (window_size=3) + ``VectorStoreIndex``
   + ``MetadataReplacementPostProcessor``.
-* ``li-auto-merging``: LlamaIndex ``HierarchicalNodeParser`` ([1024, 512, 128] tokens) + ``AutoMergingRetriever``.
+* ``li-auto-merging``: LlamaIndex ``HierarchicalNodeParser`` ([1024, 512, 128] tokens) +
+  ``AutoMergingRetriever``.
 * ``lc-parent-document``: LangChain ``ParentDocumentRetriever`` (children 400 chars, parents 2000 chars,
   ``InMemoryStore``, ``InMemoryVectorStore``; 3k children searched so that k parents come back).
 """
@@ -306,10 +307,14 @@ class LlamaSentenceWindow:
         from llama_index.core.node_parser import SentenceWindowNodeParser
 
         parser = SentenceWindowNodeParser.from_defaults(
-            window_size=self.window_size, window_metadata_key="window", original_text_metadata_key="original_text"
+            window_size=self.window_size,
+            window_metadata_key="window",
+            original_text_metadata_key="original_text",
         )
         nodes = parser.get_nodes_from_documents(_llama_documents(pages))
-        self._idx[doc_key] = VectorStoreIndex(nodes, embed_model=self.embed, show_progress=False) if nodes else None
+        self._idx[doc_key] = (
+            VectorStoreIndex(nodes, embed_model=self.embed, show_progress=False) if nodes else None
+        )
         self.enc.flush()
 
     def query(self, doc_key: str, question: str, k: int) -> list[PeerItem]:
@@ -386,7 +391,9 @@ class LangChainParentDocument:
             child_splitter=RecursiveCharacterTextSplitter(chunk_size=self.child_chars, chunk_overlap=40),
             parent_splitter=RecursiveCharacterTextSplitter(chunk_size=self.parent_chars, chunk_overlap=200),
         )
-        docs = [Document(page_content=t, metadata={"page": p}) for p, t in enumerate(pages, start=1) if t.strip()]
+        docs = [
+            Document(page_content=t, metadata={"page": p}) for p, t in enumerate(pages, start=1) if t.strip()
+        ]
         if docs:
             retriever.add_documents(docs)
         self._ret[doc_key] = retriever if docs else None

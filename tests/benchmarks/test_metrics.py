@@ -29,7 +29,7 @@ def test_contains_answer_uses_normalised_substring() -> None:
 
 
 def test_answer_keys_drop_stopwords_and_keep_identifiers() -> None:
-    keys = M.answer_keys("set print \"<filename>\"; with no parameters output is restored to <STDERR>")
+    keys = M.answer_keys('set print "<filename>"; with no parameters output is restored to <STDERR>')
     assert "<filename>" in keys and "<stderr>" in keys and "print" in keys
     assert "with" not in keys and "is" not in keys
     assert M.answer_keys("STATS_outofrange") == ["stats_outofrange"]
@@ -42,6 +42,8 @@ def test_key_in_text_matches_whole_tokens_only() -> None:
     assert not M.key_in_text("12", "x4.12")
     assert not M.key_in_text("12", "12,5")
     assert M.key_in_text("12", "(12).")
+    assert M.key_in_text("0.77", "# 0.77s")  # units glued to numbers
+    assert not M.key_in_text("scan", "scans")
     assert M.key_in_text("4,095", "up to 4,095 students")
 
 
