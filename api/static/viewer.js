@@ -198,10 +198,12 @@ async function showRegion(docId, versionId, filename, regionId, locators) {
   if (div) {
     const img = div.querySelector("img");
     if (img) await loadImage(img);
-    div.scrollIntoView({ block: "start" });
+    // Scroll only the pages column (scrollIntoView would scroll every ancestor, the header too).
+    const box = $("pages");
     const info = state.pages.find((p) => p.page === first.page);
     const scale = div.clientWidth / info.width;
-    $("pages").scrollTop += Math.max(0, asList(first.box)[1] * scale - 80);
+    const top = div.getBoundingClientRect().top - box.getBoundingClientRect().top;
+    box.scrollTop += top + asList(first.box)[1] * scale - 80;
   }
   drawHighlight();
 }
@@ -292,10 +294,10 @@ async function upload() {
       job = await api(`/v1/jobs/${job.job_id}`);
     }
     if (job.status === "failed") throw new Error(job.error.message);
-    st.textContent = `${file.name}: ${job.result.status} (${job.result.pages} pages)`;
     await loadDocs(job.result.doc_id);
     state.doc = null;
     await openVersion(job.result.doc_id, job.result.version_id, job.result.filename);
+    st.textContent = `${file.name}: ${job.result.status} (${job.result.pages} pages)`;
   } catch (e) {
     st.textContent = `upload failed: ${e.message}`;
   } finally {
@@ -306,6 +308,7 @@ async function upload() {
 // --------------------------------------------------------------------------------------- boot
 async function boot() {
   $("api-key").value = state.key;
+  $("key-form").addEventListener("submit", (e) => e.preventDefault());
   $("api-key").addEventListener("change", async (e) => {
     state.key = e.target.value.trim();
     localStorage.setItem("folio.key", state.key);

@@ -1,0 +1,124 @@
+"""The viewer in a real browser (Debian's Chromium via Playwright) against a real uvicorn server.
+
+Upload a PDF through the viewer, ask a question, click a citation chip, and check that the
+highlight lands where the region's box maps through the rendered page size. A screenshot goes to
+``tests/artifacts/`` (ignored by git).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.conftest import live_server, make_settings
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} missing: apt-get install chromium")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _rects(page: Any) -> list[dict[str, float]]:
+    rects: list[dict[str, float]] = page.eval_on_selector_all(
+        ".hl",
+        "els => els.map(e => { const r = e.getBoundingClientRect(); const p = e.closest('.page');"
+        " const i = p.querySelector('img').getBoundingClientRect();"
+        " return {x: r.left - i.left, y: r.top - i.top, w: r.width, h: r.height, iw: i.width, page: +p.dataset.page}; })",
+    )
+    return rects
+
+
+def _expected(locators: list[dict[str, Any]], page_width: float, shown: float) -> list[tuple[float, ...]]:
+    scale = shown / page_width
+    out = []
+    for loc in locators:
+        boxes = loc.get("line_boxes") or [loc["bbox"]]
+        for b in boxes:
+            x0, y0, x1, y1 = b if isinstance(b, list) else (b["x0"], b["y0"], b["x1"], b["y1"])
+            out.append((x0 * scale, y0 * scale, (x1 - x0) * scale, (y1 - y0) * scale))
+    return out
+
+
+def _assert_match(rects: list[dict[str, float]], expected: list[tuple[float, ...]]) -> None:
+    assert len(rects) == len(expected) and rects
+    for r, (x, y, w, h) in zip(rects, expected, strict=True):
+        assert abs(r["x"] - x) <= 2 and abs(r["y"] - y) <= 2, (r, (x, y, w, h))
+        assert abs(r["w"] - max(1, w)) <= 2 and abs(r["h"] - max(1, h)) <= 2, (r, (x, y, w, h))
+
+
+def test_upload_ask_click_chip_highlights_region(browser: Any, data_copy: Path, samples: Path, tmp_path: Path) -> None:
+    with live_server(make_settings(data_copy, api_key="viewer-key")) as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/viewer")
+        page.wait_for_selector("body[data-ready='1']")
+        # The key is typed into the viewer; every request (images too) carries it.
+        page.fill("#api-key", "viewer-key")
+        page.dispatch_event("#api-key", "change")
+        page.wait_for_selector("#doc-select option[value='register']", state="attached")
+        # Upload through the viewer: the job's progress shows, then the new document opens.
+        page.set_input_files("#upload", str(samples / "support-policy-v1.pdf"))
+        page.wait_for_function("document.getElementById('upload-status').textContent.includes('created')", timeout=120_000)
+        assert page.eval_on_selector("#doc-select", "s => s.value") == "support-policy-v1"
+        page.wait_for_selector(".page img[src^='blob:']", timeout=30_000)
+
+        page.fill("#question", "How fast must a priority-one incident be acknowledged?")
+        page.fill("#budget", "800")
+        page.click("#ask-btn")
+        page.wait_for_selector("#items li .chip", timeout=60_000)
+        used = page.text_content("#budget-line") or ""
+        assert "/ 800 tokens" in used
+        pkg = page.evaluate("window.folio.pkg")
+        assert all(i["doc_id"] == "support-policy-v1" for i in pkg["items"])
+
+        page.click("#items li:first-child .chip")
+        page.wait_for_selector(".hl")
+        page.wait_for_function("[...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
+        item = pkg["items"][0]
+        pages = httpx.get(
+            f"{url}/v1/documents/{item['doc_id']}/versions/{item['version_id']}/pages",
+            headers={"X-API-Key": "viewer-key"},
+        ).json()["data"]
+        width = next(p["width"] for p in pages if p["page"] == item["locators"][0]["page"])
+        rects = _rects(page)
+        _assert_match(rects, _expected(item["locators"], width, rects[0]["iw"]))
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "viewer-chip.png"))
+
+        # Deep link to a sentence: line boxes, not the paragraph's rectangle.
+        hits = httpx.post(
+            f"{url}/v1/search",
+            json={"query": "acknowledgement sent by e-mail", "doc_ids": ["register"], "kinds": ["sentence"], "k": 3},
+            headers={"X-API-Key": "viewer-key"},
+        ).json()["data"]
+        region = httpx.get(f"{url}/v1/regions/{hits[0]['region_id']}", headers={"X-API-Key": "viewer-key"}).json()
+        deep = browser.new_page(viewport={"width": 1200, "height": 900})
+        deep.goto(f"{url}/viewer")  # same origin: the key is in localStorage now
+        deep.evaluate("localStorage.setItem('folio.key', 'viewer-key')")
+        deep.goto(f"{url}/viewer?region={region['region_id']}")
+        deep.wait_for_selector("body[data-ready='1']")
+        deep.wait_for_selector(".hl")
+        deep.wait_for_function("[...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
+        deep.evaluate("window.dispatchEvent(new Event('resize'))")
+        rects = _rects(deep)
+        loc = region["locators"][0]
+        assert all(r["page"] == loc["page"] for r in rects)
+        _assert_match(rects, _expected(region["locators"], loc["page_width"], rects[0]["iw"]))
+        deep.screenshot(path=str(ARTIFACTS / "viewer-deep-link.png"))
