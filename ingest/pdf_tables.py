@@ -153,7 +153,12 @@ def find_page_tables(page: pymupdf.Page, drawings: list[dict[str, Any]], words: 
     x1 = max(b[2] for b in hs + vs)
     y1 = max(b[3] for b in hs + vs)
     clip = clamp_box((x0 - 2, y0 - 2, x1 + 2, y1 + 2), w, h)
-    found = page.find_tables(clip=clip)
+    # Open-sided tables (horizontal rules only at the outer edges) get their outer borders from
+    # the rules' extent, which PyMuPDF's layout model would otherwise infer at ~2 s per page.
+    vy0, vy1 = min(b[1] for b in vs), max(b[3] for b in vs)
+    hx0, hx1 = min(b[0] for b in hs), max(b[2] for b in hs)
+    edges = [((hx0, vy0), (hx0, vy1)), ((hx1, vy0), (hx1, vy1))]
+    found = page.find_tables(clip=clip, use_layout=False, add_lines=edges)  # the ONNX layout gate costs ~2 s/page
     out: list[TableData] = []
     for tb in found.tables:
         raw = tb.extract()
@@ -161,9 +166,11 @@ def find_page_tables(page: pymupdf.Page, drawings: list[dict[str, Any]], words: 
         if _merged_rows(raw):
             # Columns from the rules, rows from the text lines. (The pure text strategy splits
             # columns inside words on these pages, so it is not tried.)
-            alt = page.find_tables(clip=bbox, vertical_strategy="lines", horizontal_strategy="text")
+            alt = page.find_tables(
+                clip=bbox, vertical_strategy="lines", horizontal_strategy="text", use_layout=False, add_lines=edges
+            )
             best = max(alt.tables, key=lambda t: t.row_count, default=None)
-            if best is not None and best.row_count > len(raw) and best.col_count >= 2:
+            if best is not None and best.row_count > len(raw) and best.col_count == tb.col_count:
                 tb, raw = best, best.extract()
         rows = _cells_from_words(tb, words, split=_merged_rows(raw))
         rows = [r for r in rows if any(r)]

@@ -1,0 +1,180 @@
+"""The parser on real PDFs: fixtures, an R manual, the Federal Register, a scanned brochure."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ingest.model import Region, version_id_for
+from ingest.parse import ParsedDocument, parse_pdf
+from ingest.pdf_ocr import ocr_available
+from ingest.tokens import get_tokenizer
+
+SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "sample_pdfs"
+CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
+
+
+def _parse(name: str, tmp: pathlib.Path | None = None, **kw: object) -> ParsedDocument:
+    data = (SAMPLES / name).read_bytes()
+    return parse_pdf(data, doc_id=name.rsplit(".", 1)[0], filename=name, assets_dir=tmp, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def assets(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    return tmp_path_factory.mktemp("data") / "assets"
+
+
+@pytest.fixture(scope="session")
+def policy(assets: pathlib.Path) -> ParsedDocument:
+    return _parse("support-policy-v1.pdf", assets, ocr=False)
+
+
+@pytest.fixture(scope="session")
+def rmanual() -> ParsedDocument:
+    return _parse("R-data-import-export.pdf", ocr=False)
+
+
+@pytest.fixture(scope="session")
+def fedreg() -> ParsedDocument:
+    return _parse("federal-register-2020-17221.pdf", ocr=False)
+
+
+def kind(doc: ParsedDocument, k: str) -> list[Region]:
+    return [r for r in doc.regions if r.kind == k]
+
+
+def test_fixture_headings_tree_and_ids(policy: ParsedDocument) -> None:
+    data = (SAMPLES / "support-policy-v1.pdf").read_bytes()
+    assert policy.version_id == version_id_for(data)
+    secs = {r.heading_path[-1]: r for r in kind(policy, "section")}
+    assert {"1 Scope", "2 Priority-one incidents", "2.1 Response targets", "3 Escalation"} <= set(secs)
+    sub = secs["2.1 Response targets"]
+    assert sub.parent_id == secs["2 Priority-one incidents"].region_id
+    assert sub.heading_path == ("2 Priority-one incidents", "2.1 Response targets")
+    # Section text is its own body only, not its subsections'.
+    assert "within 30 minutes" in sub.text and "within 30 minutes" not in secs["2 Priority-one incidents"].text
+    sents = [s.text for s in kind(policy, "sentence") if s.section_id == sub.region_id]
+    deadline = next(i for i, s in enumerate(sents) if "within 30 minutes" in s)
+    assert sents[deadline + 3].startswith("Exception:")
+    for r in policy.regions:
+        assert r.region_id.startswith(f"support-policy-v1@{policy.version_id}:p")
+        assert r.tokens == get_tokenizer().count(r.text)
+        assert r.heading_path or r.kind == "page"
+
+
+def test_fixture_table(policy: ParsedDocument) -> None:
+    (table,) = kind(policy, "table")
+    assert table.meta_get("header") == "Severity | Response | Owner"
+    assert table.meta_get("rows") == "1-3"
+    assert "| P1 | 30 minutes | On-call engineer |" in table.text
+    # Table cells are not repeated as paragraph text.
+    assert not any("On-call engineer" in p.text for p in kind(policy, "paragraph"))
+
+
+def test_fixture_figure(policy: ParsedDocument, assets: pathlib.Path) -> None:
+    (fig,) = kind(policy, "figure")
+    assert fig.meta_get("caption") == "Figure 1: Escalation path"
+    assert fig.meta_get("source") == "vector"
+    assert "Team lead" in (fig.meta_get("inner_text") or "")
+    b = fig.locators[0].bbox
+    # The box covers the three boxes (x 90-510) and the caption below them (x from 72).
+    assert 70 <= b.x0 <= 90 and 505 <= b.x1 <= 515 and 40 <= b.height < 120
+    image = fig.meta_get("image") or ""
+    assert image.startswith(f"assets/support-policy-v1@{policy.version_id}/fig-p1-")
+    assert (assets.parent / image).read_bytes()[:4] == b"\x89PNG"
+    (page,) = kind(policy, "page")
+    assert page.meta_get("render_scale") == "1.5"
+    assert (assets.parent / (policy.pages[0].image or "")).is_file()
+
+
+def test_sentence_line_boxes_inside_paragraph(policy: ParsedDocument, rmanual: ParsedDocument) -> None:
+    for doc in (policy, rmanual):
+        paras = {p.region_id: p for p in kind(doc, "paragraph")}
+        for s in kind(doc, "sentence"):
+            p = paras[s.parent_id or ""]
+            pb = p.locators[0].bbox
+            assert s.locators[0].line_boxes
+            for lb in s.locators[0].line_boxes:
+                assert pb.x0 - 0.5 <= lb.x0 <= lb.x1 <= pb.x1 + 0.5
+                assert pb.y0 - 0.5 <= lb.y0 <= lb.y1 <= pb.y1 + 0.5
+            ls, le = s.locators[0].char_start, s.locators[0].char_end
+            ps, pe = p.locators[0].char_start, p.locators[0].char_end
+            assert ls is not None and le is not None and ps is not None and pe is not None
+            assert ps <= ls < le <= pe
+
+
+def test_versions_differ_and_ids_are_deterministic(policy: ParsedDocument) -> None:
+    again = _parse("support-policy-v1.pdf", ocr=False)
+    assert [r.region_id for r in again.regions] == [r.region_id for r in policy.regions]
+    assert [r.text for r in again.regions] == [r.text for r in policy.regions]
+    v2 = _parse("support-policy-v2.pdf", ocr=False)
+    assert v2.version_id != policy.version_id
+    assert any("public holidays" in s.text for s in kind(v2, "sentence"))
+
+
+def test_r_manual_headings_and_boundaries(rmanual: ParsedDocument) -> None:
+    secs = kind(rmanual, "section")
+    by_title = {r.heading_path[-1]: r for r in secs}
+    intro = by_title["1 Introduction"]
+    assert intro.first_page == 7 and intro.level == 1
+    imports = by_title["Imports"]
+    assert imports.heading_path == ("1 Introduction", "Imports") and imports.parent_id == intro.region_id
+    enc = by_title["Encodings"]
+    assert enc.parent_id == imports.region_id and enc.level == 3
+    rdb = by_title["4 Relational databases"]
+    assert rdb.first_page == 21
+    # Sentences of "Why use a database?" belong to it and not to its parent.
+    why = by_title["Why use a database?"]
+    assert any(s.section_id == why.region_id for s in kind(rmanual, "sentence"))
+    assert [s.seq for s in secs] == sorted(s.seq for s in secs)
+
+
+def test_federal_register_table_split_across_pages(fedreg: ParsedDocument) -> None:
+    tables = {t.first_page: t for t in kind(fedreg, "table")}
+    t5, t6 = tables[5], tables[6]
+    assert t5.meta_get("header") == "Action | Labor cost | Parts cost | Cost per product | Cost on U.S. operators"
+    assert t5.meta_get("rows") == "1-3" and "AFM revisions" in t5.text
+    assert t6.meta_get("continued_from") == t5.region_id
+    assert t6.meta_get("rows") == "4-5" and "Stabilizer wiring change" in t6.text
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_every_region_is_inside_its_pages(policy: ParsedDocument, rmanual: ParsedDocument, fedreg: ParsedDocument,
+                                          data: st.DataObject) -> None:
+    doc = data.draw(st.sampled_from([policy, rmanual, fedreg]))
+    page = data.draw(st.integers(min_value=1, max_value=len(doc.pages)))
+    regions = [r for r in doc.regions if page in r.pages]
+    assert any(r.kind == "page" for r in regions)
+    for r in regions:
+        assert r.pages
+        for loc in r.locators:
+            b = loc.bbox
+            assert 0 <= b.x0 <= b.x1 <= loc.page_width and 0 <= b.y0 <= b.y1 <= loc.page_height
+            for lb in loc.line_boxes:
+                assert 0 <= lb.x0 <= lb.x1 <= loc.page_width and 0 <= lb.y0 <= lb.y1 <= loc.page_height
+
+
+@pytest.mark.skipif(not ocr_available(), reason="needs tesseract (eng); CI installs it")
+def test_scanned_page_is_ocred() -> None:
+    doc = _parse("linnsequencer-brochure-scan.pdf", ocr=True)
+    assert doc.ocr_pages == 1 and doc.pages[0].scanned and doc.pages[0].ocr
+    truth = (SAMPLES.parent.parent / "shared" / "corpus" / "linnsequencer-brochure-scan.groundtruth.txt")
+    gt_path = truth if truth.exists() else CORPUS / "linnsequencer-brochure-scan.groundtruth.txt"
+    words = set(re.findall(r"[a-z]{5,}", gt_path.read_text().lower()))
+    page = kind(doc, "page")[0]
+    got = set(re.findall(r"[a-z]{5,}", page.text.lower()))
+    assert len(words & got) >= 0.6 * len(words)
+    assert len(kind(doc, "sentence")) > 10
+
+
+def test_scanned_page_without_ocr_warns() -> None:
+    doc = _parse("linnsequencer-brochure-scan.pdf", ocr=False)
+    assert doc.ocr_pages == 0 and doc.pages[0].scanned
+    assert any("scanned" in w for w in doc.warnings)
+    (fig,) = kind(doc, "figure")
+    assert fig.meta_get("source") == "page-scan"
