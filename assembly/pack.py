@@ -5,7 +5,8 @@ budget-independent: sub-question coverage (candidates that cover a not-yet-cover
 to the front, in priority order) and MMR (``lambda * score - (1 - lambda) * max Jaccard similarity``
 to the candidates already placed). ``max_items`` and ``modality_slots`` then cap the list.
 
-Packing rule (``monotone``, the default): *skip, don't split*, made monotone in the budget.
+Packing rule: *skip, don't split*. ``greedy`` (the default) takes each candidate in priority
+order if it still fits; ``monotone`` is the same rule made monotone in the budget.
 
 Plain greedy skip-not-split ("take each candidate in priority order if it still fits") is **not**
 monotone: with costs A=6, B=5, C=4 in that order, budget 10 packs {A, C} but budget 11 packs {A, B}
@@ -20,7 +21,11 @@ is ``{i : e_i <= R}``. Hence:
 - skipping still works: a large candidate that does not fit does not stop smaller later ones.
 
 The price is that a small later candidate may wait for a room where it cannot be displaced (A=6,
-B=9, C=2: C enters at 17, not at 8). ``packing="greedy"`` is the plain rule, for comparison.
+B=9, C=2: C enters at 17, not at 8), and it is a steep price when a top candidate is large: a
+1,131-token page image ranked first at a budget of 800 keeps *every* later candidate out, because
+each of them would be displaced once the budget grows enough for the page. That starves exactly
+the small budgets users care about, so ``greedy`` is the default and ``monotone`` is there for
+callers that need "more budget never removes evidence" (e.g. to diff packages across budgets).
 
 Costs are exact and independent of each other (each block is its own set of prompt parts, see
 ``assembly.prompt``), so ``sum(costs) + fixed`` is the exact prompt size.

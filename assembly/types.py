@@ -110,7 +110,7 @@ class AssemblyOptions(_Frozen):
     prompt_format: Literal["openai", "anthropic"] = "openai"
     image_url_template: str = "/v1/regions/{region_id}/image"
     citation_style: Literal["typed", "uniform"] = "typed"
-    packing: Literal["monotone", "greedy"] = "monotone"
+    packing: Literal["monotone", "greedy"] = "greedy"
 
     @field_validator("tokenizer")
     @classmethod

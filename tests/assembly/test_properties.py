@@ -68,7 +68,7 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
 def test_bigger_budget_never_drops_an_item(case, extra) -> None:  # type: ignore[no-untyped-def]
     regions, hits, opts, budget = case
     # the plan is budget-independent when the parent cap does not bind (see assembly.core)
-    opts = opts.model_copy(update={"structural_truncation": False, "parent_max_tokens": 60})
+    opts = opts.model_copy(update={"structural_truncation": False, "parent_max_tokens": 60, "packing": "monotone"})
     idx = RegionIndex(regions)
     small = assemble("q", hits, idx, opts.model_copy(update={"budget": budget + 300}))
     big = assemble("q", hits, idx, opts.model_copy(update={"budget": budget + 300 + extra}))
