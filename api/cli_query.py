@@ -55,8 +55,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = settings.model_copy(update={"host": host, "port": port})
     if not is_loopback(host) and not settings.api_key:
         print(
-            f"folio: WARNING: listening on {host} without an API key: anyone who can reach this port can read "
-            "and delete documents. Set FOLIO_API_KEY.",
+            f"folio: WARNING: listening on {host} without an API key: anyone who can reach this port can "
+            "read and delete documents. Set FOLIO_API_KEY.",
             file=sys.stderr,
         )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
@@ -212,10 +212,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print()
         print(format_package(pkg, prompt=False))
     if args.serve:
-        from types import SimpleNamespace
-
-        return cmd_serve(
-            SimpleNamespace(data=settings.data, host=args.host, port=args.port, verbose=args.verbose)
+                return cmd_serve(
+            argparse.Namespace(data=settings.data, host=args.host, port=args.port, verbose=args.verbose)
         )
     print(
         "\nnext: folio serve"

@@ -18,6 +18,7 @@ Mapping:
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -71,7 +72,7 @@ def error_body(code: str, message: str, detail: Any = None) -> dict[str, Any]:
 
 
 def error_response(
-    status: int, code: str, message: str, detail: Any = None, headers: dict[str, str] | None = None
+    status: int, code: str, message: str, detail: Any = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
     return JSONResponse(error_body(code, message, detail), status_code=status, headers=headers)
 

@@ -206,7 +206,7 @@ class _ContextRequestBase(Schema):
     def _assembly_options_valid(self) -> _ContextRequestBase:
         # Field and model validators of AssemblyOptions are not copied by create_model: run them
         # here, so a bad option is a 422 validation_error like any other bad field.
-        AssemblyOptions(**self.model_dump(exclude=RETRIEVAL_FIELDS, exclude_unset=True))
+        AssemblyOptions(**self.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True))
         return self
 
 
@@ -216,24 +216,23 @@ def _context_request_model() -> type[_ContextRequestBase]:
         if name in _ContextRequestBase.model_fields:
             continue
         fields[name] = (info.annotation, info)
-    model = create_model(  # type: ignore[call-overload]
+    model: type[_ContextRequestBase] = create_model(
         "ContextRequest",
         __base__=_ContextRequestBase,
-        __doc__="A question plus every retrieval and assembly option (AssemblyOptions' fields at the top level).",
+        __doc__="A question plus every retrieval and assembly option (AssemblyOptions fields, top level).",
         **fields,
     )
-    return model  # type: ignore[no-any-return]
+    return model
 
 
 ContextRequest = _context_request_model()
-
 
 
 def assembly_options(
     req: _ContextRequestBase, *, default_tokenizer: str, default_budget: int
 ) -> AssemblyOptions:
     """The ``AssemblyOptions`` a context request asks for; unset tokenizer/budget take the server's."""
-    values = req.model_dump(exclude=RETRIEVAL_FIELDS, exclude_unset=True)
+    values = req.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True)
     values.setdefault("tokenizer", default_tokenizer)
     if values.get("budget") is None and values.get("context_window") is None:
         values["budget"] = default_budget

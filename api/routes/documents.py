@@ -49,7 +49,7 @@ _UPLOAD_BODY = {
                         "file": {"type": "string", "format": "binary", "description": "the PDF"},
                         "doc_id": {
                             "type": "string",
-                            "description": "document id (default: from the file name); same id + new bytes = new version",
+                            "description": "document id (default: from the file name)",
                         },
                     },
                 }
@@ -108,7 +108,7 @@ def _precheck(data: bytes, doc_id: str | None, max_bytes: int, max_pages: int) -
 
     if doc_id is not None:
         check_doc_id(doc_id)
-    open_pdf(data, max_bytes=max_bytes, max_pages=max_pages).close()
+    open_pdf(data, max_bytes=max_bytes, max_pages=max_pages).close()  # type: ignore[no-untyped-call]
 
 
 @router.post(

@@ -75,8 +75,11 @@ def search(req: SearchRequest, store: StoreDep, retriever: RetrieverDep) -> Sear
     responses=error_responses(401, 404, 422),
 )
 def context(
-    req: ContextRequest, store: StoreDep, retriever: RetrieverDep, settings: SettingsDep
-) -> ContextPackage:  # type: ignore[valid-type]
+    req: ContextRequest,  # type: ignore[valid-type]
+    store: StoreDep,
+    retriever: RetrieverDep,
+    settings: SettingsDep,
+) -> ContextPackage:
     """Every ``AssemblyOptions`` field is accepted at the top level (``budget``, ``strategy``,
     ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
     ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt."""

@@ -65,7 +65,17 @@ def test_context_package_contract(client: TestClient) -> None:
     for n, item in enumerate(pkg["items"], 1):
         assert item["citation_id"].endswith(str(n)) or item["citation_id"]
         assert item["version_id"] == latest and item["filename"] == "support-policy-v2.pdf"
-        for key in ("region_id", "doc_id", "modality", "expansion", "trigger_ids", "pages", "locators", "text", "tokens"):
+        for key in (
+            "region_id",
+            "doc_id",
+            "modality",
+            "expansion",
+            "trigger_ids",
+            "pages",
+            "locators",
+            "text",
+            "tokens",
+        ):
             assert key in item
         assert item["locators"] and all(len(loc["bbox"]) == 4 for loc in item["locators"])
     assert "30 minutes" in " ".join(i["text"] for i in pkg["items"])
@@ -120,7 +130,9 @@ def test_verify_with_package_and_with_context_request(client: TestClient) -> Non
 
 
 def test_region_detail_and_image(client: TestClient) -> None:
-    hits = client.post("/v1/search", json={"query": "acknowledgement sent by e-mail", "kinds": ["sentence"]}).json()
+    hits = client.post(
+        "/v1/search", json={"query": "acknowledgement sent by e-mail", "kinds": ["sentence"]}
+    ).json()
     sentence = next(h for h in hits["data"] if h["kind"] == "sentence")
     region = client.get(f"/v1/regions/{sentence['region_id']}").json()
     assert region["kind"] == "sentence" and region["heading_path"]
@@ -134,7 +146,9 @@ def test_region_detail_and_image(client: TestClient) -> None:
 def test_error_shapes(client: TestClient) -> None:
     assert_error(client.get("/v1/documents/nope"), 404, "document_not_found")
     doc = client.get("/v1/documents/support-policy").json()
-    assert_error(client.get("/v1/documents/support-policy/versions/0000000000000000"), 404, "version_not_found")
+    assert_error(
+        client.get("/v1/documents/support-policy/versions/0000000000000000"), 404, "version_not_found"
+    )
     assert_error(client.get(f"/v1/documents/support-policy/versions/{doc['version_id']}/pages/9/image"), 404)
     assert_error(client.get("/v1/regions/nope@0000000000000000:p1:sentence1"), 404, "region_not_found")
     assert_error(client.get("/v1/regions/not-a-region-id"), 404, "region_not_found")
@@ -144,11 +158,19 @@ def test_error_shapes(client: TestClient) -> None:
     err = assert_error(client.post("/v1/context", json={"budget": 100}), 422, "validation_error")
     assert err["detail"][0]["loc"] == ["body", "query"]
     assert_error(client.post("/v1/context", json={"query": "x", "budget": 0}), 422, "validation_error")
-    assert_error(client.post("/v1/context", json={"query": "x", "tokenizer": "gpt2"}), 422, "validation_error")
+    assert_error(
+        client.post("/v1/context", json={"query": "x", "tokenizer": "gpt2"}), 422, "validation_error"
+    )
     assert_error(client.post("/v1/context", json={"query": "x", "bogus": 1}), 422, "validation_error")
-    assert_error(client.post("/v1/context", content=b"{not json", headers={"content-type": "application/json"}), 422)
-    assert_error(client.post("/v1/context", json={"query": "x", "doc_ids": ["nope"]}), 404, "document_not_found")
-    assert_error(client.post("/v1/search", json={"query": "x", "strategy": "telepathy"}), 422, "invalid_request")
+    assert_error(
+        client.post("/v1/context", content=b"{not json", headers={"content-type": "application/json"}), 422
+    )
+    assert_error(
+        client.post("/v1/context", json={"query": "x", "doc_ids": ["nope"]}), 404, "document_not_found"
+    )
+    assert_error(
+        client.post("/v1/search", json={"query": "x", "strategy": "telepathy"}), 422, "invalid_request"
+    )
 
 
 def test_viewer_is_served(client: TestClient) -> None:

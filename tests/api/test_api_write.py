@@ -13,9 +13,13 @@ from ingest.store import Store
 from tests.api.conftest import assert_error, excerpt, live_server, make_settings
 
 
-def _upload(client: TestClient, name: str, data: bytes, doc_id: str | None = None, wait: bool = True) -> object:
+def _upload(
+    client: TestClient, name: str, data: bytes, doc_id: str | None = None, wait: bool = True
+) -> object:
     form = {"doc_id": doc_id} if doc_id else {}
-    return client.post(f"/v1/documents?wait={str(wait).lower()}", files={"file": (name, data, "application/pdf")}, data=form)
+    return client.post(
+        f"/v1/documents?wait={str(wait).lower()}", files={"file": (name, data, "application/pdf")}, data=form
+    )
 
 
 def _snapshot(data: Path) -> tuple[list[tuple[str, str]], int, int]:
@@ -32,7 +36,10 @@ def test_upload_new_version_noop_and_job(data_copy: Path, samples: Path) -> None
         resp = _upload(client, "policy.pdf", v1, doc_id="policy-copy", wait=False)
         assert resp.status_code == 202  # type: ignore[attr-defined]
         job = resp.json()  # type: ignore[attr-defined]
-        assert job["status"] in ("queued", "running", "done") and resp.headers["location"] == f"/v1/jobs/{job['job_id']}"  # type: ignore[attr-defined]
+        assert (
+            job["status"] in ("queued", "running", "done")
+            and resp.headers["location"] == f"/v1/jobs/{job['job_id']}"
+        )  # type: ignore[attr-defined]
         for _ in range(600):
             job = client.get(f"/v1/jobs/{job['job_id']}").json()
             if job["status"] in ("done", "failed"):
@@ -119,7 +126,9 @@ def test_upload_limit_is_enforced_while_streaming(data_copy: Path) -> None:
 def test_declared_content_length_over_the_limit(data_copy: Path) -> None:
     with TestClient(create_app(make_settings(data_copy, max_upload_bytes=1_000_000))) as client:
         resp = client.post(
-            "/v1/documents", content=b"x" * 1_200_000, headers={"content-type": "multipart/form-data; boundary=b"}
+            "/v1/documents",
+            content=b"x" * 1_200_000,
+            headers={"content-type": "multipart/form-data; boundary=b"},
         )
         assert_error(resp, 413, "limit_exceeded")
 
@@ -138,7 +147,9 @@ def test_delete_version_then_document(data_copy: Path) -> None:
         assert after["version_id"] == v1 and len(after["versions"]) == 1
         assert_error(client.get(f"/v1/regions/{region}"), 404, "region_not_found")
         assert_error(client.get(f"/v1/documents/support-policy/versions/{v2}/pages/1/image"), 404)
-        pkg = client.post("/v1/context", json={"query": "incident acknowledged", "doc_ids": ["support-policy"]}).json()
+        pkg = client.post(
+            "/v1/context", json={"query": "incident acknowledged", "doc_ids": ["support-policy"]}
+        ).json()
         assert pkg["items"] and all(i["version_id"] == v1 for i in pkg["items"])
         assert_error(client.delete(f"/v1/documents/support-policy/versions/{v2}"), 404, "version_not_found")
         assert client.delete("/v1/documents/support-policy").json()["deleted_versions"] == [v1]

@@ -21,8 +21,12 @@ def test_openapi_matches_snapshot(tmp_path: Path) -> None:
     text = json.dumps(spec, indent=1, sort_keys=True) + "\n"
     if os.environ.get("FOLIO_GEN_TEST_DATA") == "1":
         GOLDEN.write_text(text)
-    assert GOLDEN.exists(), "no snapshot: run with FOLIO_GEN_TEST_DATA=1 once and commit tests/api/data/openapi.json"
-    assert json.loads(GOLDEN.read_text()) == json.loads(text), "OpenAPI changed: regenerate with FOLIO_GEN_TEST_DATA=1"
+    assert GOLDEN.exists(), (
+        "no snapshot: run with FOLIO_GEN_TEST_DATA=1 once and commit tests/api/data/openapi.json"
+    )
+    assert json.loads(GOLDEN.read_text()) == json.loads(text), (
+        "OpenAPI changed: regenerate with FOLIO_GEN_TEST_DATA=1"
+    )
 
 
 def test_openapi_documents_the_contract(tmp_path: Path) -> None:
@@ -41,7 +45,17 @@ def test_openapi_documents_the_contract(tmp_path: Path) -> None:
         op = paths[path][method]
         assert op["summary"] and op["tags"], (path, method)
     ctx = spec["components"]["schemas"]["ContextRequest"]["properties"]
-    for field in ("query", "budget", "doc_ids", "strategy", "window_before", "order", "include_images", "k", "rerank"):
+    for field in (
+        "query",
+        "budget",
+        "doc_ids",
+        "strategy",
+        "window_before",
+        "order",
+        "include_images",
+        "k",
+        "rerank",
+    ):
         assert field in ctx
     err = paths["/v1/documents"]["post"]["responses"]["413"]["content"]["application/json"]["schema"]
     assert err["$ref"].endswith("/ErrorResponse")

@@ -19,8 +19,14 @@ from tests.api.conftest import live_server, make_settings
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 
@@ -64,7 +70,9 @@ def _assert_match(rects: list[dict[str, float]], expected: list[tuple[float, ...
         assert abs(r["w"] - max(1, w)) <= 2 and abs(r["h"] - max(1, h)) <= 2, (r, (x, y, w, h))
 
 
-def test_upload_ask_click_chip_highlights_region(browser: Any, data_copy: Path, samples: Path, tmp_path: Path) -> None:
+def test_upload_ask_click_chip_highlights_region(
+    browser: Any, data_copy: Path, samples: Path, tmp_path: Path
+) -> None:
     with live_server(make_settings(data_copy, api_key="viewer-key")) as url:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{url}/viewer")
@@ -75,7 +83,9 @@ def test_upload_ask_click_chip_highlights_region(browser: Any, data_copy: Path, 
         page.wait_for_selector("#doc-select option[value='register']", state="attached")
         # Upload through the viewer: the job's progress shows, then the new document opens.
         page.set_input_files("#upload", str(samples / "support-policy-v1.pdf"))
-        page.wait_for_function("document.getElementById('upload-status').textContent.includes('created')", timeout=120_000)
+        page.wait_for_function(
+            "document.getElementById('upload-status').textContent.includes('created')", timeout=120_000
+        )
         assert page.eval_on_selector("#doc-select", "s => s.value") == "support-policy-v1"
         page.wait_for_selector(".page img[src^='blob:']", timeout=30_000)
 
@@ -105,10 +115,17 @@ def test_upload_ask_click_chip_highlights_region(browser: Any, data_copy: Path, 
         # Deep link to a sentence: line boxes, not the paragraph's rectangle.
         hits = httpx.post(
             f"{url}/v1/search",
-            json={"query": "acknowledgement sent by e-mail", "doc_ids": ["register"], "kinds": ["sentence"], "k": 3},
+            json={
+                "query": "acknowledgement sent by e-mail",
+                "doc_ids": ["register"],
+                "kinds": ["sentence"],
+                "k": 3,
+            },
             headers={"X-API-Key": "viewer-key"},
         ).json()["data"]
-        region = httpx.get(f"{url}/v1/regions/{hits[0]['region_id']}", headers={"X-API-Key": "viewer-key"}).json()
+        region = httpx.get(
+            f"{url}/v1/regions/{hits[0]['region_id']}", headers={"X-API-Key": "viewer-key"}
+        ).json()
         deep = browser.new_page(viewport={"width": 1200, "height": 900})
         deep.goto(f"{url}/viewer")  # same origin: the key is in localStorage now
         deep.evaluate("localStorage.setItem('folio.key', 'viewer-key')")

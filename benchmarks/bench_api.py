@@ -1,0 +1,222 @@
+"""REST API under load: concurrent ``POST /v1/context`` over real HTTP, idle vs. during an ingest.
+
+A uvicorn subprocess serves a fresh data dir on loopback (the support policy and a Federal
+Register excerpt ingested first). A thread pool of httpx clients sends context requests for a
+fixed time in two phases: *idle*, then *ingest* (a multi-page PDF is uploaded with ``wait=false``
+and re-uploaded under new doc ids until the phase ends). Reports throughput, p50/p99 latency and
+errors per phase, and the ratio ingest p99 / idle p99 (target < 4, zero errors).
+
+    .venv/bin/python benchmarks/bench_api.py [--seconds 20] [--concurrency 4]
+
+Writes benchmarks/results/api.json and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_pdfs"
+QUESTIONS = [
+    "How fast must a priority-one incident be acknowledged?",
+    "Who is the incident escalated to after the team lead?",
+    "What does the rule say about the effective date?",
+    "Which agency issued this document?",
+    "When are incidents reported outside business hours acknowledged?",
+]
+
+
+def _excerpt(path: Path, pages: int) -> bytes:
+    import pymupdf
+
+    src = pymupdf.open(path)
+    out = pymupdf.open()
+    out.insert_pdf(src, from_page=0, to_page=pages - 1)
+    return bytes(out.tobytes(garbage=3, deflate=True))
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def run_phase(base: str, seconds: float, concurrency: int, max_requests: int) -> dict[str, Any]:
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+    counter = iter(range(max_requests))
+
+    def worker(n: int) -> None:
+        with httpx.Client(base_url=base, timeout=60) as client:
+            i = n
+            while time.monotonic() < stop:
+                with lock:
+                    if next(counter, None) is None:
+                        return
+                q = QUESTIONS[i % len(QUESTIONS)]
+                i += 1
+                t0 = time.perf_counter()
+                try:
+                    r = client.post("/v1/context", json={"query": q, "budget": 1500})
+                    ok = r.status_code == 200 and "items" in r.json()
+                    err = None if ok else f"HTTP {r.status_code}: {r.text[:120]}"
+                except httpx.HTTPError as e:
+                    err = f"{type(e).__name__}: {e}"
+                dt = time.perf_counter() - t0
+                with lock:
+                    if err:
+                        errors.append(err)
+                    else:
+                        latencies.append(dt)
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(worker, range(concurrency)))
+    wall = time.perf_counter() - t0
+    return {
+        "requests": len(latencies) + len(errors),
+        "errors": len(errors),
+        "error_samples": errors[:3],
+        "throughput_rps": round(len(latencies) / wall, 2),
+        "p50_ms": round(_pct(latencies, 0.50) * 1000, 1),
+        "p99_ms": round(_pct(latencies, 0.99) * 1000, 1),
+        "mean_ms": round(statistics.fmean(latencies) * 1000, 1) if latencies else None,
+        "seconds": round(wall, 1),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--max-requests", type=int, default=2000, help="cap per phase")
+    ap.add_argument(
+        "--ingest-pages", type=int, default=6, help="pages of the PDF ingested during the load phase"
+    )
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "api.json"))
+    args = ap.parse_args()
+
+    data = Path(tempfile.mkdtemp(prefix="folio-bench-api-"))
+    port = _port()
+    env = dict(
+        os.environ,
+        FOLIO_DATA=str(data),
+        FOLIO_OCR="false",
+        HF_HUB_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
+    log = open(data / "server.log", "w")  # noqa: SIM115 - closed in finally
+    server = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--data", str(data)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start; see {data / 'server.log'}")
+            time.sleep(0.3)
+        with httpx.Client(base_url=base, timeout=300) as c:
+            for name, doc_id, blob in [
+                ("support-policy-v1.pdf", "support-policy", (SAMPLES / "support-policy-v1.pdf").read_bytes()),
+                ("register.pdf", "register", _excerpt(SAMPLES / "federal-register-2020-17221.pdf", 3)),
+            ]:
+                r = c.post("/v1/documents", files={"file": (name, blob)}, data={"doc_id": doc_id})
+                r.raise_for_status()
+            for q in QUESTIONS:  # warm-up
+                c.post("/v1/context", json={"query": q, "budget": 1500}).raise_for_status()
+
+        idle = run_phase(base, args.seconds, args.concurrency, args.max_requests)
+
+        ingest_pdf = _excerpt(SAMPLES / "federal-register-2020-17221.pdf", args.ingest_pages)
+        stop_ingest = threading.Event()
+        ingests: list[dict[str, Any]] = []
+
+        def ingest_loop() -> None:
+            with httpx.Client(base_url=base, timeout=600) as c:
+                n = 0
+                while not stop_ingest.is_set():
+                    n += 1
+                    t0 = time.perf_counter()
+                    r = c.post(
+                        "/v1/documents",
+                        files={"file": ("load.pdf", ingest_pdf)},
+                        data={"doc_id": f"load-{n}"},
+                    )
+                    ingests.append({"status": r.status_code, "seconds": round(time.perf_counter() - t0, 1)})
+
+        loader = threading.Thread(target=ingest_loop)
+        loader.start()
+        time.sleep(1.0)  # let the job get into parsing
+        busy = run_phase(base, args.seconds, args.concurrency, args.max_requests)
+        stop_ingest.set()
+        loader.join()
+    finally:
+        server.terminate()
+        server.wait(30)
+        log.close()
+        shutil.rmtree(data, ignore_errors=True)
+
+    ratio = busy["p99_ms"] / idle["p99_ms"] if idle["p99_ms"] else float("nan")
+    result = {
+        "benchmark": "api_context_under_ingest",
+        "concurrency": args.concurrency,
+        "phase_seconds": args.seconds,
+        "cpu_count": os.cpu_count(),
+        "idle": idle,
+        "during_ingest": busy,
+        "ingests": ingests,
+        "p99_ratio": round(ratio, 2),
+        "target": "zero errors; p99 during ingest < 4x idle p99",
+        "target_met": idle["errors"] == 0 and busy["errors"] == 0 and ratio < 4,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print("| phase | requests | errors | throughput (req/s) | p50 (ms) | p99 (ms) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, r in (("idle", idle), ("during ingest", busy)):
+        print(
+            f"| {name} | {r['requests']} | {r['errors']} | {r['throughput_rps']} | {r['p50_ms']} | {r['p99_ms']} |"
+        )
+    print(
+        f"\np99 during ingest / idle p99 = {result['p99_ratio']} (target < 4); "
+        f"{len(ingests)} ingests of {args.ingest_pages} pages ran; target met: {result['target_met']}"
+    )
+    return 0 if result["target_met"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
