@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_QUESTIONS = (
     "How do I read a CSV file into R?",
-    "What does the brochure say about the sequencer's pads?",
+    "How fast must a priority-one incident be acknowledged?",
 )
 
 
