@@ -113,7 +113,10 @@ class ClipModel:
         torch = self._torch
         with self._lock, torch.inference_mode():
             feats = self._model.encode_text(self._tokenizer(list(texts)).to(self.device))
-            return torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy().astype(np.float32)
+            out: np.ndarray = (
+                torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy().astype(np.float32)
+            )
+            return out
 
     # Protocol spellings (``ImageEncoder.encode(images)``, ``TextEncoder.encode(texts)``).
     def encode(self, images: Sequence[Image]) -> np.ndarray:
@@ -155,8 +158,8 @@ class ClipFigureIndexer:
         written = 0
         for start in range(0, len(figures), self.batch_size):
             batch = figures[start : start + self.batch_size]
-            pairs = [(r, open_image(store, r.meta_get("image") or "")) for r in batch]
-            pairs = [(r, im) for r, im in pairs if im is not None]
+            opened = [(r, open_image(store, r.meta_get("image") or "")) for r in batch]
+            pairs = [(r, im) for r, im in opened if im is not None]
             if not pairs:
                 continue
             vecs = self.model.encode_images([im for _, im in pairs])

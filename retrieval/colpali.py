@@ -219,8 +219,8 @@ class ColPaliPageIndexer:
         pages = self._pages(parsed)
         for start in range(0, len(pages), 4):
             batch = pages[start : start + 4]
-            loaded = [(p, open_image(store, p[4])) for p in batch]
-            loaded = [(p, im) for p, im in loaded if im is not None]
+            opened = [(p, open_image(store, p[4])) for p in batch]
+            loaded = [(p, im) for p, im in opened if im is not None]
             if not loaded:
                 continue
             vecs = self.model.encode_pages([im for _, im in loaded])

@@ -11,9 +11,32 @@ per page ("sketch"), then exact MaxSim over the full vectors of the candidates o
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+
+_CONTROLLER: Any = None
+
+
+def blas_single_thread() -> Any:
+    """A context in which BLAS runs on one thread.
+
+    The products here are skinny (``nq`` of 10-30 query tokens against thousands of page vectors)
+    and memory-bound; BLAS threads add synchronisation, and on a loaded 2-core machine a
+    multi-threaded 20x128 @ 128x1000 product measured 4x slower than a single-threaded one. The
+    limit is process-wide while held (BLAS has one thread setting), which only affects speed.
+    Without ``threadpoolctl`` installed this is a no-op.
+    """
+    global _CONTROLLER
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return contextlib.nullcontext()
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def maxsim(q: np.ndarray, pages: Sequence[np.ndarray]) -> np.ndarray:
@@ -46,7 +69,8 @@ def flat_maxsim(q: np.ndarray, flat: np.ndarray, offsets: np.ndarray) -> np.ndar
     if flat.dtype != np.float32:
         flat = flat.astype(np.float32)
     sims = q @ flat.T  # (nq, N)
-    return np.maximum.reduceat(sims, offsets, axis=1).sum(axis=0)
+    out: np.ndarray = np.maximum.reduceat(sims, offsets, axis=1).sum(axis=0)
+    return out
 
 
 def pool_mean(vectors: np.ndarray, factor: int) -> np.ndarray:
@@ -58,7 +82,8 @@ def pool_mean(vectors: np.ndarray, factor: int) -> np.ndarray:
     sums = np.zeros((groups[-1] + 1, vectors.shape[1]), dtype=np.float32)
     np.add.at(sums, groups, vectors.astype(np.float32))
     norms = np.linalg.norm(sums, axis=1, keepdims=True)
-    return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+    pooled: np.ndarray = (sums / np.maximum(norms, 1e-12)).astype(np.float32)
+    return pooled
 
 
 def pool_hierarchical(vectors: np.ndarray, factor: int) -> np.ndarray:
@@ -78,37 +103,78 @@ def pool_hierarchical(vectors: np.ndarray, factor: int) -> np.ndarray:
     out = np.zeros((labels.max(), v.shape[1]), dtype=np.float32)
     np.add.at(out, labels - 1, v)
     out = out[np.abs(out).sum(axis=1) > 0]
-    return (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+    pooled: np.ndarray = (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(
+        np.float32
+    )
+    return pooled
 
 
 def sketch(vectors: np.ndarray, size: int) -> np.ndarray:
     """At most ``size`` representative vectors of one page for the candidate stage (mean pooling)."""
     if len(vectors) <= size:
-        return vectors.astype(np.float32)
+        v = vectors.astype(np.float32)
+        normed: np.ndarray = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        return normed
     return pool_mean(vectors, int(np.ceil(len(vectors) / size)))
 
 
 class PageMatrix:
     """Many pages' multivectors in memory, with a sketch per page for two-stage scoring.
 
-    Full vectors are held as float16 (half the memory; converted per candidate), sketches as
-    float32. ``score_all`` is exact over every page; ``search`` scores the sketches of all pages,
-    keeps the best ``candidates`` (plus any ``extra`` pages the caller knows are relevant) and
-    scores those exactly.
+    Full vectors are held as float32 by default. ``dtype=np.float16`` halves the memory, but
+    numpy converts float16 slowly (~1 s per million 128-dim vectors on two cores), so candidates
+    then cost more to rescore. Sketches are float32. ``score_all`` is exact over every page;
+    ``search`` scores the sketches of all pages, keeps the best ``candidates`` (plus any ``extra``
+    pages the caller knows are relevant) and scores those exactly, one small matrix product per
+    page (no concatenation).
     """
 
-    def __init__(self, pages: Sequence[np.ndarray], *, sketch_size: int = 16) -> None:
+    def __init__(
+        self, pages: Sequence[np.ndarray], *, sketch_size: int = 16, dtype: Any = np.float32
+    ) -> None:
         self.n = len(pages)
         lens = np.array([max(1, len(p)) for p in pages], dtype=np.int64)
         dim = next((p.shape[1] for p in pages if len(p)), 1)
         fixed = [p if len(p) else np.zeros((1, dim), dtype=np.float32) for p in pages]
         self.offsets = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
         self.lens = lens
-        self.full = np.concatenate(fixed).astype(np.float16) if fixed else np.zeros((0, dim), np.float16)
+        self.full = np.concatenate(fixed).astype(dtype) if fixed else np.zeros((0, dim), dtype)
         sk = [sketch(p, sketch_size) for p in fixed]
         sk_lens = np.array([len(s) for s in sk], dtype=np.int64)
         self.sk_offsets = np.concatenate([[0], np.cumsum(sk_lens)[:-1]]).astype(np.int64)
         self.sk = np.concatenate(sk).astype(np.float32) if sk else np.zeros((0, dim), np.float32)
+
+    @classmethod
+    def from_flat(cls, full: np.ndarray, lens: np.ndarray, *, sketch_size: int = 16) -> PageMatrix:
+        """Build from an already concatenated ``(sum(lens), d)`` matrix (no per-page copies).
+
+        Sketches are group means computed with ``np.add.reduceat`` in slices, so memory stays
+        near the size of ``full`` even for millions of vectors.
+        """
+        self = cls.__new__(cls)
+        lens = np.asarray(lens, dtype=np.int64)
+        self.n = len(lens)
+        self.lens = lens
+        self.offsets = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        self.full = full
+        group = np.maximum(1, np.ceil(lens / sketch_size).astype(np.int64))
+        starts: list[np.ndarray] = []
+        for off, n, g in zip(self.offsets, lens, group, strict=True):
+            starts.append(np.arange(off, off + n, g))
+        sk_starts = np.concatenate(starts)
+        sk_lens = np.array([len(s) for s in starts], dtype=np.int64)
+        sk = np.empty((len(sk_starts), full.shape[1]), dtype=np.float32)
+        bounds = np.append(sk_starts, len(full))
+        step = 4096
+        for i in range(0, len(sk_starts), step):
+            lo, hi = int(bounds[i]), int(bounds[min(i + step, len(sk_starts))])
+            sk[i : i + step] = np.add.reduceat(
+                self.full[lo:hi].astype(np.float32), sk_starts[i : i + step] - lo
+            )
+        sk /= np.maximum(np.linalg.norm(sk, axis=1, keepdims=True), 1e-12)
+        self.sk = sk
+        self.sk_offsets = np.concatenate([[0], np.cumsum(sk_lens)[:-1]]).astype(np.int64)
+        return self
 
     def page(self, i: int) -> np.ndarray:
         o = int(self.offsets[i])
@@ -119,9 +185,14 @@ class PageMatrix:
             return np.zeros(0, dtype=np.float32)
         return flat_maxsim(q.astype(np.float32), self.full, self.offsets)
 
-    def score_pages(self, q: np.ndarray, idx: Sequence[int]) -> np.ndarray:
+    def score_pages(self, q: np.ndarray, idx: Sequence[int] | np.ndarray) -> np.ndarray:
         """Exact MaxSim for the pages at ``idx`` only."""
-        return maxsim(q, [self.page(int(i)) for i in idx])
+        q32 = q.astype(np.float32, copy=False)
+        out = np.empty(len(idx), dtype=np.float32)
+        for j, i in enumerate(idx):
+            page = self.page(int(i))
+            out[j] = (q32 @ page.astype(np.float32, copy=False).T).max(axis=1).sum()
+        return out
 
     def search(
         self, q: np.ndarray, *, candidates: int = 100, extra: Sequence[int] = ()
@@ -130,12 +201,13 @@ class PageMatrix:
         if not self.n:
             return []
         q32 = q.astype(np.float32)
-        if self.n <= candidates:
-            idx = np.arange(self.n)
-        else:
-            approx = flat_maxsim(q32, self.sk, self.sk_offsets)
-            idx = np.argpartition(-approx, candidates - 1)[:candidates]
-        pool = np.unique(np.concatenate([idx, np.asarray(list(extra), dtype=np.int64)])).astype(np.int64)
-        exact = self.score_pages(q32, pool)
+        with blas_single_thread():
+            if self.n <= candidates:
+                idx = np.arange(self.n)
+            else:
+                approx = flat_maxsim(q32, self.sk, self.sk_offsets)
+                idx = np.argpartition(-approx, candidates - 1)[:candidates]
+            pool = np.unique(np.concatenate([idx, np.asarray(list(extra), dtype=np.int64)])).astype(np.int64)
+            exact = self.score_pages(q32, pool)
         order = np.argsort(-exact, kind="stable")
         return [(int(pool[j]), float(exact[j])) for j in order]

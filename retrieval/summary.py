@@ -66,7 +66,7 @@ def _terms(text: str) -> list[str]:
 
 
 def extractive_summaries(
-    regions: Iterable[Region], *, sentences: int = 2, key_terms: int = 8, max_chars: int = 700
+    regions: Iterable[Region] | RegionIndex, *, sentences: int = 2, key_terms: int = 8, max_chars: int = 700
 ) -> list[tuple[Region, str]]:
     """``(section, summary)`` for every section of one version that has any text under it."""
     index = regions if isinstance(regions, RegionIndex) else RegionIndex(regions)

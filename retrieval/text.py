@@ -192,6 +192,7 @@ class TextRetriever:
         self.encoder = encoder
         self.ann_threshold = ann_threshold
         self.cache = VectorCache("chunks")
+        self._fts_ready = False
         self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._qlock = threading.Lock()
 
@@ -202,7 +203,7 @@ class TextRetriever:
                 self._qcache.move_to_end(query)
                 return hit
         vec = np.asarray(self.encoder.encode([query]), dtype=np.float32)[0]
-        vec = vec / max(float(np.linalg.norm(vec)), 1e-12)
+        vec = np.asarray(vec / max(float(np.linalg.norm(vec)), 1e-12), dtype=np.float32)
         with self._qlock:
             self._qcache[query] = vec
             while len(self._qcache) > 1024:
@@ -216,8 +217,11 @@ class TextRetriever:
         if not q or scope.empty or limit <= 0:
             return []
         table = self.store.chunks
-        if not self.store._has_fts():
-            return []
+        if not self._fts_ready:
+            # The index exists once any version was committed; checked until then, never after.
+            self._fts_ready = self.store._has_fts()
+            if not self._fts_ready:
+                return []
         where = scope.where()
         allowed = set(region_ids) if region_ids is not None else None
         fetch = limit if allowed is None else max(limit * 5, 500)
@@ -294,3 +298,21 @@ class TextRetriever:
 
 def region_filter(region_ids: Iterable[str]) -> str:
     return "region_id IN (" + ", ".join(_sql_str(r) for r in region_ids) + ")"
+
+
+def ensure_scalar_indexes(store: Store) -> list[str]:
+    """BTREE indexes on ``chunks.version_id`` and ``chunks.doc_id`` (the scope prefilter columns).
+
+    Worth it once a store holds many versions: the FTS prefilter then reads the index instead of
+    scanning the columns. Rows added later are still found (LanceDB scans unindexed fragments);
+    re-run after large ingests. Returns the columns that got a new index.
+    """
+    from lancedb.index import BTree
+
+    have = {c for idx in store.chunks.list_indices() for c in idx.columns}
+    made = []
+    for col in ("version_id", "doc_id"):
+        if col not in have:
+            store.chunks.create_index(col, config=BTree())
+            made.append(col)
+    return made

@@ -48,7 +48,7 @@ def test_two_stage_search_is_exact_on_its_candidates_and_finds_a_planted_page() 
     pages = [unit(rng.standard_normal((int(rng.integers(20, 60)), 32))) for _ in range(300)]
     q = unit(rng.standard_normal((6, 32)))
     pages[123] = np.concatenate([pages[123], q + 0.01])  # contains the query tokens
-    m = PageMatrix(pages, sketch_size=8)
+    m = PageMatrix(pages, sketch_size=8, dtype=np.float16)
     exact = maxsim(q, pages)
     res = m.search(q, candidates=20)
     assert res[0][0] == 123 == int(np.argmax(exact))
@@ -66,3 +66,15 @@ def test_pooling_shrinks_and_normalises() -> None:
         assert len(pooled) <= 10
         np.testing.assert_allclose(np.linalg.norm(pooled, axis=1), 1.0, rtol=1e-5)
     assert pool_mean(v, 1) is v
+
+
+def test_from_flat_matches_per_page_construction() -> None:
+    rng = np.random.default_rng(3)
+    pages = [rng.standard_normal((int(n), 16)).astype(np.float32) for n in rng.integers(1, 50, 40)]
+    a = PageMatrix(pages, sketch_size=8)
+    b = PageMatrix.from_flat(np.concatenate(pages), np.array([len(p) for p in pages]), sketch_size=8)
+    q = rng.standard_normal((4, 16)).astype(np.float32)
+    np.testing.assert_allclose(a.score_all(q), b.score_all(q), rtol=1e-5)
+    np.testing.assert_allclose(a.sk, b.sk, atol=1e-5)
+    assert a.search(q, candidates=5) == b.search(q, candidates=5)
+    np.testing.assert_allclose(b.score_pages(q, [3, 0]), maxsim(q, [pages[3], pages[0]]), rtol=1e-5)
