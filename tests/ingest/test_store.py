@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -162,12 +163,19 @@ def test_killed_ingest_leaves_nothing_visible_and_is_cleaned_up(tmp_path: Path, 
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert proc.stdout is not None
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 300
     line = b""
     while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 5.0)
+        if not ready:
+            if proc.poll() is not None:
+                break
+            continue
         line = proc.stdout.readline()
         if b"EMBEDDING" in line or not line:
             break
+    if b"EMBEDDING" not in line:
+        proc.kill()
     assert b"EMBEDDING" in line, "ingest never reached the embedding stage"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
