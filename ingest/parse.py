@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 from ingest.model import PageInfo, PageIssue, Region, version_id_for
 from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
 from ingest.pdf_regions import PageData, build_regions
-from ingest.pdf_ocr import is_scanned, ocr_available, ocr_textpage
+from ingest.pdf_ocr import (
+    ImageOcrError,
+    image_ocr_languages,
+    is_scanned,
+    ocr_available,
+    ocr_image_blocks,
+    ocr_textpage,
+    wants_image_ocr,
+)
 from ingest.pdf_tables import find_page_tables
 from ingest.pdf_text import center_in, extract_blocks
 from ingest.validate import open_pdf
@@ -100,6 +108,8 @@ def _first_pass(
                     b.role = "figure"
                     fig.inner.append(b)
             pd.figures.append(fig)
+        if ocr:
+            _ocr_images(page, pd, images)
     elif not pd.ocr:
         pd.figures.append(FigureData(bbox=(0.0, 0.0, w, h), source="page-scan"))
     # Page text: blocks in reading order, lines joined by "\n", blocks by "\n\n". A block's region
@@ -123,6 +133,34 @@ def _first_pass(
             _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
             fig.image = f"{rel_dir}/{name}"
     return pd
+
+
+def _ocr_images(page: pymupdf.Page, pd: PageData, images: list[tuple[float, float, float, float]]) -> None:
+    """OCR large, text-free raster images; their text joins the figure and the page's paragraphs.
+
+    OCR blocks go into ``pd.blocks`` right after the last native block that starts above the
+    image, so the page text and reading order follow the page; they keep role ``para``.
+    """
+    native = list(pd.blocks)
+    todo = [b for b in images if wants_image_ocr(b, pd.width, pd.height, native)]
+    if not todo:
+        return
+    langs = image_ocr_languages(" ".join(b.text for b in native))
+    for box in todo:
+        try:
+            got = ocr_image_blocks(page, box, langs)
+        except ImageOcrError as exc:
+            pd.warnings.append(f"page {pd.index + 1}: OCR of an image failed ({exc}); indexed as an image only")
+            continue
+        if not got:
+            continue
+        pd.ocr = True
+        fig = next((f for f in pd.figures if center_in(box, f.bbox)), None)
+        if fig is not None:
+            fig.inner.extend(got)
+            fig.ocr = True
+        pos = max((i for i, b in enumerate(pd.blocks) if not b.ocr and b.bbox[1] <= box[1] + 1), default=-1)
+        pd.blocks[pos + 1 : pos + 1] = got
 
 
 def parse_pdf(
@@ -174,6 +212,7 @@ def parse_pdf(
         doc.close()
     ocr_pages = sum(1 for p in pages if p.ocr)
     for p in pages:
+        warnings.extend(p.warnings)
         if p.scanned and not p.ocr:
             warnings.append(f"page {p.index + 1} is a scanned image without a text layer; indexed as an image only")
     infos = [

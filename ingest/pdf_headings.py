@@ -45,7 +45,7 @@ def _match(blocks: list[Block], start: int, title: str) -> tuple[int, int] | Non
     if not t:
         return None
     for i in range(start, len(blocks)):
-        if blocks[i].role != "para":
+        if blocks[i].role != "para" or blocks[i].ocr:
             continue
         lines = blocks[i].lines
         acc = ""
@@ -93,6 +93,8 @@ def body_size(pages: list[list[Block]]) -> float:
     sizes: Counter[float] = Counter()
     for blocks in pages:
         for b in blocks:
+            if b.ocr:
+                continue
             for ln in b.lines:
                 sizes[ln.size] += len(ln.text)
     return sizes.most_common(1)[0][0] if sizes else 10.0
@@ -114,7 +116,7 @@ def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
     cands: list[tuple[int, int, float, str, int]] = []  # page, block, size, title, numbering depth
     for pno, blocks in enumerate(pages):
         for i, b in enumerate(blocks):
-            if b.role != "para":
+            if b.role != "para" or b.ocr:
                 continue
             text = " ".join(b.text.split())
             words = text.split()

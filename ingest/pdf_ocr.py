@@ -1,17 +1,32 @@
-"""Scanned-page detection and OCR through PyMuPDF's Tesseract bridge.
+"""Scanned-page detection, whole-page OCR, and OCR of large raster images that carry text.
 
 A page counts as scanned when its text layer is (nearly) empty and images cover most of it.
-OCR uses ``page.get_textpage_ocr(full=True)``, which returns an ordinary ``TextPage``: the rest of
-the parser treats OCR text exactly like a native text layer.
+Whole-page OCR uses ``page.get_textpage_ocr(full=True)``, which returns an ordinary ``TextPage``:
+the rest of the parser treats that text exactly like a native text layer.
+
+Pages that do have a text layer can still hold their real content in a picture: the Federal
+Register's AFM procedures are page-sized scans under a native header, manuals show GUI
+screenshots. ``wants_image_ocr`` picks raster images that are large (``MIN_IMAGE_FRACTION`` of
+the page and ``MIN_IMAGE_SIDE`` points on the shorter side) and nearly free of native text;
+``ocr_image_blocks`` renders just that rectangle at ``IMAGE_OCR_DPI`` and runs the Tesseract CLI
+on it with TSV output. TSV gives word boxes and per-word confidences: lines whose mean
+confidence is below ``MIN_LINE_CONF`` are dropped, which removes most of the noise Tesseract
+reads into photos and diagrams. The result is ``Block``s in page coordinates, flagged ``ocr``,
+so they become paragraphs and sentences like native text. Cost is bounded by the rendered area
+(at most one page at 300 dpi per page).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 import shutil
 import subprocess
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+
+from ingest.pdf_text import Block, Box, Line, _mk, center_in
 
 if TYPE_CHECKING:
     import pymupdf
@@ -19,7 +34,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 OCR_DPI = 300
+IMAGE_OCR_DPI = 300
+MIN_IMAGE_FRACTION = 0.05  # of the page area
+MIN_IMAGE_SIDE = 72.0  # points, shorter side
+MAX_NATIVE_CHARS = 200  # native characters inside the image box above which it is not OCRed
+MIN_LINE_CONF = 55.0
+_TIMEOUT_S = 180
 _WANTED = ("eng", "deu", "jpn")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+
+
+class ImageOcrError(RuntimeError):
+    """Tesseract failed on one image; the parser records it as a warning and goes on."""
 
 
 @lru_cache(maxsize=1)
@@ -51,3 +77,83 @@ def ocr_textpage(page: pymupdf.Page, flags: int) -> Any:
 
     langs = "+".join(tesseract_languages())
     return page.get_textpage_ocr(flags=flags, language=langs, dpi=OCR_DPI, full=True, tessdata=pymupdf.get_tessdata())
+
+
+def wants_image_ocr(box: Box, page_w: float, page_h: float, native: list[Block]) -> bool:
+    """Large enough to hold readable text, and not already covered by the native text layer."""
+    bw, bh = box[2] - box[0], box[3] - box[1]
+    if min(bw, bh) < MIN_IMAGE_SIDE or bw * bh < MIN_IMAGE_FRACTION * page_w * page_h:
+        return False
+    chars = sum(len(ln.text.strip()) for b in native if center_in(b.bbox, box) for ln in b.lines)
+    return chars <= MAX_NATIVE_CHARS
+
+
+def image_ocr_languages(native_text: str) -> str:
+    """Latin languages always; Japanese only when the page's native text has CJK (it is slow)."""
+    langs = [lang for lang in tesseract_languages() if lang != "jpn"]
+    if "jpn" in tesseract_languages() and _CJK.search(native_text):
+        langs.append("jpn")
+    return "+".join(langs)
+
+
+def ocr_image_blocks(page: pymupdf.Page, box: Box, languages: str, dpi: int = IMAGE_OCR_DPI) -> list[Block]:
+    """OCR the page area ``box`` (displayed-page points) into blocks flagged ``ocr``.
+
+    One block per Tesseract paragraph; line boxes are unions of the line's word boxes.
+    Raises ``ImageOcrError`` when Tesseract fails or times out.
+    """
+    import pymupdf
+
+    exe = shutil.which("tesseract")
+    if not exe:
+        raise ImageOcrError("tesseract is not installed")
+    pix = page.get_pixmap(clip=pymupdf.Rect(box), dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    sx = (box[2] - box[0]) / max(pix.width, 1)
+    sy = (box[3] - box[1]) / max(pix.height, 1)
+    png = pix.tobytes("png")
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # Tesseract's OpenMP threads only oversubscribe small machines
+    try:
+        res = subprocess.run(
+            [exe, "stdin", "stdout", "-l", languages, "--dpi", str(dpi), "tsv"],
+            input=png, capture_output=True, timeout=_TIMEOUT_S, check=False, env=env,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ImageOcrError(f"tesseract failed: {type(exc).__name__}") from exc
+    if res.returncode != 0:
+        raise ImageOcrError(f"tesseract exit {res.returncode}: {res.stderr.decode(errors='replace')[:200]}")
+    return blocks_from_tsv(res.stdout.decode("utf-8", errors="replace"), box[0], box[1], sx, sy)
+
+
+def blocks_from_tsv(tsv: str, x0: float, y0: float, sx: float, sy: float) -> list[Block]:
+    """Tesseract TSV → blocks; pixel ``(px, py)`` maps to page ``(x0 + px*sx, y0 + py*sy)``."""
+    lines: dict[tuple[int, int, int, int], list[tuple[Box, str, float]]] = {}
+    for row in tsv.splitlines()[1:]:
+        f = row.split("\t")
+        if len(f) < 12 or f[0] != "5" or not f[11].strip():
+            continue
+        left, top, width, height = (float(v) for v in f[6:10])
+        wbox = (x0 + left * sx, y0 + top * sy, x0 + (left + width) * sx, y0 + (top + height) * sy)
+        key = (int(f[1]), int(f[2]), int(f[3]), int(f[4]))  # page, block, paragraph, line
+        lines.setdefault(key, []).append((wbox, f[11].strip(), float(f[10])))
+    paras: dict[tuple[int, int, int], list[Line]] = {}
+    for key, words in lines.items():
+        conf = sum(c for _, _, c in words) / len(words)
+        text = " ".join(t for _, t, _ in words)
+        if conf < MIN_LINE_CONF or not any(ch.isalnum() for ch in text):
+            continue
+        line = Line(text=text, bbox=words[0][0], size=0.0, bold=False)
+        pos = 0
+        bx = words[0][0]
+        for wbox, t, _ in words:
+            line.words.append((wbox[0], wbox[1], wbox[2], wbox[3], pos, pos + len(t)))
+            pos += len(t) + 1
+            bx = (min(bx[0], wbox[0]), min(bx[1], wbox[1]), max(bx[2], wbox[2]), max(bx[3], wbox[3]))
+        line.bbox = bx
+        line.size = round(bx[3] - bx[1], 1)
+        paras.setdefault(key[:3], []).append(line)
+    out: list[Block] = []
+    for para in paras.values():
+        b = _mk(para)
+        b.ocr = True
+        out.append(b)
+    return out

@@ -30,6 +30,7 @@ class PageData:
     ocr: bool = False
     scanned: bool = False
     text: str = ""
+    warnings: list[str] = field(default_factory=list)
 
 
 def _bb(b: Box) -> BBox:
@@ -131,7 +132,7 @@ def build_regions(
         inserts: dict[int, list[TableData | FigureData]] = {}
         for obj in [*pg.tables, *pg.figures]:
             y0 = obj.bbox[1]
-            pos = max((i for i, b in enumerate(pg.blocks) if b.bbox[1] <= y0 + 1), default=-1)
+            pos = max((i for i, b in enumerate(pg.blocks) if b.bbox[1] <= y0 + 1 and not b.ocr), default=-1)
             inserts.setdefault(pos, []).append(obj)
         for v in inserts.values():
             v.sort(key=lambda o: (o.bbox[1], o.bbox[0]))
@@ -146,9 +147,10 @@ def build_regions(
                     sec = section()
                     text = b.text
                     start = b.char_start
+                    ocr_meta = (("ocr", "1"),) if b.ocr else ()
                     pid = add("paragraph", pno, text, [loc(b.bbox, line_boxes=tuple(_bb(ln.bbox) for ln in b.lines),
                                                             char_start=start, char_end=start + len(text))],
-                              sec.region_id, sec)
+                              sec.region_id, sec, ocr_meta)
                     sec.body.append(text)
                     sec.add_box(pno, b.bbox)
                     for s_text, a, e in split_sentences(text):
@@ -157,7 +159,8 @@ def build_regions(
                         for lb in lbs[1:]:
                             box = union(box, lb)
                         add("sentence", pno, s_text, [loc(box, line_boxes=tuple(_bb(x) for x in lbs),
-                                                          char_start=start + a, char_end=start + e)], pid, sec)
+                                                          char_start=start + a, char_end=start + e)], pid, sec,
+                            ocr_meta)
             for obj in inserts.get(i, []):
                 sec = section()
                 sec.add_box(pno, obj.bbox)
@@ -188,7 +191,8 @@ def build_regions(
                     inner = "\n".join(" ".join(b.text.split()) for b in obj.inner)
                     box = obj.bbox if obj.caption is None else union(obj.bbox, obj.caption.bbox)
                     text = "\n".join(t for t in (cap, inner) if t)
-                    meta = (("caption", cap), ("inner_text", inner), ("source", obj.source), ("image", obj.image or ""))
+                    meta = (("caption", cap), ("inner_text", inner), ("source", obj.source), ("image", obj.image or ""),
+                            *((("ocr", "1"),) if obj.ocr else ()))
                     add("figure", pno, text, [loc(box)], sec.region_id, sec, meta)
                     if cap:
                         sec.body.append(cap)

@@ -40,6 +40,7 @@ class Block:
     bbox: Box
     char_start: int = 0  # offset of the block in the page text
     role: str = "para"  # para | heading | table | figure | caption
+    ocr: bool = False  # text read by OCR from an image on a page with a native text layer
 
     @property
     def text(self) -> str:

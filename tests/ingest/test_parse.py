@@ -178,3 +178,55 @@ def test_scanned_page_without_ocr_warns() -> None:
     assert any("scanned" in w for w in doc.warnings)
     (fig,) = kind(doc, "figure")
     assert fig.meta_get("source") == "page-scan"
+
+
+@pytest.fixture(scope="session")
+def fedreg_p8_ocr() -> ParsedDocument:
+    """Federal Register p8 alone: a native header over a page-sized scan of the AFM procedure."""
+    import pymupdf
+
+    src = pymupdf.open(SAMPLES / "federal-register-2020-17221.pdf")
+    one = pymupdf.open()
+    one.insert_pdf(src, from_page=7, to_page=7)
+    return parse_pdf(one.tobytes(), doc_id="fr-p8", filename="fr-p8.pdf", assets_dir=None, ocr=True)
+
+
+@pytest.mark.skipif(not ocr_available(), reason="needs tesseract (eng); CI installs it")
+def test_text_in_a_large_image_is_ocred(fedreg_p8_ocr: ParsedDocument) -> None:
+    doc = fedreg_p8_ocr
+    assert doc.ocr_pages == 1 and not doc.pages[0].scanned and doc.pages[0].ocr
+    (fig,) = kind(doc, "figure")
+    assert fig.meta_get("ocr") == "1" and "75% N1" in (fig.meta_get("inner_text") or "")
+    img = fig.locators[0].bbox
+    hits = [s for s in kind(doc, "sentence") if "75% N1" in s.text]
+    assert hits, "the flaps-up thrust setting must be a searchable sentence"
+    s = hits[0]
+    assert s.meta_get("ocr") == "1" and "Flaps up" in s.text
+    paras = {p.region_id: p for p in kind(doc, "paragraph")}
+    assert paras[s.parent_id or ""].meta_get("ocr") == "1"
+    loc = s.locators[0]
+    assert loc.line_boxes and img.x0 - 1 <= loc.bbox.x0 <= loc.bbox.x1 <= img.x1 + 1
+    assert img.y0 - 1 <= loc.bbox.y0 <= loc.bbox.y1 <= img.y1 + 1
+    page = kind(doc, "page")[0]
+    assert loc.char_start is not None and loc.char_end is not None
+    assert page.text[loc.char_start : loc.char_end].replace("\n", " ") == s.text
+    # The native header stays native text, in front of the image's text.
+    native = [p for p in kind(doc, "paragraph") if p.meta_get("ocr") is None]
+    assert native and native[0].seq < paras[s.parent_id or ""].seq
+
+
+def test_ocr_tsv_mapping_and_confidence_filter() -> None:
+    from ingest.pdf_ocr import blocks_from_tsv
+
+    head = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
+    rows = [
+        "5\t1\t1\t1\t1\t1\t100\t200\t50\t20\t96\tFlaps",
+        "5\t1\t1\t1\t1\t2\t160\t200\t40\t20\t91\tup:",
+        "5\t1\t1\t1\t2\t1\t100\t240\t80\t20\t12\t~~%#",  # low confidence: dropped
+        "4\t1\t1\t1\t1\t0\t100\t200\t100\t20\t-1\t",
+    ]
+    (block,) = blocks_from_tsv("\n".join([head, *rows]), 10.0, 20.0, 0.5, 0.25)
+    assert block.ocr and block.text == "Flaps up:"
+    (line,) = block.lines
+    assert line.bbox == (60.0, 70.0, 110.0, 75.0)
+    assert [line.text[w[4] : w[5]] for w in line.words] == ["Flaps", "up:"]
