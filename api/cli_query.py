@@ -10,6 +10,7 @@ import argparse
 import ipaddress
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -175,7 +176,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from api.cli import build_indexers
     from api.schemas import ContextRequest
     from api.service import build_context
-    from ingest.pipeline import ingest_path
+    from ingest.pipeline import doc_id_from_filename, ingest_path
 
     settings = _settings(args)
     samples = Path(args.samples) if args.samples else ROOT / "sample_pdfs"
@@ -188,10 +189,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"data: {store.uri}")
     for p in pdfs:
         bar = ProgressBar(p.name)
+        # support-policy-v1.pdf and -v2.pdf are two versions of one document ("support-policy").
+        doc_id = re.sub(r"-v\d+$", "", doc_id_from_filename(p.name))
         try:
             rep = ingest_path(
                 store,
                 p,
+                doc_id=doc_id,
                 ocr=settings.ocr,
                 indexers=indexers,
                 progress=bar,
@@ -206,6 +210,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         )
     if hasattr(retriever, "refresh"):
         retriever.refresh()
+    versions = store.list_versions("support-policy")
+    if len(versions) > 1:
+        print(
+            "  support-policy has versions "
+            + ", ".join(v.version_id + (" (latest, the default)" if v.latest else "") for v in versions)
+        )
     for q in args.question or DEMO_QUESTIONS:
         req = ContextRequest.model_validate({"query": q, "budget": args.budget})
         pkg = build_context(store, retriever, req, settings).model_dump(mode="json")

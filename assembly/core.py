@@ -107,7 +107,11 @@ def assemble(
     regions: dict[int, Region] = {}
     parent_cap = max(1, min(options.parent_max_tokens, room))
     expander = Expander(source, options, count, parent_cap, counter.name)
+    weak = _weak_retrieval(shits, options)
     for i, h in enumerate(shits):
+        if weak:
+            fate[i] = ("below_threshold", weak)
+            continue
         if h.region_id in seen:
             fate[i] = ("duplicate", f"same region as the hit ranked {shits[seen[h.region_id]].rank}")
             continue
@@ -395,11 +399,28 @@ def _coverage(shits: Sequence[Hit], idx: Sequence[int] | range) -> Coverage:
     return Coverage(pages=len(pages), docs=len(docs), hits=len(sel))
 
 
+def _weak_retrieval(hits: Sequence[Hit], o: AssemblyOptions) -> str:
+    """A reason when retrieval is too weak to answer from, else ``""``.
+
+    Fused RRF scores are rank-based and say nothing about absolute relevance, so the guard reads
+    the dense retriever's cosine similarity; it only judges when some hit has one.
+    """
+    if o.min_relevance is None:
+        return ""
+    dense = [s.score for h in hits for s in h.sources if s.retriever == "dense"]
+    if not dense or max(dense) >= o.min_relevance:
+        return ""
+    return f"weak retrieval: best semantic similarity {max(dense):.2f} < min_relevance {o.min_relevance}"
+
+
 def _refusal_reason(hits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], cands: Sequence[_Cand],
                     room: int) -> str:
     if not hits:
         return "no hits: retrieval found no evidence"
     if all(f == "below_threshold" for f, _ in fate.values()) and len(fate) == len(hits):
+        first = next(iter(fate.values()))[1]
+        if first.startswith("weak retrieval"):
+            return first
         return "weak retrieval: every hit is below the score threshold"
     if not cands:
         return "no usable evidence: every hit was a duplicate, missing or empty"

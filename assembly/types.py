@@ -102,6 +102,13 @@ class AssemblyOptions(_Frozen):
     order: Order = "edges"
     max_items: int | None = Field(None, ge=1)
     score_threshold: float | None = None
+    min_relevance: float | None = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="weak-retrieval guard: refuse when no hit's dense (semantic) similarity reaches this; "
+        "None turns it off. Hits without a dense score (bm25-only retrieval) are not judged.",
+    )
     threshold_mode: Literal["relative", "absolute"] = "relative"
     mmr_lambda: float | None = Field(None, ge=0.0, le=1.0)
     modality_slots: dict[str, int] | None = None

@@ -41,7 +41,7 @@ def hits_on(draw: st.DrawFn, regions: list[Region]) -> list[Hit]:
     pool = [r for r in regions if r.kind in ("sentence", "table", "figure", "page", "paragraph")]
     chosen = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=12))
     scores = draw(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=len(chosen), max_size=len(chosen)))
-    return [hit(r, s, i + 1) for i, (r, s) in enumerate(zip(chosen, scores, strict=True))]
+    return [hit(r, s, i + 1, retriever="fused") for i, (r, s) in enumerate(zip(chosen, scores, strict=True))]
 
 
 options = st.builds(

@@ -268,3 +268,31 @@ def test_entry_budgets_and_intervals_small_cases() -> None:
     assert merge_intervals([(0, 1), (2, 3), (5, 6)]) == [(0, 3), (5, 6)]
     assert image_token_cost(512, 512, ImageTokens()) == 85 + 170
     assert get_tokenizer("cl100k_base").count("hello world") == 2
+
+
+
+def test_weak_dense_similarity_takes_the_refuse_branch() -> None:
+    """Off-topic questions: the best dense cosine is tiny, so nothing is packed and the prompt refuses."""
+    from assembly import AssemblyOptions, assemble
+    from ingest.index import RegionIndex
+    from retrieval.hit import Hit, Source
+    from tests.assembly.builders import find, make_doc
+
+    regions = make_doc("policy", [("Response targets", [["The engineer must acknowledge a P1 within 30 minutes."]])])
+    sent = find(regions, "acknowledge")
+    idx = RegionIndex(regions)
+
+    def hit(dense: float) -> Hit:
+        return Hit(region_id=sent.region_id, doc_id=sent.doc_id, version_id=sent.version_id, kind="sentence",
+                   modality="text", pages=(1,), score=0.03, rank=1,
+                   sources=(Source(retriever="bm25", rank=1, score=2.0),
+                            Source(retriever="dense", rank=1, score=dense)))
+
+    weak = assemble("capital of Mongolia?", [hit(0.05)], idx, AssemblyOptions(budget=1000))
+    assert weak.refused and not weak.items
+    assert weak.refusal_reason is not None and weak.refusal_reason.startswith("weak retrieval")
+    assert [m.fate for m in weak.manifest] == ["below_threshold"]
+    strong = assemble("P1 acknowledgement?", [hit(0.6)], idx, AssemblyOptions(budget=1000))
+    assert not strong.refused and strong.items
+    off = assemble("capital of Mongolia?", [hit(0.05)], idx, AssemblyOptions(budget=1000, min_relevance=None))
+    assert off.items
