@@ -221,6 +221,16 @@ class Retriever:
         return hits
 
     # ----------------------------------------------------------------- helpers
+    def refresh(self) -> None:
+        """Forget derived caches. Never needed for correctness (caches are keyed by immutable
+        versions and the scope is read per query); frees memory after large deletions."""
+        self.text = TextRetriever(self.store, self.text_encoder)
+        if self.clip is not None:
+            self.clip = ClipRetriever(self.store, self.clip.model)
+        if self.colpali is not None:
+            self.colpali = ColPaliRetriever(self.store, self.colpali.model)
+        self.summaries = SummaryRouter(self.store, self.text_encoder)
+
     def texts_for(self, hits: Sequence[Hit]) -> dict[str, str]:
         """The stored text of each hit's region (what a reranker reads)."""
         src = self.source_for(hits)

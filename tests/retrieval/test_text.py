@@ -167,3 +167,19 @@ def test_pending_version_is_invisible(private_data: Path, versions: dict[str, st
     assert hits and all(h.doc_id != "draft" for h in hits)
     with pytest.raises(DocumentNotFound):
         Retriever(store).search("x", doc_ids=["draft"])
+
+
+def test_scalar_indexes_do_not_change_results(hand_store: Any) -> None:
+    from retrieval.search import Retriever
+    from retrieval.text import ensure_scalar_indexes
+
+    before = Retriever(hand_store).search("pump filter", doc_ids=["manual"], k=5)
+    assert sorted(ensure_scalar_indexes(hand_store)) == ["doc_id", "version_id"]
+    assert ensure_scalar_indexes(hand_store) == []
+    r = Retriever(hand_store)
+    after = r.search("pump filter", doc_ids=["manual"], k=5)
+    assert [h.region_id for h in after] == [h.region_id for h in before]
+    r.refresh()
+    assert [h.region_id for h in r.search("pump filter", doc_ids=["manual"], k=5)] == [
+        h.region_id for h in before
+    ]
