@@ -512,7 +512,7 @@ def render_markdown(
         "Metrics (means over questions, in %): R@5/R@10 gold-page recall of retrieval before assembly; "
         "Cov gold-page coverage of the packed context; All share of questions with all gold pages packed; "
         "Ans exact normalised answer in the packed text (text-layer answers; n in brackets); Ans≤3 the same "
-        "where the answer occurs on ≤3 pages; Keys share of the answer key terms found on 1–3 doc pages "
+        "where the answer occurs on ≤3 pages; Keys share of the answer key terms (those on 1–3 doc pages) "
         "found in the packed text; IoU / IoG best box overlap with gold (folio only). Tokens: folio "
         "`budget.used` (full rendered prompt incl. system text, citation contract, wrappers); peers question "
         "+ context after token truncation (no system text). Over: prompts above budget (count). Nat>B: "
@@ -658,6 +658,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--variants", nargs="*", default=None, help=f"folio variants (default: all of {list(FOLIO_VARIANTS)})"
     )
+    ap.add_argument(
+        "--extra-variants",
+        default=None,
+        help='JSON {"name": {AssemblyOptions overrides}} to evaluate beside the built-in folio variants',
+    )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -682,6 +687,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     infos = {q["id"]: answer_info(q, norm_pages[q["doc"]]) for q in questions}
     recs: list[dict[str, Any]] = []
     variants = {k: v for k, v in FOLIO_VARIANTS.items() if not args.variants or k in args.variants}
+    if args.extra_variants:
+        variants.update(json.loads(args.extra_variants))
 
     if not args.no_folio:
         folio: Any = FolioREST(args.server) if args.server else FolioInProcess(str(data / "folio"))
@@ -726,11 +733,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "systems": systems,
         "peers": [p.name for p in peers],
         "answer_info": infos,
+        "docs": docs,
         "summary": summary,
         "records": recs,
     }
     (out / "quality.json").write_text(json.dumps(payload, indent=1, default=str), encoding="utf-8")
     md = render_markdown(summary, recs, systems, [p.name for p in peers], budgets, command, len(questions))
+    skipped = sorted({q["id"] for q in load_questions(args.questions, None)} - {q["id"] for q in questions})
+    if skipped:
+        md = md.replace(
+            "\n```\n", f"\nNot evaluated in this run (filtered by --only): {', '.join(skipped)}.\n\n```\n", 1
+        )
     (out / "quality.md").write_text(md, encoding="utf-8")
     print(md)
     return 0
