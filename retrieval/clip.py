@@ -24,6 +24,7 @@ from ingest.errors import InvalidRequest, ModelUnavailable
 from ingest.store import Store
 from retrieval.scope import Scope
 from retrieval.text import Candidate, VectorCache, top_k
+from retrieval.threads import torch_single_thread
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -111,7 +112,7 @@ class ClipModel:
     def encode_texts(self, texts: Sequence[str]) -> np.ndarray:
         """``(n, dim)`` text vectors in the image space."""
         torch = self._torch
-        with self._lock, torch.inference_mode():
+        with self._lock, torch.inference_mode(), torch_single_thread():
             feats = self._model.encode_text(self._tokenizer(list(texts)).to(self.device))
             out: np.ndarray = (
                 torch.nn.functional.normalize(feats.float(), dim=-1).cpu().numpy().astype(np.float32)

@@ -30,6 +30,7 @@ from retrieval.clip import open_image
 from retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
 from retrieval.scope import Scope
 from retrieval.text import Candidate
+from retrieval.threads import torch_single_thread
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -174,7 +175,8 @@ class ColPaliModel:
         batch = (
             proc.process_queries([text]) if hasattr(proc, "process_queries") else proc.process_texts([text])
         )
-        return self._run(batch)[0]
+        with torch_single_thread():
+            return self._run(batch)[0]
 
     def score(self, query: str, pages: Sequence[np.ndarray]) -> np.ndarray:
         """``PageScorer``: exact MaxSim of ``query`` against page multivectors."""

@@ -11,32 +11,12 @@ per page ("sketch"), then exact MaxSim over the full vectors of the candidates o
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-_CONTROLLER: Any = None
-
-
-def blas_single_thread() -> Any:
-    """A context in which BLAS runs on one thread.
-
-    The products here are skinny (``nq`` of 10-30 query tokens against thousands of page vectors)
-    and memory-bound; BLAS threads add synchronisation, and on a loaded 2-core machine a
-    multi-threaded 20x128 @ 128x1000 product measured 4x slower than a single-threaded one. The
-    limit is process-wide while held (BLAS has one thread setting), which only affects speed.
-    Without ``threadpoolctl`` installed this is a no-op.
-    """
-    global _CONTROLLER
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return contextlib.nullcontext()
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
+from retrieval.threads import blas_single_thread
 
 
 def maxsim(q: np.ndarray, pages: Sequence[np.ndarray]) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ingest.store import Store, _sql_str
 from retrieval.scope import Scope
+from retrieval.threads import torch_single_thread
 
 logger = logging.getLogger(__name__)
 
@@ -202,7 +203,8 @@ class TextRetriever:
             if hit is not None:
                 self._qcache.move_to_end(query)
                 return hit
-        vec = np.asarray(self.encoder.encode([query]), dtype=np.float32)[0]
+        with torch_single_thread():
+            vec = np.asarray(self.encoder.encode([query]), dtype=np.float32)[0]
         vec = np.asarray(vec / max(float(np.linalg.norm(vec)), 1e-12), dtype=np.float32)
         with self._qlock:
             self._qcache[query] = vec
