@@ -85,7 +85,7 @@ def _first_pass(
         pd.ocr = True
     drawings = page.get_cdrawings() if not pd.scanned else []
     if drawings:
-        words = [(wd[0], wd[1], wd[2], wd[3], ln.text[wd[4] : wd[5]]) for b in pd.blocks for ln in b.lines for wd in ln.words]
+        words = [wd for b in pd.blocks for ln in b.lines for wd in ln.words]
         pd.tables = find_page_tables(page, drawings, words)
     for t in pd.tables:
         for b in pd.blocks:

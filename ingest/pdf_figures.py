@@ -46,6 +46,8 @@ def raster_boxes(page: pymupdf.Page) -> list[Box]:
     w, h = page.rect.width, page.rect.height
     mat = page.rotation_matrix if page.rotation else None
     out: list[Box] = []
+    if not page.get_images():  # cheap xref listing; get_image_info builds a second TextPage
+        return out
     for info in page.get_image_info():
         import pymupdf
 

@@ -142,11 +142,9 @@ def blocks_from_tsv(tsv: str, x0: float, y0: float, sx: float, sy: float) -> lis
         if conf < MIN_LINE_CONF or not any(ch.isalnum() for ch in text):
             continue
         line = Line(text=text, bbox=words[0][0], size=0.0, bold=False)
-        pos = 0
         bx = words[0][0]
         for wbox, t, _ in words:
-            line.words.append((wbox[0], wbox[1], wbox[2], wbox[3], pos, pos + len(t)))
-            pos += len(t) + 1
+            line.words.append((wbox[0], wbox[1], wbox[2], wbox[3], t))
             bx = (min(bx[0], wbox[0]), min(bx[1], wbox[1]), max(bx[2], wbox[2]), max(bx[3], wbox[3]))
         line.bbox = bx
         line.size = round(bx[3] - bx[1], 1)

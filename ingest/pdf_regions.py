@@ -71,7 +71,16 @@ class _Ids:
 def build_regions(
     pages: list[PageData], toc: list[list[object]], doc_id: str, version_id: str, title: str, scale: float
 ) -> list[Region]:
-    tok = get_tokenizer()
+    tokenizer = get_tokenizer()
+    counted: dict[str, int] = {}
+
+    def ntok(text: str) -> int:
+        # A one-sentence paragraph, its sentence and often its section share one text: count once.
+        n = counted.get(text)
+        if n is None:
+            n = counted[text] = tokenizer.count(text)
+        return n
+
     blocks = [p.blocks for p in pages]
     heads = headings_from_toc(toc, blocks) if toc else None
     if heads is None:
@@ -111,7 +120,7 @@ def build_regions(
         rid, seq = ids.next(page + 1, kind)
         out.append(Region(region_id=rid, doc_id=doc_id, version_id=version_id, kind=kind, text=text,
                           locators=tuple(locs), parent_id=parent, section_id=sec.region_id, heading_path=sec.path,
-                          level=sec.level, seq=seq, tokens=tok.count(text), meta=meta))
+                          level=sec.level, seq=seq, tokens=ntok(text), meta=meta))
         return rid
 
     prev_table: tuple[str, TableData, int, int] | None = None  # id, data, page, last row number
@@ -125,7 +134,7 @@ def build_regions(
         add_page = Region(
             region_id=region_id_for(doc_id, version_id, pno + 1, "page", 1), doc_id=doc_id, version_id=version_id,
             kind="page", text=pg.text, locators=(loc((0.0, 0.0, w, h), char_start=0, char_end=len(pg.text)),),
-            heading_path=(), seq=pno, tokens=tok.count(pg.text),
+            heading_path=(), seq=pno, tokens=ntok(pg.text),
             meta=(("image", pg.image or ""), ("ocr", "1" if pg.ocr else "0"), ("render_scale", f"{scale:g}")),
         )
         # Order tables and figures after the last block starting above them.
@@ -147,7 +156,7 @@ def build_regions(
                     sec = section()
                     text = b.text
                     start = b.char_start
-                    ocr_meta = (("ocr", "1"),) if b.ocr else ()
+                    ocr_meta = (("ocr", "1"),) if b.ocr or pg.ocr and pg.scanned else ()
                     pid = add("paragraph", pno, text, [loc(b.bbox, line_boxes=tuple(_bb(ln.bbox) for ln in b.lines),
                                                             char_start=start, char_end=start + len(text))],
                               sec.region_id, sec, ocr_meta)
@@ -200,7 +209,7 @@ def build_regions(
             prev_table = None
         out.append(add_page)
     # Sections: text = heading + own body; one locator per page with own content.
-    for sec in sections:
+    for k, sec in enumerate(sections):
         parent = sec.parent.region_id if sec.parent else None
         locs = tuple(Locator(page=p + 1, bbox=_bb(b), page_width=pages[p].width, page_height=pages[p].height)
                      for p, b in sorted(sec.boxes.items()))
@@ -208,5 +217,5 @@ def build_regions(
         rid = sec.region_id
         out.append(Region(region_id=rid, doc_id=doc_id, version_id=version_id, kind="section", text=text,
                           locators=locs, parent_id=parent, section_id=rid, heading_path=sec.path, level=sec.level,
-                          seq=sections.index(sec), tokens=tok.count(text)))
+                          seq=k, tokens=ntok(text)))
     return out

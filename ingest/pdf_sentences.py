@@ -26,7 +26,15 @@ _ABBREVIATIONS = frozenset(
 # Candidate boundary: terminal punctuation (optionally closed by quotes/brackets), then whitespace.
 _BOUNDARY = re.compile(r"([.!?]+[\"')\]’”]*|[。！？]+[」』）]*)((?<=[。！？」』）])\s*|\s+|$)")
 _CJK_END = re.compile(r"[。！？]")
-_WORD_BEFORE = re.compile(r"(\S+)$")
+_DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
+
+
+def _word_before(text: str, end: int) -> str:
+    """The whitespace-free run ending at ``end`` (a backwards scan: a ``(\\S+)$`` search would be quadratic)."""
+    i = end
+    while i > 0 and not text[i - 1].isspace():
+        i -= 1
+    return text[i:end]
 
 
 def _is_abbreviation(word: str) -> bool:
@@ -38,7 +46,7 @@ def _is_abbreviation(word: str) -> bool:
     # Single initials ("J. Smith") and dotted abbreviations ("U.S.", "a.k.a").
     if len(w) == 1 and w.isalpha():
         return True
-    return bool(re.fullmatch(r"(?:[a-z]\.)+[a-z]", w))
+    return bool(_DOTTED.fullmatch(w))
 
 
 def _raw_boundaries(text: str) -> list[int]:
@@ -54,8 +62,7 @@ def _raw_boundaries(text: str) -> list[int]:
         if m.end() >= len(text):
             continue  # end of text is always a boundary anyway
         if punct.startswith(".") and len(punct.rstrip("\"')]’”")) == 1:
-            before = _WORD_BEFORE.search(text, 0, m.start(1))
-            word = before.group(1) if before else ""
+            word = _word_before(text, m.start(1))
             if _is_abbreviation(word + "."):
                 # "etc." / "Inc." can end a sentence: split only before a capitalised word that is
                 # not itself likely a continuation ("e.g. Python" stays together).
@@ -71,9 +78,9 @@ def _raw_boundaries(text: str) -> list[int]:
 
 def _bound(text: str, start: int, end: int, max_words: int) -> list[tuple[int, int]]:
     """Cut ``text[start:end]`` into chunks of at most ``max_words`` words, preferring line breaks."""
-    words = [(m.start() + start, m.end() + start) for m in re.finditer(r"\S+", text[start:end])]
-    if len(words) <= max_words:
+    if len(text[start:end].split()) <= max_words:
         return [(start, end)]
+    words = [(m.start() + start, m.end() + start) for m in re.finditer(r"\S+", text[start:end])]
     out: list[tuple[int, int]] = []
     i = 0
     while i < len(words):

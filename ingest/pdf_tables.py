@@ -3,7 +3,8 @@
 ``find_tables`` costs ~250 ms on a text-heavy page, so it only runs on pages whose vector
 drawings contain ruling lines in both directions, and only within the bounding box of those
 rules. Results are rejected when they look like a table of contents (dot leaders, a column of
-page numbers). When the ``lines`` strategy returns few rows whose cells hold several lines each
+page numbers) or framed prose (one cell of over 20 words holding most of the text: beamer's slide
+thumbnails). When the ``lines`` strategy returns few rows whose cells hold several lines each
 (gnuplot p135, the Federal Register cost table), a text-row strategy is tried within the same
 box (columns from the rules, rows from text lines) and kept if it yields more rows; failing
 that, merged rows are cut at the text lines of their last cell.
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _DOTS = re.compile(r"(\.\s?){4,}|…{2,}")
+_PROSE_WORDS = 20
 _PAGENUM = re.compile(r"^\s*[\divxlc]{1,4}\s*$", re.I)
 
 
@@ -187,6 +189,14 @@ def find_page_tables(page: pymupdf.Page, drawings: list[dict[str, Any]], words: 
             header, body, inside = names, rows, False
         else:
             header, body, inside = rows[0], rows[1:], True
+        ncols = max(len(r) for r in rows)
+        if sum(1 for j in range(ncols) if any(j < len(r) and r[j] for r in rows)) < 2:
+            continue  # one column of text in a frame (a slide's sidebar), not a table
+        counts = [len(c.split()) for c in header + [c for r in body for c in r]]
+        if max(counts, default=0) > _PROSE_WORDS and max(counts) * 2 > sum(counts):
+            # One cell holds most of the text, a paragraph of it: framed prose (slide thumbnails).
+            logger.debug("page %d: rejected table that is one %d-word cell", page.number + 1, max(counts))
+            continue
         out.append(TableData(bbox=clamp_box(tb.bbox, w, h), header=header, rows=body, header_in_table=inside))
     return out
 

@@ -28,8 +28,21 @@ class Line:
     bbox: Box
     size: float
     bold: bool
-    # (x0, y0, x1, y1, char_start, char_end) per word, offsets into ``text``.
-    words: list[tuple[float, float, float, float, int, int]] = field(default_factory=list)
+    # (x0, y0, x1, y1, word) in ``text`` order; character offsets are found only when a sentence
+    # boundary falls inside the line (``word_spans``), which is rare and saves a pass over every word.
+    words: list[tuple[float, float, float, float, str]] = field(default_factory=list)
+
+    def word_spans(self) -> list[tuple[float, float, float, float, int, int]]:
+        """Words with their ``[start, end)`` offsets in ``text`` (words not found are skipped)."""
+        out: list[tuple[float, float, float, float, int, int]] = []
+        pos = 0
+        for x0, y0, x1, y1, word in self.words:
+            i = self.text.find(word, pos)
+            if i < 0:
+                continue
+            pos = i + len(word)
+            out.append((x0, y0, x1, y1, i, pos))
+        return out
 
 
 @dataclass(slots=True)
@@ -91,7 +104,13 @@ def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:
             import pymupdf
 
             b = pymupdf.Rect(b) * mat
-        return clamp_box(b, w, h)
+        x0, y0, x1, y1 = b
+        # Inline clamp (this runs once per word: clamp_box's generator was a hot spot).
+        x0 = 0.0 if x0 < 0 else (w if x0 > w else float(x0))
+        x1 = x0 if x1 < x0 else (w if x1 > w else float(x1))
+        y0 = 0.0 if y0 < 0 else (h if y0 > h else float(y0))
+        y1 = y0 if y1 < y0 else (h if y1 > h else float(y1))
+        return (x0, y0, x1, y1)
 
     blocks: list[Block] = []
     bno = -1
@@ -102,7 +121,7 @@ def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:
         cur: list[Line] = []
         for lno, ln in enumerate(blk["lines"]):
             spans = ln["spans"]
-            text = "".join(s["text"] for s in spans)
+            text = "".join([s["text"] for s in spans])
             if not text.strip():
                 continue
             # Dominant style by character count.
@@ -110,20 +129,27 @@ def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:
             bold_chars = 0
             for s in spans:
                 n = len(s["text"].strip())
-                sizes[round(s["size"], 1)] = sizes.get(round(s["size"], 1), 0) + n
-                if s["flags"] & _BOLD_FLAG or "bold" in s["font"].lower() or "black" in s["font"].lower():
+                sz = round(s["size"], 1)
+                sizes[sz] = sizes.get(sz, 0) + n
+                if s["flags"] & _BOLD_FLAG:
                     bold_chars += n
-            size = max(sizes, key=lambda k: sizes[k]) if sizes else 0.0
+                else:
+                    font = s["font"].lower()
+                    if "bold" in font or "black" in font:
+                        bold_chars += n
+            size = max(sizes, key=sizes.__getitem__) if sizes else 0.0
             nonspace = sum(sizes.values()) or 1
-            line = Line(text=text, bbox=fix(ln["bbox"]), size=size, bold=bold_chars * 2 > nonspace)
-            pos = 0
-            for x0, y0, x1, y1, word in words_by_line.get((bno, lno), ()):
-                i = text.find(word, pos)
-                if i < 0:
-                    continue
-                pos = i + len(word)
-                wb = fix((x0, y0, x1, y1))
-                line.words.append((wb[0], wb[1], wb[2], wb[3], i, pos))
+            raw = ln["bbox"]
+            line = Line(text=text, bbox=fix(raw), size=size, bold=bold_chars * 2 > nonspace)
+            # Words lie inside their line: when the line needs no rotation or clamping, neither do they.
+            lw = words_by_line.get((bno, lno), [])
+            if mat is None and raw[0] >= 0 and raw[1] >= 0 and raw[2] <= w and raw[3] <= h:
+                line.words = lw
+            else:
+                line.words = []
+                for x0, y0, x1, y1, word in lw:
+                    fb = fix((x0, y0, x1, y1))
+                    line.words.append((fb[0], fb[1], fb[2], fb[3], word))
             if cur and _breaks(cur[-1], line):
                 blocks.append(_mk(cur))
                 cur = []
@@ -144,10 +170,9 @@ def _breaks(prev: Line, line: Line) -> bool:
 
 
 def _mk(lines: list[Line]) -> Block:
-    b = lines[0].bbox
-    for ln in lines[1:]:
-        b = union(b, ln.bbox)
-    return Block(lines=lines, bbox=b)
+    boxes = [ln.bbox for ln in lines]
+    return Block(lines=lines, bbox=(min(b[0] for b in boxes), min(b[1] for b in boxes),
+                                    max(b[2] for b in boxes), max(b[3] for b in boxes)))
 
 
 def line_boxes_for_span(block: Block, start: int, end: int) -> list[Box]:
@@ -157,13 +182,15 @@ def line_boxes_for_span(block: Block, start: int, end: int) -> list[Box]:
     for ln in block.lines:
         lo, hi = off, off + len(ln.text)
         if hi > start and lo < end:
-            box: Box | None = None
-            for x0, y0, x1, y1, a, b in ln.words:
-                if lo + b > start and lo + a < end:
-                    box = (x0, y0, x1, y1) if box is None else union(box, (x0, y0, x1, y1))
-            if box is None:
-                box = ln.bbox
-            out.append(box)
+            if lo >= start and hi <= end:
+                ws: list[Any] = ln.words  # the whole line: no offsets needed
+            else:
+                ws = [wd for wd in ln.word_spans() if lo + wd[5] > start and lo + wd[4] < end]
+            if ws:
+                out.append((min(wd[0] for wd in ws), min(wd[1] for wd in ws),
+                            max(wd[2] for wd in ws), max(wd[3] for wd in ws)))
+            else:
+                out.append(ln.bbox)
         off = hi + 1
         if off >= end:
             break

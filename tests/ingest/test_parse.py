@@ -170,6 +170,7 @@ def test_scanned_page_is_ocred() -> None:
     got = set(re.findall(r"[a-z]{5,}", page.text.lower()))
     assert len(words & got) >= 0.6 * len(words)
     assert len(kind(doc, "sentence")) > 10
+    assert all(s.meta_get("ocr") == "1" for s in kind(doc, "sentence"))
 
 
 def test_scanned_page_without_ocr_warns() -> None:
@@ -229,4 +230,4 @@ def test_ocr_tsv_mapping_and_confidence_filter() -> None:
     assert block.ocr and block.text == "Flaps up:"
     (line,) = block.lines
     assert line.bbox == (60.0, 70.0, 110.0, 75.0)
-    assert [line.text[w[4] : w[5]] for w in line.words] == ["Flaps", "up:"]
+    assert [line.text[w[4] : w[5]] for w in line.word_spans()] == ["Flaps", "up:"]
