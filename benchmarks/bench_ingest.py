@@ -68,7 +68,11 @@ def measure(path: str, sample: int) -> dict[str, Any]:
     parsed = parse_pdf(data, doc_id="b", filename=name, assets_dir=None, ocr=False)
     parse_s = time.perf_counter() - t
     out: dict[str, Any] = {
-        "file": name, "pages": n, "dict_pps": n / dict_s, "parse_pps": n / parse_s, "parse_rss_mb": _rss_mb(),
+        "file": name,
+        "pages": n,
+        "dict_pps": n / dict_s,
+        "parse_pps": n / parse_s,
+        "parse_rss_mb": _rss_mb(),
         "regions": len(parsed.regions),
     }
     t = time.perf_counter()
@@ -117,7 +121,9 @@ def rss_only(path: str, fraction: float) -> dict[str, Any]:
 
 
 def _child(args: list[str]) -> dict[str, Any]:
-    r = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT, check=True)
+    r = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     result: dict[str, Any] = json.loads(r.stdout.strip().splitlines()[-1])
     return result
 
@@ -148,26 +154,33 @@ def main() -> None:
     sampled = sum(r["sample_pages"] for r in rows)
 
     def tot(key: str, n_key: str = "pages") -> float:  # pages / total seconds
-        return sum(r[n_key] for r in rows) / sum(r[n_key] / r[key] for r in rows)
+        return float(sum(r[n_key] for r in rows) / sum(r[n_key] / r[key] for r in rows))
 
     total = {
-        "file": "TOTAL", "pages": pages, "sample_pages": sampled, "dict_pps": tot("dict_pps"),
-        "parse_pps": tot("parse_pps"), "ocr_pps": tot("ocr_pps"), "ocr_pages": sum(r["ocr_pages"] for r in rows),
-        "embed_pps": tot("embed_pps", "sample_pages"), "p4llm_pps": tot("p4llm_pps", "sample_pages"),
+        "file": "TOTAL",
+        "pages": pages,
+        "sample_pages": sampled,
+        "dict_pps": tot("dict_pps"),
+        "parse_pps": tot("parse_pps"),
+        "ocr_pps": tot("ocr_pps"),
+        "ocr_pages": sum(r["ocr_pages"] for r in rows),
+        "embed_pps": tot("embed_pps", "sample_pages"),
+        "p4llm_pps": tot("p4llm_pps", "sample_pages"),
         "parse_sample_pps": tot("parse_sample_pps", "sample_pages"),
         "parse_rss_mb": max(r["parse_rss_mb"] for r in rows),
     }
     lines = [
         "| file | pages | dict p/s | structure p/s | dict/structure | OCR-on p/s (OCR pages) | "
-        f"embed p/s (first {a.sample_pages}) | pymupdf4llm p/s (first {a.sample_pages}) | structure/pymupdf4llm | "
-        "structure peak RSS MB |",
+        f"embed p/s (first {a.sample_pages}) | pymupdf4llm p/s (first {a.sample_pages}) | "
+        "structure/pymupdf4llm | structure peak RSS MB |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in [*rows, total]:
         lines.append(
             f"| {r['file']} | {r['pages']} | {r['dict_pps']:.1f} | {r['parse_pps']:.1f} | "
-            f"{r['dict_pps'] / r['parse_pps']:.1f}x | {r['ocr_pps']:.2f} ({r['ocr_pages']}) | {r['embed_pps']:.2f} | "
-            f"{r['p4llm_pps']:.2f} | {r['parse_sample_pps'] / r['p4llm_pps']:.0f}x | {r['parse_rss_mb']:.0f} |"
+            f"{r['dict_pps'] / r['parse_pps']:.1f}x | {r['ocr_pps']:.2f} ({r['ocr_pages']}) | "
+            f"{r['embed_pps']:.2f} | {r['p4llm_pps']:.2f} | {r['parse_sample_pps'] / r['p4llm_pps']:.0f}x | "
+            f"{r['parse_rss_mb']:.0f} |"
         )
     lines += [
         "",
@@ -182,7 +195,10 @@ def main() -> None:
         "",
         "| pages parsed | peak RSS MB | pages/s with renders |",
         "|---|---|---|",
-        *[f"| {r['pages']} ({r['fraction']:.0%}) | {r['peak_rss_mb']:.0f} | {r['render_pps']:.1f} |" for r in rss],
+        *[
+            f"| {r['pages']} ({r['fraction']:.0%}) | {r['peak_rss_mb']:.0f} | {r['render_pps']:.1f} |"
+            for r in rss
+        ],
     ]
     table = "\n".join(lines)
     print(table)

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from ingest.model import PageInfo, PageIssue, Region, version_id_for
 from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
-from ingest.pdf_regions import PageData, build_regions
 from ingest.pdf_ocr import (
     ImageOcrError,
     image_ocr_languages,
@@ -32,6 +31,7 @@ from ingest.pdf_ocr import (
     ocr_textpage,
     wants_image_ocr,
 )
+from ingest.pdf_regions import PageData, build_regions
 from ingest.pdf_tables import find_page_tables
 from ingest.pdf_text import center_in, extract_blocks
 from ingest.validate import open_pdf
@@ -57,7 +57,9 @@ class ParsedDocument:
 def _flags() -> int:
     import pymupdf
 
-    return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP)
+    return int(
+        pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
+    )
 
 
 def _save_png(pix: Any, path: pathlib.Path) -> None:
@@ -118,9 +120,9 @@ def _first_pass(
     off = 0
     for b in pd.blocks:
         b.char_start = off
-        t = "\n".join(ln.text for ln in b.lines)
-        parts.append(t)
-        off += len(t) + 2
+        btext = "\n".join(ln.text for ln in b.lines)
+        parts.append(btext)
+        off += len(btext) + 2
     pd.text = "\n\n".join(parts)
     if asset_dir is not None:
         mat = pymupdf.Matrix(scale, scale)
@@ -150,7 +152,9 @@ def _ocr_images(page: pymupdf.Page, pd: PageData, images: list[tuple[float, floa
         try:
             got = ocr_image_blocks(page, box, langs)
         except ImageOcrError as exc:
-            pd.warnings.append(f"page {pd.index + 1}: OCR of an image failed ({exc}); indexed as an image only")
+            pd.warnings.append(
+                f"page {pd.index + 1}: OCR of an image failed ({exc}); indexed as an image only"
+            )
             continue
         if not got:
             continue
@@ -187,7 +191,9 @@ def parse_pdf(
     use_ocr = ocr_available() if ocr is None else (ocr and ocr_available())
     warnings: list[str] = []
     if ocr and not use_ocr:
-        warnings.append("OCR requested but Tesseract (eng) is not installed; scanned pages are indexed as images only")
+        warnings.append(
+            "OCR requested but Tesseract (eng) is not installed; scanned pages are indexed as images only"
+        )
     rel_dir = f"{assets_dir.name}/{doc_id}@{version_id}" if assets_dir is not None else ""
     asset_dir = assets_dir / f"{doc_id}@{version_id}" if assets_dir is not None else None
     issues: list[PageIssue] = []
@@ -197,12 +203,18 @@ def parse_pdf(
         for i in range(n):
             try:
                 page = doc.load_page(i)
-                pages.append(_first_pass(page, ocr=use_ocr, asset_dir=asset_dir, rel_dir=rel_dir, scale=render_scale))
+                pages.append(
+                    _first_pass(page, ocr=use_ocr, asset_dir=asset_dir, rel_dir=rel_dir, scale=render_scale)
+                )
             except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
                 logger.warning("page %d failed: %s", i + 1, exc)
-                issues.append(PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
+                issues.append(
+                    PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+                )
                 r = doc.load_page(i).rect if i < n else None
-                pages.append(PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0))
+                pages.append(
+                    PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0)
+                )
             if progress:
                 progress(i + 1, n)
         toc = doc.get_toc(simple=True)
@@ -214,7 +226,9 @@ def parse_pdf(
     for p in pages:
         warnings.extend(p.warnings)
         if p.scanned and not p.ocr:
-            warnings.append(f"page {p.index + 1} is a scanned image without a text layer; indexed as an image only")
+            warnings.append(
+                f"page {p.index + 1} is a scanned image without a text layer; indexed as an image only"
+            )
     infos = [
         PageInfo(
             page=p.index + 1,
@@ -237,4 +251,3 @@ def parse_pdf(
         issues=issues,
         ocr_pages=ocr_pages,
     )
-

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from ingest.pdf_text import Block
 
 NUMBERED = re.compile(r"^\s*((?:\d+|[A-Z](?=\.\d))(?:\.\d+)*)\.?\s+\S")
-_NUM_PREFIX = re.compile(r"^\s*(?:(?:chapter|appendix|section|part)\s+)?(?:\d+|[A-Z](?=\.\d))(?:\.\d+)*\.?\s+", re.I)
+_NUM_PREFIX = re.compile(
+    r"^\s*(?:(?:chapter|appendix|section|part)\s+)?(?:\d+|[A-Z](?=\.\d))(?:\.\d+)*\.?\s+", re.I
+)
 _NONWORD = re.compile(r"[\W_]+")
 
 

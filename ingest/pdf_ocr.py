@@ -66,7 +66,9 @@ def ocr_available() -> bool:
     return "eng" in tesseract_languages()
 
 
-def is_scanned(page: pymupdf.Page, text_chars: int, image_boxes: list[tuple[float, float, float, float]]) -> bool:
+def is_scanned(
+    page: pymupdf.Page, text_chars: int, image_boxes: list[tuple[float, float, float, float]]
+) -> bool:
     area = page.rect.width * page.rect.height or 1.0
     covered = max((max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1]) for b in image_boxes), default=0.0)
     return text_chars < 100 and covered > 0.5 * area
@@ -76,7 +78,9 @@ def ocr_textpage(page: pymupdf.Page, flags: int) -> Any:
     import pymupdf
 
     langs = "+".join(tesseract_languages())
-    return page.get_textpage_ocr(flags=flags, language=langs, dpi=OCR_DPI, full=True, tessdata=pymupdf.get_tessdata())
+    return page.get_textpage_ocr(
+        flags=flags, language=langs, dpi=OCR_DPI, full=True, tessdata=pymupdf.get_tessdata()
+    )
 
 
 def wants_image_ocr(box: Box, page_w: float, page_h: float, native: list[Block]) -> bool:
@@ -111,11 +115,18 @@ def ocr_image_blocks(page: pymupdf.Page, box: Box, languages: str, dpi: int = IM
     sx = (box[2] - box[0]) / max(pix.width, 1)
     sy = (box[3] - box[1]) / max(pix.height, 1)
     png = pix.tobytes("png")
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}  # Tesseract's OpenMP threads only oversubscribe small machines
+    env = {
+        **os.environ,
+        "OMP_THREAD_LIMIT": "1",
+    }  # Tesseract's OpenMP threads only oversubscribe small machines
     try:
         res = subprocess.run(
             [exe, "stdin", "stdout", "-l", languages, "--dpi", str(dpi), "tsv"],
-            input=png, capture_output=True, timeout=_TIMEOUT_S, check=False, env=env,
+            input=png,
+            capture_output=True,
+            timeout=_TIMEOUT_S,
+            check=False,
+            env=env,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         raise ImageOcrError(f"tesseract failed: {type(exc).__name__}") from exc

@@ -113,33 +113,65 @@ def build_regions(
         return sec
 
     def section() -> _Sec:
-        return current if current is not None else open_section(None, pno, (0.0, 0.0, pg.width, min(20.0, pg.height)))
+        return (
+            current
+            if current is not None
+            else open_section(None, pno, (0.0, 0.0, pg.width, min(20.0, pg.height)))
+        )
 
-    def add(kind: RegionKind, page: int, text: str, locs: list[Locator], parent: str | None, sec: _Sec,
-            meta: tuple[tuple[str, str], ...] = ()) -> str:
+    def add(
+        kind: RegionKind,
+        page: int,
+        text: str,
+        locs: list[Locator],
+        parent: str | None,
+        sec: _Sec,
+        meta: tuple[tuple[str, str], ...] = (),
+    ) -> str:
         rid, seq = ids.next(page + 1, kind)
-        out.append(Region(region_id=rid, doc_id=doc_id, version_id=version_id, kind=kind, text=text,
-                          locators=tuple(locs), parent_id=parent, section_id=sec.region_id, heading_path=sec.path,
-                          level=sec.level, seq=seq, tokens=ntok(text), meta=meta))
+        out.append(
+            Region(
+                region_id=rid,
+                doc_id=doc_id,
+                version_id=version_id,
+                kind=kind,
+                text=text,
+                locators=tuple(locs),
+                parent_id=parent,
+                section_id=sec.region_id,
+                heading_path=sec.path,
+                level=sec.level,
+                seq=seq,
+                tokens=ntok(text),
+                meta=meta,
+            )
+        )
         return rid
 
     prev_table: tuple[str, TableData, int, int] | None = None  # id, data, page, last row number
     for pno, pg in enumerate(pages):
         w, h = pg.width, pg.height
 
-        def loc(box: Box, **kw: object) -> Locator:
-            return Locator(page=pno + 1, bbox=_bb(box), page_width=w, page_height=h, **kw)  # type: ignore[arg-type]
+        def loc(box: Box, _p: int = pno, _w: float = w, _h: float = h, **kw: object) -> Locator:
+            return Locator(page=_p + 1, bbox=_bb(box), page_width=_w, page_height=_h, **kw)
 
         # Page region first: its id never depends on the others.
         add_page = Region(
-            region_id=region_id_for(doc_id, version_id, pno + 1, "page", 1), doc_id=doc_id, version_id=version_id,
-            kind="page", text=pg.text, locators=(loc((0.0, 0.0, w, h), char_start=0, char_end=len(pg.text)),),
-            heading_path=(), seq=pno, tokens=ntok(pg.text),
+            region_id=region_id_for(doc_id, version_id, pno + 1, "page", 1),
+            doc_id=doc_id,
+            version_id=version_id,
+            kind="page",
+            text=pg.text,
+            locators=(loc((0.0, 0.0, w, h), char_start=0, char_end=len(pg.text)),),
+            heading_path=(),
+            seq=pno,
+            tokens=ntok(pg.text),
             meta=(("image", pg.image or ""), ("ocr", "1" if pg.ocr else "0"), ("render_scale", f"{scale:g}")),
         )
         # Order tables and figures after the last block starting above them.
         inserts: dict[int, list[TableData | FigureData]] = {}
-        for obj in [*pg.tables, *pg.figures]:
+        placed: list[TableData | FigureData] = [*pg.tables, *pg.figures]
+        for obj in placed:
             y0 = obj.bbox[1]
             pos = max((i for i, b in enumerate(pg.blocks) if b.bbox[1] <= y0 + 1 and not b.ocr), default=-1)
             inserts.setdefault(pos, []).append(obj)
@@ -157,9 +189,22 @@ def build_regions(
                     text = b.text
                     start = b.char_start
                     ocr_meta = (("ocr", "1"),) if b.ocr or pg.ocr and pg.scanned else ()
-                    pid = add("paragraph", pno, text, [loc(b.bbox, line_boxes=tuple(_bb(ln.bbox) for ln in b.lines),
-                                                            char_start=start, char_end=start + len(text))],
-                              sec.region_id, sec, ocr_meta)
+                    pid = add(
+                        "paragraph",
+                        pno,
+                        text,
+                        [
+                            loc(
+                                b.bbox,
+                                line_boxes=tuple(_bb(ln.bbox) for ln in b.lines),
+                                char_start=start,
+                                char_end=start + len(text),
+                            )
+                        ],
+                        sec.region_id,
+                        sec,
+                        ocr_meta,
+                    )
                     sec.body.append(text)
                     sec.add_box(pno, b.bbox)
                     for s_text, a, e in split_sentences(text):
@@ -167,18 +212,36 @@ def build_regions(
                         box = lbs[0]
                         for lb in lbs[1:]:
                             box = union(box, lb)
-                        add("sentence", pno, s_text, [loc(box, line_boxes=tuple(_bb(x) for x in lbs),
-                                                          char_start=start + a, char_end=start + e)], pid, sec,
-                            ocr_meta)
+                        add(
+                            "sentence",
+                            pno,
+                            s_text,
+                            [
+                                loc(
+                                    box,
+                                    line_boxes=tuple(_bb(x) for x in lbs),
+                                    char_start=start + a,
+                                    char_end=start + e,
+                                )
+                            ],
+                            pid,
+                            sec,
+                            ocr_meta,
+                        )
             for obj in inserts.get(i, []):
                 sec = section()
                 sec.add_box(pno, obj.bbox)
                 if isinstance(obj, TableData):
                     first = 1
                     cont = ""
-                    if (prev_table is not None and prev_table[2] == pno - 1 and obj.bbox[1] < 0.35 * h
-                            and prev_table[1].bbox[3] > 0.6 * pages[pno - 1].height
-                            and len(prev_table[1].header) == len(obj.header) and obj is pg.tables[0]):
+                    if (
+                        prev_table is not None
+                        and prev_table[2] == pno - 1
+                        and obj.bbox[1] < 0.35 * h
+                        and prev_table[1].bbox[3] > 0.6 * pages[pno - 1].height
+                        and len(prev_table[1].header) == len(obj.header)
+                        and obj is pg.tables[0]
+                    ):
                         cont = prev_table[0]
                         first = prev_table[3] + 1
                     rows = obj.rows
@@ -189,10 +252,10 @@ def build_regions(
                         header = obj.header
                     md = to_markdown(header, rows)
                     last = first + len(rows) - 1
-                    meta = [("markdown", md), ("header", " | ".join(header)), ("rows", f"{first}-{last}")]
+                    tmeta = [("markdown", md), ("header", " | ".join(header)), ("rows", f"{first}-{last}")]
                     if cont:
-                        meta.append(("continued_from", cont))
-                    rid = add("table", pno, md, [loc(obj.bbox)], sec.region_id, sec, tuple(meta))
+                        tmeta.append(("continued_from", cont))
+                    rid = add("table", pno, md, [loc(obj.bbox)], sec.region_id, sec, tuple(tmeta))
                     sec.body.append(md)
                     prev_table = (rid, TableData(obj.bbox, header, rows, obj.header_in_table), pno, last)
                 else:
@@ -200,8 +263,13 @@ def build_regions(
                     inner = "\n".join(" ".join(b.text.split()) for b in obj.inner)
                     box = obj.bbox if obj.caption is None else union(obj.bbox, obj.caption.bbox)
                     text = "\n".join(t for t in (cap, inner) if t)
-                    meta = (("caption", cap), ("inner_text", inner), ("source", obj.source), ("image", obj.image or ""),
-                            *((("ocr", "1"),) if obj.ocr else ()))
+                    meta = (
+                        ("caption", cap),
+                        ("inner_text", inner),
+                        ("source", obj.source),
+                        ("image", obj.image or ""),
+                        *((("ocr", "1"),) if obj.ocr else ()),
+                    )
                     add("figure", pno, text, [loc(box)], sec.region_id, sec, meta)
                     if cap:
                         sec.body.append(cap)
@@ -211,11 +279,26 @@ def build_regions(
     # Sections: text = heading + own body; one locator per page with own content.
     for k, sec in enumerate(sections):
         parent = sec.parent.region_id if sec.parent else None
-        locs = tuple(Locator(page=p + 1, bbox=_bb(b), page_width=pages[p].width, page_height=pages[p].height)
-                     for p, b in sorted(sec.boxes.items()))
+        locs = tuple(
+            Locator(page=p + 1, bbox=_bb(b), page_width=pages[p].width, page_height=pages[p].height)
+            for p, b in sorted(sec.boxes.items())
+        )
         text = "\n\n".join(sec.body)
         rid = sec.region_id
-        out.append(Region(region_id=rid, doc_id=doc_id, version_id=version_id, kind="section", text=text,
-                          locators=locs, parent_id=parent, section_id=rid, heading_path=sec.path, level=sec.level,
-                          seq=k, tokens=ntok(text)))
+        out.append(
+            Region(
+                region_id=rid,
+                doc_id=doc_id,
+                version_id=version_id,
+                kind="section",
+                text=text,
+                locators=locs,
+                parent_id=parent,
+                section_id=rid,
+                heading_path=sec.path,
+                level=sec.level,
+                seq=k,
+                tokens=ntok(text),
+            )
+        )
     return out

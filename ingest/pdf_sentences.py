@@ -30,7 +30,7 @@ _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")
 
 
 def _word_before(text: str, end: int) -> str:
-    """The whitespace-free run ending at ``end`` (a backwards scan: a ``(\\S+)$`` search would be quadratic)."""
+    """The whitespace-free run ending at ``end``; a backwards scan (an ``(\\S+)$`` search is quadratic)."""
     i = end
     while i > 0 and not text[i - 1].isspace():
         i -= 1

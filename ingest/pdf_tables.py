@@ -92,7 +92,9 @@ def _looks_like_toc(rows: list[list[str]]) -> bool:
     if dotted * 2 >= len(rows) and len(rows) >= 3 and max(len(r) for r in rows) <= 3:
         return True
     last = [r[-1] for r in rows if r and r[-1]]
-    return len(last) >= 4 and sum(1 for c in last if _PAGENUM.match(c)) >= 0.8 * len(last) and len(rows[0]) <= 3
+    return (
+        len(last) >= 4 and sum(1 for c in last if _PAGENUM.match(c)) >= 0.8 * len(last) and len(rows[0]) <= 3
+    )
 
 
 def _merged_rows(rows: list[list[Any]]) -> bool:
@@ -144,7 +146,9 @@ def _cells_from_words(tb: Any, words: list[Box5], split: bool) -> list[list[str]
     return out
 
 
-def find_page_tables(page: pymupdf.Page, drawings: list[dict[str, Any]], words: list[Box5]) -> list[TableData]:
+def find_page_tables(
+    page: pymupdf.Page, drawings: list[dict[str, Any]], words: list[Box5]
+) -> list[TableData]:
     """Tables on a page; ``words`` are ``(x0, y0, x1, y1, text)`` in reading order."""
     hs, vs = ruling_segments(drawings)
     if len(hs) < 2 or len(vs) < 2:
@@ -160,7 +164,9 @@ def find_page_tables(page: pymupdf.Page, drawings: list[dict[str, Any]], words: 
     vy0, vy1 = min(b[1] for b in vs), max(b[3] for b in vs)
     hx0, hx1 = min(b[0] for b in hs), max(b[2] for b in hs)
     edges = [((hx0, vy0), (hx0, vy1)), ((hx1, vy0), (hx1, vy1))]
-    found = page.find_tables(clip=clip, use_layout=False, add_lines=edges)  # the ONNX layout gate costs ~2 s/page
+    found = page.find_tables(
+        clip=clip, use_layout=False, add_lines=edges
+    )  # the ONNX layout gate costs ~2 s/page
     out: list[TableData] = []
     for tb in found.tables:
         raw = tb.extract()
@@ -169,7 +175,11 @@ def find_page_tables(page: pymupdf.Page, drawings: list[dict[str, Any]], words: 
             # Columns from the rules, rows from the text lines. (The pure text strategy splits
             # columns inside words on these pages, so it is not tried.)
             alt = page.find_tables(
-                clip=bbox, vertical_strategy="lines", horizontal_strategy="text", use_layout=False, add_lines=edges
+                clip=bbox,
+                vertical_strategy="lines",
+                horizontal_strategy="text",
+                use_layout=False,
+                add_lines=edges,
             )
             best = max(alt.tables, key=lambda t: t.row_count, default=None)
             if best is not None and best.row_count > len(raw) and best.col_count == tb.col_count:

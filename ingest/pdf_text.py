@@ -171,12 +171,19 @@ def _breaks(prev: Line, line: Line) -> bool:
 
 def _mk(lines: list[Line]) -> Block:
     boxes = [ln.bbox for ln in lines]
-    return Block(lines=lines, bbox=(min(b[0] for b in boxes), min(b[1] for b in boxes),
-                                    max(b[2] for b in boxes), max(b[3] for b in boxes)))
+    return Block(
+        lines=lines,
+        bbox=(
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        ),
+    )
 
 
 def line_boxes_for_span(block: Block, start: int, end: int) -> list[Box]:
-    """Per-line boxes of the words overlapping ``[start, end)`` of ``block.text`` (lines joined by one space)."""
+    """Per-line boxes of the words overlapping ``[start, end)`` of ``block.text`` (lines joined by " ")."""
     out: list[Box] = []
     off = 0
     for ln in block.lines:
@@ -187,8 +194,14 @@ def line_boxes_for_span(block: Block, start: int, end: int) -> list[Box]:
             else:
                 ws = [wd for wd in ln.word_spans() if lo + wd[5] > start and lo + wd[4] < end]
             if ws:
-                out.append((min(wd[0] for wd in ws), min(wd[1] for wd in ws),
-                            max(wd[2] for wd in ws), max(wd[3] for wd in ws)))
+                out.append(
+                    (
+                        min(wd[0] for wd in ws),
+                        min(wd[1] for wd in ws),
+                        max(wd[2] for wd in ws),
+                        max(wd[3] for wd in ws),
+                    )
+                )
             else:
                 out.append(ln.bbox)
         off = hi + 1

@@ -56,7 +56,9 @@ def test_fixture_headings_tree_and_ids(policy: ParsedDocument) -> None:
     assert sub.parent_id == secs["2 Priority-one incidents"].region_id
     assert sub.heading_path == ("2 Priority-one incidents", "2.1 Response targets")
     # Section text is its own body only, not its subsections'.
-    assert "within 30 minutes" in sub.text and "within 30 minutes" not in secs["2 Priority-one incidents"].text
+    assert (
+        "within 30 minutes" in sub.text and "within 30 minutes" not in secs["2 Priority-one incidents"].text
+    )
     sents = [s.text for s in kind(policy, "sentence") if s.section_id == sub.region_id]
     deadline = next(i for i, s in enumerate(sents) if "within 30 minutes" in s)
     assert sents[deadline + 3].startswith("Exception:")
@@ -136,7 +138,10 @@ def test_r_manual_headings_and_boundaries(rmanual: ParsedDocument) -> None:
 def test_federal_register_table_split_across_pages(fedreg: ParsedDocument) -> None:
     tables = {t.first_page: t for t in kind(fedreg, "table")}
     t5, t6 = tables[5], tables[6]
-    assert t5.meta_get("header") == "Action | Labor cost | Parts cost | Cost per product | Cost on U.S. operators"
+    assert (
+        t5.meta_get("header")
+        == "Action | Labor cost | Parts cost | Cost per product | Cost on U.S. operators"
+    )
     assert t5.meta_get("rows") == "1-3" and "AFM revisions" in t5.text
     assert t6.meta_get("continued_from") == t5.region_id
     assert t6.meta_get("rows") == "4-5" and "Stabilizer wiring change" in t6.text
@@ -144,8 +149,9 @@ def test_federal_register_table_split_across_pages(fedreg: ParsedDocument) -> No
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
-def test_every_region_is_inside_its_pages(policy: ParsedDocument, rmanual: ParsedDocument, fedreg: ParsedDocument,
-                                          data: st.DataObject) -> None:
+def test_every_region_is_inside_its_pages(
+    policy: ParsedDocument, rmanual: ParsedDocument, fedreg: ParsedDocument, data: st.DataObject
+) -> None:
     doc = data.draw(st.sampled_from([policy, rmanual, fedreg]))
     page = data.draw(st.integers(min_value=1, max_value=len(doc.pages)))
     regions = [r for r in doc.regions if page in r.pages]
@@ -163,7 +169,7 @@ def test_every_region_is_inside_its_pages(policy: ParsedDocument, rmanual: Parse
 def test_scanned_page_is_ocred() -> None:
     doc = _parse("linnsequencer-brochure-scan.pdf", ocr=True)
     assert doc.ocr_pages == 1 and doc.pages[0].scanned and doc.pages[0].ocr
-    truth = (SAMPLES.parent.parent / "shared" / "corpus" / "linnsequencer-brochure-scan.groundtruth.txt")
+    truth = SAMPLES.parent.parent / "shared" / "corpus" / "linnsequencer-brochure-scan.groundtruth.txt"
     gt_path = truth if truth.exists() else CORPUS / "linnsequencer-brochure-scan.groundtruth.txt"
     words = set(re.findall(r"[a-z]{5,}", gt_path.read_text().lower()))
     page = kind(doc, "page")[0]

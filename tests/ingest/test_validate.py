@@ -49,7 +49,9 @@ def _encrypted() -> bytes:
         (_encrypted(), {"password": "wrong"}, EncryptedPDF, "wrong"),
     ],
 )
-def test_bad_input_raises_specific_error(data: bytes, kwargs: dict[str, object], error: type[Exception], fragment: str) -> None:
+def test_bad_input_raises_specific_error(
+    data: bytes, kwargs: dict[str, object], error: type[Exception], fragment: str
+) -> None:
     with pytest.raises(error) as info:
         open_pdf(data, **kwargs)  # type: ignore[arg-type]
     msg = str(info.value)
@@ -63,5 +65,7 @@ def test_bad_input_raises_specific_error(data: bytes, kwargs: dict[str, object],
 def test_correct_password_opens_and_parses() -> None:
     doc = open_pdf(_encrypted(), password="secret")
     assert doc.page_count == 1
-    parsed = parse_pdf(_encrypted(), doc_id="enc", filename="enc.pdf", assets_dir=None, password="secret", ocr=False)
+    parsed = parse_pdf(
+        _encrypted(), doc_id="enc", filename="enc.pdf", assets_dir=None, password="secret", ocr=False
+    )
     assert any("Escalation" in r.text for r in parsed.regions if r.kind == "section")
