@@ -193,6 +193,7 @@ class Store:
         self.assets_root = Path(self.uri) / "assets"
         self._write_lock = threading.RLock()
         self._index_cache: dict[str, RegionIndex] = {}
+        self._versions_cache: tuple[int, list[dict[str, Any]]] | None = None
         self._cache_lock = threading.Lock()
         self.versions = self._table("versions", VERSIONS_SCHEMA)
         self.regions = self._table("regions", REGIONS_SCHEMA)
@@ -228,19 +229,34 @@ class Store:
         return out
 
     # ------------------------------------------------------------- versions
-    def _version_rows(self, where: str | None = None) -> list[dict[str, Any]]:
-        q = self.versions.search()
-        if where:
-            q = q.where(where)
-        rows: list[dict[str, Any]] = q.limit(None).to_arrow().to_pylist()
-        return rows
+    def _version_rows(
+        self, *, doc_id: str | None = None, version_id: str | None = None, status: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows of the (small) versions table, cached per LanceDB table version.
+
+        Every query resolves its scope through here, so re-reading the table each time (~5 ms)
+        would dominate warm query latency; checking the table version costs ~0.3 ms and still
+        sees commits made by other processes (strong read consistency).
+        """
+        current = self.versions.version
+        with self._cache_lock:
+            cached = self._versions_cache
+        if cached is None or cached[0] != current:
+            rows_all: list[dict[str, Any]] = self.versions.search().limit(None).to_arrow().to_pylist()
+            cached = (current, rows_all)
+            with self._cache_lock:
+                self._versions_cache = cached
+        return [
+            r
+            for r in cached[1]
+            if (doc_id is None or r["doc_id"] == doc_id)
+            and (version_id is None or r["version_id"] == version_id)
+            and (status is None or r["status"] == status)
+        ]
 
     def list_versions(self, doc_id: str | None = None, *, include_pending: bool = False) -> list[DocumentVersion]:
         """Ready versions (newest first within a document); ``latest`` marks each document's newest."""
-        where = [] if include_pending else ["status = 'ready'"]
-        if doc_id is not None:
-            where.append(f"doc_id = {_sql_str(doc_id)}")
-        rows = self._version_rows(" AND ".join(where) or None)
+        rows = self._version_rows(doc_id=doc_id, status=None if include_pending else "ready")
         rows.sort(key=lambda r: (r["doc_id"], -r["created_at"]))
         out: list[DocumentVersion] = []
         seen: set[str] = set()
@@ -284,9 +300,7 @@ class Store:
         raise VersionNotFound(f"document {doc_id} has no version {version_id}")
 
     def version_report(self, doc_id: str, version_id: str) -> dict[str, Any]:
-        rows = self._version_rows(
-            f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)} AND status = 'ready'"
-        )
+        rows = self._version_rows(doc_id=doc_id, version_id=version_id, status="ready")
         if not rows:
             raise VersionNotFound(f"document {doc_id} has no version {version_id}")
         report: dict[str, Any] = json.loads(rows[0]["report"] or "{}")
@@ -294,9 +308,7 @@ class Store:
 
     def has_ready(self, doc_id: str, version_id: str) -> bool:
         return bool(
-            self._version_rows(
-                f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)} AND status = 'ready'"
-            )
+            self._version_rows(doc_id=doc_id, version_id=version_id, status="ready")
         )
 
     # --------------------------------------------------------------- writes
@@ -437,7 +449,7 @@ class Store:
         """Remove pending versions whose writer process is gone, and orphan rows of no version."""
         removed: list[tuple[str, str]] = []
         with self._write_lock:
-            for r in self._version_rows("status = 'pending'"):
+            for r in self._version_rows(status="pending"):
                 if not _pid_alive(int(r["writer_pid"] or 0)) or r["writer_pid"] == os.getpid():
                     logger.warning("removing incomplete version %s@%s", r["doc_id"], r["version_id"])
                     self._purge(r["doc_id"], r["version_id"])
