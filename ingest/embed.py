@@ -47,6 +47,9 @@ class MiniLMEncoder:
         ensure_torchvision()
         import torch
         from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # "Loading weights" bars would litter CLI output and logs
 
         if threads:
             torch.set_num_threads(threads)
