@@ -197,7 +197,7 @@ def main() -> None:
         "2-core machine.",
         "",
         f"Peak RSS, structure parse with page renders streamed to disk, {pathlib.Path(longest).name} "
-        "(no torch/pymupdf4llm in the process):",
+        "(no torch in the process; PyMuPDF's find_tables imports pymupdf4llm.layout and onnxruntime itself):",
         "",
         "| pages parsed | peak RSS MB | pages/s with renders |",
         "|---|---|---|",
