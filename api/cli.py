@@ -49,7 +49,9 @@ class ProgressBar:
 
 
 def add_data_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", metavar="DIR", default=None, help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)")
+    p.add_argument(
+        "--data", metavar="DIR", default=None, help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)"
+    )
 
 
 def open_store(args: argparse.Namespace) -> Any:
@@ -208,7 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         code: int = args.func(args)
         return code

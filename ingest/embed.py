@@ -25,9 +25,7 @@ class TextEncoder(Protocol):
     dim: int
     name: str
 
-    def encode(
-        self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None
-    ) -> np.ndarray: ...
+    def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray: ...
 
 
 def minilm_path() -> str:
@@ -61,9 +59,7 @@ class MiniLMEncoder:
         self._model: Any = AutoModel.from_pretrained(self.path).eval()
         self._lock = threading.Lock()  # torch modules are not safe to call from several threads at once
 
-    def encode(
-        self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None
-    ) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         import torch
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

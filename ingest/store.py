@@ -27,8 +27,8 @@ import os
 import shutil
 import threading
 import time
-from datetime import timedelta
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -307,9 +307,7 @@ class Store:
         return report
 
     def has_ready(self, doc_id: str, version_id: str) -> bool:
-        return bool(
-            self._version_rows(doc_id=doc_id, version_id=version_id, status="ready")
-        )
+        return bool(self._version_rows(doc_id=doc_id, version_id=version_id, status="ready"))
 
     # --------------------------------------------------------------- writes
     def begin_version(self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str) -> None:

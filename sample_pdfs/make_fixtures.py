@@ -66,7 +66,7 @@ def build(version: int) -> bytes:
     labels = ["Engineer", "Team lead", "Director"]
     bx = [90.0, 250.0, 410.0]
     by = y + 10
-    for xv, label in zip(bx, labels, strict=True):
+    for xv, _label in zip(bx, labels, strict=True):
         shape.draw_rect(pymupdf.Rect(xv, by, xv + 100, by + 40))
     shape.finish(color=(0, 0, 0.6), fill=(0.85, 0.9, 1.0), width=1)
     for a in (190.0, 350.0):

@@ -47,7 +47,8 @@ def _rects(page: Any) -> list[dict[str, float]]:
         ".hl",
         "els => els.map(e => { const r = e.getBoundingClientRect(); const p = e.closest('.page');"
         " const i = p.querySelector('img').getBoundingClientRect();"
-        " return {x: r.left - i.left, y: r.top - i.top, w: r.width, h: r.height, iw: i.width, page: +p.dataset.page}; })",
+        " return {x: r.left - i.left, y: r.top - i.top, w: r.width, h: r.height,"
+        " iw: i.width, page: +p.dataset.page}; })",
     )
     return rects
 
