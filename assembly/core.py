@@ -1,8 +1,14 @@
 """``assemble``: hits -> expand -> dedupe/merge -> prioritise -> pack -> order -> cite -> package.
 
-Everything before packing is budget-independent except one documented knob: the parent cap is
-``min(parent_max_tokens, evidence room)``, so a parent larger than the whole budget falls back to a
-smaller unit instead of being skipped outright.
+Everything before packing is budget-independent except one documented knob, the parent cap
+(``parent_cap``): ``min(parent_max_tokens, evidence room)``, so a parent larger than the whole budget
+falls back to a smaller unit instead of being skipped outright; with ``strategy="auto"`` it also
+scales with the budget, ``min(parent_max_tokens, room, max(PARENT_FLOOR, room // 3))``, so one
+parent cannot take most of a small budget (at a 1,000-token budget a section of 700 tokens is sent
+as windows, not whole). The same cap bounds a page sent as text in auto.
+
+Packing (greedy, the default) walks each candidate's fallback ladder (``assembly.fallback``) when
+its full form does not fit, and caps image parts at ``max_image_share`` of the room.
 
 Citation ids are given to every surviving candidate in priority order (``S``/``T``/``F``/``P``
 numbered per type, or ``S`` only), before packing. A candidate therefore keeps its id at every
@@ -19,8 +25,9 @@ from urllib.parse import quote
 from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
 from assembly.dedupe import dedupe
 from assembly.expand import Expander, Unit
+from assembly.fallback import anchor_of, carried, rungs
 from assembly.order import order_items
-from assembly.pack import coverage_order, mmr_order, pack_greedy, pack_monotone
+from assembly.pack import coverage_order, mmr_order, pack_monotone
 from assembly.prompt import (
     BLOCK_CLOSE,
     CONTEXT_HEADER,
@@ -53,6 +60,7 @@ from retrieval.hit import Hit
 log = logging.getLogger(__name__)
 
 SUBQ_COVER_MIN = 0.5
+PARENT_FLOOR = 256
 _PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}
 
 
@@ -68,6 +76,10 @@ class _Cand:
     text_tokens: int
     wrapper_tokens: int
     status: str = "excluded_budget"  # included | truncated | excluded_budget | excluded_slot | ...
+    fallback_from: str | None = None  # the expansion that did not fit, when a rung was sent
+    rung: str | None = None  # the rung's expansion name
+    carried: frozenset[int] | None = None  # trigger indices the sent body carries (None: all)
+    full_cost: int = 0
 
 
 def _roles(options: AssemblyOptions) -> list[str]:
@@ -105,8 +117,8 @@ def assemble(
     units: list[Unit] = []
     unit_of: dict[int, Unit] = {}
     regions: dict[int, Region] = {}
-    parent_cap = max(1, min(options.parent_max_tokens, room))
-    expander = Expander(source, options, count, parent_cap, counter.name)
+    expander = Expander(source, options, count, parent_cap(options, room), counter.name,
+                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits))
     weak = _weak_retrieval(shits, options)
     for i, h in enumerate(shits):
         if weak:
@@ -163,14 +175,16 @@ def assemble(
             continue
         used_slots[m] = used_slots.get(m, 0) + 1
         packable.append(c)
-    costs = [c.cost for c in packable]
-    packer = pack_greedy if options.packing == "greedy" else pack_monotone
-    fits = packer(costs, room) if room > 0 else [False] * len(costs)
-    slack = room
-    for c, ok in zip(packable, fits, strict=True):
-        if ok:
-            c.status = "included"
-            slack -= c.cost
+    if options.packing == "greedy":
+        slack = _pack_greedy(packable, room, options, expander, shits, regions, count, close_tokens)
+    else:
+        costs = [c.cost for c in packable]
+        fits = pack_monotone(costs, room) if room > 0 else [False] * len(costs)
+        slack = room
+        for c, ok in zip(packable, fits, strict=True):
+            if ok:
+                c.status = "included"
+                slack -= c.cost
     if options.structural_truncation and room > 0:
         for c in packable:
             if c.status == "excluded_budget" and slack > 0:
@@ -224,7 +238,8 @@ def assemble(
             hits=[RetrievalHitOut.trusted(region_id=h.region_id, pages=list(h.pages), score=h.score,
                                   retriever=h.retriever, rank=h.rank) for h in shits],
             coverage_before=_coverage(shits, range(len(shits))),
-            coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers]),
+            coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
+                                             if c.carried is None or i in c.carried]),
         ),
         prompt=prompt,
         refused=refused,
@@ -232,6 +247,73 @@ def assemble(
         strategy=options.strategy,
         order=options.order,
     )
+
+
+def parent_cap(o: AssemblyOptions, room: int) -> int:
+    """The largest parent section (and, in auto, page text) sent whole; see the module docstring."""
+    cap = min(o.parent_max_tokens, room)
+    if o.strategy == "auto":
+        cap = min(cap, max(PARENT_FLOOR, room // 3))
+    return max(1, cap)
+
+
+def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],
+                 regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int) -> int:
+    """Greedy in priority order; a candidate that does not fit walks its fallback ladder. Returns slack."""
+    slack = room
+    if room <= 0:
+        return slack
+    img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
+    img_used = 0
+    for c in packable:
+        if c.cost <= slack and img_used + c.image_tokens <= img_cap:
+            c.status = "included"
+            slack -= c.cost
+            img_used += c.image_tokens
+            continue
+        if not o.fallbacks or slack <= 0:
+            continue
+        if c.unit.kind == "table":
+            if _truncate(c, slack, shits, count, close_tokens) is not None:
+                slack -= c.cost
+            continue
+        if _fallback(c, slack, ex, shits, regions, count, close_tokens):
+            slack -= c.cost
+    return slack
+
+
+def _fallback(c: _Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],
+              count: Callable[[str], int], close_tokens: int) -> bool:
+    """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``assembly.fallback``."""
+    u = c.unit
+    trig = sorted(u.triggers)
+    anchors: list[tuple[int, int]] = []
+    if u.kind == "span" and u.view is not None:
+        for i in trig:
+            a = anchor_of(u.view, regions[i]) if i in regions else None
+            if a is not None:
+                anchors.append(a)
+    for rung in rungs(u, c.body, anchors, ex):
+        b = rung.body
+        opener = _reopen(c, b)
+        tt = count(b.text)
+        total = tt + count(opener) + close_tokens
+        if total > slack:
+            continue
+        keep = None if rung.carries_all else frozenset(
+            i for i in trig if i in regions and carried(regions[i], b))
+        if keep is not None and not keep:
+            continue  # a rung that carries none of the hits is not evidence for them
+        c.fallback_from = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) \
+            else "parent_section"
+        c.full_cost = c.cost
+        c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
+        c.image_url, c.image_tokens = None, 0
+        c.rung = rung.expansion
+        c.carried = keep
+        c.status = "included"
+        return True
+    return False
 
 
 def _below(score: float, top: float, o: AssemblyOptions) -> bool:
@@ -326,6 +408,8 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
     u, b = c.unit, c.body
     pages = [p for p in b.pages if p]
     expansion = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
+    if c.rung is not None:
+        expansion = c.rung
     if c.status == "truncated":
         expansion += ":truncated"
     return ContextItem.trusted(
@@ -347,6 +431,7 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
         image_tokens=c.image_tokens,
         score=u.score,
         section=_section_of(u, b),
+        fallback_from=c.fallback_from,
     )
 
 
@@ -358,7 +443,7 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
     excluded: list[ExcludedEntry] = []
     for i, h in enumerate(shits):
         pages = list(h.pages) or (regions[i].pages if i in regions else [])
-        cid = ctx = exp = None
+        cid = ctx = exp = fb = None
         covers: list[int] = []
         tokens = 0
         if i in fate:
@@ -367,10 +452,21 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
             u = unit_of[i]
             root = u.root()
             c = by_unit[id(root)]
-            cid, ctx, covers = c.cid, c.body.context_id, list(root.covers)
+            cid, ctx, covers, fb = c.cid, c.body.context_id, list(root.covers), c.fallback_from
             exp = "+".join(sorted(root.expansions))
-            primary = min(root.triggers) == i
-            if primary:
+            primary = min(c.carried if c.carried else root.triggers) == i
+            lost = c.carried is not None and i not in c.carried
+            if c.rung is not None:
+                exp = c.rung
+            if lost:
+                f = "excluded_budget"
+                why = (f"{c.cid} did not fit whole and was replaced by a smaller source region ({c.rung}) "
+                       "that does not carry this hit")
+            elif primary and c.rung is not None:
+                f, tokens = c.status, c.cost
+                why = (f"replaced by a smaller source region: {c.rung} instead of {c.fallback_from} "
+                       f"({c.full_cost} tokens did not fit)")
+            elif primary:
                 f, tokens = c.status, c.cost
                 why = {
                     "included": "packed in full",
@@ -384,7 +480,8 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
                 why = f"covered by {c.cid} ({ctx}), which is {c.status}"
         entry = ManifestEntry.trusted(
             region_id=h.region_id, rank=h.rank, score=h.score, pages=pages, fate=f, tokens=tokens,
-            reason=why, citation_id=cid, context_id=ctx, expansion=exp, covers=covers)
+            reason=why, citation_id=cid, context_id=ctx, expansion=exp, covers=covers,
+            fallback_from=fb)
         manifest.append(entry)
         if f not in ("included", "truncated"):
             excluded.append(ExcludedEntry.trusted(

@@ -5,7 +5,9 @@ Identity always includes the version: every key below is built from region ids, 
 
 Rules, applied in this order (each is budget-independent):
 
-1. Same key, one unit: two hits on one table (or its continuation), figure or page image.
+1. Same key, one unit: two hits on one table (or its continuation), figure or page image. When
+   one hit on a page asks for its image (a visual retriever) and another for its text, the page
+   is sent as an image.
 2. Spans in one section are interval-unioned over the sentence sequence: overlapping *or adjacent*
    intervals become one (``merge_intervals``; transitive and idempotent). A whole-section parent
    covers every interval of its section, so windows inside an included parent merge into it.
@@ -94,6 +96,9 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
         else:
             _absorb(first, u)
             first.absorbed.extend(x for x in u.absorbed if x not in first.absorbed)
+            if u.kind == "page" and (u.image or first.image):  # a visual hit wins the image
+                first.image, first.paras = True, []
+                first.expansions = (first.expansions - {"page_text", "page_paragraphs"}) | {"page_image"}
     alive = [u for u in alive if u.merged_into is None]
 
     # 2. interval union of spans per section

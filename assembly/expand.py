@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from assembly.types import AssemblyOptions
+from assembly.words import content_words
 from ingest.index import RegionSource
 from ingest.model import Region
 from retrieval.hit import Hit
@@ -118,6 +119,7 @@ class Unit:
     image: bool = False
     merged_into: Unit | None = None
     covers: list[int] = field(default_factory=list)
+    paras: list[Region] = field(default_factory=list)  # page sent as text: its chosen paragraphs
 
     @property
     def modality(self) -> str:
@@ -146,6 +148,7 @@ class _SourceCache:
         self.views: dict[str, SectionView] = {}
         self.section_tokens: dict[tuple[str, str], int] = {}
         self.cont: dict[tuple[str, str], dict[str, Region]] = {}
+        self.page_paras: dict[tuple[str, str], dict[int, list[Region]]] = {}
 
 
 # Structural views derived from a source, kept while the source object lives. Sources are
@@ -169,8 +172,11 @@ class Expander:
     """Builds units for hits against one ``RegionSource``; section views are cached per source."""
 
     def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],
-                 parent_cap: int, tokenizer: str = "") -> None:
+                 parent_cap: int, tokenizer: str = "", query_words: frozenset[str] = frozenset(),
+                 hit_ids: frozenset[str] = frozenset()) -> None:
         self.source = source
+        self.query_words = query_words
+        self.hit_ids = hit_ids
         self.o = options
         self.count = count
         self.parent_cap = parent_cap
@@ -178,6 +184,7 @@ class Expander:
         self._views = cache.views
         self._section_tokens = cache.section_tokens
         self._cont = cache.cont
+        self._page_paras = cache.page_paras
         self._tok = tokenizer
 
     # -- structure -------------------------------------------------------------------------
@@ -237,6 +244,38 @@ class Expander:
             parts.append(cur)
         return parts
 
+    def paragraphs_on(self, page: Region) -> list[Region]:
+        """Paragraphs that start on ``page``'s page, in reading order (cached per version)."""
+        key = (page.doc_id, page.version_id)
+        by_page = self._page_paras.get(key)
+        if by_page is None:
+            by_page = defaultdict(list)
+            for p in self.source.of_kind(page.doc_id, page.version_id, "paragraph"):
+                if p.text.strip() and p.locators:
+                    by_page[p.first_page].append(p)
+            for lst in by_page.values():
+                lst.sort(key=_reading_key)
+            self._page_paras[key] = by_page
+        return by_page.get(page.first_page, [])
+
+    def best_paragraphs(self, page: Region, cap: int) -> list[Region]:
+        """The page's paragraphs sharing most query words, best first, while their sum fits ``cap``
+        (at least one). Paragraphs that are hits themselves are left to their own candidates."""
+        paras = [p for p in self.paragraphs_on(page) if p.region_id not in self.hit_ids]
+        if not paras:
+            return []
+        qw = self.query_words
+        ranked = sorted(range(len(paras)), key=lambda k: (-len(qw & content_words(paras[k].text)), k))
+        out: list[Region] = []
+        total = 0
+        for k in ranked:
+            n = self.count(paras[k].text)
+            if out and total + n > cap:
+                continue
+            out.append(paras[k])
+            total += n
+        return out
+
     # -- units -----------------------------------------------------------------------------
     def _span(self, i: int, hit: Hit, r: Region, v: SectionView, lo: int, hi: int, full: bool,
               expansion: str) -> Unit:
@@ -252,12 +291,30 @@ class Expander:
         page = r if r.kind == "page" else self.source.page(r.doc_id, r.version_id, page_no)
         if page is None:
             return None
+        image = self.o.include_images
+        if image and self.o.strategy == "auto" and not visual_page_hit(hit, page):
+            image = False
         u = Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
-                 {"page_image" if self.o.include_images else "page_text"}, regions=[page],
-                 image=self.o.include_images)
+                 {"page_image" if image else "page_text"}, regions=[page], image=image)
+        if not image:
+            if not page.text.strip():
+                return None
+            self.page_as_text(u)
         if r.kind in ("table", "figure"):
             u.absorbed.append(r)
         return u
+
+    def page_as_text(self, u: Unit) -> None:
+        """Auto: a page sent as text is its whole text if that fits the parent cap, else its
+        paragraphs that share most words with the question (up to the cap)."""
+        page = u.regions[0]
+        u.paras = []
+        if self.o.strategy != "auto" or self.count(page.text.strip()) <= self.parent_cap:
+            return
+        paras = self.best_paragraphs(page, self.parent_cap)
+        if paras:
+            u.paras = sorted(paras, key=_reading_key)
+            u.expansions = (u.expansions - {"page_text"}) | {"page_paragraphs"}
 
     def expand(self, i: int, hit: Hit, r: Region) -> Unit | None:
         """One unit for hit ``i`` (already resolved to region ``r``), or None if it has no content."""
@@ -336,6 +393,18 @@ class Expander:
             return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
         lo, hi = v.paragraph_span(0)
         return self._span(i, hit, r, v, lo, hi, False, "section_lead")
+
+
+TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary"})
+
+
+def visual_page_hit(hit: Hit, page: Region) -> bool:
+    """True unless every retriever that found ``hit`` read text (bm25, dense, summary); rerankers
+    do not count. Scanned pages (``ocr`` meta "1") and hits without provenance count as visual."""
+    if page.meta_get("ocr") == "1":
+        return True
+    names = [s.retriever for s in hit.sources if not s.retriever.startswith("rerank")]
+    return not names or not all(n in TEXT_RETRIEVERS for n in names)
 
 
 def table_markdown(t: Region) -> str:

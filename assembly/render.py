@@ -101,14 +101,33 @@ def body_of(u: Unit) -> Body:
         return Body(r.text.strip(), (r,), r, r.region_id)
     if u.kind == "page":
         page = u.regions[0]
+        extra = [table_text([x]) if x.kind == "table" else x.text.strip() for x in u.absorbed]
         if u.image:
-            extra = [table_text([x]) if x.kind == "table" else x.text.strip() for x in u.absorbed]
             text = "\n\n".join(t for t in extra if t)
+        elif u.paras:
+            text = "\n\n".join(t for t in [*(p.text.strip() for p in u.paras), *extra] if t)
+            return Body(text, (*u.paras, *u.absorbed), page, page.region_id)
         else:
             text = page.text.strip()
         return Body(text, (page, *u.absorbed), page, page.region_id)
     r = u.regions[0]
     return Body(r.text.strip(), (r,), r, r.region_id)
+
+
+GAP = "\n\n[…]\n\n"
+
+
+def runs_body(v: SectionView, runs: list[tuple[int, int]]) -> Body:
+    """Disjoint sentence runs of one section as one block, gaps marked ``[…]``."""
+    text = GAP.join(_span_text(v, lo, hi) for lo, hi in runs)
+    regions = tuple(s for lo, hi in runs for s in v.sentences[lo:hi + 1])
+    if len(runs) == 1:
+        ctx, cid = _span_context(v, runs[0][0], runs[0][1], False)
+    elif v.section is not None:
+        ctx, cid = v.section, v.section.region_id
+    else:
+        ctx, cid = None, f"{regions[0].region_id}..{regions[-1].region_id}"
+    return Body(text, regions, ctx, cid)
 
 
 def truncations(u: Unit, trigger_regions: set[str]) -> Iterator[Body]:

@@ -118,6 +118,21 @@ class AssemblyOptions(_Frozen):
     image_url_template: str = "/v1/regions/{region_id}/image"
     citation_style: Literal["typed", "uniform"] = "typed"
     packing: Literal["monotone", "greedy"] = "greedy"
+    fallbacks: bool = Field(
+        True,
+        description="greedy packing: a candidate that does not fit the remaining room is replaced by its "
+        "next smaller representation (parent -> sentence windows -> triggering sentences; table -> leading "
+        "rows "
+        "with header; figure image -> caption/in-figure text; page image -> page text -> best paragraph) "
+        "before it is excluded. Off in monotone packing.",
+    )
+    max_image_share: float | None = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="greedy packing: image parts may use at most this share of the evidence room; an image "
+        "over the share is sent as its text representation (with fallbacks on) or excluded. None: no cap.",
+    )
 
     @field_validator("tokenizer")
     @classmethod
@@ -202,6 +217,9 @@ class ContextItem(_Frozen):
     image_tokens: int = 0
     score: float
     section: str | None = None
+    fallback_from: str | None = Field(
+        None, description="set when the unit did not fit and a smaller source region was sent instead: the "
+        "expansion that did not fit (``expansion`` names what was sent)")
 
 
 class ExcludedEntry(_Frozen):
@@ -226,6 +244,7 @@ class ManifestEntry(_Frozen):
     context_id: str | None = None
     expansion: str | None = None
     covers: list[int] = []
+    fallback_from: str | None = None
 
 
 class RetrievalHitOut(_Frozen):

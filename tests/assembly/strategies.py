@@ -41,7 +41,11 @@ def hits_on(draw: st.DrawFn, regions: list[Region]) -> list[Hit]:
     pool = [r for r in regions if r.kind in ("sentence", "table", "figure", "page", "paragraph")]
     chosen = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=12))
     scores = draw(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=len(chosen), max_size=len(chosen)))
-    return [hit(r, s, i + 1, retriever="fused") for i, (r, s) in enumerate(zip(chosen, scores, strict=True))]
+    # text-only retrievers make auto send pages as text; visual ones (and unknown "fused") as images
+    names = draw(st.lists(st.sampled_from(["fused", "bm25", "dense", "colpali", "clip"]),
+                          min_size=len(chosen), max_size=len(chosen)))
+    return [hit(r, s, i + 1, retriever=n)
+            for i, (r, s, n) in enumerate(zip(chosen, scores, names, strict=True))]
 
 
 options = st.builds(
@@ -57,5 +61,9 @@ options = st.builds(
     order=st.sampled_from(["relevance", "document", "edges"]),
     prompt_format=st.sampled_from(["openai", "anthropic"]),
     mmr_lambda=st.one_of(st.none(), st.floats(0, 1)),
+    fallbacks=st.booleans(),
+    min_relevance=st.none(),  # the weak-retrieval guard has its own example; dense scores here are random
+    max_image_share=st.sampled_from([None, 0.5, 0.2, 1.0]),
+    packing=st.sampled_from(["greedy", "greedy", "monotone"]),
 )
 budgets = st.integers(1, 3000)

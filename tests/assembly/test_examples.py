@@ -11,6 +11,7 @@ from assembly.dedupe import merge_intervals
 from assembly.pack import entry_budgets
 from ingest.index import RegionIndex
 from ingest.tokens import get_tokenizer
+from retrieval.hit import Source
 from tests.assembly.builders import by_kind, find, hit, make_doc
 
 from .recount import recount
@@ -132,7 +133,11 @@ def test_table_whole_truncation_keeps_header_and_figure_image() -> None:
     assert lines[0] == "| Model | Power | Mass |" and lines[1].startswith("|---")
     assert all(ln.startswith("| model-") and ln.endswith("|") for ln in lines[2:])
     assert tr.budget.used <= small
-    no = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(budget=small))
+    # tables are cut by the fallback ladder even without structural_truncation; with fallbacks off
+    # and no structural truncation the table is skipped whole
+    auto = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(budget=small))
+    assert auto.items[0].status == "truncated" and auto.items[0].text.splitlines()[0] == lines[0]
+    no = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(budget=small, fallbacks=False))
     assert no.items == [] and no.refused and no.manifest[0].fate == "excluded_budget"
 
 
@@ -296,3 +301,179 @@ def test_weak_dense_similarity_takes_the_refuse_branch() -> None:
     assert not strong.refused and strong.items
     off = assemble("capital of Mongolia?", [hit(0.05)], idx, AssemblyOptions(budget=1000, min_relevance=None))
     assert off.items
+
+
+# -- fallback ladder, tables, pages and the budget-scaled parent cap ------------------------------------
+
+
+def _prompt_text(pkg) -> str:  # type: ignore[no-untyped-def]
+    return "".join(p.get("text", "") for m in pkg.prompt.messages if not isinstance(m["content"], str)
+                   for p in m["content"])
+
+
+def test_oversized_top_table_arrives_truncated_with_header_at_1000() -> None:
+    rows = [[f"model-{k}", f"{k * 10} W", f"{k} kg", f"part number {k:05d} rev B"] for k in range(120)]
+    regs = make_doc("data", [
+        ("Specs", [["The table lists every model."], ("table", ["Model", "Power", "Mass", "Part"], rows)]),
+        ("Notes", [["Power is measured at 25 degrees.", "Mass excludes packaging."]]),
+    ])
+    idx = RegionIndex(regs)
+    table = by_kind(regs, "table")[0]
+    assert get_tokenizer("cl100k_base").count(table.text) > 1000
+    h = [hit(table, 1.0, 1), hit(find(regs, "25 degrees"), 0.5, 2)]
+    pkg = assemble("power of model-7?", h, idx, AssemblyOptions(budget=1000))
+    assert pkg.budget.used <= 1000 and pkg.budget.used == recount(pkg)
+    t = next(i for i in pkg.items if i.modality == "table")
+    assert t.status == "truncated" and t.expansion == "table:truncated"
+    lines = t.text.splitlines()
+    assert lines[0] == "| Model | Power | Mass | Part |" and lines[1].startswith("|---")
+    assert lines[2].startswith("| model-0 |") and len(lines) > 10
+    assert pkg.manifest[0].fate == "truncated"
+    # the table is cut to leave room for the next candidate only if it would not fit otherwise: here it
+    # took the room first (priority), and the sentence hit is still accounted for
+    assert pkg.manifest[1].fate in ("included", "excluded_budget")
+
+
+def test_merged_section_larger_than_the_room_falls_back_to_trigger_windows() -> None:
+    body = [[f"Rule {k}.{j} says the valve {k} opens at {k * 10 + j} bar under load." for j in range(5)]
+            for k in range(12)]
+    rows = [[f"item-{k}", str(k)] for k in range(60)]
+    regs = make_doc("m", [("Parts", [("table", ["Item", "Qty"], rows)]), ("Valves", body)])
+    idx = RegionIndex(regs)
+    table = by_kind(regs, "table")[0]
+    trig = [find(regs, "Rule 2.1 "), find(regs, "Rule 2.3 "), find(regs, "Rule 9.4 ")]
+    h = [hit(table, 1.0, 1)] + [hit(s, 0.9 - 0.1 * k, k + 2) for k, s in enumerate(trig)]
+    opts = AssemblyOptions(budget=1300, strategy="parent", parent_max_tokens=100_000)
+    whole = assemble("valve", h[1:], idx, opts.model_copy(update={"budget": 4000}))
+    assert whole.items[0].expansion == "parent_section"  # the merged parent when there is room
+    pkg = assemble("valve 2 and 9 opening pressure", h, idx, opts)
+    assert pkg.budget.used <= 1300 and pkg.budget.used == recount(pkg)
+    s = next(i for i in pkg.items if i.modality == "text")
+    assert s.fallback_from == "parent_section" and s.expansion in ("window", "sentence")
+    assert s.tokens < whole.items[0].tokens
+    text = _prompt_text(pkg)
+    for r in trig:  # every triggering sentence reaches the prompt
+        assert r.text in text and r.region_id in s.region_ids
+    assert "Rule 6.0" not in s.text  # far from every trigger
+    assert "[…]" in s.text  # disjoint runs of one section, gap marked
+    m = pkg.manifest
+    assert m[1].fate == "included" and m[1].fallback_from == "parent_section"
+    assert "replaced by a smaller source region" in m[1].reason
+    assert [x.fate for x in m[2:]] == [f"merged_into:{s.citation_id}"] * 2
+
+
+def test_fallback_drops_weakest_triggers_last_and_says_so() -> None:
+    body = [[f"Clause {k}.{j} covers the pump {k} seal {j} with many extra words here." for j in range(6)]
+            for k in range(10)]
+    filler = [f"Note {k} on unrelated housekeeping matters of the plant." for k in range(200)]
+    opts = AssemblyOptions(strategy="parent", parent_max_tokens=100_000)
+    tok = get_tokenizer("cl100k_base")
+
+    def build(n: int) -> tuple[list, RegionIndex]:
+        regs = make_doc("m", [("Other", [filler[:n]]), ("Pumps", body)])
+        return regs, RegionIndex(regs)
+
+    regs, idx = build(80)
+    trig = [find(regs, "Clause 1.2 "), find(regs, "Clause 5.2 "), find(regs, "Clause 8.2 ")]
+    h = [hit(s, 0.9 - 0.1 * k, k + 2) for k, s in enumerate(trig)]
+    free = assemble("pump", h, idx, opts.model_copy(update={"budget": 100_000}))
+    pumps = free.items[0].tokens
+    fixed = free.budget.used - pumps
+    budget = fixed + pumps + 5  # the parent is within the cap (= room) ...
+    two = tok.count(trig[0].text) * 2 + 30  # wrapper, gap mark and two sentences, not three
+    for n in range(200, 0, -1):  # ... but a stronger parent leaves room for about two sentences only
+        regs, idx = build(n)
+        other = hit(find(regs, "Note 0 "), 1.0, 1)
+        alone = assemble("pump", [other], idx, opts.model_copy(update={"budget": 100_000}))
+        if alone.items[0].tokens <= pumps + 5 - two:
+            break
+    trig = [find(regs, "Clause 1.2 "), find(regs, "Clause 5.2 "), find(regs, "Clause 8.2 ")]
+    h = [other] + [hit(s, 0.9 - 0.1 * k, k + 2) for k, s in enumerate(trig)]
+    pkg = assemble("pump", h, idx, opts.model_copy(update={"budget": budget}))
+    assert pkg.budget.used <= pkg.budget.limit and pkg.budget.used == recount(pkg)
+    it = next(i for i in pkg.items if i.section == "Pumps")
+    assert trig[0].text in it.text and it.fallback_from == "parent_section" and it.expansion == "sentence"
+    fates = [m.fate for m in pkg.manifest]
+    assert fates[:2] == ["included", "included"] and "excluded_budget" in fates[2:]
+    lost = [m for m in pkg.manifest if m.fate == "excluded_budget"]
+    assert all("does not carry this hit" in m.reason for m in lost)
+    assert pkg.retrieval.coverage_after.hits == 4 - len(lost)
+
+
+def test_figure_image_that_does_not_fit_is_sent_as_its_caption_text() -> None:
+    regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring of the main board")])])
+    idx = RegionIndex(regs)
+    fig = by_kind(regs, "figure")[0]
+    big = assemble("wiring", [hit(fig, 0.9, 1, "clip")], idx, AssemblyOptions())
+    assert big.items[0].image_url is not None and big.items[0].image_tokens == 425
+    pkg = assemble("wiring", [hit(fig, 0.9, 1, "clip")], idx, AssemblyOptions(budget=450))
+    assert pkg.budget.used <= 450 and pkg.budget.used == recount(pkg)
+    f = pkg.items[0]
+    assert f.modality == "figure" and f.image_url is None and f.image_tokens == 0
+    assert f.expansion == "figure_text" and f.fallback_from == "figure"
+    assert "Figure 2: Wiring of the main board" in f.text and pkg.budget.breakdown.images == 0
+    assert pkg.manifest[0].fate == "included" and pkg.manifest[0].fallback_from == "figure"
+    # the image share: at 900 the image would fit the room but not half of it
+    share = assemble("wiring", [hit(fig, 0.9, 1, "clip")], idx, AssemblyOptions(budget=900))
+    assert share.items[0].image_url is None and share.items[0].expansion == "figure_text"
+    whole = assemble("wiring", [hit(fig, 0.9, 1, "clip")], idx, AssemblyOptions(budget=900, max_image_share=None))
+    assert whole.items[0].image_url is not None
+    off = assemble("wiring", [hit(fig, 0.9, 1, "clip")], idx,
+                   AssemblyOptions(budget=450, fallbacks=False))
+    assert off.refused and off.manifest[0].fate == "excluded_budget"
+
+
+def _page_doc() -> list:
+    return make_doc("m", [("Setup", [["Connect the pump to the valve.", "Tighten the seal to 5 Nm."],
+                                     ["The alarm resets after ten minutes."]])])
+
+
+def test_text_only_page_hit_becomes_text_and_visual_page_hit_stays_an_image() -> None:
+    regs = _page_doc()
+    idx = RegionIndex(regs)
+    page = by_kind(regs, "page")[0]
+    for retriever in ("bm25", "dense", "summary"):
+        pkg = assemble("seal torque", [hit(page, 0.9, 1, retriever)], idx, AssemblyOptions())
+        it = pkg.items[0]
+        assert it.modality == "page" and it.image_url is None and it.expansion == "page_text"
+        assert "Tighten the seal to 5 Nm." in it.text and pkg.budget.breakdown.images == 0
+    for retriever in ("colpali", "clip"):
+        pkg = assemble("seal torque", [hit(page, 0.9, 1, retriever)], idx, AssemblyOptions())
+        assert pkg.items[0].image_url is not None and pkg.items[0].expansion == "page_image"
+    # a page found by both kinds of retriever is visual; a scanned (OCR) page stays an image
+    both = hit(page, 0.9, 1, "bm25")
+    both = both.model_copy(update={"sources": (*both.sources, Source(retriever="colpali", rank=3, score=0.4))})
+    assert assemble("seal", [both], idx, AssemblyOptions()).items[0].image_url is not None
+    rerank = both.model_copy(update={"sources": (both.sources[0], Source(retriever="rerank:x", rank=1, score=1))})
+    assert assemble("seal", [rerank], idx, AssemblyOptions()).items[0].image_url is None
+    ocr = page.model_copy(update={"meta": (*page.meta, ("ocr", "1"))})
+    oidx = RegionIndex([r if r.region_id != page.region_id else ocr for r in regs])
+    assert assemble("seal", [hit(ocr, 0.9, 1, "bm25")], oidx, AssemblyOptions()).items[0].image_url is not None
+    # other strategies keep the page image
+    assert assemble("seal", [hit(page, 0.9, 1, "bm25")], idx,
+                    AssemblyOptions(strategy="page")).items[0].image_url is not None
+
+
+def test_page_image_that_does_not_fit_falls_back_to_page_text_then_paragraph() -> None:
+    regs = _page_doc()
+    idx = RegionIndex(regs)
+    page = by_kind(regs, "page")[0]
+    pkg = assemble("seal torque", [hit(page, 0.9, 1, "colpali")], idx, AssemblyOptions(budget=400))
+    assert pkg.budget.used <= 400 and pkg.budget.used == recount(pkg)
+    it = pkg.items[0]
+    assert it.image_url is None and it.fallback_from == "page_image"
+    assert it.expansion in ("page_text", "page_paragraphs") and "seal" in it.text
+
+
+def test_auto_parent_cap_scales_with_the_budget() -> None:
+    long = [[f"Step {k}.{j}: turn the housing bolt {k} by {j} quarter turns and check it." for j in range(5)]
+            for k in range(8)]
+    regs = make_doc("m", [("Assembly", long)])
+    idx = RegionIndex(regs)
+    sec_tokens = sum(get_tokenizer("cl100k_base").count(s.text) for s in by_kind(regs, "sentence"))
+    assert 300 < sec_tokens < 1024
+    h = [hit(find(regs, "Step 3.2"), 0.9, 1)]
+    small = assemble("bolt 3", h, idx, AssemblyOptions(budget=1000))
+    big = assemble("bolt 3", h, idx, AssemblyOptions(budget=4000))
+    assert small.items[0].expansion == "window" and big.items[0].expansion == "parent_section"
+    assert small.budget.used <= 1000

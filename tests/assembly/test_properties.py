@@ -48,6 +48,20 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
     for m in pkg.manifest:
         if m.fate in ("included", "truncated"):
             assert m.citation_id in ids
+    # every packed item is the primary fate of exactly one candidate, and a fallback says so there
+    primary = [m for m in pkg.manifest if m.fate in ("included", "truncated")]
+    assert sorted(m.citation_id or "" for m in primary) == sorted(ids)
+    by_cid = {m.citation_id: m for m in primary}
+    for it in pkg.items:
+        assert by_cid[it.citation_id].fallback_from == it.fallback_from
+        if it.fallback_from is not None:
+            assert it.image_url is None and it.image_tokens == 0  # rungs never carry an image
+            assert opts.fallbacks and opts.packing == "greedy"
+            assert "smaller source region" in by_cid[it.citation_id].reason
+    if opts.packing == "greedy" and opts.max_image_share is not None:
+        assert pkg.budget.breakdown.images <= opts.max_image_share * budget
+    assert pkg.retrieval.coverage_after.hits <= sum(
+        m.fate in ("included", "truncated") or m.fate.startswith("merged_into:") for m in pkg.manifest)
     # windows and parents never cross a version or section
     by_id = {r.region_id: r for r in regions}
     for it in pkg.items:
