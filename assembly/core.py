@@ -25,7 +25,7 @@ from urllib.parse import quote
 from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
 from assembly.dedupe import dedupe
 from assembly.expand import Expander, Unit
-from assembly.fallback import anchor_of, carried, rungs
+from assembly.fallback import anchor_of, carried, rungs, span_floor
 from assembly.order import order_items
 from assembly.pack import coverage_order, mmr_order, pack_monotone
 from assembly.prompt import (
@@ -61,6 +61,7 @@ log = logging.getLogger(__name__)
 
 SUBQ_COVER_MIN = 0.5
 PARENT_FLOOR = 256
+FLOOR_SLACK = 8  # a rung's open tag may be this much shorter than the unit's (fewer pages in its label)
 _PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}
 
 
@@ -271,7 +272,7 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
             slack -= c.cost
             img_used += c.image_tokens
             continue
-        if not o.fallbacks or slack <= 0:
+        if not o.fallbacks or slack < close_tokens + FLOOR_SLACK:  # no block fits in less
             continue
         if c.unit.kind == "table":
             if _truncate(c, slack, shits, count, close_tokens) is not None:
@@ -293,6 +294,9 @@ def _fallback(c: _Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions:
             a = anchor_of(u.view, regions[i]) if i in regions else None
             if a is not None:
                 anchors.append(a)
+    floor = span_floor(u, anchors)
+    if floor is not None and count(floor) + c.wrapper_tokens - FLOOR_SLACK > slack:
+        return False
     for rung in rungs(u, c.body, anchors, ex):
         b = rung.body
         opener = _reopen(c, b)

@@ -99,6 +99,19 @@ def page_rungs(u: Unit, current: Body, ex: Expander) -> Iterator[Rung]:
         yield Rung(Body(body_text, tuple(group), page, page.region_id), "page_paragraphs")
 
 
+def span_floor(u: Unit, anchors: Sequence[tuple[int, int]]) -> str | None:
+    """Text of the smallest span rung (the top trigger's sentences): every rung contains it, so a
+    candidate whose floor does not fit can skip its ladder (a speed shortcut, not a budget rule)."""
+    v = u.view
+    if u.kind != "span" or v is None or not anchors:
+        return None
+    a, b = anchors[0]
+    a, b = max(u.lo, a), min(u.hi, b)
+    if a > b:
+        return None
+    return runs_body(v, [(a, b)]).text
+
+
 def rungs(u: Unit, current: Body, anchors: Sequence[tuple[int, int]], ex: Expander) -> Iterator[Rung]:
     """The ladder below ``current`` (the unit's full body), largest first; tables are cut in core."""
     if u.kind == "span":
