@@ -18,6 +18,10 @@ Rules, applied in this order (each is budget-independent):
 5. A page image shows everything on its page: tables and figures on a page whose page image is a
    candidate are merged into the page item, which carries their text (table Markdown, caption)
    beside the image, so the region is sent once with both representations.
+6. A page sent as its whole text repeats every sentence on it. When a text span of the same version
+   has a sentence on that page, the page unit is merged into the strongest such span: the evidence
+   is sent once, with the span's precise locators (line boxes) rather than a whole-page citation.
+   Pages sent as images, as chosen paragraphs, or carrying absorbed tables/figures are kept.
 
 The surviving unit of a merge is the one with the higher priority (score, then rank); the merged
 unit's triggers become provenance (``trigger_ids``) of the survivor, whose score is the maximum.
@@ -162,4 +166,23 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                     _absorb(p, u)
                     p.absorbed.extend(x for x in u.regions if x not in p.absorbed)
                     break
+        alive = [u for u in alive if u.merged_into is None]
+
+    # 6. a whole-text page repeats the spans on it: keep the precise span instead
+    text_pages = [u for u in alive if u.kind == "page" and not u.image and not u.paras and not u.absorbed]
+    if text_pages:
+        spans_live = [u for u in alive if u.kind == "span" and u.view is not None]
+        for p in text_pages:
+            page = p.regions[0]
+            pno = page.first_page
+            on_page = [
+                s
+                for s in spans_live
+                if s.version_id == p.version_id
+                and s.doc_id == p.doc_id
+                and s.view is not None
+                and any(pno in r.pages for r in s.view.sentences[s.lo : s.hi + 1])
+            ]
+            if on_page:
+                _absorb(min(on_page, key=_prio), p)
     return sorted((u for u in alive if u.merged_into is None), key=_prio)

@@ -477,3 +477,23 @@ def test_auto_parent_cap_scales_with_the_budget() -> None:
     big = assemble("bolt 3", h, idx, AssemblyOptions(budget=4000))
     assert small.items[0].expansion == "window" and big.items[0].expansion == "parent_section"
     assert small.budget.used <= 1000
+
+
+def test_whole_text_page_is_not_sent_beside_a_span_on_the_same_page() -> None:
+    """A page-text hit and a sentence hit on that page: the text goes once, with the sentence's locators."""
+    regs = _page_doc()
+    idx = RegionIndex(regs)
+    page = by_kind(regs, "page")[0]
+    sent = find(regs, "Tighten the seal")
+    pkg = assemble("seal torque", [hit(page, 0.9, 1, "bm25"), hit(sent, 0.8, 2, "dense")], idx, AssemblyOptions())
+    assert len(pkg.items) == 1
+    item = pkg.items[0]
+    assert item.modality == "text" and page.region_id not in item.region_ids
+    assert sent.region_id in item.trigger_ids and page.region_id in item.trigger_ids
+    assert item.text.count("Tighten the seal to 5 Nm.") == 1
+    fates = {m.region_id: m.fate for m in pkg.manifest}
+    assert fates[page.region_id] == "included" or fates[page.region_id].startswith("merged_into:")
+    assert all(page.region_id not in i.region_ids for i in pkg.items)
+    # alone, the page hit is still sent as the page's text
+    alone = assemble("seal torque", [hit(page, 0.9, 1, "bm25")], idx, AssemblyOptions())
+    assert alone.items[0].modality == "page"
