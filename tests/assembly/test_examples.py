@@ -401,7 +401,8 @@ def test_fallback_drops_weakest_triggers_last_and_says_so() -> None:
 
 
 def test_figure_image_that_does_not_fit_is_sent_as_its_caption_text() -> None:
-    regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring of the main board")])])
+    blocks = [["See the wiring diagram."], ("figure", "Figure 2: Wiring of the main board")]
+    regs = make_doc("m", [("Diagrams", blocks)])
     idx = RegionIndex(regs)
     fig = by_kind(regs, "figure")[0]
     big = assemble("wiring", [hit(fig, 0.9, 1, "clip")], idx, AssemblyOptions())
