@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from api.schemas import _ContextRequestBase
     from api.settings import Settings
     from ingest.pipeline import VersionIndexer
+    from retrieval.hit import Hit
     from retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)
@@ -34,6 +35,24 @@ def region_image_url(region_id: str) -> str:
     return f"/v1/regions/{region_id}/image"
 
 
+def search_hits(store: Store, retriever: Retriever, req: Any, *, strategy: str) -> list[Hit]:
+    """Run the retriever for a search or context request (same filters for both endpoints)."""
+    if req.doc_ids:
+        store.latest_versions(req.doc_ids)  # unknown doc ids are a 404, not an empty result
+    hits: list[Hit] = retriever.search(
+        req.query,
+        doc_ids=req.doc_ids,
+        versions=req.versions,
+        pages=req.pages,
+        kinds=req.kinds,
+        k=req.k,
+        strategy=strategy,
+        quotas=req.quotas,
+        rerank=req.rerank,
+    )
+    return hits
+
+
 def build_context(
     store: Store, retriever: Retriever, req: _ContextRequestBase, settings: Settings
 ) -> ContextPackage:
@@ -43,19 +62,7 @@ def build_context(
     options = assembly_options(
         req, default_tokenizer=settings.tokenizer, default_budget=settings.default_budget
     )
-    if req.doc_ids:
-        store.latest_versions(req.doc_ids)  # unknown doc ids are a 404, not an empty package
-    hits = retriever.search(
-        req.query,
-        doc_ids=req.doc_ids,
-        versions=req.versions,
-        pages=req.pages,
-        kinds=req.kinds,
-        k=req.k,
-        strategy=req.retrieval_strategy,
-        quotas=req.quotas,
-        rerank=req.rerank,
-    )
+    hits = search_hits(store, retriever, req, strategy=req.retrieval_strategy)
     source = retriever.source_for(hits)
     package: ContextPackage = assemble(req.query, hits, source, options, filenames=version_filenames(store))
     return package

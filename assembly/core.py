@@ -416,7 +416,7 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
         expansion = c.rung
     if c.status == "truncated":
         expansion += ":truncated"
-    return ContextItem.trusted(
+    item: ContextItem = ContextItem.trusted(
         citation_id=c.cid,
         region_id=b.context_id,
         region_ids=[r.region_id for r in b.regions],
@@ -437,6 +437,7 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
         section=_section_of(u, b),
         fallback_from=c.fallback_from,
     )
+    return item
 
 
 def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of: Mapping[int, Unit],

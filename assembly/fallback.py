@@ -66,7 +66,7 @@ def span_rungs(u: Unit, anchors: Sequence[tuple[int, int]], before: int, after: 
     anchors = [(max(lo, a), min(hi, b)) for a, b in anchors if b >= lo and a <= hi]
     if not anchors:
         return
-    seen = set() if u.full else {((lo, hi),)}
+    seen: set[tuple[tuple[int, int], ...]] = set() if u.full else {((lo, hi),)}
     plan: list[tuple[str, list[tuple[int, int]]]] = [
         ("window", merge_intervals([(max(lo, a - before), min(hi, b + after)) for a, b in anchors])),
         ("sentence", merge_intervals(anchors)),

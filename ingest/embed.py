@@ -47,7 +47,7 @@ class MiniLMEncoder:
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()  # "Loading weights" bars would litter CLI output and logs
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # "Loading weights" bars would litter CLI output and logs
 
         if threads:
             torch.set_num_threads(threads)

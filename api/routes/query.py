@@ -18,7 +18,7 @@ from api.schemas import (
     VerifyRequest,
     error_responses,
 )
-from api.service import build_context, version_filenames
+from api.service import build_context, search_hits, version_filenames
 from assembly.types import ContextPackage, VerifyReport
 from ingest.errors import InvalidRequest
 
@@ -32,19 +32,7 @@ router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
     responses=error_responses(401, 404, 422),
 )
 def search(req: SearchRequest, store: StoreDep, retriever: RetrieverDep) -> SearchResponse:
-    if req.doc_ids:
-        store.latest_versions(req.doc_ids)
-    hits = retriever.search(
-        req.query,
-        doc_ids=req.doc_ids,
-        versions=req.versions,
-        pages=req.pages,
-        kinds=req.kinds,
-        k=req.k,
-        strategy=req.strategy,
-        quotas=req.quotas,
-        rerank=req.rerank,
-    )
+    hits = search_hits(store, retriever, req, strategy=req.strategy)
     names = version_filenames(store)
     data = []
     for h in hits:
