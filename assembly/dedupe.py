@@ -15,8 +15,8 @@ Rules, applied in this order (each is budget-independent):
    renders it.
 4. A figure that is a crop of a table (same page, bboxes overlapping by at least half of the
    smaller box) is merged into the table (or into whatever the table merged into).
-5. A page image shows everything on its page: tables and figures on a page whose page image is a
-   candidate are merged into the page item, which carries their text (table Markdown, caption)
+5. A page image shows everything on its page: tables and figures on a page whose page *image* is a
+   candidate are merged into the page item (a page sent as text keeps them as their own items), which carries their text (table Markdown, caption)
    beside the image, so the region is sent once with both representations.
 6. A page sent as its whole text repeats every sentence on it. When a text span of the same version
    has a sentence on that page, the page unit is merged into the strongest such span: the evidence
@@ -155,7 +155,7 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
     alive = [u for u in alive if u.merged_into is None]
 
     # 5. page images subsume tables and figures on their page
-    pages = {u.regions[0].region_id: u for u in alive if u.kind == "page"}
+    pages = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.image}
     if pages:
         for u in alive:
             if u.kind not in ("table", "figure"):
