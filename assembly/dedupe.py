@@ -16,8 +16,9 @@ Rules, applied in this order (each is budget-independent):
 4. A figure that is a crop of a table (same page, bboxes overlapping by at least half of the
    smaller box) is merged into the table (or into whatever the table merged into).
 5. A page image shows everything on its page: tables and figures on a page whose page *image* is a
-   candidate are merged into the page item (a page sent as text keeps them as their own items), which carries their text (table Markdown, caption)
-   beside the image, so the region is sent once with both representations.
+   candidate are merged into the page item, which carries their text (table Markdown, caption)
+   beside the image, so the region is sent once with both representations. A page sent as text
+   keeps them as their own items.
 6. A page sent as its whole text repeats every sentence on it. When a text span of the same version
    has a sentence on that page, the page unit is merged into the strongest such span: the evidence
    is sent once, with the span's precise locators (line boxes) rather than a whole-page citation.
