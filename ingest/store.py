@@ -39,6 +39,7 @@ from ingest.embed import TEXT_DIM
 from ingest.errors import DocumentNotFound, RegionNotFound, VersionNotFound
 from ingest.index import RegionIndex
 from ingest.model import CHILD_KINDS, BBox, DocumentVersion, Locator, Region
+from ingest.textnorm import fts_text
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +89,11 @@ CHUNKS_SCHEMA = pa.schema(
         pa.field("page", pa.int32()),
         pa.field("text", pa.string()),
         pa.field("vector", pa.list_(pa.float32(), TEXT_DIM)),
+        # What the full-text index reads: the text with CJK runs as bigrams (ingest/textnorm.py).
+        pa.field("fts", pa.string()),
     ]
 )
+FTS_COLUMN = "fts"
 
 
 def default_data_dir() -> str:
@@ -199,13 +203,19 @@ class Store:
         self.regions = self._table("regions", REGIONS_SCHEMA)
         self.chunks = self._table("chunks", CHUNKS_SCHEMA)
         self._fts_dirty = False
+        self._migrate_chunks()
         if recover:
             self.recover()
 
     # ----------------------------------------------------------------- tables
     def _table(self, name: str, schema: pa.Schema) -> Any:
+        """Open ``name``, creating it with ``schema`` when absent (an existing table keeps its own
+        schema, so data written by an older folio opens and can be migrated)."""
         if name not in self._tables:
-            self._tables[name] = self.db.create_table(name, schema=schema, exist_ok=True)
+            try:
+                self._tables[name] = self.db.open_table(name)
+            except (ValueError, FileNotFoundError):
+                self._tables[name] = self.db.create_table(name, schema=schema, exist_ok=True)
         return self._tables[name]
 
     def table(self, name: str, schema: pa.Schema | None = None) -> Any | None:
@@ -227,6 +237,19 @@ class Store:
             if t is not None:
                 out.append(t)
         return out
+
+    def _migrate_chunks(self) -> None:
+        """Data dirs written before the ``fts`` column existed get it (a copy of ``text``).
+
+        Their CJK text stays unsplit until re-ingested; Latin text indexes exactly as before.
+        """
+        if FTS_COLUMN in self.chunks.schema.names:
+            return
+        logger.warning("adding the %r column to chunks (data written by an older folio)", FTS_COLUMN)
+        with self._write_lock:
+            self.chunks.add_columns({FTS_COLUMN: "text"})
+            self._fts_dirty = True
+            self.ensure_fts()
 
     # ------------------------------------------------------------- versions
     def _version_rows(
@@ -355,6 +378,7 @@ class Store:
                 "kind": [r.kind for r in regions],
                 "page": pa.array([r.first_page for r in regions], pa.int32()),
                 "text": [r.text for r in regions],
+                "fts": [fts_text(r.text) for r in regions],
                 "vector": pa.FixedSizeListArray.from_arrays(
                     pa.array(vectors.astype(np.float32).ravel(), pa.float32()), TEXT_DIM
                 ),
@@ -397,12 +421,12 @@ class Store:
                 return
             if self.chunks.count_rows() == 0:
                 return
-            self.chunks.create_index("text", config=FTS(with_position=True), replace=True)
+            self.chunks.create_index(FTS_COLUMN, config=FTS(with_position=True), replace=True)
             self._fts_dirty = False
 
     def _has_fts(self) -> bool:
         try:
-            return any("text" in idx.columns for idx in self.chunks.list_indices())
+            return any(FTS_COLUMN in idx.columns for idx in self.chunks.list_indices())
         except Exception:  # noqa: BLE001 - an index listing failure only means "rebuild"
             return False
 

@@ -23,7 +23,8 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from ingest.store import Store, _sql_str
+from ingest.store import FTS_COLUMN, Store, _sql_str
+from ingest.textnorm import fts_text
 from retrieval.scope import Scope
 from retrieval.threads import torch_single_thread
 
@@ -215,7 +216,7 @@ class TextRetriever:
     def bm25(
         self, query: str, scope: Scope, limit: int, *, region_ids: Iterable[str] | None = None
     ) -> list[Candidate]:
-        q = fts_query(query)
+        q = fts_text(fts_query(query))
         if not q or scope.empty or limit <= 0:
             return []
         table = self.store.chunks
@@ -228,7 +229,7 @@ class TextRetriever:
         allowed = set(region_ids) if region_ids is not None else None
         fetch = limit if allowed is None else max(limit * 5, 500)
         rows = (
-            table.search(q, query_type="fts")
+            table.search(q, query_type="fts", fts_columns=FTS_COLUMN)
             .where(where, prefilter=True)
             .select(["region_id", "doc_id", "version_id", "kind", "page", "_score"])
             .limit(fetch)

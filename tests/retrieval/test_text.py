@@ -83,9 +83,7 @@ def test_blank_query_rejected(retriever: Any) -> None:
 
 
 def _region(doc: str, ver: str, page: int, kind: str, n: int, text: str, seq: int) -> Region:
-    loc = Locator(
-        page=page, bbox=BBox(x0=10, y0=10 * n, x1=200, y1=10 * n + 8), page_width=600, page_height=800
-    )
+    loc = Locator(page=page, bbox=BBox(x0=10, y0=10 * n, x1=200, y1=10 * n + 8), page_width=600, page_height=800)
     return Region(
         region_id=region_id_for(doc, ver, page, kind, n),  # type: ignore[arg-type]
         doc_id=doc,
@@ -180,6 +178,68 @@ def test_scalar_indexes_do_not_change_results(hand_store: Any) -> None:
     after = r.search("pump filter", doc_ids=["manual"], k=5)
     assert [h.region_id for h in after] == [h.region_id for h in before]
     r.refresh()
-    assert [h.region_id for h in r.search("pump filter", doc_ids=["manual"], k=5)] == [
-        h.region_id for h in before
+    assert [h.region_id for h in r.search("pump filter", doc_ids=["manual"], k=5)] == [h.region_id for h in before]
+
+
+def test_bm25_finds_japanese_words_inside_unspaced_text(tmp_path: Any) -> None:
+    """CJK runs are indexed as bigrams, so a word in the middle of a Japanese sentence is found."""
+    from ingest.embed import default_text_encoder
+    from ingest.store import Store
+    from retrieval.search import Retriever
+
+    store = Store(tmp_path / "ja")
+    ver = "ja00000000000001"
+    texts = [
+        "採点パラメータの設定では最大点を指定します。",
+        "用紙の印刷は別の章で説明します。",
+        "The scanner settings are described in chapter 4.",
     ]
+    regions = [_region("manual-ja", ver, i + 1, "sentence", 1, t, i) for i, t in enumerate(texts)]
+    store.begin_version("manual-ja", ver, "manual-ja.pdf", 1, "1")
+    store.add_regions(regions)
+    store.add_chunks(regions, default_text_encoder().encode(texts))
+    store.commit_version("manual-ja", ver, pages=3, regions=3, report={})
+    hits = Retriever(store).search("最大点はどう設定しますか", strategy="bm25", k=5)
+    assert hits and hits[0].region_id == regions[0].region_id
+    assert Retriever(store).search("scanner settings", strategy="bm25", k=5)[0].region_id == regions[2].region_id
+
+
+def test_old_data_dirs_get_the_fts_column(tmp_path: Any) -> None:
+    """A chunks table written before the ``fts`` column existed is migrated on open and still searchable."""
+    import lancedb
+    import numpy as np
+    import pyarrow as pa
+
+    from ingest.store import CHUNKS_SCHEMA, Store
+    from retrieval.search import Retriever
+
+    store = Store(tmp_path / "old")
+    ver = "old0000000000001"
+    region = _region("old", ver, 1, "sentence", 1, "Replace the pump filter every six months.", 0)
+    store.begin_version("old", ver, "old.pdf", 1, "1")
+    store.add_regions([region])
+    store.commit_version("old", ver, pages=1, regions=1, report={})
+    # Rewrite chunks with the pre-migration schema (no fts column).
+    legacy = pa.schema([f for f in CHUNKS_SCHEMA if f.name != "fts"])
+    db = lancedb.connect(str(tmp_path / "old" / "lancedb"))
+    db.drop_table("chunks")
+    vec = pa.FixedSizeListArray.from_arrays(pa.array(np.ones(384, dtype=np.float32) / np.sqrt(384.0)), 384)
+    db.create_table(
+        "chunks",
+        data=pa.table(
+            {
+                "region_id": [region.region_id],
+                "doc_id": ["old"],
+                "version_id": [ver],
+                "kind": ["sentence"],
+                "page": pa.array([1], pa.int32()),
+                "text": [region.text],
+                "vector": vec,
+            },
+            schema=legacy,
+        ),
+    )
+    reopened = Store(tmp_path / "old")
+    assert "fts" in reopened.chunks.schema.names
+    hits = Retriever(reopened).search("pump filter", strategy="bm25", k=3)
+    assert [h.region_id for h in hits] == [region.region_id]
