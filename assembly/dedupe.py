@@ -172,18 +172,15 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
     # 6. a whole-text page repeats the spans on it: keep the precise span instead
     text_pages = [u for u in alive if u.kind == "page" and not u.image and not u.paras and not u.absorbed]
     if text_pages:
-        spans_live = [u for u in alive if u.kind == "span" and u.view is not None]
+        spans_by_page: dict[tuple[str, str, int], list[Unit]] = defaultdict(list)
+        for s in alive:
+            if s.kind != "span" or s.view is None:
+                continue
+            pages_of_span = {loc.page for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators}
+            for pno in pages_of_span:
+                spans_by_page[(s.doc_id, s.version_id, pno)].append(s)
         for p in text_pages:
-            page = p.regions[0]
-            pno = page.first_page
-            on_page = [
-                s
-                for s in spans_live
-                if s.version_id == p.version_id
-                and s.doc_id == p.doc_id
-                and s.view is not None
-                and any(pno in r.pages for r in s.view.sentences[s.lo : s.hi + 1])
-            ]
+            on_page = spans_by_page.get((p.doc_id, p.version_id, p.regions[0].first_page))
             if on_page:
                 _absorb(min(on_page, key=_prio), p)
     return sorted((u for u in alive if u.merged_into is None), key=_prio)

@@ -62,6 +62,7 @@ class SectionView:
         self.para_index = {p.region_id: i for i, p in enumerate(self.paragraphs)}
         self._blocks: list[Region] | None = None
         self.full_render: object | None = None  # cached by assembly.render
+        self.token_totals: dict[str, int] = {}  # tokenizer name -> whole-section tokens (Expander)
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -146,7 +147,6 @@ class Unit:
 class _SourceCache:
     def __init__(self) -> None:
         self.views: dict[str, SectionView] = {}
-        self.section_tokens: dict[tuple[str, str], int] = {}
         self.cont: dict[tuple[str, str], dict[str, Region]] = {}
         self.page_paras: dict[tuple[str, str], dict[int, list[Region]]] = {}
 
@@ -182,7 +182,6 @@ class Expander:
         self.parent_cap = parent_cap
         cache = _cache_for(source)
         self._views = cache.views
-        self._section_tokens = cache.section_tokens
         self._cont = cache.cont
         self._page_paras = cache.page_paras
         self._tok = tokenizer
@@ -211,13 +210,15 @@ class Expander:
 
     def section_tokens(self, v: SectionView) -> int:
         """Size of the whole section for the parent cap: the sum of its parts' token counts."""
-        n = self._section_tokens.get((v.key, self._tok))
+        # Cached on the view, which lives as long as its (immutable) source: sections are summed once
+        # per tokenizer, not once per request.
+        n = v.token_totals.get(self._tok)
         if n is None:
             n = sum(self.count(s.text) for s in v.sentences)
             with_sents = set(v.para_range)
             n += sum(self.count(p.text) for p in v.paragraphs if p.region_id not in with_sents)
             n += sum(self.count(table_markdown(t)) for t in v.tables)
-            self._section_tokens[(v.key, self._tok)] = n
+            v.token_totals[self._tok] = n
         return n
 
     def table_parts(self, t: Region) -> list[Region]:
