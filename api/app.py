@@ -44,10 +44,10 @@ TAGS = [
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    from api.cli import build_indexers
     from ingest.store import Store
     from ingest.tokens import get_tokenizer
     from ingest.torchfix import ensure_torchvision
+    from retrieval.visual import indexers_from_settings
 
     settings: Settings = app.state.settings
     ensure_torchvision()
@@ -56,7 +56,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     store = Store(settings.data)
     app.state.store = store
     app.state.retriever = Retriever.from_settings(store, settings)
-    app.state.indexers = build_indexers(settings)
+    app.state.indexers = indexers_from_settings(settings)
     get_tokenizer(settings.tokenizer)  # load the BPE once, not on the first request
     runner = JobRunner()
     runner.start()

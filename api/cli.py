@@ -62,16 +62,6 @@ def open_store(args: argparse.Namespace) -> Any:
     return Store(args.data or settings.data)
 
 
-def build_indexers(settings: Any) -> list[Any]:
-    """CLIP / ColPali indexers when configured (see retrieval/visual.py); none otherwise."""
-    try:
-        from retrieval.visual import indexers_from_settings
-    except ImportError:
-        return []
-    result: list[Any] = indexers_from_settings(settings)
-    return result
-
-
 def _format_report(r: dict[str, Any]) -> str:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["regions_by_kind"].items()))
     line = (
@@ -90,6 +80,7 @@ def _format_report(r: dict[str, Any]) -> str:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from api.settings import Settings
     from ingest.pipeline import ingest_path
+    from retrieval.visual import indexers_from_settings
 
     settings = Settings()
     store = open_store(args)
@@ -106,7 +97,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.doc_id and len(paths) != 1:
         print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
         return EXIT_USAGE
-    indexers = build_indexers(settings)
+    indexers = indexers_from_settings(settings)
     reports: list[dict[str, Any]] = []
     failures = 0
     for p in paths:
@@ -198,12 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_arg(p)
     p.set_defaults(func=cmd_delete)
 
-    try:
-        from api.cli_query import register
-    except ImportError:
-        pass
-    else:
-        register(sub)
+    from api.cli_query import register
+
+    register(sub)
     return parser
 
 

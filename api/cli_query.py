@@ -173,10 +173,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
-    from api.cli import build_indexers
     from api.schemas import ContextRequest
     from api.service import build_context
     from ingest.pipeline import doc_id_from_filename, ingest_path
+    from retrieval.visual import indexers_from_settings
 
     settings = _settings(args)
     samples = Path(args.samples) if args.samples else ROOT / "sample_pdfs"
@@ -185,7 +185,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"folio: no PDFs in {samples}", file=sys.stderr)
         return EXIT_USAGE
     store, retriever = _retriever(settings)
-    indexers = build_indexers(settings)
+    indexers = indexers_from_settings(settings)
     print(f"data: {store.uri}")
     for p in pdfs:
         bar = ProgressBar(p.name)

@@ -98,8 +98,7 @@ class RegionIndex:
                     stack.append(child.region_id)
                 elif child.kind in ("paragraph", "table", "figure"):
                     out.append(child)
-        kind_rank = {"paragraph": 0, "table": 0, "figure": 0}
-        out.sort(key=lambda r: (r.first_page, _top(r), kind_rank[r.kind], r.seq))
+        out.sort(key=lambda r: (r.first_page, _top(r), r.seq))
         return out
 
 

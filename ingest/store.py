@@ -453,12 +453,9 @@ class Store:
 
     def _purge(self, doc_id: str, version_id: str, *, only_pending: bool = False) -> None:
         key = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
-        if only_pending:
-            self.versions.delete(f"{key} AND status = 'pending'")
-            if self.has_ready(doc_id, version_id):
-                return
-        else:
-            self.versions.delete(f"{key} AND status = 'pending'")
+        self.versions.delete(f"{key} AND status = 'pending'")
+        if only_pending and self.has_ready(doc_id, version_id):
+            return
         for t in self.version_tables():
             t.delete(key)
         self._fts_dirty = True
