@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import logging
 import pathlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ingest.furniture import mark_furniture, page_text
 from ingest.model import PageInfo, PageIssue, Region, version_id_for
 from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
 from ingest.pdf_ocr import (
@@ -75,7 +77,7 @@ def _first_pass(
     import pymupdf
 
     w, h = page.rect.width, page.rect.height
-    pd = PageData(index=page.number, width=w, height=h)
+    pd = PageData(index=page.number, width=w, height=h, label=page_label(page))
     flags = _flags()
     tp = page.get_textpage(flags=flags)
     pd.blocks = extract_blocks(tp, page)
@@ -135,6 +137,18 @@ def _first_pass(
             _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
             fig.image = f"{rel_dir}/{name}"
     return pd
+
+
+def page_label(page: pymupdf.Page) -> str:
+    """The printed page label from the PDF's /PageLabels (``"iv"``, ``"12"``, ``"A-3"``), or ``""``."""
+    try:
+        label = page.get_label() or ""
+    except Exception:  # a malformed /PageLabels tree must not lose the page
+        return ""
+    m = re.fullmatch(r"<FEFF((?:[0-9A-Fa-f]{4})*)>", label.strip())
+    if m:  # some PyMuPDF builds hand back a UTF-16BE hex string as written in the PDF
+        label = bytes.fromhex(m.group(1)).decode("utf-16-be", errors="replace")
+    return label.replace("\ufeff", "").strip()[:32]
 
 
 def _ocr_images(page: pymupdf.Page, pd: PageData, images: list[tuple[float, float, float, float]]) -> None:
@@ -217,6 +231,9 @@ def parse_pdf(
                 )
             if progress:
                 progress(i + 1, n)
+        mark_furniture(pages)
+        for p in pages:
+            page_text(p)
         toc = doc.get_toc(simple=True)
         title = (doc.metadata or {}).get("title") or ""
         regions = build_regions(pages, toc, doc_id, version_id, title.strip() or filename, render_scale)

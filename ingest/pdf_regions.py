@@ -31,6 +31,7 @@ class PageData:
     scanned: bool = False
     text: str = ""
     warnings: list[str] = field(default_factory=list)
+    label: str = ""  # printed page label (PDF /PageLabels), "" when the PDF has none
 
 
 def _bb(b: Box) -> BBox:
@@ -166,7 +167,12 @@ def build_regions(
             heading_path=(),
             seq=pno,
             tokens=ntok(pg.text),
-            meta=(("image", pg.image or ""), ("ocr", "1" if pg.ocr else "0"), ("render_scale", f"{scale:g}")),
+            meta=(
+                ("image", pg.image or ""),
+                ("ocr", "1" if pg.ocr else "0"),
+                ("render_scale", f"{scale:g}"),
+                *((("label", pg.label),) if pg.label else ()),
+            ),
         )
         # Order tables and figures after the last block starting above them.
         inserts: dict[int, list[TableData | FigureData]] = {}

@@ -1,0 +1,127 @@
+"""Page furniture and navigation: running headers, footers, page numbers and table-of-contents lines.
+
+They are page metadata, not evidence. ``mark_furniture`` runs between the two parse passes, when every
+page's blocks are known, and re-labels such blocks so that no paragraph, sentence or section carries
+them:
+
+* ``role="furniture"``: a block in the top or bottom band of the page that is a bare page number
+  ("12", "Page 3 of 9", "- iv -"), or whose text, digits masked, recurs in the same band on at least
+  ``MIN_REPEATS`` pages (a running header such as "Issue 26 (2024-02-28) Copyright ... 28"). Blocks set
+  larger than the body text are never furniture (slide titles and headings repeat too).
+* ``role="toc"``: a block whose lines mostly end in dot leaders and a page number
+  ("Installation ........ 12"): navigation, kept out of paragraphs and sentences.
+
+Both stay out of the page text as well (``page_text`` rebuilds it), so a page sent whole is evidence
+only. The printed page label (``PageData.label``, from the PDF's page labels) is kept on the page
+region, so "page 12" can still be resolved (``retrieval.pageref``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from ingest.pdf_regions import PageData
+from ingest.pdf_text import Block
+
+BAND = 0.12  # top/bottom share of the page height where running headers and footers live
+MIN_REPEATS = 3  # pages a masked header/footer text must recur on
+EDGE_BLOCKS = 3  # only the first/last blocks of a page (by position) can be furniture
+
+_PAGE_NUMBER = re.compile(
+    r"^[\s\-–—|·•]*(?:(?:page|seite|p\.|s\.|pg\.?)\s*)?(?:\d{1,4}|[ivxlcdm]{1,7})"
+    r"(?:\s*(?:of|/|von|de|sur)\s*\d{1,4})?[\s\-–—|·•]*$",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+_LEADER = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*(?:\d{1,4}|[ivxlcdm]{1,6})\b", re.IGNORECASE)
+
+
+def _mask(text: str) -> str:
+    return _SPACE.sub(" ", _DIGITS.sub("#", text.casefold())).strip()
+
+
+def _band(b: Block, height: float) -> str | None:
+    if b.bbox[3] <= BAND * height:
+        return "top"
+    if b.bbox[1] >= (1.0 - BAND) * height:
+        return "bottom"
+    return None
+
+
+def body_size(pages: Sequence[PageData]) -> float:
+    """The most common font size, weighted by characters (0 when there is no text)."""
+    sizes: Counter[float] = Counter()
+    for p in pages:
+        for b in p.blocks:
+            for ln in b.lines:
+                sizes[round(ln.size, 1)] += len(ln.text)
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _edge_candidates(p: PageData) -> list[tuple[Block, str]]:
+    order = sorted((b for b in p.blocks if b.role == "para" and not b.ocr), key=lambda b: (b.bbox[1], b.bbox[0]))
+    edge = order[:EDGE_BLOCKS] + order[max(EDGE_BLOCKS, len(order) - EDGE_BLOCKS):]
+    out = []
+    for b in edge:
+        band = _band(b, p.height)
+        if band is not None:
+            out.append((b, band))
+    return out
+
+
+def is_toc_block(b: Block) -> bool:
+    """Most lines end in dot leaders and a short page reference."""
+    lines = [ln.text for ln in b.lines if ln.text.strip()]
+    return bool(lines) and sum(1 for t in lines if _LEADER.search(t)) >= max(1, (len(lines) + 1) // 2)
+
+
+def mark_furniture(pages: Sequence[PageData]) -> int:
+    """Re-label furniture and table-of-contents blocks in place; returns how many blocks changed.
+
+    Scanned pages read by OCR take part too (their headers repeat as well); text larger than the body
+    size never counts as furniture.
+    """
+    size = body_size(pages)
+    cands: list[tuple[Block, str, str]] = []
+    seen: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for p in pages:
+        for b, band in _edge_candidates(p):
+            if size and b.size > size + 0.6:
+                continue
+            key = _mask(b.text)
+            if not key:
+                continue
+            cands.append((b, band, key))
+            seen[(band, key)].add(p.index)
+    changed = 0
+    for b, band, key in cands:
+        if _PAGE_NUMBER.match(b.text) or len(seen[(band, key)]) >= MIN_REPEATS:
+            b.role = "furniture"
+            changed += 1
+    for p in pages:
+        for b in p.blocks:
+            if b.role == "para" and is_toc_block(b):
+                b.role = "toc"
+                changed += 1
+    return changed
+
+
+def page_text(p: PageData) -> None:
+    """Rebuild ``p.text`` without furniture blocks, and every other block's ``char_start`` in it.
+
+    Same layout as the first pass: lines joined by "\\n", blocks by "\\n\\n".
+    """
+    parts: list[str] = []
+    off = 0
+    for b in p.blocks:
+        if b.role == "furniture":
+            b.char_start = -1
+            continue
+        b.char_start = off
+        btext = "\n".join(ln.text for ln in b.lines)
+        parts.append(btext)
+        off += len(btext) + 2
+    p.text = "\n\n".join(parts)

@@ -1,0 +1,61 @@
+"""Running headers, footers, page numbers and table-of-contents lines stay out of the evidence."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from ingest.parse import parse_pdf
+
+BODY = (
+    "The pump delivers {n} litres per minute at full load. Service intervals depend on the duty cycle "
+    "and on the water quality at the installation site."
+)
+
+
+def _pdf() -> bytes:
+    doc = pymupdf.open()
+    for n in range(1, 6):
+        page = doc.new_page(width=595, height=842)
+        page.insert_text((60, 40), f"ACME Pump Manual - Issue {n} (2024-02-28)", fontsize=8)
+        page.insert_text((60, 110), "Operating the pump", fontsize=20)  # large, repeated: a title, kept
+        if n == 1:
+            page.insert_text((60, 160), "Installation . . . . . . . . . . . . 3", fontsize=10)
+            page.insert_text((60, 175), "Maintenance . . . . . . . . . . . . 4", fontsize=10)
+        else:
+            page.insert_textbox(pymupdf.Rect(60, 150, 535, 300), BODY.format(n=10 * n), fontsize=10)
+        page.insert_text((280, 815), f"Page {n} of 5", fontsize=8)
+    doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1},
+                         {"startpage": 1, "prefix": "", "style": "D", "firstpagenum": 1}])
+    return bytes(doc.tobytes())
+
+
+def test_furniture_and_toc_are_not_evidence() -> None:
+    parsed = parse_pdf(_pdf(), doc_id="acme", filename="acme.pdf", assets_dir=None, ocr=False)
+    text_regions = [r for r in parsed.regions if r.kind in ("sentence", "paragraph", "section")]
+    joined = "\n".join(r.text for r in text_regions)
+    assert "ACME Pump Manual" not in joined
+    assert "Page 3 of 5" not in joined
+    assert ". . . . ." not in joined  # table-of-contents lines are navigation
+    assert "30 litres per minute" in joined  # the body survives
+    assert joined.count("Operating the pump") >= 2  # a large repeated title is not furniture
+    pages = sorted((r for r in parsed.regions if r.kind == "page"), key=lambda r: r.first_page)
+    assert "ACME Pump Manual" not in pages[2].text and "Page 3 of 5" not in pages[2].text
+    assert "30 litres per minute" in pages[2].text
+    # offsets of the kept blocks point into the rebuilt page text
+    for r in parsed.regions:
+        if r.kind == "paragraph":
+            loc = r.locators[0]
+            page = pages[loc.page - 1]
+            assert page.text[loc.char_start : loc.char_end].replace("\n", " ") == r.text
+    assert [p.meta_get("label") for p in pages] == ["i", "1", "2", "3", "4"]
+
+
+def test_a_single_page_keeps_its_text() -> None:
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_text((60, 40), "Quarterly results release", fontsize=8)
+    page.insert_textbox(pymupdf.Rect(60, 150, 535, 300), BODY.format(n=7), fontsize=10)
+    parsed = parse_pdf(bytes(doc.tobytes()), doc_id="one", filename="one.pdf", assets_dir=None, ocr=False)
+    joined = "\n".join(r.text for r in parsed.regions if r.kind == "paragraph")
+    assert "Quarterly results release" in joined  # no repetition, no page number: not furniture
+    assert all(r.meta_get("label") is None for r in parsed.regions if r.kind == "page")
