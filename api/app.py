@@ -20,7 +20,10 @@ from fastapi.staticfiles import StaticFiles
 
 from api.errors import install_error_handlers
 from api.jobs import JobRunner
+from api.middleware import HostOriginGuard, RequestContext, guard_options
+from api.pool import QueryPool
 from api.routes import documents, health, jobs, query, regions
+from api.routes.health import HealthCache, store_counts
 from api.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -45,7 +48,7 @@ TAGS = [
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     from ingest.store import Store
-    from ingest.tokens import get_tokenizer
+    from ingest.tokens import get_tokenizer, register_tokenizer
     from ingest.torchfix import ensure_torchvision
     from retrieval.visual import indexers_from_settings
 
@@ -57,15 +60,24 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.store = store
     app.state.retriever = Retriever.from_settings(store, settings)
     app.state.indexers = indexers_from_settings(settings)
+    for name, path in settings.tokenizers.items():  # the only tokenizer paths the server opens
+        register_tokenizer(name, path)
+        get_tokenizer(name)
     get_tokenizer(settings.tokenizer)  # load the BPE once, not on the first request
+    app.state.health = HealthCache(lambda: store_counts(store))
+    pool = QueryPool(settings.query_workers, settings.query_queue)
+    app.state.query_pool = pool
     runner = JobRunner()
     runner.start()
     app.state.jobs = runner
-    logger.info("folio ready: data=%s", store.uri)
+    logger.info(
+        "folio ready: data=%s, %d query workers, queue %d", store.uri, settings.query_workers, settings.query_queue
+    )
     try:
         yield
     finally:
         runner.stop()
+        pool.shutdown()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -83,16 +95,35 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=(
             "Ingest PDFs, retrieve text, tables, figures and pages, and get a context package packed under a "
             "token budget whose citation ids resolve to page and region locators of a specific document "
-            'version. Errors are always `{"error": {"code", "message", "detail"?}}`. When the server has '
+            'version. Errors are always `{"error": {"code", "message", "detail"?, "request_id"}}`; every '
+            "response carries `X-Request-ID`. When the server has "
             "`FOLIO_API_KEY`, `/v1` endpoints (except `/v1/health`) need `X-API-Key: <key>` or "
-            "`Authorization: Bearer <key>`; image endpoints also accept `?key=`."
+            "`Authorization: Bearer <key>`; image endpoints also accept `?key=`. Only configured `Host` "
+            "names are served (`FOLIO_ALLOWED_HOSTS`), and state-changing requests from another origin "
+            "are refused unless it is in `FOLIO_CORS_ORIGINS`. Query endpoints answer 503 with "
+            "`Retry-After` when every worker is busy and the queue is full."
         ),
         version=app_version,
         openapi_tags=TAGS,
         lifespan=lifespan,
     )
-    app.state.settings = settings or Settings()
+    settings = settings or Settings()
+    app.state.settings = settings
     install_error_handlers(app)
+    # Added innermost first: the request context wraps everything, so even a refused Host gets a
+    # request id and an access-log line.
+    app.add_middleware(HostOriginGuard, **guard_options(settings))
+    if settings.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID", "Retry-After", "Location"],
+        )
+    app.add_middleware(RequestContext)
     for module in (documents, jobs, query, regions):
         app.include_router(module.router, prefix="/v1")
     app.include_router(documents.images, prefix="/v1")

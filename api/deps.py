@@ -1,5 +1,8 @@
 """FastAPI dependencies: the app's long-lived resources (built once in ``lifespan`` and kept on
-``app.state``) and the optional API key check, as ``Annotated`` aliases for route signatures."""
+``app.state``) and the optional API key check, as ``Annotated`` aliases for route signatures.
+
+They are ``async def`` because none of them blocks: a sync dependency would take a trip through
+FastAPI's shared thread pool, and ``/v1/health`` must not wait there behind query work."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredent
 
 from api.errors import Unauthorized
 from api.jobs import JobRunner
+from api.pool import QueryPool
 from api.settings import Settings
 from ingest.store import Store
 
@@ -18,27 +22,33 @@ if TYPE_CHECKING:
     from retrieval.search import Retriever
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_store(request: Request) -> Store:
+async def get_store(request: Request) -> Store:
     store: Store = request.app.state.store
     return store
 
 
-def get_retriever(request: Request) -> Retriever:
+async def get_retriever(request: Request) -> Retriever:
     retriever: Retriever = request.app.state.retriever
     return retriever
 
 
-def get_jobs(request: Request) -> JobRunner:
+async def get_jobs(request: Request) -> JobRunner:
     jobs: JobRunner = request.app.state.jobs
     return jobs
 
 
+async def get_query_pool(request: Request) -> QueryPool:
+    pool: QueryPool = request.app.state.query_pool
+    return pool
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+QueryPoolDep = Annotated[QueryPool, Depends(get_query_pool)]
 StoreDep = Annotated[Store, Depends(get_store)]
 if TYPE_CHECKING:
     RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
@@ -68,7 +78,7 @@ def _check(settings: Settings, *candidates: str | None) -> None:
     raise Unauthorized("this server needs an API key: send X-API-Key: <key> or Authorization: Bearer <key>")
 
 
-def require_key(
+async def require_key(
     settings: SettingsDep,
     header: Annotated[str | None, Depends(_header_key)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -77,7 +87,7 @@ def require_key(
     _check(settings, header, bearer.credentials if bearer else None)
 
 
-def require_key_or_query(
+async def require_key_or_query(
     settings: SettingsDep,
     header: Annotated[str | None, Depends(_header_key)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],

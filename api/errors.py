@@ -1,10 +1,12 @@
 """One error shape for every 4xx/5xx response.
 
-Every error body is ``{"error": {"code": str, "message": str, "detail": ...}}`` where ``code`` is
-stable and machine-readable (``document_not_found``, ``not_a_pdf``, ``limit_exceeded``,
-``validation_error``, ``unauthorized``, ``method_not_allowed``, ``internal_error`` ...) and
-``detail`` is present only when there is more to say (the failing fields of a validation error,
-the job id of a failed ingest).
+Every error body is ``{"error": {"code": str, "message": str, "detail": ..., "request_id": str}}``
+where ``code`` is stable and machine-readable (``document_not_found``, ``not_a_pdf``,
+``limit_exceeded``, ``validation_error``, ``unauthorized``, ``forbidden_origin``, ``invalid_host``,
+``overloaded``, ``method_not_allowed``, ``internal_error`` ...), ``detail`` is present only when
+there is more to say (the failing fields of a validation error, the job id of a failed ingest) and
+``request_id`` is the request's ``X-Request-ID`` (``api.middleware`` sets it for each request).
+Messages and details are capped in size: they may echo input, and input can be huge.
 
 Mapping:
 
@@ -12,13 +14,17 @@ Mapping:
 - FastAPI's ``RequestValidationError`` → 422 ``validation_error``;
 - Starlette's ``HTTPException`` (unknown route, wrong method) → its status, ``not_found`` /
   ``method_not_allowed`` / ``http_<status>``;
-- anything else → 500 ``internal_error`` (logged with its traceback: that is our bug).
+- anything else → 500 ``internal_error`` (logged with its traceback: that is our bug). The
+  request middleware answers those itself, so the connection stays usable; the handler here is
+  the last resort for errors outside it and says ``Connection: close``, because uvicorn closes
+  the connection after an exception escapes the app.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -52,6 +58,38 @@ class PayloadTooLarge(FolioError, ValueError):
     http_status = 413
 
 
+class Overloaded(FolioError, RuntimeError):
+    """Every query worker is busy and the queue is full: retry after ``retry_after`` seconds."""
+
+    code = "overloaded"
+    http_status = 503
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+REQUEST_ID: ContextVar[str | None] = ContextVar("folio_request_id", default=None)
+MAX_MESSAGE_CHARS = 1000
+MAX_DETAIL_ERRORS = 20
+
+
+def capped_list(items: Sequence[object], shown: int = 5) -> str:
+    """``a, b, c and 9997 more``: a list for an error message that stays short whatever the input.
+
+    >>> capped_list(["a", "b", "c", "d"], shown=2)
+    'a, b and 2 more'
+    """
+    head = ", ".join(str(i)[:130] for i in items[:shown])
+    return f"{head} and {len(items) - shown} more" if len(items) > shown else head
+
+
+def _cap(message: str) -> str:
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:MAX_MESSAGE_CHARS]}... ({len(message) - MAX_MESSAGE_CHARS} more characters)"
+
+
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -65,9 +103,12 @@ _HTTP_CODES = {
 
 
 def error_body(code: str, message: str, detail: Any = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
+    err: dict[str, Any] = {"code": code, "message": _cap(message)}
     if detail is not None:
         err["detail"] = detail
+    request_id = REQUEST_ID.get()
+    if request_id is not None:
+        err["request_id"] = request_id
     return {"error": err}
 
 
@@ -78,7 +119,11 @@ def error_response(
 
 
 def folio_error_response(exc: FolioError, detail: Any = None) -> JSONResponse:
-    headers = {"WWW-Authenticate": 'Bearer realm="folio"'} if isinstance(exc, Unauthorized) else None
+    headers: dict[str, str] | None = None
+    if isinstance(exc, Unauthorized):
+        headers = {"WWW-Authenticate": 'Bearer realm="folio"'}
+    elif isinstance(exc, Overloaded):
+        headers = {"Retry-After": str(exc.retry_after)}
     return error_response(exc.http_status, exc.code, str(exc) or exc.code, detail, headers)
 
 
@@ -95,6 +140,9 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     first = errors[0] if errors else {}
     where = ".".join(str(p) for p in first.get("loc", ()))
     message = f"invalid request: {where}: {first.get('msg', 'invalid value')}" if first else "invalid request"
+    if len(errors) > MAX_DETAIL_ERRORS:  # e.g. 50,000 bad page numbers: say how many, list a few
+        message += f" (and {len(errors) - 1} more errors; the first {MAX_DETAIL_ERRORS} are in detail)"
+        errors = errors[:MAX_DETAIL_ERRORS]
     return error_response(422, "validation_error", message, errors)
 
 
@@ -109,9 +157,16 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.status_code, code, message, headers=exc.headers)
 
 
+def internal_error_response(exc: BaseException, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """The generic 500: the exception's type but not its text (that may hold paths or data); the
+    request id in the body finds the traceback in the server log."""
+    message = f"internal error: {type(exc).__name__} (logged with the request id)"
+    return error_response(500, "internal_error", message, headers=headers)
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     logger.exception("unhandled error in %s %s", request.method, request.url.path)
-    return error_response(500, "internal_error", f"internal error: {type(exc).__name__}")
+    return internal_error_response(exc, {"Connection": "close"})
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -8,8 +8,10 @@ the request and documented in OpenAPI without a second copy of the defaults.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import math
+from typing import Annotated, Any, Literal
 
+from annotated_types import Ge, Le, MaxLen
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from assembly.types import AssemblyOptions, ContextPackage
@@ -25,6 +27,9 @@ class ErrorBody(Schema):
     code: str = Field(description="stable machine-readable code, e.g. document_not_found, not_a_pdf")
     message: str = Field(description="one human-readable line")
     detail: Any = Field(None, description="extra structure when there is any (validation errors, job id)")
+    request_id: str | None = Field(
+        None, description="the request's X-Request-ID (as sent, when sane, else generated): quote it in reports"
+    )
 
 
 class ErrorResponse(Schema):
@@ -34,12 +39,14 @@ class ErrorResponse(Schema):
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses=`` entries documenting the common error shape."""
     text = {
+        400: "Host header not accepted",
         401: "missing or wrong API key",
+        403: "cross-site request refused",
         404: "not found",
         405: "method not allowed",
         413: "upload over the size or page limit",
         422: "invalid request or document",
-        503: "a model or the service is not available",
+        503: "a model is not available, or the server is busy (Retry-After)",
     }
     return {s: {"model": ErrorResponse, "description": text.get(s, "error")} for s in statuses}
 
@@ -134,24 +141,61 @@ class JobList(Schema):
 
 
 # ------------------------------------------------------------------------------------- search
-RetrievalStrategy = str
+# Bounds on every request field: a bad value is a 422 before it reaches LanceDB or the packer
+# (a page of 2**31 once overflowed LanceDB's filter conversion into a 500).
+MAX_PAGE = 100_000
+MAX_FILTER_ITEMS = 1000
+MAX_BUDGET = 2_000_000
+MAX_CONTEXT_WINDOW = 10_000_000
+MAX_SUB_QUESTIONS = 16
+MAX_QUESTION_CHARS = 4000
+MAX_SYSTEM_PROMPT_CHARS = 20_000
+# Rust regex (pydantic's): ``$`` is the end of the string, a trailing newline does not match.
+DOC_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+VERSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+TOKENIZER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
+RetrievalStrategy = Annotated[str, Field(min_length=1, max_length=32)]
+DocId = Annotated[str, Field(pattern=DOC_ID_PATTERN)]
+VersionId = Annotated[str, Field(pattern=VERSION_ID_PATTERN)]
+Page = Annotated[int, Field(ge=1, le=MAX_PAGE)]
+Kind = Annotated[str, Field(min_length=1, max_length=32)]
+Modality = Literal["text", "table", "figure", "page"]
+Quota = Annotated[int, Field(ge=0, le=500)]
+
+DocIds = Annotated[
+    list[DocId] | None,
+    Field(description="restrict to these documents (latest versions)", max_length=MAX_FILTER_ITEMS),
+]
+Versions = Annotated[
+    dict[DocId, VersionId] | None,
+    Field(description="pin documents to versions, {doc_id: version_id}", max_length=MAX_FILTER_ITEMS),
+]
+Pages = Annotated[
+    list[Page] | None, Field(description="restrict to these 1-based pages", max_length=MAX_FILTER_ITEMS)
+]
+Kinds = Annotated[
+    list[Kind] | None,
+    Field(description="restrict to these region kinds (sentence, table, figure, page)", max_length=16),
+]
+Quotas = Annotated[
+    dict[Modality, Quota] | None, Field(description='per-modality hit quotas, e.g. {"figure": 3}')
+]
 
 
 class SearchRequest(Schema):
-    query: str = Field(min_length=1, max_length=4000)
-    doc_ids: list[str] | None = Field(None, description="restrict to these documents (latest versions)")
-    versions: dict[str, str] | None = Field(
-        None, description="pin documents to versions, {doc_id: version_id} (old versions stay queryable)"
-    )
-    pages: list[int] | None = Field(None, description="restrict to these 1-based pages")
-    kinds: list[str] | None = Field(
-        None, description="restrict to these region kinds (sentence, table, figure, page)"
-    )
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    doc_ids: DocIds = None
+    versions: Versions = None
+    pages: Pages = None
+    kinds: Kinds = None
     k: int = Field(50, ge=1, le=500, description="how many hits to return")
     strategy: RetrievalStrategy = Field(
         "hybrid", description="retrieval strategy (see /v1/health for those on)"
     )
-    quotas: dict[str, int] | None = Field(None, description='per-modality hit quotas, e.g. {"figure": 3}')
+    quotas: Quotas = None
     rerank: bool = False
 
 
@@ -187,27 +231,65 @@ RETRIEVAL_FIELDS = frozenset(
 
 
 class _ContextRequestBase(Schema):
-    query: str = Field(min_length=1, max_length=4000)
-    budget: int | None = Field(None, ge=1, description="token limit for the whole rendered prompt")
-    doc_ids: list[str] | None = Field(None, description="restrict to these documents (latest versions)")
-    versions: dict[str, str] | None = Field(
-        None, description="pin documents to versions, {doc_id: version_id}"
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    budget: int | None = Field(
+        None, ge=1, le=MAX_BUDGET, description="token limit for the whole rendered prompt"
     )
-    pages: list[int] | None = None
-    kinds: list[str] | None = Field(None, description="restrict retrieval to these region kinds")
+    tokenizer: str | None = Field(
+        None,
+        pattern=TOKENIZER_NAME_PATTERN,
+        description="a tokenizer the server has, by name: cl100k_base, o200k_base or one of FOLIO_TOKENIZERS "
+        "(never a path); default: the server's FOLIO_TOKENIZER",
+    )
+    doc_ids: DocIds = None
+    versions: Versions = None
+    pages: Pages = None
+    kinds: Kinds = None
     k: int = Field(50, ge=1, le=500, description="how many hits to retrieve before assembly")
     retrieval_strategy: RetrievalStrategy = Field(
         "hybrid", description="retrieval strategy (Retriever.search)"
     )
-    quotas: dict[str, int] | None = None
+    quotas: Quotas = None
     rerank: bool = False
 
     @model_validator(mode="after")
     def _assembly_options_valid(self) -> _ContextRequestBase:
         # Field and model validators of AssemblyOptions are not copied by create_model: run them
         # here, so a bad option is a 422 validation_error like any other bad field.
-        AssemblyOptions(**self.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True))
+        values = self.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True)
+        if values.get("tokenizer") is None:
+            values.pop("tokenizer", None)
+        image_tokens = values.get("image_tokens") or {}
+        for key, n in image_tokens.items():
+            if isinstance(n, int | float) and not (math.isfinite(n) and 0 <= n <= 1_000_000):
+                raise ValueError(f"image_tokens.{key} must lie in [0, 1000000]")
+        AssemblyOptions(**values)
         return self
+
+
+# Upper bounds for the AssemblyOptions fields a request may set (their lower bounds and
+# validators stay in assembly.types); applied on top of each field's own annotation.
+_ASSEMBLY_BOUNDS: dict[str, tuple[Any, ...]] = {
+    "context_window": (Le(MAX_CONTEXT_WINDOW),),
+    "reserve_output": (Le(MAX_CONTEXT_WINDOW),),
+    "window_before": (Le(50),),
+    "window_after": (Le(50),),
+    "parent_max_tokens": (Le(MAX_BUDGET),),
+    "neighbors": (Le(20),),
+    "render_scale": (Le(16.0),),
+    "max_items": (Le(MAX_FILTER_ITEMS),),
+    "score_threshold": (Ge(-1e6), Le(1e6)),
+    "system_prompt": (MaxLen(MAX_SYSTEM_PROMPT_CHARS),),
+    "image_url_template": (MaxLen(500),),
+}
+_ASSEMBLY_TYPES: dict[str, Any] = {
+    "sub_questions": Annotated[
+        tuple[Annotated[str, MaxLen(MAX_QUESTION_CHARS)], ...], MaxLen(MAX_SUB_QUESTIONS)
+    ],
+    "modality_slots": Annotated[dict[str, Annotated[int, Le(MAX_FILTER_ITEMS)]] | None, MaxLen(4)],
+}
 
 
 def _context_request_model() -> type[_ContextRequestBase]:
@@ -215,7 +297,10 @@ def _context_request_model() -> type[_ContextRequestBase]:
     for name, info in AssemblyOptions.model_fields.items():
         if name in _ContextRequestBase.model_fields:
             continue
-        fields[name] = (info.annotation, info)
+        annotation = _ASSEMBLY_TYPES.get(name, info.annotation)
+        if name in _ASSEMBLY_BOUNDS:
+            annotation = Annotated[annotation, *_ASSEMBLY_BOUNDS[name]]
+        fields[name] = (annotation, info)
     model: type[_ContextRequestBase] = create_model(
         "ContextRequest",
         __base__=_ContextRequestBase,
@@ -229,17 +314,33 @@ ContextRequest = _context_request_model()
 
 
 def assembly_options(
-    req: _ContextRequestBase, *, default_tokenizer: str, default_budget: int
+    req: _ContextRequestBase,
+    *,
+    default_tokenizer: str,
+    default_budget: int,
+    tokenizers: frozenset[str] | None = None,
 ) -> AssemblyOptions:
-    """The ``AssemblyOptions`` a context request asks for; unset tokenizer/budget take the server's."""
+    """The ``AssemblyOptions`` a context request asks for; unset tokenizer/budget take the server's.
+
+    ``tokenizers`` are the names a request may ask for (the server's configuration); a name
+    outside it is an ``InvalidRequest`` (422), whatever this process happens to have loaded.
+    """
+    from ingest.errors import InvalidRequest
+
     values = req.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True)
-    values.setdefault("tokenizer", default_tokenizer)
+    asked = values.get("tokenizer")
+    if asked is None:
+        values["tokenizer"] = default_tokenizer
+    elif tokenizers is not None and asked not in tokenizers:
+        raise InvalidRequest(f"unknown tokenizer {asked!r}: this server has {', '.join(sorted(tokenizers))}")
     if values.get("budget") is None and values.get("context_window") is None:
         values["budget"] = default_budget
     return AssemblyOptions(**values)
 
 
 class VerifyRequest(Schema):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
     answer: str = Field(max_length=200_000)
     package: ContextPackage | None = Field(None, description="the ContextPackage the answer was written from")
     context_request: ContextRequest | None = Field(  # type: ignore[valid-type]

@@ -8,8 +8,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from api.errors import capped_list
 from api.schemas import assembly_options
 from assembly.types import ContextPackage
+from ingest.errors import DocumentNotFound
 from ingest.store import Store
 
 if TYPE_CHECKING:
@@ -37,8 +39,10 @@ def region_image_url(region_id: str) -> str:
 
 def search_hits(store: Store, retriever: Retriever, req: Any, *, strategy: str) -> list[Hit]:
     """Run the retriever for a search or context request (same filters for both endpoints)."""
-    if req.doc_ids:
-        store.latest_versions(req.doc_ids)  # unknown doc ids are a 404, not an empty result
+    if req.doc_ids:  # unknown doc ids are a 404, not an empty result
+        missing = sorted(set(req.doc_ids) - {v.doc_id for v in store.latest_versions()})
+        if missing:
+            raise DocumentNotFound(f"no such document: {capped_list(missing)}")
     hits: list[Hit] = retriever.search(
         req.query,
         doc_ids=req.doc_ids,
@@ -60,7 +64,10 @@ def build_context(
     from assembly import assemble
 
     options = assembly_options(
-        req, default_tokenizer=settings.tokenizer, default_budget=settings.default_budget
+        req,
+        default_tokenizer=settings.tokenizer,
+        default_budget=settings.default_budget,
+        tokenizers=settings.request_tokenizers(),
     )
     hits = search_hits(store, retriever, req, strategy=req.retrieval_strategy)
     source = retriever.source_for(hits)

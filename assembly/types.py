@@ -117,6 +117,12 @@ class AssemblyOptions(_Frozen):
     prompt_format: Literal["openai", "anthropic"] = "openai"
     image_url_template: str = "/v1/regions/{region_id}/image"
     citation_style: Literal["typed", "uniform"] = "typed"
+    block_format: Literal["compact", "tagged"] = Field(
+        "compact",
+        description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "
+        "line; tagged: '<block id=... type=... source=... section=...>' ... '</block>' (about 20 more tokens "
+        "per block).",
+    )
     packing: Literal["monotone", "greedy"] = "greedy"
     fallbacks: bool = Field(
         True,
@@ -137,9 +143,13 @@ class AssemblyOptions(_Frozen):
     @field_validator("tokenizer")
     @classmethod
     def _tokenizer_name(cls, v: str) -> str:
-        if v in ("cl100k_base", "o200k_base") or (v.startswith("hf:") and len(v) > 3):
+        from ingest.tokens import is_known_tokenizer
+
+        if is_known_tokenizer(v):
             return v
-        raise ValueError(f"tokenizer must be 'cl100k_base', 'o200k_base' or 'hf:<dir>', got {v!r}")
+        raise ValueError(
+            f"tokenizer must be 'cl100k_base', 'o200k_base', a registered name or 'hf:<dir>', got {v[:80]!r}"
+        )
 
     @field_validator("modality_slots")
     @classmethod

@@ -13,8 +13,9 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
 from api.deps import JobsDep, SettingsDep, StoreDep, require_key, require_key_or_query
-from api.errors import AssetNotFound, PayloadTooLarge
+from api.errors import AssetNotFound, PayloadTooLarge, error_body
 from api.schemas import (
+    MAX_PAGE,
     DeleteResponse,
     DocumentDetail,
     DocumentList,
@@ -152,13 +153,9 @@ async def upload_document(
     await job.wait_async()
     if job.status == "failed":
         err = job.error or {}
-        body = {
-            "error": {
-                "code": err.get("code", "internal_error"),
-                "message": err.get("message", ""),
-                "detail": {"job_id": job.job_id},
-            }
-        }
+        body = error_body(
+            err.get("code", "internal_error"), err.get("message", "") or "ingest failed", {"job_id": job.job_id}
+        )
         return JSONResponse(body, status_code=job.http_status)
     return IngestResponse(**(job.result or {}), job_id=job.job_id)
 
@@ -286,7 +283,9 @@ def image_file(store: Store, relative: str | None, what: str) -> FileResponse:
         **error_responses(401, 404),
     },
 )
-def page_image(doc_id: str, version_id: str, n: Annotated[int, Path(ge=1)], store: StoreDep) -> FileResponse:
+def page_image(
+    doc_id: str, version_id: str, n: Annotated[int, Path(ge=1, le=MAX_PAGE)], store: StoreDep
+) -> FileResponse:
     """The server-rendered page image. Its pixel width divided by the page width in points (from
     ``/pages``) is the scale that maps region bboxes onto it."""
     return page_image_file(store, doc_id, version_id, n)

@@ -1,14 +1,16 @@
 """Questions: ranked hits (``/search``), packed context packages (``/context``), answer checks
-(``/verify``). Plain ``def`` endpoints: retrieval and assembly block (LanceDB, torch), so FastAPI
-runs them in its threadpool, beside a running ingest job."""
+(``/verify``). Retrieval and assembly block (LanceDB, torch), so each endpoint hands its work to
+the bounded query pool (``api.pool``): a full pool is a 503 with ``Retry-After`` at once, and the
+event loop stays free for ``/v1/health`` and uploads."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
+from pydantic import BaseModel
 
-from api.deps import RetrieverDep, SettingsDep, StoreDep, require_key
+from api.deps import QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
 from api.schemas import (
     ContextRequest,
     HitOut,
@@ -21,6 +23,11 @@ from api.schemas import (
 from api.service import build_context, search_hits, version_filenames
 from assembly.types import ContextPackage, VerifyReport
 from ingest.errors import InvalidRequest
+from ingest.store import Store
+
+if TYPE_CHECKING:
+    from api.settings import Settings
+    from retrieval.search import Retriever
 
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
 
@@ -29,9 +36,19 @@ router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
     "/search",
     summary="Ranked hits on small units (sentences, tables, figures, pages)",
     response_model=SearchResponse,
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 404, 422, 503),
 )
-def search(req: SearchRequest, store: StoreDep, retriever: RetrieverDep) -> SearchResponse:
+async def search(req: SearchRequest, store: StoreDep, retriever: RetrieverDep, pool: QueryPoolDep) -> Response:
+    return await pool.run(_search, req, store, retriever)
+
+
+def _json(model: BaseModel) -> Response:
+    """Serialized on the worker: FastAPI would encode an ``async def`` route's return value on the
+    event loop, where a large package would hold up every other request."""
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
+def _search(req: SearchRequest, store: Store, retriever: Retriever) -> Response:
     hits = search_hits(store, retriever, req, strategy=req.strategy)
     names = version_filenames(store)
     data = []
@@ -53,34 +70,46 @@ def search(req: SearchRequest, store: StoreDep, retriever: RetrieverDep) -> Sear
                 text=region.text[:500] if region else None,
             )
         )
-    return SearchResponse(data=data, count=len(data))
+    return _json(SearchResponse(data=data, count=len(data)))
 
 
 @router.post(
     "/context",
     summary="Retrieve and pack a cited context package under a token budget",
     response_model=ContextPackage,
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 404, 422, 503),
 )
-def context(
+async def context(
     req: ContextRequest,  # type: ignore[valid-type]
     store: StoreDep,
     retriever: RetrieverDep,
     settings: SettingsDep,
-) -> ContextPackage:
+    pool: QueryPoolDep,
+) -> Response:
     """Every ``AssemblyOptions`` field is accepted at the top level (``budget``, ``strategy``,
     ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
-    ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt."""
-    return build_context(store, retriever, req, settings)
+    ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt. ``tokenizer``
+    names one of the server's tokenizers, never a path."""
+    return await pool.run(_context, req, store, retriever, settings)
+
+
+def _context(req: ContextRequest, store: Store, retriever: Retriever, settings: Settings) -> Response:  # type: ignore[valid-type]
+    return _json(build_context(store, retriever, req, settings))
 
 
 @router.post(
     "/verify",
     summary="Check an answer's citations against the package it was written from",
     response_model=VerifyReport,
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 404, 422, 503),
 )
-def verify(req: VerifyRequest, store: StoreDep, retriever: RetrieverDep, settings: SettingsDep) -> Any:
+async def verify(
+    req: VerifyRequest, store: StoreDep, retriever: RetrieverDep, settings: SettingsDep, pool: QueryPoolDep
+) -> Response:
+    return await pool.run(_verify, req, store, retriever, settings)
+
+
+def _verify(req: VerifyRequest, store: Store, retriever: Retriever, settings: Settings) -> Response:
     from assembly import verify_answer
 
     if req.package is not None:
@@ -89,4 +118,4 @@ def verify(req: VerifyRequest, store: StoreDep, retriever: RetrieverDep, setting
         package = build_context(store, retriever, req.context_request, settings)
     else:
         raise InvalidRequest("send either 'package' (a ContextPackage) or 'context_request'")
-    return verify_answer(req.answer, package)
+    return _json(verify_answer(req.answer, package))

@@ -49,6 +49,8 @@ def api_master(tmp_path_factory: pytest.TempPathFactory, samples: Path, register
 
 
 def make_settings(data: Path, **overrides: object) -> Settings:
+    """Test settings: TestClient sends ``Host: testserver``, which only tests allow."""
+    overrides.setdefault("allowed_hosts", ["testserver"])
     return Settings(data=str(data), ocr=False, **overrides)  # type: ignore[arg-type]
 
 
@@ -69,14 +71,16 @@ def data_copy(api_master: Path, tmp_path: Path) -> Path:
 
 
 def assert_error(resp: object, status: int, code: str | None = None) -> dict[str, object]:
-    """Every error has the one shape ``{"error": {"code", "message", "detail"?}}``."""
+    """Every error has the one shape ``{"error": {"code", "message", "detail"?, "request_id"}}``, and
+    the request id is the one in the ``X-Request-ID`` header."""
     assert resp.status_code == status, resp.text  # type: ignore[attr-defined]
     body = resp.json()  # type: ignore[attr-defined]
     assert set(body) == {"error"}, body
     err = body["error"]
     assert isinstance(err["code"], str) and err["code"]
     assert isinstance(err["message"], str) and err["message"]
-    assert set(err) <= {"code", "message", "detail"}
+    assert set(err) <= {"code", "message", "detail", "request_id"}
+    assert err["request_id"] and err["request_id"] == resp.headers["x-request-id"]  # type: ignore[attr-defined]
     if code is not None:
         assert err["code"] == code, err
     return err  # type: ignore[no-any-return]

@@ -86,7 +86,7 @@ def test_upload_limit_is_enforced_while_streaming(data_copy: Path) -> None:
     import socket
 
     head = (
-        b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        b"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
         b"Content-Type: multipart/form-data; boundary=b\r\n\r\n"
     )
     part = b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.pdf"\r\n\r\n%PDF-1.7\n'

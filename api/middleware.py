@@ -1,0 +1,201 @@
+"""HTTP hardening around the routes, as plain ASGI middleware (no ``BaseHTTPMiddleware``: that
+buffers and runs the app in another task, which breaks streaming uploads and context variables).
+
+Outermost first:
+
+- ``RequestContext``: gives each request an id (a sane ``X-Request-ID`` from the client, else a
+  new one), returns it in ``X-Request-ID`` and in every error body, writes one access-log line per
+  request (method, path, status, duration, id) and answers an unhandled exception itself with the
+  standard 500 body. Answering it here, instead of letting it escape to uvicorn, keeps the
+  keep-alive connection usable: uvicorn closes the socket, without ``Connection: close``, when an
+  exception leaves the app after the response was sent.
+- ``HostOriginGuard``: only ``Host`` values the server was configured for (DNS rebinding), no
+  state-changing request from another site (a web page can ``POST`` a form or a ``no-cors`` fetch
+  to a loopback server), and a size limit on request bodies that are not uploads.
+
+CORS (``FOLIO_CORS_ORIGINS``) sits between them when configured: see ``api.app.create_app``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.errors import REQUEST_ID, error_response, internal_error_response
+from api.settings import Settings
+
+logger = logging.getLogger(__name__)
+access_log = logging.getLogger(f"{__name__}.access")
+
+_REQUEST_ID_RE = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+_ANY_INTERFACE = frozenset({"0.0.0.0", "::", "[::]", ""})
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+class RequestContext:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = _header(scope, b"x-request-id")
+        request_id = given if given and _REQUEST_ID_RE.match(given) else uuid.uuid4().hex
+        token = REQUEST_ID.set(request_id)
+        started = time.perf_counter()
+        status = 0
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            logger.exception("unhandled error in %s %s (request %s)", scope["method"], scope["path"], request_id)
+            if status:  # the response had started: all we can do is end the connection
+                raise
+            await internal_error_response(exc)(scope, receive, send_with_id)
+        finally:
+            REQUEST_ID.reset(token)
+            client = scope.get("client")
+            access_log.info(
+                '%s "%s %s" %d %.1fms id=%s',
+                f"{client[0]}:{client[1]}" if client else "-",
+                scope["method"],
+                scope["path"],
+                status,
+                (time.perf_counter() - started) * 1000,
+                request_id,
+            )
+
+
+def _host_name(host: str) -> str:
+    """``Host`` without the port, lowercased: ``[::1]:8000`` → ``[::1]``, ``a.b:80`` → ``a.b``."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[: end + 1] if end > 0 else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def allowed_host_names(bound_host: str, extra: Iterable[str]) -> frozenset[str] | None:
+    """The ``Host`` names accepted: loopback, the bound host (unless it is every interface) and
+    ``extra``; ``None`` when ``extra`` has ``*`` (no check)."""
+    extra = [h.strip().lower() for h in extra if h.strip()]
+    if "*" in extra:
+        return None
+    names = set(LOOPBACK_HOSTS) | {_host_name(h) for h in extra}
+    bound = bound_host.strip().lower()
+    if bound not in _ANY_INTERFACE:
+        names.add(f"[{bound}]" if ":" in bound and not bound.startswith("[") else bound)
+    return frozenset(names)
+
+
+def _origin_netloc(origin: str) -> str | None:
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return parts.netloc.lower()
+
+
+class HostOriginGuard:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        allowed_hosts: frozenset[str] | None,
+        cors_origins: Iterable[str] = (),
+        max_body_bytes: int,
+    ) -> None:
+        self.app = app
+        self.allowed_hosts = allowed_hosts
+        self.cors_origins = frozenset(o.rstrip("/").lower() for o in cors_origins)
+        self.max_body_bytes = max_body_bytes
+
+    def _refusal(self, scope: Scope) -> tuple[int, str, str] | None:
+        host = _header(scope, b"host")
+        if self.allowed_hosts is not None and (host is None or _host_name(host) not in self.allowed_hosts):
+            shown = (host or "")[:100]
+            return (
+                400,
+                "invalid_host",
+                f"Host {shown!r} is not served here; add it to FOLIO_ALLOWED_HOSTS if it should be",
+            )
+        if scope["method"] not in STATE_CHANGING:
+            return None
+        # A browser says where a request comes from; other clients send neither header.
+        origin = _header(scope, b"origin")
+        site = _header(scope, b"sec-fetch-site")
+        if origin is not None:
+            netloc = _origin_netloc(origin)
+            same = netloc is not None and host is not None and netloc == host.strip().lower()
+            if not same and origin.rstrip("/").lower() not in self.cors_origins:
+                return 403, "forbidden_origin", f"cross-site request from origin {origin[:100]!r} refused"
+        elif site is not None and site not in ("same-origin", "none"):
+            return 403, "forbidden_origin", f"cross-site request refused (Sec-Fetch-Site: {site[:40]})"
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            status, code, message = refusal
+            await error_response(status, code, message)(scope, receive, send)
+            return
+        ctype = _header(scope, b"content-type") or ""
+        if ctype.startswith("multipart/form-data"):  # uploads enforce FOLIO_MAX_UPLOAD_BYTES themselves
+            await self.app(scope, receive, send)
+            return
+        limit = self.max_body_bytes
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+            await error_response(413, "limit_exceeded", f"request body is over the limit of {limit} bytes")(
+                scope, receive, send
+            )
+            return
+        seen = 0
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise StarletteHTTPException(413, f"request body is over the limit of {limit} bytes")
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+def guard_options(settings: Settings) -> dict[str, Any]:
+    """``HostOriginGuard`` keyword arguments from ``Settings``."""
+    return {
+        "allowed_hosts": allowed_host_names(settings.host, settings.allowed_hosts),
+        "cors_origins": settings.cors_origins,
+        "max_body_bytes": settings.max_request_bytes,
+    }
