@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import pathlib
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,11 +27,12 @@ from ingest.model import PageInfo, PageIssue, Region, version_id_for
 from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
 from ingest.pdf_ocr import (
     ImageOcrError,
+    OcrBudget,
     image_ocr_languages,
     is_scanned,
     ocr_available,
     ocr_image_blocks,
-    ocr_textpage,
+    ocr_page_blocks,
     wants_image_ocr,
 )
 from ingest.pdf_regions import PageData, build_regions
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
     import pymupdf
 
 logger = logging.getLogger(__name__)
+
+REPAIRED_WARNING = "repaired: the file was damaged; PyMuPDF reconstructed its cross-reference table"
 
 
 @dataclass
@@ -59,9 +63,7 @@ class ParsedDocument:
 def _flags() -> int:
     import pymupdf
 
-    return int(
-        pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
-    )
+    return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP)
 
 
 def _save_png(pix: Any, path: pathlib.Path) -> None:
@@ -72,7 +74,7 @@ def _save_png(pix: Any, path: pathlib.Path) -> None:
 
 
 def _first_pass(
-    page: pymupdf.Page, *, ocr: bool, asset_dir: pathlib.Path | None, rel_dir: str, scale: float
+    page: pymupdf.Page, *, ocr: OcrBudget | None, asset_dir: pathlib.Path | None, rel_dir: str, scale: float
 ) -> PageData:
     import pymupdf
 
@@ -84,9 +86,8 @@ def _first_pass(
     chars = sum(len(ln.text.strip()) for b in pd.blocks for ln in b.lines)
     images = raster_boxes(page)
     pd.scanned = is_scanned(page, chars, images)
-    if pd.scanned and ocr:
-        pd.blocks = extract_blocks(ocr_textpage(page, flags), page)
-        pd.ocr = True
+    if pd.scanned and ocr is not None:
+        _ocr_scanned_page(page, pd, ocr)
     drawings = page.get_cdrawings() if not pd.scanned else []
     if drawings:
         words = [wd for b in pd.blocks for ln in b.lines for wd in ln.words]
@@ -112,8 +113,8 @@ def _first_pass(
                     b.role = "figure"
                     fig.inner.append(b)
             pd.figures.append(fig)
-        if ocr:
-            _ocr_images(page, pd, images)
+        if ocr is not None:
+            _ocr_images(page, pd, images, ocr)
     elif not pd.ocr:
         pd.figures.append(FigureData(bbox=(0.0, 0.0, w, h), source="page-scan"))
     # Page text: blocks in reading order, lines joined by "\n", blocks by "\n\n". A block's region
@@ -151,7 +152,27 @@ def page_label(page: pymupdf.Page) -> str:
     return label.replace("\ufeff", "").strip()[:32]
 
 
-def _ocr_images(page: pymupdf.Page, pd: PageData, images: list[tuple[float, float, float, float]]) -> None:
+def _ocr_scanned_page(page: pymupdf.Page, pd: PageData, budget: OcrBudget) -> None:
+    """Whole-page OCR within the budget; a page left without text keeps its ``page-scan`` figure."""
+    timeout = budget.timeout()
+    if timeout is None:
+        pd.warnings.append(f"page {pd.index + 1}: not OCRed, the document's OCR time budget is spent")
+        return
+    started = time.perf_counter()
+    try:
+        blocks = ocr_page_blocks(page, timeout)
+    except ImageOcrError as exc:
+        pd.warnings.append(f"page {pd.index + 1}: OCR failed ({exc})")
+        return
+    finally:
+        budget.charge(time.perf_counter() - started)
+    pd.blocks = blocks
+    pd.ocr = bool(blocks)
+
+
+def _ocr_images(
+    page: pymupdf.Page, pd: PageData, images: list[tuple[float, float, float, float]], budget: OcrBudget
+) -> None:
     """OCR large, text-free raster images; their text joins the figure and the page's paragraphs.
 
     OCR blocks go into ``pd.blocks`` right after the last native block that starts above the
@@ -163,13 +184,18 @@ def _ocr_images(page: pymupdf.Page, pd: PageData, images: list[tuple[float, floa
         return
     langs = image_ocr_languages(" ".join(b.text for b in native))
     for box in todo:
-        try:
-            got = ocr_image_blocks(page, box, langs)
-        except ImageOcrError as exc:
-            pd.warnings.append(
-                f"page {pd.index + 1}: OCR of an image failed ({exc}); indexed as an image only"
-            )
+        timeout = budget.timeout()
+        if timeout is None:
+            pd.warnings.append(f"page {pd.index + 1}: an image was not OCRed, the document's OCR time budget is spent")
             continue
+        started = time.perf_counter()
+        try:
+            got = ocr_image_blocks(page, box, langs, timeout_s=timeout)
+        except ImageOcrError as exc:
+            pd.warnings.append(f"page {pd.index + 1}: OCR of an image failed ({exc}); indexed as an image only")
+            continue
+        finally:
+            budget.charge(time.perf_counter() - started)
         if not got:
             continue
         pd.ocr = True
@@ -193,21 +219,23 @@ def parse_pdf(
     progress: Callable[[int, int], None] | None = None,
     max_pages: int | None = None,
     max_bytes: int | None = None,
+    ocr_budget: OcrBudget | None = None,
 ) -> ParsedDocument:
     """Parse PDF bytes into regions (see the module docstring and ``ingest.model``).
 
-    ``ocr=None`` OCRs scanned pages when Tesseract is installed; ``assets_dir=None`` renders
-    nothing. Bad input raises the ``InvalidDocument`` subclasses of ``ingest.validate.open_pdf``;
-    a failure confined to one page becomes a ``PageIssue`` and the rest is still parsed.
+    ``ocr=None`` OCRs scanned pages when Tesseract is installed, within ``ocr_budget`` (default:
+    unbounded in total, 180 s per Tesseract call); ``assets_dir=None`` renders nothing. Bad input
+    raises the ``InvalidDocument`` subclasses of ``ingest.validate.open_pdf``; a failure confined
+    to one page becomes a ``PageIssue`` and the rest is still parsed. A file PyMuPDF had to repair
+    on open parses with ``REPAIRED_WARNING``.
     """
     doc = open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages)
     version_id = version_id_for(data)
     use_ocr = ocr_available() if ocr is None else (ocr and ocr_available())
-    warnings: list[str] = []
+    budget = (ocr_budget or OcrBudget()) if use_ocr else None
+    warnings: list[str] = [REPAIRED_WARNING] if doc.is_repaired else []
     if ocr and not use_ocr:
-        warnings.append(
-            "OCR requested but Tesseract (eng) is not installed; scanned pages are indexed as images only"
-        )
+        warnings.append("OCR requested but Tesseract (eng) is not installed; scanned pages are indexed as images only")
     rel_dir = f"{assets_dir.name}/{doc_id}@{version_id}" if assets_dir is not None else ""
     asset_dir = assets_dir / f"{doc_id}@{version_id}" if assets_dir is not None else None
     issues: list[PageIssue] = []
@@ -217,18 +245,16 @@ def parse_pdf(
         for i in range(n):
             try:
                 page = doc.load_page(i)
-                pages.append(
-                    _first_pass(page, ocr=use_ocr, asset_dir=asset_dir, rel_dir=rel_dir, scale=render_scale)
-                )
+                pages.append(_first_pass(page, ocr=budget, asset_dir=asset_dir, rel_dir=rel_dir, scale=render_scale))
+            except MemoryError:
+                raise  # the document is over its memory budget: not a page problem
             except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
                 logger.warning("page %d failed: %s", i + 1, exc)
                 issues.append(
                     PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
                 )
                 r = doc.load_page(i).rect if i < n else None
-                pages.append(
-                    PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0)
-                )
+                pages.append(PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0))
             if progress:
                 progress(i + 1, n)
         mark_furniture(pages)
@@ -243,9 +269,7 @@ def parse_pdf(
     for p in pages:
         warnings.extend(p.warnings)
         if p.scanned and not p.ocr:
-            warnings.append(
-                f"page {p.index + 1} is a scanned image without a text layer; indexed as an image only"
-            )
+            warnings.append(f"page {p.index + 1} is a scanned image without a text layer; indexed as an image only")
     infos = [
         PageInfo(
             page=p.index + 1,
