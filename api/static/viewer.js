@@ -4,14 +4,15 @@
 // A page is shown as the server's PNG scaled to the page div's width, so one point is
 // (displayed image width / page width in points) CSS pixels: rect = box * scale.
 //
-// API key: typed into the header field, kept in localStorage, and sent as X-API-Key on every
-// request. Images are fetched the same way and shown through blob: URLs, so the key never lands
-// in a URL.
+// API key: typed into the header field, kept in sessionStorage (this tab only, gone when it
+// closes; never localStorage, which any script on this origin can read for ever), and sent as
+// X-API-Key on every request. Images are fetched the same way and shown through blob: URLs, so
+// the key never lands in a URL.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const state = {
-  key: localStorage.getItem("folio.key") || "",
+  key: sessionStorage.getItem("folio.key") || "",
   docs: [],
   doc: null,          // {doc_id, version_id, filename}
   pages: [],          // [{page, width, height, image_url}]
@@ -311,7 +312,8 @@ async function boot() {
   $("key-form").addEventListener("submit", (e) => e.preventDefault());
   $("api-key").addEventListener("change", async (e) => {
     state.key = e.target.value.trim();
-    localStorage.setItem("folio.key", state.key);
+    sessionStorage.setItem("folio.key", state.key);
+    localStorage.removeItem("folio.key"); // a key an older viewer kept there
     await loadDocs();
   });
   $("doc-select").addEventListener("change", (e) => e.target.value && openLatest(e.target.value).catch((x) => setStatus(x.message, true)));

@@ -127,9 +127,13 @@ def test_upload_ask_click_chip_highlights_region(
         region = httpx.get(
             f"{url}/v1/regions/{hits[0]['region_id']}", headers={"X-API-Key": "viewer-key"}
         ).json()
+        # The key lives in this tab's sessionStorage, never in localStorage (readable for ever).
+        assert page.evaluate("sessionStorage.getItem('folio.key')") == "viewer-key"
+        assert page.evaluate("localStorage.getItem('folio.key')") is None
         deep = browser.new_page(viewport={"width": 1200, "height": 900})
-        deep.goto(f"{url}/viewer")  # same origin: the key is in localStorage now
-        deep.evaluate("localStorage.setItem('folio.key', 'viewer-key')")
+        deep.goto(f"{url}/viewer")  # a new tab has no key: set it, as typing it would
+        assert deep.evaluate("sessionStorage.getItem('folio.key')") is None
+        deep.evaluate("sessionStorage.setItem('folio.key', 'viewer-key')")
         deep.goto(f"{url}/viewer?region={region['region_id']}")
         deep.wait_for_selector("body[data-ready='1']")
         deep.wait_for_selector(".hl")
