@@ -6,12 +6,17 @@
     │   ├── CorruptPDF                        PDF header, but the file cannot be opened or is truncated
     │   ├── EncryptedPDF                      needs a password (none given, or the one given is wrong)
     │   ├── EmptyPDF                          opens, but has zero pages
-    │   └── LimitExceeded                     over the size or page limit (HTTP 413)
+    │   ├── LimitExceeded                     over the size or page limit (HTTP 413)
+    │   ├── IngestTimeout                     parsing ran past the document or page time budget
+    │   ├── IngestMemory                      parsing needed more memory than the ingest budget
+    │   └── ParserCrashed                     the parser process died on this file (a signal)
     ├── NotFound (LookupError)
     │   ├── DocumentNotFound
     │   ├── VersionNotFound
     │   └── RegionNotFound
     ├── ModelUnavailable (RuntimeError)       an optional model (CLIP, ColPali, LLM) is not configured
+    ├── VersionBusy (TimeoutError)            another live writer holds this version's claim (HTTP 409)
+    ├── ClaimLost (RuntimeError)              this writer's claim was taken over or deleted before commit (409)
     └── InvalidRequest (ValueError)           a query or option that cannot be served as asked
 
 ``code`` is the stable machine-readable name used in the REST error shape.
@@ -51,6 +56,18 @@ class LimitExceeded(InvalidDocument):
     http_status = 413
 
 
+class IngestTimeout(InvalidDocument):
+    code = "ingest_timeout"
+
+
+class IngestMemory(InvalidDocument):
+    code = "ingest_memory"
+
+
+class ParserCrashed(InvalidDocument):
+    code = "parser_crashed"
+
+
 class NotFound(FolioError, LookupError):
     code = "not_found"
     http_status = 404
@@ -71,6 +88,16 @@ class RegionNotFound(NotFound):
 class ModelUnavailable(FolioError, RuntimeError):
     code = "model_unavailable"
     http_status = 503
+
+
+class VersionBusy(FolioError, TimeoutError):
+    code = "version_busy"
+    http_status = 409
+
+
+class ClaimLost(FolioError, RuntimeError):
+    code = "claim_lost"
+    http_status = 409
 
 
 class InvalidRequest(FolioError, ValueError):

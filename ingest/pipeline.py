@@ -90,7 +90,8 @@ def ingest_bytes(
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
     open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages).close()
-    if store.has_ready(doc_id, version_id):
+
+    def unchanged() -> IngestReport:
         v = store.get_version(doc_id, version_id)
         prior = store.version_report(doc_id, version_id)
         return IngestReport(
@@ -106,11 +107,17 @@ def ingest_bytes(
             status="unchanged",
         )
 
+    if store.has_ready(doc_id, version_id):
+        return unchanged()
+
     def report_progress(stage: str, done: int, total: int) -> None:
         if progress:
             progress(stage, done, total)
 
-    store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION)
+    # Claims the version; waits while another live writer holds it. False: that writer (same
+    # bytes) committed meanwhile, so this ingest is a no-op too.
+    if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION):
+        return unchanged()
     try:
         parsed = parse_pdf(
             data,

@@ -12,11 +12,22 @@ Tables (every row of every version-scoped table carries ``doc_id`` and ``version
 
 Rendered page images and figure crops are PNG files under ``<data>/assets/<doc_id>@<version_id>/``.
 
-Atomicity: an ingest first adds a ``pending`` versions row (with the writer's pid), then writes
-regions, chunks, vectors and assets, then flips the row to ``ready`` in one LanceDB commit. A
-process killed midway leaves only rows of a pending version, which no query sees; ``Store.open``
-removes pending versions whose writer is gone (``recover``). Deleting flips visibility first too:
-the versions row goes, then the rows and assets behind it.
+Atomicity and writers: an ingest first **claims** its version by adding a ``pending`` versions
+row that names the writer (a random ``writer`` id, its pid, host and process start time, and a
+``heartbeat``), then writes regions, chunks, vectors and assets (every row tagged with the same
+``writer``), then flips *its own* row to ``ready`` in one LanceDB commit and reads it back. Only
+one live writer holds a version: a second writer of the same bytes waits for the first and then
+finds the version ready (a no-op), or takes over a claim whose writer is dead (pid gone on this
+host, or heartbeat older than ``LEASE`` from another host). LanceDB's conditional insert
+(``merge_insert``) is not atomic across processes, so a claim is decided by commit order: a writer
+whose claim row was preceded by another live claim (visible in the table version just before its
+own) withdraws. A process killed midway leaves only rows of a pending version, which no query
+sees. **Readers never write**: crash cleanup runs in writers (dead claims of the version they are
+about to write) or explicitly (``Store.recover``, ``folio check --repair``). Deleting flips
+visibility first too: the versions row goes, then the rows and assets behind it.
+
+Maintenance (``ingest/maintenance.py``): LanceDB keeps every table version and deleted row until
+told otherwise, so writers compact and clean up old versions every ``COMPACT_EVERY`` commits.
 """
 
 from __future__ import annotations
@@ -27,16 +38,21 @@ import os
 import shutil
 import threading
 import time
+import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
 from ingest.embed import TEXT_DIM
-from ingest.errors import DocumentNotFound, RegionNotFound, VersionNotFound
+from ingest.errors import ClaimLost, DocumentNotFound, RegionNotFound, VersionBusy, VersionNotFound
 from ingest.index import RegionIndex
 from ingest.model import CHILD_KINDS, BBox, DocumentVersion, Locator, Region
 from ingest.textnorm import fts_text
@@ -58,8 +74,17 @@ VERSIONS_SCHEMA = pa.schema(
         pa.field("status", pa.string()),
         pa.field("writer_pid", pa.int64()),
         pa.field("report", pa.string()),
+        # The claim (module docstring). Older data dirs get these columns from their first writer.
+        pa.field("writer", pa.string()),
+        pa.field("writer_host", pa.string()),
+        pa.field("writer_start", pa.int64()),
+        pa.field("heartbeat", pa.float64()),
+        # Rows written per table ({"regions": n, "chunks": m, ...}), checked by ``folio check``.
+        pa.field("counts", pa.string()),
     ]
 )
+CLAIM_FIELDS: tuple[pa.Field, ...] = tuple(VERSIONS_SCHEMA.field(n) for n in VERSIONS_SCHEMA.names[-5:])
+WRITER_FIELD = pa.field("writer", pa.string())
 
 REGIONS_SCHEMA = pa.schema(
     [
@@ -77,6 +102,7 @@ REGIONS_SCHEMA = pa.schema(
         pa.field("seq", pa.int32()),
         pa.field("tokens", pa.int32()),
         pa.field("meta", pa.string()),
+        WRITER_FIELD,
     ]
 )
 
@@ -91,9 +117,17 @@ CHUNKS_SCHEMA = pa.schema(
         pa.field("vector", pa.list_(pa.float32(), TEXT_DIM)),
         # What the full-text index reads: the text with CJK runs as bigrams (ingest/textnorm.py).
         pa.field("fts", pa.string()),
+        WRITER_FIELD,
     ]
 )
 FTS_COLUMN = "fts"
+
+# How long a second writer of the same version waits for the first before giving up.
+CLAIM_WAIT = timedelta(minutes=30)
+# Bound of the per-version region cache (``Store.region_index``).
+REGION_CACHE_SIZE = 64
+# Writers compact after this many commits (``ingest/maintenance.py``).
+COMPACT_EVERY = 20
 
 
 def default_data_dir() -> str:
@@ -116,16 +150,23 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(_sql_str(v) for v in vals)})"
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+@dataclass
+class Claim:
+    """This Store's hold on one pending version: the writer id its rows carry, and what it wrote."""
+
+    doc_id: str
+    version_id: str
+    writer: str
+    counts: dict[str, int] = field(default_factory=dict)
+    heartbeat: float = field(default_factory=time.time)
+
+    @property
+    def key(self) -> str:
+        return f"doc_id = {_sql_str(self.doc_id)} AND version_id = {_sql_str(self.version_id)}"
+
+    @property
+    def mine(self) -> str:
+        return f"{self.key} AND writer = {_sql_str(self.writer)}"
 
 
 def region_to_row(r: Region) -> dict[str, Any]:
@@ -144,6 +185,7 @@ def region_to_row(r: Region) -> dict[str, Any]:
         "seq": r.seq,
         "tokens": r.tokens,
         "meta": json.dumps(dict(r.meta), ensure_ascii=False),
+        "writer": "",
     }
 
 
@@ -178,9 +220,20 @@ def row_to_region(row: dict[str, Any]) -> Region:
 
 
 class Store:
-    """The LanceDB-backed store. Thread-safe for one writer and many readers in a process."""
+    """The LanceDB-backed store. Thread-safe for one writer and many readers in a process; any number
+    of processes may read and write one store (module docstring: claims)."""
 
-    def __init__(self, uri: str | os.PathLike[str] | None = None, *, recover: bool = True) -> None:
+    def __init__(
+        self,
+        uri: str | os.PathLike[str] | None = None,
+        *,
+        recover: bool = False,
+        region_cache_size: int = REGION_CACHE_SIZE,
+        compact_every: int = COMPACT_EVERY,
+    ) -> None:
+        """Open (creating when absent) the store at ``uri``. Opening never writes to existing data
+        (except the one-time ``fts`` migration of data from an older folio); ``recover=True`` runs
+        the crash cleanup, which only a writer should ask for."""
         import lancedb
 
         self.uri = str(uri or default_data_dir())
@@ -196,7 +249,12 @@ class Store:
         self._tables: dict[str, Any] = {}
         self.assets_root = Path(self.uri) / "assets"
         self._write_lock = threading.RLock()
-        self._index_cache: dict[str, RegionIndex] = {}
+        self._index_cache: OrderedDict[str, RegionIndex] = OrderedDict()
+        self.region_cache_size = region_cache_size
+        self.compact_every = compact_every
+        self._claims: dict[tuple[str, str], Claim] = {}
+        self._claim_columns_ok = False
+        self._commits = 0
         self._versions_cache: tuple[int, list[dict[str, Any]]] | None = None
         self._cache_lock = threading.Lock()
         self.versions = self._table("versions", VERSIONS_SCHEMA)
@@ -332,37 +390,150 @@ class Store:
     def has_ready(self, doc_id: str, version_id: str) -> bool:
         return bool(self._version_rows(doc_id=doc_id, version_id=version_id, status="ready"))
 
-    # --------------------------------------------------------------- writes
-    def begin_version(self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str) -> None:
-        """Mark a version as being written. Any leftover rows of an earlier failed attempt are removed."""
+    # --------------------------------------------------------------- claims
+    def _ensure_claim_columns(self) -> None:
+        """Give tables written by an older folio the claim columns (a writer-only migration)."""
+        if self._claim_columns_ok:
+            return
         with self._write_lock:
-            self._purge(doc_id, version_id)
-            self.versions.add(
-                pa.Table.from_pylist(
-                    [
-                        {
-                            "doc_id": doc_id,
-                            "version_id": version_id,
-                            "filename": filename,
-                            "pages": 0,
-                            "size_bytes": size_bytes,
-                            "parser_version": parser_version,
-                            "created_at": time.time(),
-                            "regions": 0,
-                            "status": "pending",
-                            "writer_pid": os.getpid(),
-                            "report": "{}",
-                        }
-                    ],
-                    schema=VERSIONS_SCHEMA,
-                )
-            )
+            missing = [f for f in CLAIM_FIELDS if f.name not in self.versions.schema.names]
+            if missing:
+                logger.warning("adding writer-claim columns to versions (data written by an older folio)")
+                retry_conflicts(lambda: self.versions.add_columns(missing))
+            for t in self.version_tables():
+                if "writer" not in t.schema.names:
+                    retry_conflicts(partial(t.add_columns, [WRITER_FIELD]))
+            self._claim_columns_ok = True
 
+    def _claim_rows(self, doc_id: str, version_id: str, table: Any | None = None) -> list[dict[str, Any]]:
+        """The versions rows of one (doc, version), read now (not from the cache)."""
+        t = table if table is not None else self.versions
+        where = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
+        rows: list[dict[str, Any]] = t.search().where(where).limit(None).to_arrow().to_pylist()
+        return rows
+
+    def begin_version(
+        self,
+        doc_id: str,
+        version_id: str,
+        filename: str,
+        size_bytes: int,
+        parser_version: str,
+        *,
+        wait: timedelta = CLAIM_WAIT,
+    ) -> bool:
+        """Claim a version for writing. False when it is already ready (identical bytes: nothing to do).
+
+        Another live writer of the same version is waited for (up to ``wait``; then ``VersionBusy``);
+        a dead one's claim and rows are removed first. Nothing of any other writer is touched.
+        """
+        self._ensure_claim_columns()
+        deadline = time.monotonic() + wait.total_seconds()
+        pause = 0.1
+        with self._write_lock:
+            if (doc_id, version_id) in self._claims:
+                raise VersionBusy(f"{doc_id}@{version_id} is already being written by this store")
+            while True:
+                rows = self._claim_rows(doc_id, version_id)
+                if any(r["status"] == "ready" for r in rows):
+                    return False
+                live = [r for r in rows if claim_alive(r)]
+                for r in rows:
+                    if r not in live:
+                        self._remove_claim(doc_id, version_id, r.get("writer") or "")
+                if not live:
+                    claim = self._try_claim(doc_id, version_id, filename, size_bytes, parser_version)
+                    if claim is not None:
+                        self._claims[(doc_id, version_id)] = claim
+                        LIVE_WRITERS.add(claim.writer)
+                        return True
+                    continue  # lost the race: look again at once
+                if time.monotonic() >= deadline:
+                    raise VersionBusy(
+                        f"{doc_id}@{version_id} is being written by another process "
+                        f"(pid {live[0].get('writer_pid')} on {live[0].get('writer_host') or HOST})"
+                    )
+                time.sleep(pause)
+                pause = min(pause * 1.5, 1.0)
+
+    def _try_claim(
+        self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str
+    ) -> Claim | None:
+        """Insert a pending row for (doc, version) unless one exists, and win or withdraw.
+
+        ``merge_insert`` skips the insert when it sees a row, but two processes racing can both
+        insert. The claim goes to the earliest commit: a writer whose table version just before its
+        own already held another live claim row withdraws its row.
+        """
+        claim = Claim(doc_id, version_id, uuid.uuid4().hex)
+        now = time.time()
+        row = {
+            "doc_id": doc_id,
+            "version_id": version_id,
+            "filename": filename,
+            "pages": 0,
+            "size_bytes": size_bytes,
+            "parser_version": parser_version,
+            "created_at": now,
+            "regions": 0,
+            "status": "pending",
+            "writer_pid": os.getpid(),
+            "report": "{}",
+            "writer": claim.writer,
+            "writer_host": HOST,
+            "writer_start": PROCESS_START,
+            "heartbeat": now,
+            "counts": "{}",
+        }
+        data = pa.Table.from_pylist([row], schema=self.versions.schema)
+        result = retry_conflicts(
+            lambda: self.versions.merge_insert(["doc_id", "version_id"]).when_not_matched_insert_all().execute(data)
+        )
+        if not result.num_inserted_rows:
+            return None
+        others = [r for r in self._claim_rows(doc_id, version_id) if r.get("writer") != claim.writer]
+        if others:
+            before = self.db.open_table("versions")
+            before.checkout(result.version - 1)
+            earlier = {r.get("writer") for r in self._claim_rows(doc_id, version_id, before) if claim_alive(r)}
+            if earlier & {r.get("writer") for r in others} or any(r["status"] == "ready" for r in others):
+                logger.info("claim race on %s@%s lost; waiting for the winner", doc_id, version_id)
+                retry_conflicts(lambda: self.versions.delete(claim.mine))
+                return None
+        return claim
+
+    def _claim_for(self, doc_id: str, version_id: str) -> Claim:
+        claim = self._claims.get((doc_id, version_id))
+        if claim is None:
+            raise ClaimLost(f"{doc_id}@{version_id} is not claimed by this writer (call begin_version first)")
+        now = time.time()
+        if now - claim.heartbeat > LEASE.total_seconds() / 4:
+            retry_conflicts(lambda: self.versions.update(where=claim.mine, values={"heartbeat": now}))
+            claim.heartbeat = now
+        return claim
+
+    def _tagged(self, table: Any, name: str, data: pa.Table) -> pa.Table:
+        """``data`` with its ``writer`` column set from the claims on its (doc, version)s, cast to
+        ``table``'s schema; counts the rows per claim for the commit-time check."""
+        keys = list(zip(data.column("doc_id").to_pylist(), data.column("version_id").to_pylist(), strict=True))
+        claims = {k: self._claim_for(*k) for k in set(keys)}
+        for k in keys:
+            claims[k].counts[name] = claims[k].counts.get(name, 0) + 1
+        writers = pa.array([claims[k].writer for k in keys], pa.string())
+        if "writer" in data.schema.names:
+            data = data.set_column(data.schema.get_field_index("writer"), WRITER_FIELD, writers)
+        else:
+            data = data.append_column(WRITER_FIELD, writers)
+        return data.select(table.schema.names).cast(table.schema)
+
+    # --------------------------------------------------------------- writes
     def add_regions(self, regions: Sequence[Region]) -> None:
         if not regions:
             return
         with self._write_lock:
-            self.regions.add(pa.Table.from_pylist([region_to_row(r) for r in regions], schema=REGIONS_SCHEMA))
+            data = pa.Table.from_pylist([region_to_row(r) for r in regions], schema=REGIONS_SCHEMA)
+            tagged = self._tagged(self.regions, "regions", data)
+            retry_conflicts(lambda: self.regions.add(tagged))
 
     def add_chunks(self, regions: Sequence[Region], vectors: np.ndarray) -> None:
         """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``)."""
@@ -382,35 +553,80 @@ class Store:
                 "vector": pa.FixedSizeListArray.from_arrays(
                     pa.array(vectors.astype(np.float32).ravel(), pa.float32()), TEXT_DIM
                 ),
+                "writer": [""] * len(regions),
             },
             schema=CHUNKS_SCHEMA,
         )
         with self._write_lock:
-            self.chunks.add(table)
+            tagged = self._tagged(self.chunks, "chunks", table)
+            retry_conflicts(lambda: self.chunks.add(tagged))
             self._fts_dirty = True
 
     def add_rows(self, table_name: str, schema: pa.Schema, rows: pa.Table | list[dict[str, Any]]) -> None:
-        """Append to a version-scoped table owned by another layer (figure or page vectors, summaries)."""
+        """Append to a version-scoped table owned by another layer (figure or page vectors, summaries).
+
+        The store adds its ``writer`` column to that layer's schema."""
+        if "writer" not in schema.names:
+            schema = schema.append(WRITER_FIELD)
         with self._write_lock:
             table = self._table(table_name, schema)
-            data = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows, schema=schema)
+            if "writer" not in table.schema.names:
+                retry_conflicts(lambda: table.add_columns([WRITER_FIELD]))
+            if isinstance(rows, pa.Table):
+                data = rows
+            else:
+                data = pa.Table.from_pylist([{**r, "writer": ""} for r in rows], schema=schema)
             if data.num_rows:
-                table.add(data)
+                tagged = self._tagged(table, table_name, data)
+                retry_conflicts(lambda: table.add(tagged))
 
     def commit_version(self, doc_id: str, version_id: str, *, pages: int, regions: int, report: dict[str, Any]) -> None:
-        """Make a pending version visible, in one LanceDB commit, and refresh the full-text index."""
+        """Make this writer's pending version visible, in one LanceDB commit, and refresh the full-text index.
+
+        Only the caller's own claim is flipped (the update is conditional on its writer id), and the
+        row is read back afterwards: ``ClaimLost`` if the claim was taken over or deleted meanwhile,
+        or if rows this writer wrote are gone.
+        """
         with self._write_lock:
+            claim = self._claim_for(doc_id, version_id)
+            for name, n in claim.counts.items():
+                t = self.table(name)
+                have = t.count_rows(claim.mine) if t is not None else 0
+                if have != n:
+                    raise ClaimLost(f"{doc_id}@{version_id}: {name} has {have} rows of this writer, wrote {n}")
+            for t in self.version_tables():
+                # Rows a dead or superseded writer left behind in this version never become visible.
+                foreign = f"{claim.key} AND (writer IS NULL OR writer != {_sql_str(claim.writer)})"
+                if t.count_rows(foreign):
+                    retry_conflicts(partial(t.delete, foreign))
             self.ensure_fts()
-            self.versions.update(
-                where=f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)} AND status = 'pending'",
-                values={
-                    "status": "ready",
-                    "pages": pages,
-                    "regions": regions,
-                    "report": json.dumps(report, ensure_ascii=False),
-                    "created_at": time.time(),
-                },
-            )
+            values = {
+                "status": "ready",
+                "pages": pages,
+                "regions": regions,
+                "report": json.dumps(report, ensure_ascii=False),
+                "created_at": time.time(),
+                "counts": json.dumps(claim.counts, sort_keys=True),
+            }
+            retry_conflicts(lambda: self.versions.update(where=f"{claim.mine} AND status = 'pending'", values=values))
+            rows = self._claim_rows(doc_id, version_id)
+            ready = [r for r in rows if r["status"] == "ready"]
+            if [r.get("writer") for r in ready] != [claim.writer]:
+                raise ClaimLost(f"{doc_id}@{version_id} was taken over by another writer before it committed")
+            del self._claims[(doc_id, version_id)]
+            LIVE_WRITERS.discard(claim.writer)
+            self._commits += 1
+            if self.compact_every and self._commits % self.compact_every == 0:
+                self.maintain()
+
+    def maintain(self) -> None:
+        """Periodic compaction in a writer; a failure is logged, never fails the commit that triggered it."""
+        from ingest.maintenance import compact
+
+        try:
+            compact(self)
+        except (OSError, RuntimeError, ValueError) as exc:
+            logger.warning("compaction of %s failed: %s", self.uri, exc)
 
     def ensure_fts(self) -> None:
         """(Re)build the native full-text index over chunk text when rows were added since the last build."""
@@ -421,7 +637,7 @@ class Store:
                 return
             if self.chunks.count_rows() == 0:
                 return
-            self.chunks.create_index(FTS_COLUMN, config=FTS(with_position=True), replace=True)
+            retry_conflicts(lambda: self.chunks.create_index(FTS_COLUMN, config=FTS(with_position=True), replace=True))
             self._fts_dirty = False
 
     def _has_fts(self) -> bool:
@@ -431,14 +647,39 @@ class Store:
             return False
 
     def abort_version(self, doc_id: str, version_id: str) -> None:
-        """Undo a failed ingest: nothing of this version stays, nothing else is touched."""
+        """Undo a failed ingest: this writer's rows and claim go; nothing of any other writer is touched."""
         with self._write_lock:
-            self._purge(doc_id, version_id, only_pending=True)
+            claim = self._claims.pop((doc_id, version_id), None)
+            if claim is None:
+                return
+            LIVE_WRITERS.discard(claim.writer)
+            self._remove_claim(doc_id, version_id, claim.writer)
+
+    def _remove_claim(self, doc_id: str, version_id: str, writer: str) -> None:
+        """Remove one (dead or failed) writer's pending version: its rows, then its assets when no
+        other claim or ready version shares them, then its versions row (which frees the version)."""
+        key = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
+        mine = f"{key} AND " + (f"writer = {_sql_str(writer)}" if writer else "(writer IS NULL OR writer = '')")
+        logger.warning("removing incomplete version %s@%s (writer %s)", doc_id, version_id, writer or "?")
+        with self._write_lock:
+            for t in self.version_tables():
+                if "writer" in t.schema.names:
+                    retry_conflicts(partial(t.delete, mine))
+                else:
+                    retry_conflicts(partial(t.delete, key))
+            self._fts_dirty = True
+            others = [r for r in self._claim_rows(doc_id, version_id) if (r.get("writer") or "") != writer]
+            if self.local and not others:
+                shutil.rmtree(self.assets_root / f"{doc_id}@{version_id}", ignore_errors=True)
+            where = mine if "writer" in self.versions.schema.names else key
+            retry_conflicts(lambda: self.versions.delete(f"{where} AND status = 'pending'"))
+            self._forget(doc_id, version_id)
 
     def delete_version(self, doc_id: str, version_id: str) -> None:
         self.get_version(doc_id, version_id)  # raises when absent
         with self._write_lock:
-            self.versions.delete(f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}")
+            key = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
+            retry_conflicts(lambda: self.versions.delete(key))
             self._purge(doc_id, version_id)
 
     def delete_document(self, doc_id: str) -> list[str]:
@@ -446,55 +687,83 @@ class Store:
         if not versions:
             raise DocumentNotFound(f"no such document: {doc_id}")
         with self._write_lock:
-            self.versions.delete(f"doc_id = {_sql_str(doc_id)}")
+            retry_conflicts(lambda: self.versions.delete(f"doc_id = {_sql_str(doc_id)}"))
             for v in versions:
                 self._purge(doc_id, v)
         return versions
 
-    def _purge(self, doc_id: str, version_id: str, *, only_pending: bool = False) -> None:
+    def _purge(self, doc_id: str, version_id: str) -> None:
+        """Remove every row and asset of a version whose versions rows are already gone."""
         key = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
-        self.versions.delete(f"{key} AND status = 'pending'")
-        if only_pending and self.has_ready(doc_id, version_id):
-            return
         for t in self.version_tables():
-            t.delete(key)
+            retry_conflicts(partial(t.delete, key))
         self._fts_dirty = True
         if self.local:
             shutil.rmtree(self.assets_root / f"{doc_id}@{version_id}", ignore_errors=True)
+        self._forget(doc_id, version_id)
+        self._commits += 1
+        if self.compact_every and self._commits % self.compact_every == 0:
+            self.maintain()
+
+    def _forget(self, doc_id: str, version_id: str) -> None:
         with self._cache_lock:
             self._index_cache.pop(version_id + "|" + doc_id, None)
 
     def recover(self) -> list[tuple[str, str]]:
-        """Remove pending versions whose writer process is gone, and orphan rows of no version."""
+        """Crash cleanup (writers and ``folio check --repair`` only): remove pending versions whose
+        writer is dead, rows that belong to no versions row (or to another writer than the version's),
+        and asset folders of no version.
+
+        Rows and asset folders are listed *before* the versions table is read: a writer adds its
+        claim before its first row, so anything listed belongs to a claim the later read sees.
+        """
         removed: list[tuple[str, str]] = []
         with self._write_lock:
-            for r in self._version_rows(status="pending"):
-                if not _pid_alive(int(r["writer_pid"] or 0)) or r["writer_pid"] == os.getpid():
-                    logger.warning("removing incomplete version %s@%s", r["doc_id"], r["version_id"])
-                    self._purge(r["doc_id"], r["version_id"])
+            self._ensure_claim_columns()
+            tables = self.version_tables()
+            present = {
+                id(t): t.search().select(["doc_id", "version_id", "writer"]).limit(None).to_arrow().to_pylist()
+                for t in tables
+            }
+            asset_dirs = list(self.assets_root.iterdir()) if self.local and self.assets_root.exists() else []
+            rows = self._claim_rows_all()
+            for r in rows:
+                if r["status"] == "pending" and not claim_alive(r):
+                    self._remove_claim(r["doc_id"], r["version_id"], r.get("writer") or "")
                     removed.append((r["doc_id"], r["version_id"]))
-            known = {(r["doc_id"], r["version_id"]) for r in self._version_rows()}
-            for t in self.version_tables():
-                present = t.search().select(["doc_id", "version_id"]).limit(None).to_arrow().to_pylist()
-                for key in {(p["doc_id"], p["version_id"]) for p in present} - known:
-                    t.delete(f"doc_id = {_sql_str(key[0])} AND version_id = {_sql_str(key[1])}")
-                    removed.append(key)
-            if self.local and self.assets_root.exists():
-                names = {f"{d}@{v}" for d, v in known}
-                for child in self.assets_root.iterdir():
-                    if child.name not in names:
-                        shutil.rmtree(child, ignore_errors=True)
+            rows = self._claim_rows_all()
+            known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in rows}
+            for t in tables:
+                keys = {(p["doc_id"], p["version_id"], p.get("writer") or "") for p in present[id(t)]}
+                for doc, ver, writer in keys - known:
+                    where = f"doc_id = {_sql_str(doc)} AND version_id = {_sql_str(ver)} AND " + (
+                        f"writer = {_sql_str(writer)}" if writer else "(writer IS NULL OR writer = '')"
+                    )
+                    logger.warning("removing orphan rows of %s@%s (writer %s)", doc, ver, writer or "?")
+                    retry_conflicts(partial(t.delete, where))
+                    removed.append((doc, ver))
+            names = {f"{r['doc_id']}@{r['version_id']}" for r in rows}
+            for child in asset_dirs:
+                if child.name not in names:
+                    shutil.rmtree(child, ignore_errors=True)
             if removed:
                 self._fts_dirty = True
                 self.ensure_fts()
         return removed
 
+    def _claim_rows_all(self) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self.versions.search().limit(None).to_arrow().to_pylist()
+        return rows
+
     # ---------------------------------------------------------------- reads
     def region_index(self, doc_id: str, version_id: str) -> RegionIndex:
-        """All regions of one ready version, indexed in memory and cached (versions are immutable)."""
+        """All regions of one ready version, indexed in memory (versions are immutable) and kept in an
+        LRU cache of the ``region_cache_size`` most recently used versions."""
         key = version_id + "|" + doc_id
         with self._cache_lock:
             hit = self._index_cache.get(key)
+            if hit is not None:
+                self._index_cache.move_to_end(key)
         if hit is not None:
             return hit
         rows = (
@@ -507,6 +776,9 @@ class Store:
         index = RegionIndex(row_to_region(r) for r in rows)
         with self._cache_lock:
             self._index_cache[key] = index
+            self._index_cache.move_to_end(key)
+            while len(self._index_cache) > max(self.region_cache_size, 0):
+                self._index_cache.popitem(last=False)
         return index
 
     def get_region(self, region_id: str) -> Region:

@@ -1,0 +1,161 @@
+"""Store upkeep: compaction and cleanup of old LanceDB versions, and a consistency check.
+
+LanceDB appends a new table version (manifest plus data or deletion files) for every add, delete
+and update, and keeps every old version and every deleted row until told to compact and clean
+up. Without that, a store that re-ingests or survives kills grows without bound. ``compact``
+merges small fragments (materialising deletions), updates indices and removes versions older
+than ``older_than``; the latest version is always kept. Writers call it every ``COMPACT_EVERY``
+commits (``Store.maintain``) and at the end of ``folio ingest``; ``folio compact`` runs it by hand.
+
+``check`` verifies what the store promises: every ready version complete (its row counts match
+what its versions row recorded at commit), no rows of unknown, dead or superseded writers, no
+duplicated region ids within a version, no asset folder without a version. ``repair=True`` runs
+the crash cleanup (``Store.recover``) first.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import warnings
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from ingest.claims import claim_alive
+from ingest.store import Store
+
+logger = logging.getLogger(__name__)
+
+# Old table versions younger than this survive a compaction: a reader that picked a version up
+# just before may still be reading its files (reads check for the latest version on every query,
+# so a read would have to last this long to notice).
+COMPACT_OLDER_THAN = timedelta(minutes=2)
+VERSION_TABLES = ("regions", "chunks", "figures", "pages", "summaries")
+
+
+def _dir_bytes(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:  # removed meanwhile (a concurrent cleanup)
+                pass
+    return total
+
+
+def sizes(store: Store) -> dict[str, int]:
+    """Bytes on disk per table (``<name>.lance``), of ``assets``, and ``total`` (local stores only)."""
+    if not store.local:
+        return {}
+    out: dict[str, int] = {}
+    db_dir = Path(store.uri) / "lancedb"
+    if db_dir.exists():
+        for child in sorted(db_dir.iterdir()):
+            if child.name.endswith(".lance"):
+                out[child.name.removesuffix(".lance")] = _dir_bytes(child)
+    out["assets"] = _dir_bytes(store.assets_root) if store.assets_root.exists() else 0
+    out["total"] = _dir_bytes(Path(store.uri))
+    return out
+
+
+def compact(store: Store, older_than: timedelta = COMPACT_OLDER_THAN) -> dict[str, Any]:
+    """Compact every table and remove versions older than ``older_than``; sizes before and after.
+
+    ``older_than=timedelta(0)`` reclaims everything at once but breaks a concurrent reader or
+    writer still on an older version: use it only when nothing else uses the store.
+    """
+    before = sizes(store)
+    names = ["versions", *[n for n in VERSION_TABLES if store.table(n) is not None]]
+    for name in names:
+        table = store.table(name)
+        if table is None:
+            continue
+        with store._write_lock, warnings.catch_warnings():
+            # LanceDB warns that older_than=0 breaks concurrent users; the caller asked for it.
+            warnings.filterwarnings("ignore", message=r"optimize\(cleanup_older_than=0\)")
+            table.optimize(cleanup_older_than=older_than)
+    after = sizes(store)
+    logger.info("compacted %s: %d -> %d bytes", store.uri, before.get("total", 0), after.get("total", 0))
+    return {"before": before, "after": after, "tables": names}
+
+
+def check(store: Store, *, repair: bool = False) -> dict[str, Any]:
+    """Verify the store; ``problems`` is empty when it is consistent. With ``repair``, crash cleanup
+    (dead writers' claims and rows, orphan rows and assets) runs first and is listed in ``repaired``."""
+    repaired: list[str] = []
+    if repair:
+        repaired = [f"{d}@{v}" for d, v in store.recover()]
+    tables = {n: t for n in VERSION_TABLES if (t := store.table(n)) is not None}
+    # Rows first, then versions: a writer claims before its first row, so every row listed here
+    # belongs to a claim the later versions read sees (no false orphans from a starting writer).
+    present: dict[str, list[dict[str, Any]]] = {}
+    for name, t in tables.items():
+        cols = ["doc_id", "version_id", "region_id"] + (["writer"] if "writer" in t.schema.names else [])
+        present[name] = t.search().select(cols).limit(None).to_arrow().to_pylist()
+    asset_dirs = (
+        sorted(p.name for p in store.assets_root.iterdir()) if store.local and store.assets_root.exists() else []
+    )
+    versions: list[dict[str, Any]] = store.versions.search().limit(None).to_arrow().to_pylist()
+
+    problems: list[dict[str, Any]] = []
+    ready = {(r["doc_id"], r["version_id"]): r for r in versions if r["status"] == "ready"}
+    pending = [r for r in versions if r["status"] == "pending"]
+    live = [r for r in pending if claim_alive(r)]
+    for r in pending:
+        if r not in live:
+            problems.append(
+                {"kind": "dead_claim", "version": f"{r['doc_id']}@{r['version_id']}", "writer": r.get("writer")}
+            )
+    dup_ready = Counter((r["doc_id"], r["version_id"]) for r in versions if r["status"] == "ready")
+    for key, n in dup_ready.items():
+        if n > 1:
+            problems.append({"kind": "duplicate_version_rows", "version": f"{key[0]}@{key[1]}", "rows": n})
+    known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in versions}
+
+    for name, rows in present.items():
+        per_key: Counter[tuple[str, str, str]] = Counter()
+        ids: Counter[tuple[str, str, str]] = Counter()
+        for p in rows:
+            per_key[(p["doc_id"], p["version_id"], p.get("writer") or "")] += 1
+            ids[(p["doc_id"], p["version_id"], p["region_id"])] += 1
+        for (doc, ver, writer), n in sorted(per_key.items()):
+            if (doc, ver, writer) not in known:
+                problems.append(
+                    {"kind": "orphan_rows", "table": name, "version": f"{doc}@{ver}", "writer": writer, "rows": n}
+                )
+        dups = Counter((d, v) for (d, v, _), n in ids.items() if n > 1 and (d, v) in ready)
+        for (doc, ver), n in sorted(dups.items()):
+            problems.append({"kind": "duplicate_ids", "table": name, "version": f"{doc}@{ver}", "ids": n})
+        for (doc, ver), r in ready.items():
+            recorded = _recorded_counts(r).get(name)
+            if name == "regions" and recorded is None:
+                recorded = int(r["regions"] or 0)
+            if recorded is None:
+                continue
+            have = sum(n for (d, v, w), n in per_key.items() if (d, v) == (doc, ver) and w == (r.get("writer") or ""))
+            if have != recorded:
+                problems.append(
+                    {"kind": "incomplete", "table": name, "version": f"{doc}@{ver}", "rows": have, "expected": recorded}
+                )
+    names = {f"{r['doc_id']}@{r['version_id']}" for r in versions}
+    for d in asset_dirs:
+        if d not in names:
+            problems.append({"kind": "orphan_assets", "path": f"assets/{d}"})
+    return {
+        "ok": not problems,
+        "versions": {"ready": len(ready), "pending": len(pending), "writing": len(live)},
+        "rows": {name: len(rows) for name, rows in present.items()},
+        "sizes": sizes(store),
+        "problems": problems,
+        "repaired": repaired,
+    }
+
+
+def _recorded_counts(row: dict[str, Any]) -> dict[str, int]:
+    raw = row.get("counts") or "{}"
+    counts: dict[str, int] = json.loads(raw)
+    return counts
