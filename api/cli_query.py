@@ -65,8 +65,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"folio: serving {settings.data} at http://{shown}:{port}/ (viewer: http://{shown}:{port}/viewer)",
         file=sys.stderr,
     )
+    # One access-log line per request (api.middleware), also without --verbose.
+    logging.getLogger("api.middleware").setLevel(logging.INFO)
     uvicorn.run(
-        create_app(settings), host=host, port=port, log_level="warning" if not args.verbose else "info"
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="warning" if not args.verbose else "info",
+        access_log=False,  # api.middleware logs each request, with its id
+        # Longer than clients keep idle connections (httpx: 5 s, uvicorn's default too): a server that
+        # closes an idle connection just as the client reuses it resets that request.
+        timeout_keep_alive=settings.keep_alive_s,
     )
     return 0
 
@@ -132,7 +141,18 @@ def cmd_context(args: argparse.Namespace) -> int:
     if args.retrieval:
         body["retrieval_strategy"] = args.retrieval
     if args.tokenizer:
-        body["tokenizer"] = args.tokenizer
+        name = args.tokenizer
+        if name.startswith("hf:"):  # the local user's own file: through the same named config as the server
+            from ingest.tokens import register_tokenizer
+
+            name = "local"
+            settings = settings.model_copy(update={"tokenizers": {**settings.tokenizers, name: args.tokenizer[3:]}})
+            try:
+                register_tokenizer(name, args.tokenizer[3:])
+            except ValueError as e:
+                print(f"folio: --tokenizer: {e}", file=sys.stderr)
+                return EXIT_USAGE
+        body["tokenizer"] = name
     req = ContextRequest.model_validate(body)
     store, retriever = _retriever(settings)
     pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
@@ -254,7 +274,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--strategy", default=None, help="expansion: auto, raw, window, parent, neighbors, page")
     p.add_argument("--retrieval", default=None, help="retrieval strategy (default hybrid)")
-    p.add_argument("--tokenizer", default=None, help="cl100k_base, o200k_base or hf:<dir>")
+    p.add_argument(
+        "--tokenizer", default=None, help="cl100k_base, o200k_base, a FOLIO_TOKENIZERS name or hf:<dir> (local)"
+    )
     p.add_argument("-k", type=int, default=50, help="hits to retrieve before assembly")
     p.add_argument("--no-prompt", action="store_true", help="do not print the prompt messages")
     p.add_argument(

@@ -103,6 +103,8 @@ def tokenizer_file(path: str) -> str:
         raise ValueError(f"no Hugging Face tokenizer at {path!r}: {e.strerror}") from e
     if not stat.S_ISREG(st.st_mode):
         raise ValueError(f"{file!r} is not a regular file")
+    if st.st_size == 0:  # also what /proc and /sys files report, whatever they hold
+        raise ValueError(f"{file!r} is empty or not a real file")
     if st.st_size > MAX_TOKENIZER_FILE_BYTES:
         raise ValueError(f"{file!r} is {st.st_size} bytes: too big for a tokenizer.json")
     return file
