@@ -29,9 +29,9 @@ from assembly.fallback import anchor_of, carried, rungs, span_floor
 from assembly.order import order_items
 from assembly.pack import coverage_order, mmr_order, pack_monotone
 from assembly.prompt import (
-    BLOCK_CLOSE,
     CONTEXT_HEADER,
     Block,
+    block_close,
     block_open,
     build_prompt,
     count_prompt,
@@ -49,6 +49,7 @@ from assembly.types import (
     Coverage,
     ExcludedEntry,
     ManifestEntry,
+    PageRefOut,
     RetrievalHitOut,
     RetrievalInfo,
 )
@@ -56,6 +57,7 @@ from assembly.words import content_words, coverage_of
 from ingest.index import RegionSource
 from ingest.model import Region
 from retrieval.hit import Hit
+from retrieval.pageref import parse_page_refs
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,8 @@ class _Cand:
     rung: str | None = None  # the rung's expansion name
     carried: frozenset[int] | None = None  # trigger indices the sent body carries (None: all)
     full_cost: int = 0
+    source: str = ""  # file name shown in the open line
+    fmt: str = "compact"
 
 
 def _roles(options: AssemblyOptions) -> list[str]:
@@ -104,7 +108,7 @@ def assemble(
     sys_tokens = count(system_text(options))
     q_tokens = count(question_part(query))
     header_tokens = count(CONTEXT_HEADER)
-    close_tokens = count(BLOCK_CLOSE)
+    close_tokens = count(block_close(options.block_format))
     overhead = message_overhead(count, _roles(options))
     fixed = sys_tokens + q_tokens + header_tokens + overhead
     room = limit - fixed
@@ -119,7 +123,8 @@ def assemble(
     unit_of: dict[int, Unit] = {}
     regions: dict[int, Region] = {}
     expander = Expander(source, options, count, parent_cap(options, room), counter.name,
-                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits))
+                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
+                        page_cap=page_cap(options, room))
     weak = _weak_retrieval(shits, options)
     for i, h in enumerate(shits):
         if weak:
@@ -241,6 +246,7 @@ def assemble(
             coverage_before=_coverage(shits, range(len(shits))),
             coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
                                              if c.carried is None or i in c.carried]),
+            page_refs=_page_refs(query, shits),
         ),
         prompt=prompt,
         refused=refused,
@@ -256,6 +262,11 @@ def parent_cap(o: AssemblyOptions, room: int) -> int:
     if o.strategy == "auto":
         cap = min(cap, max(PARENT_FLOOR, room // 3))
     return max(1, cap)
+
+
+def page_cap(o: AssemblyOptions, room: int) -> int:
+    """The largest page sent whole as text in place of a window (auto with ``page_units``)."""
+    return max(1, min(o.parent_max_tokens, room, max(PARENT_FLOOR, int(o.page_max_share * room))))
 
 
 def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],
@@ -348,7 +359,8 @@ def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, st
     cnt = count
     pages = b.pages
     section = _section_of(u, b)
-    opener = block_open(cid, u.modality, names.get(u.version_id, u.doc_id), pages, section)
+    name = names.get(u.version_id, u.doc_id)
+    opener = block_open(cid, u.modality, name, pages, section, o.block_format)
     url, img = None, 0
     if u.image:
         r = u.regions[0]
@@ -356,7 +368,8 @@ def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, st
         img = image_token_cost(*image_pixels(r, o.render_scale), o.image_tokens)
     text_tokens = cnt(b.text)
     wrapper = cnt(opener) + close_tokens
-    return _Cand(u, b, cid, opener, url, img, text_tokens + wrapper + img, text_tokens, wrapper)
+    return _Cand(u, b, cid, opener, url, img, text_tokens + wrapper + img, text_tokens, wrapper, source=name,
+                 fmt=o.block_format)
 
 
 def _section_of(u: Unit, b: Body) -> str | None:
@@ -394,11 +407,7 @@ def _truncate(c: _Cand, slack: int, shits: Sequence[Hit], count: Callable[[str],
 
 def _reopen(c: _Cand, b: Body) -> str:
     """The open tag for a truncated body: same id, type, file and section, its own pages."""
-    pages = b.pages
-    head, _, rest = c.open.partition(' source="')
-    src = rest.split('"', 1)[0].rsplit(" ", 1)[0]
-    sec = _section_of(c.unit, b)
-    return block_open(head.split('id="', 1)[1].split('"', 1)[0], c.unit.modality, src, pages, sec)
+    return block_open(c.cid, c.unit.modality, c.source, b.pages, _section_of(c.unit, b), c.fmt)
 
 
 def _position(c: _Cand) -> tuple[float, ...]:
@@ -492,6 +501,16 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
             excluded.append(ExcludedEntry.trusted(
                 region_id=h.region_id, pages=pages, reason=f, tokens=tokens, detail=why))
     return manifest, excluded
+
+
+def _page_refs(query: str, shits: Sequence[Hit]) -> list[PageRefOut]:
+    """What the question's page references were understood as: the pages the ``pageref`` retriever hit."""
+    refs = parse_page_refs(query)
+    if not refs:
+        return []
+    pages = sorted({p for h in shits if h.kind == "page" for p in h.pages
+                    if any(s.retriever == "pageref" for s in h.sources)})
+    return [PageRefOut(text=r.text, numbers=list(r.numbers), pages=pages) for r in refs]
 
 
 def _coverage(shits: Sequence[Hit], idx: Sequence[int] | range) -> Coverage:

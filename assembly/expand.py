@@ -173,8 +173,9 @@ class Expander:
 
     def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],
                  parent_cap: int, tokenizer: str = "", query_words: frozenset[str] = frozenset(),
-                 hit_ids: frozenset[str] = frozenset()) -> None:
+                 hit_ids: frozenset[str] = frozenset(), page_cap: int | None = None) -> None:
         self.source = source
+        self.page_cap = parent_cap if page_cap is None else page_cap
         self.query_words = query_words
         self.hit_ids = hit_ids
         self.o = options
@@ -358,6 +359,10 @@ class Expander:
                 return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
             if s == "neighbors":
                 return self._neighbors(i, hit, r, v, pos)
+            if s == "auto" and o.page_units:
+                u = self._page_text(i, hit, r)
+                if u is not None:
+                    return u
             return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
         if s == "raw":
             return self._span(i, hit, r, v, pos, pos, False, "sentence")
@@ -365,11 +370,25 @@ class Expander:
             return self._neighbors(i, hit, r, v, pos)
         if s in ("parent", "auto") and self.section_tokens(v) <= self.parent_cap:
             return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
+        if s == "auto" and o.page_units:
+            u = self._page_text(i, hit, r)
+            if u is not None:
+                return u
         if s == "parent":
             ptoks = sum(self.count(v.sentences[k].text) for k in range(para[0], para[1] + 1))
             if ptoks <= self.parent_cap:
                 return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
         return self._span(i, hit, r, v, pos - o.window_before, pos + o.window_after, False, "window")
+
+    def _page_text(self, i: int, hit: Hit, r: Region) -> Unit | None:
+        """The hit's page as text, when it lies on one page and that page fits ``page_cap``."""
+        if len({loc.page for loc in r.locators}) != 1:
+            return None
+        page = self.source.page(r.doc_id, r.version_id, r.first_page)
+        if page is None or not page.text.strip() or self.count(page.text) > self.page_cap:
+            return None
+        return Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
+                    {"page_text"}, regions=[page], image=False)
 
     def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
         pid = v.sent_para[pos]
@@ -396,7 +415,7 @@ class Expander:
         return self._span(i, hit, r, v, lo, hi, False, "section_lead")
 
 
-TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary"})
+TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref"})
 
 
 def visual_page_hit(hit: Hit, page: Region) -> bool:

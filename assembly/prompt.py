@@ -1,7 +1,9 @@
 """The rendered prompt: citation contract, context blocks, question, and how it is counted.
 
 Shape (OpenAI chat): a system message with the contract, then one user message whose content is a
-list of parts::
+list of parts. The default ``block_format="compact"`` opens a block with one line,
+``[S1] manual.pdf p.12 | Priority incidents``, and ends it with a blank line; ``"tagged"`` uses the
+attribute wrappers below (about 20 more tokens per block)::
 
     "CONTEXT\\n"
     '<block id="S1" type="text" source="manual.pdf p.12" section="Priority incidents">\\n'
@@ -35,6 +37,15 @@ MESSAGE_OVERHEAD = 3
 REPLY_PRIMING = 3
 
 CITATION_CONTRACT = """\
+Use ONLY the CONTEXT blocks. Each block opens with its id in brackets: [S1] text, [T1] table, [F1] figure, \
+[P1] page image; then its source.
+- Cite each factual sentence with the id of a block that supports it, e.g. "The limit is 5 A [S2]." \
+Never invent ids or URLs.
+- Do not answer from memory. An image supports only what it visibly shows.
+- If CONTEXT is not enough, reply "Insufficient evidence." and ask one clarifying question."""
+
+# The longer contract written for the tagged block format (``block_format="tagged"``).
+TAGGED_CONTRACT = """\
 You answer questions using ONLY the CONTEXT blocks in the user's message.
 - Every block has an id such as [S1] (text), [T1] (table), [F1] (figure) or [P1] (page image).
 - Cite each factual sentence with the id of the block that supports it, in square brackets, \
@@ -49,6 +60,7 @@ REFUSAL_NOTE = (
 )
 CONTEXT_HEADER = "CONTEXT\n"
 BLOCK_CLOSE = "\n</block>\n"
+COMPACT_CLOSE = "\n\n"
 
 
 def _attr(v: str) -> str:
@@ -66,9 +78,19 @@ def pages_label(pages: Sequence[int]) -> str:
     return "pp." + ",".join(str(p) for p in pages)
 
 
-def block_open(cid: str, modality: str, filename: str, pages: Sequence[int], section: str | None) -> str:
+def block_open(cid: str, modality: str, filename: str, pages: Sequence[int], section: str | None,
+               fmt: str = "compact") -> str:
+    """The line that opens a block: ``[S1] manual.pdf p.12 | Priority incidents`` (compact) or
+    ``<block id="S1" type="text" source="manual.pdf p.12" section="Priority incidents">`` (tagged)."""
+    if fmt == "compact":
+        sec = f" | {_attr(section)}" if section else ""
+        return f"[{cid}] {_attr(filename)} {pages_label(pages)}{sec}\n"
     sec = f' section="{_attr(section)}"' if section else ""
     return f'<block id="{cid}" type="{modality}" source="{_attr(filename)} {pages_label(pages)}"{sec}>\n'
+
+
+def block_close(fmt: str = "compact") -> str:
+    return COMPACT_CLOSE if fmt == "compact" else BLOCK_CLOSE
 
 
 def question_part(query: str) -> str:
@@ -76,7 +98,9 @@ def question_part(query: str) -> str:
 
 
 def system_text(options: AssemblyOptions) -> str:
-    return options.system_prompt if options.system_prompt is not None else CITATION_CONTRACT
+    if options.system_prompt is not None:
+        return options.system_prompt
+    return CITATION_CONTRACT if options.block_format == "compact" else TAGGED_CONTRACT
 
 
 @dataclass(frozen=True)
@@ -109,7 +133,7 @@ def build_prompt(options: AssemblyOptions, query: str, blocks: Sequence[Block], 
             content.append(_text(fmt, b.body))
         if b.image_url is not None:
             content.append(_image(options, b.image_url))
-        content.append(_text(fmt, BLOCK_CLOSE))
+        content.append(_text(fmt, block_close(options.block_format)))
     content.append(_text(fmt, question_part(query)))
     system = system_text(options)
     user = {"role": "user", "content": content}

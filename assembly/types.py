@@ -117,6 +117,14 @@ class AssemblyOptions(_Frozen):
     prompt_format: Literal["openai", "anthropic"] = "openai"
     image_url_template: str = "/v1/regions/{region_id}/image"
     citation_style: Literal["typed", "uniform"] = "typed"
+    page_units: bool = Field(
+        True,
+        description="auto: a text hit whose section is too large to send whole is sent as its page's text "
+        "when that page fits page_max_share of the evidence room (several hits on one page become one item), "
+        "instead of a sentence window; the window remains the fallback.",
+    )
+    page_max_share: float = Field(0.5, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
+                                  "as a share of the evidence room (at least 256 tokens)")
     block_format: Literal["compact", "tagged"] = Field(
         "compact",
         description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "
@@ -273,10 +281,20 @@ class Coverage(_Frozen):
     hits: int
 
 
+class PageRefOut(_Frozen):
+    """A page reference understood in the question ("page 12", "pp. 51-53"): the numbers it names and
+    the physical pages the retriever resolved it to (through printed page labels, then page indices)."""
+
+    text: str
+    numbers: list[int]
+    pages: list[int]
+
+
 class RetrievalInfo(_Frozen):
     hits: list[RetrievalHitOut]
     coverage_before: Coverage
     coverage_after: Coverage
+    page_refs: list[PageRefOut] = []
 
 
 class Breakdown(_Frozen):

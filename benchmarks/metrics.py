@@ -11,6 +11,7 @@ Conventions shared by every function here:
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import unicodedata
@@ -40,6 +41,40 @@ def contains_answer(haystack: str, answer: str) -> bool:
     """Whether the normalised ``answer`` occurs in the normalised ``haystack`` (plain substring)."""
     a = normalize(answer)
     return bool(a) and a in normalize(haystack)
+
+
+def answer_items(answer: str, answer_format: str | None = None) -> list[str]:
+    """The items a context must contain for ``answer``: one, or each element of a list answer.
+
+    >>> answer_items("['Tom', 'Ann B.']", "List")
+    ['Tom', 'Ann B.']
+    >>> answer_items("2.9 percent")
+    ['2.9 percent']
+    """
+    text = answer.strip()
+    if answer_format == "List" or (text.startswith("[") and text.endswith("]")):
+        try:
+            items = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            items = None
+        if isinstance(items, list | tuple) and items:
+            return [str(x) for x in items]
+    return [text]
+
+
+def answer_in_text(answer: str, text: str, answer_format: str | None = None) -> bool:
+    """Every answer item occurs in ``text``, both normalised with all whitespace removed (so a line break
+    or a table cell gap inside the answer does not hide it), as the wide set's ``answer_in_text_layer``
+    is computed.
+
+    >>> answer_in_text("['Up to $766,865', 'wiring']", "costs: up to  $766,865 for wiring", "List")
+    True
+    >>> answer_in_text("2.9 percent", "2.8 percent")
+    False
+    """
+    flat = _SPACE.sub("", normalize(text))
+    items = [_SPACE.sub("", normalize(a)) for a in answer_items(answer, answer_format)]
+    return bool(items) and all(a and a in flat for a in items)
 
 
 # --------------------------------------------------------------------------------------------------

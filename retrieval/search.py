@@ -28,6 +28,7 @@ from retrieval.colpali import ColPaliModel, ColPaliRetriever
 from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, rrf
 from retrieval.hit import Hit, Source
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
+from retrieval.pageref import parse_page_refs, resolve
 from retrieval.rerank import LLMReranker, Reranker
 from retrieval.scope import Scope, modality_of, resolve_scope
 from retrieval.summary import SummaryRouter
@@ -39,6 +40,7 @@ logger = logging.getLogger(__name__)
 STRATEGIES = ("hybrid", "bm25", "dense", "summary")
 DEFAULT_QUOTAS: dict[str, int] = {"table": 2, "figure": 2, "page": 2}
 MAX_K = 1000
+MAX_PAGEREF_VERSIONS = 50  # page references are resolved in at most this many versions of the scope
 
 
 @dataclass
@@ -178,6 +180,9 @@ class Retriever:
             if self.colpali is not None:
                 seen_pages = {(c.doc_id, c.version_id, c.page) for lst in lists.values() for c in lst[:20]}
                 lists["colpali"] = self.colpali.search(query, scope, depth, extra_pages=seen_pages)
+        refs = parse_page_refs(query)
+        if refs and strategy in ("hybrid", "summary"):
+            lists["pageref"] = self._page_ref_candidates(refs, scope, lists)
         result.retrievers = [n for n, lst in lists.items()]
         hits = self._fuse(lists, routes)
         modality = {h.region_id: h.modality for h in hits}
@@ -191,6 +196,30 @@ class Retriever:
                 result.retrievers.append(f"rerank:{self.reranker.name}")
         result.hits = hits
         return result
+
+    def _page_ref_candidates(self, refs: Sequence[Any], scope: Scope, lists: Mapping[str, Sequence[Candidate]]
+                             ) -> list[Candidate]:
+        """One ranked list for the pages a question names (``retrieval.pageref``): each resolved page,
+        then the other retrievers' candidates on those pages in their order."""
+        out: list[Candidate] = []
+        wanted: set[tuple[str, str, int]] = set()
+        for doc_id, version_id in scope.versions[:MAX_PAGEREF_VERSIONS]:
+            pages = sorted(self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"),
+                           key=lambda r: r.first_page)
+            labels = [r.meta_get("label") or "" for r in pages]
+            for pno in resolve(refs, labels, len(pages)):
+                if scope.pages is not None and pno not in scope.pages:
+                    continue
+                r = pages[pno - 1]
+                wanted.add((doc_id, version_id, pno))
+                out.append(Candidate(r.region_id, doc_id, version_id, "page", pno, 1.0))
+        seen = {c.region_id for c in out}
+        for lst in lists.values():
+            for c in lst:
+                if (c.doc_id, c.version_id, c.page) in wanted and c.region_id not in seen:
+                    seen.add(c.region_id)
+                    out.append(c)
+        return out
 
     def _fuse(self, lists: Mapping[str, Sequence[Candidate]], routes: Mapping[str, Any]) -> list[Hit]:
         info: dict[str, Candidate] = {}

@@ -60,7 +60,7 @@ def test_three_overlapping_chunks_and_a_second_document() -> None:
                      "included"]
     assert pkg.retrieval.coverage_after.docs == 2
     text = "".join(p.get("text", "") for p in pkg.prompt.messages[1]["content"])
-    assert text.count(POLICY[2]) == 1 and 'source="ops.pdf p.1"' in text
+    assert text.count(POLICY[2]) == 1 and "] ops.pdf p.1 | On-call\n" in text
 
 
 def test_exception_two_sentences_after_the_deadline() -> None:

@@ -1,0 +1,69 @@
+"""Page references in the question ("page 2", "pp. 3-4") become a retrieval signal resolved through the
+PDF's printed page labels, and the package records what was understood."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from retrieval.pageref import PageRef, parse_page_refs, resolve
+
+TOPICS = ["boiler pressure", "valve torque", "pump flow", "filter cleaning", "fan speed", "belt tension"]
+
+
+def _labelled_pdf() -> bytes:
+    """Six pages: two front-matter pages (i, ii), then printed pages 1-4 on physical pages 3-6."""
+    doc = pymupdf.open()
+    for n, topic in enumerate(TOPICS, start=1):
+        page = doc.new_page(width=595, height=842)
+        page.insert_textbox(pymupdf.Rect(60, 100, 535, 300),
+                            f"This page covers {topic}. The {topic} must be checked every {n * 7} days "
+                            f"by the operator on duty.", fontsize=11)
+    doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1},
+                         {"startpage": 2, "prefix": "", "style": "D", "firstpagenum": 1}])
+    return bytes(doc.tobytes())
+
+
+def test_parse_and_resolve() -> None:
+    refs = parse_page_refs("Which figure is on page 2, and what do pp. 3-4 say?")
+    assert [(r.first, r.last) for r in refs] == [(2, 2), (3, 4)]
+    labels = ["i", "ii", "1", "2", "3", "4"]
+    assert resolve(refs[:1], labels, 6) == [4, 2]  # printed page 2 first, then physical page 2
+    assert resolve([PageRef("page 40", 40, 40)], labels, 6) == []
+    assert parse_page_refs("pages 1-400 of the manual") == []  # a span, not a reference
+
+
+@pytest.fixture(scope="module")
+def labelled_store(tmp_path_factory: pytest.TempPathFactory) -> object:
+    from ingest.pipeline import ingest_bytes
+    from ingest.store import Store
+
+    store = Store(Path(tmp_path_factory.mktemp("pageref")))
+    ingest_bytes(store, _labelled_pdf(), filename="labelled.pdf", doc_id="labelled", ocr=False)
+    return store
+
+
+def test_named_page_is_retrieved_and_recorded(labelled_store: object) -> None:
+    from api.service import version_filenames
+    from assembly import assemble
+    from assembly.types import AssemblyOptions
+    from retrieval.search import Retriever
+
+    retriever = Retriever(labelled_store)  # type: ignore[arg-type]
+    query = "What does page 2 say about checks?"
+    hits = retriever.search(query, doc_ids=["labelled"], k=10)
+    ref_hits = [h for h in hits if any(s.retriever == "pageref" for s in h.sources)]
+    assert ref_hits, "the named page must be among the hits"
+    assert list(ref_hits[0].pages) == [4]  # printed "2" is the fourth physical page
+    pkg = assemble(query, hits, retriever.source_for(hits), AssemblyOptions(budget=600),
+                   filenames=version_filenames(labelled_store))  # type: ignore[arg-type]
+    assert pkg.retrieval.page_refs and pkg.retrieval.page_refs[0].numbers == [2]
+    assert 4 in pkg.retrieval.page_refs[0].pages
+    assert any(4 in it.pages for it in pkg.items)
+    assert "valve torque" in " ".join(it.text for it in pkg.items)
+
+    # without a page reference the pageref list is not used
+    plain = retriever.search("What are the checks?", doc_ids=["labelled"], k=10)
+    assert not any(s.retriever == "pageref" for h in plain for s in h.sources)
