@@ -126,9 +126,56 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 print(f"{p.name}: failed: {out['error']['message']}", file=sys.stderr)
             else:
                 print(_format_report(out))
+    if any(r["status"] != "unchanged" for r in reports):
+        store.maintain()  # compact what this run wrote (and older churn), keeping recent versions
     if args.json:
         print(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False))
     return EXIT_FAILED if failures else 0
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    from ingest.maintenance import compact
+
+    store = open_store(args)
+    result = compact(store, timedelta(seconds=args.older_than))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    before, after = result["before"], result["after"]
+    for name in sorted(set(before) | set(after)):
+        print(f"{name:12} {_mb(before.get(name, 0)):>10} -> {_mb(after.get(name, 0)):>10}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ingest.maintenance import check
+
+    store = open_store(args)
+    result = check(store, repair=args.repair)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0 if result["ok"] else EXIT_FAILED
+    v = result["versions"]
+    print(f"{store.uri}: {v['ready']} ready versions, {v['writing']} being written, {v['pending']} pending")
+    for name, n in result["rows"].items():
+        print(f"  {name:12} {n:>9} rows")
+    for name, n in result["sizes"].items():
+        print(f"  {name:12} {_mb(n):>13}")
+    for item in result["repaired"]:
+        print(f"repaired: {item}")
+    for p in result["problems"]:
+        print("problem: " + ", ".join(f"{k}={val}" for k, val in p.items()))
+    if result["ok"]:
+        print("ok")
+    elif not args.repair:
+        print("run `folio check --repair` to remove what dead writers left behind", file=sys.stderr)
+    return 0 if result["ok"] else EXIT_FAILED
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -188,6 +235,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", default=None)
     add_data_arg(p)
     p.set_defaults(func=cmd_delete)
+
+    p = sub.add_parser("compact", help="compact the store and remove old LanceDB versions; sizes before/after")
+    p.add_argument(
+        "--older-than",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="keep table versions younger than this (default 120; 0 only when nothing else uses the store)",
+    )
+    p.add_argument("--json", action="store_true")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_compact)
+
+    p = sub.add_parser("check", help="verify the store: complete versions, no orphan rows or assets; sizes")
+    p.add_argument("--repair", action="store_true", help="remove what dead writers left behind first")
+    p.add_argument("--json", action="store_true")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_check)
 
     from api.cli_query import register
 

@@ -14,10 +14,19 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+import tests.api.conftest as api_fixtures
 from api.app import create_app
 from api.schemas import ContextRequest, SearchRequest
 from api.settings import Settings
 from tests.api.conftest import assert_error, live_server, make_settings
+
+# The API suite's fixtures (its session data dir); tests/reliability/conftest.py has the store suites'.
+api_master, client, data_copy, register_excerpt = (
+    api_fixtures.api_master,
+    api_fixtures.client,
+    api_fixtures.data_copy,
+    api_fixtures.register_excerpt,
+)
 
 PATH_TOKENIZERS = ["hf:/dev/zero", "hf:/etc/passwd", "hf:/proc/self/environ", "hf:.", "/etc/passwd", "../x"]
 
