@@ -111,8 +111,29 @@ def test_load_with_health_probes(served: tuple[str, Path]) -> None:
                     problems.append(f"health {resp.status_code}")
                 time.sleep(0.05)
 
+    def idle_reuse() -> None:
+        """The dropped connections of issue 12 (ReadError): a client reused a keep-alive connection
+        just as uvicorn's 5 s idle timeout closed it (httpx keeps idle connections 5 s too). folio
+        serve keeps them 75 s, so a connection idle for longer than 5 s still answers."""
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=30)
+        try:
+            for i in range(2):
+                if i:
+                    time.sleep(5.5)
+                conn.request("GET", "/v1/health")
+                resp = conn.getresponse()
+                resp.read()
+                if resp.status != 200:
+                    problems.append(f"idle reuse: {resp.status}")
+        except (OSError, http.client.HTTPException) as e:
+            problems.append(f"idle keep-alive connection dropped: {type(e).__name__}: {e}")
+        finally:
+            conn.close()
+
     threads = [threading.Thread(target=asker, args=(i,)) for i in range(CLIENTS)]
-    threads.append(threading.Thread(target=probe))
+    threads += [threading.Thread(target=probe), threading.Thread(target=idle_reuse)]
     for t in threads:
         t.start()
     for t in threads:
