@@ -86,6 +86,8 @@ def _first_pass(
     chars = sum(len(ln.text.strip()) for b in pd.blocks for ln in b.lines)
     images = raster_boxes(page)
     pd.scanned = is_scanned(page, chars, images)
+    if ocr is not None:
+        ocr.start_page()
     if pd.scanned and ocr is not None:
         _ocr_scanned_page(page, pd, ocr)
     drawings = page.get_cdrawings() if not pd.scanned else []
@@ -156,7 +158,7 @@ def _ocr_scanned_page(page: pymupdf.Page, pd: PageData, budget: OcrBudget) -> No
     """Whole-page OCR within the budget; a page left without text keeps its ``page-scan`` figure."""
     timeout = budget.timeout()
     if timeout is None:
-        pd.warnings.append(f"page {pd.index + 1}: not OCRed, the document's OCR time budget is spent")
+        pd.warnings.append(f"page {pd.index + 1}: not OCRed, the OCR time budget is spent")
         return
     started = time.perf_counter()
     try:
@@ -186,7 +188,7 @@ def _ocr_images(
     for box in todo:
         timeout = budget.timeout()
         if timeout is None:
-            pd.warnings.append(f"page {pd.index + 1}: an image was not OCRed, the document's OCR time budget is spent")
+            pd.warnings.append(f"page {pd.index + 1}: an image was not OCRed, the OCR time budget is spent")
             continue
         started = time.perf_counter()
         try:

@@ -61,23 +61,30 @@ class ImageOcrError(RuntimeError):
 class OcrBudget:
     """How much Tesseract time one document may use.
 
-    ``total_s`` bounds the sum over all calls (``None``: unbounded); ``call_s`` bounds one call
-    (one page or one image). ``timeout()`` is the limit for the next call, ``None`` once the
-    document's budget is spent: the caller then skips OCR and records a warning.
+    ``total_s`` bounds the sum over the document (``None``: unbounded), ``page_s`` the sum over one
+    page (``start_page`` begins a page). ``timeout()`` is the limit for the next Tesseract call,
+    ``None`` once the page's or the document's time is spent: the caller then skips OCR and
+    records a warning.
     """
 
     total_s: float | None = None
-    call_s: float = _TIMEOUT_S
+    page_s: float | None = _TIMEOUT_S
     spent_s: float = 0.0
+    page_spent_s: float = 0.0
+
+    def start_page(self) -> None:
+        self.page_spent_s = 0.0
 
     def timeout(self) -> float | None:
-        if self.total_s is None:
-            return self.call_s
-        left = self.total_s - self.spent_s
-        return min(self.call_s, left) if left >= 1.0 else None
+        left = [b - s for b, s in ((self.total_s, self.spent_s), (self.page_s, self.page_spent_s)) if b is not None]
+        if not left:
+            return float(_TIMEOUT_S)
+        t = min(left)
+        return t if t >= 1.0 else None
 
     def charge(self, seconds: float) -> None:
         self.spent_s += seconds
+        self.page_spent_s += seconds
 
 
 @lru_cache(maxsize=1)

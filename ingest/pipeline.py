@@ -19,6 +19,7 @@ from ingest.model import PARSER_VERSION, IngestReport, version_id_for
 from ingest.store import SEARCH_KINDS, Store
 
 if TYPE_CHECKING:
+    from ingest.limits import IngestLimits
     from ingest.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
@@ -76,13 +77,15 @@ def ingest_bytes(
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     max_pages: int | None = DEFAULT_MAX_PAGES,
     render_scale: float = 1.5,
+    limits: IngestLimits | None = None,
 ) -> IngestReport:
     """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``).
 
     Bad input raises an ``InvalidDocument`` subclass before anything is written; a failure after
     writing began removes everything of this version and re-raises, so the store is as it was.
+    Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     """
-    from ingest.parse import parse_pdf
+    from ingest.limits import IngestLimits, parse_with_limits
     from ingest.validate import open_pdf
 
     started = time.perf_counter()
@@ -119,8 +122,9 @@ def ingest_bytes(
     if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION):
         return unchanged()
     try:
-        parsed = parse_pdf(
+        parsed = parse_with_limits(
             data,
+            limits=limits or IngestLimits.from_env(),
             doc_id=doc_id,
             filename=filename,
             assets_dir=store.assets_root if store.local else None,
