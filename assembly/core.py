@@ -345,6 +345,8 @@ def _make_cands(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOp
     cnt = count  # Callable[[str], int]
     numbers: dict[str, int] = {}
     out: list[_Cand] = []
+    if o.block_format == "compact" and len({u.version_id for u in survivors}) == 1:
+        names = {}  # one document: its name on every block says nothing; the id resolves it
     for u, b in zip(survivors, bodies, strict=True):
         prefix = _PREFIX[u.modality] if o.citation_style == "typed" else "S"
         numbers[prefix] = numbers.get(prefix, 0) + 1
@@ -359,7 +361,7 @@ def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, st
     cnt = count
     pages = b.pages
     section = _section_of(u, b)
-    name = names.get(u.version_id, u.doc_id)
+    name = names.get(u.version_id, u.doc_id) if names else ""
     opener = block_open(cid, u.modality, name, pages, section, o.block_format)
     url, img = None, 0
     if u.image:

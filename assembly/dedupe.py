@@ -22,7 +22,8 @@ Rules, applied in this order (each is budget-independent):
 6. A page sent as its whole text repeats every sentence on it. When a text span of the same version
    has a sentence on that page, the page unit is merged into the strongest such span: the evidence
    is sent once, with the span's precise locators (line boxes) rather than a whole-page citation.
-   Pages sent as images, as chosen paragraphs, or carrying absorbed tables/figures are kept.
+   Pages sent as images, as chosen paragraphs, or carrying absorbed tables/figures are kept. A page
+   *promoted* to be the unit (``page_units``) works the other way: spans lying wholly on it merge into it.
 
 The surviving unit of a merge is the one with the higher priority (score, then rank); the merged
 unit's triggers become provenance (``trigger_ids``) of the survivor, whose score is the maximum.
@@ -181,6 +182,16 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                 spans_by_page[(s.doc_id, s.version_id, pno)].append(s)
         for p in text_pages:
             on_page = spans_by_page.get((p.doc_id, p.version_id, p.regions[0].first_page))
-            if on_page:
-                _absorb(min(on_page, key=_prio), p)
+            if not on_page:
+                continue
+            if p.promoted:  # the page was chosen as the unit: spans lying wholly on it go into it
+                pno = p.regions[0].first_page
+                for s in on_page:
+                    if s.merged_into is None and s.view is not None and not s.full and all(
+                            loc.page == pno for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators):
+                        _absorb(p, s)
+                continue
+            live = [s for s in on_page if s.merged_into is None]
+            if live:
+                _absorb(min(live, key=_prio), p)
     return sorted((u for u in alive if u.merged_into is None), key=_prio)

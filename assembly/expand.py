@@ -121,6 +121,7 @@ class Unit:
     merged_into: Unit | None = None
     covers: list[int] = field(default_factory=list)
     paras: list[Region] = field(default_factory=list)  # page sent as text: its chosen paragraphs
+    promoted: bool = False  # a page sent as text in place of a smaller unit (``page_units``)
 
     @property
     def modality(self) -> str:
@@ -294,7 +295,7 @@ class Expander:
         if page is None:
             return None
         image = self.o.include_images
-        if image and self.o.strategy == "auto" and not visual_page_hit(hit, page):
+        if image and self.o.strategy == "auto" and not visual_hit(hit, page):
             image = False
         u = Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
                  {"page_image" if image else "page_text"}, regions=[page], image=image)
@@ -323,6 +324,13 @@ class Expander:
         s = self.o.strategy
         if s == "page":
             return self._page(i, hit, r, r.first_page)
+        if s == "auto" and self.o.page_units == "all" and (
+            r.kind in ("sentence", "paragraph", "table", "section")
+            or (r.kind == "figure" and not visual_hit(hit, r))
+        ):
+            u = self._page_text(i, hit, r)
+            if u is not None:
+                return u
         if r.kind == "table":
             parts = [r] if s == "raw" else self.table_parts(r)
             return Unit("table", ("table", parts[0].region_id), r.doc_id, r.version_id, [i], hit.score,
@@ -359,7 +367,7 @@ class Expander:
                 return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
             if s == "neighbors":
                 return self._neighbors(i, hit, r, v, pos)
-            if s == "auto" and o.page_units:
+            if s == "auto" and o.page_units == "large_sections":
                 u = self._page_text(i, hit, r)
                 if u is not None:
                     return u
@@ -370,7 +378,7 @@ class Expander:
             return self._neighbors(i, hit, r, v, pos)
         if s in ("parent", "auto") and self.section_tokens(v) <= self.parent_cap:
             return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
-        if s == "auto" and o.page_units:
+        if s == "auto" and o.page_units == "large_sections":
             u = self._page_text(i, hit, r)
             if u is not None:
                 return u
@@ -388,7 +396,7 @@ class Expander:
         if page is None or not page.text.strip() or self.count(page.text) > self.page_cap:
             return None
         return Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
-                    {"page_text"}, regions=[page], image=False)
+                    {"page_text"}, regions=[page], image=False, promoted=True)
 
     def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
         pid = v.sent_para[pos]
@@ -418,13 +426,16 @@ class Expander:
 TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref"})
 
 
-def visual_page_hit(hit: Hit, page: Region) -> bool:
-    """True unless every retriever that found ``hit`` read text (bm25, dense, summary); rerankers
-    do not count. Scanned pages (``ocr`` meta "1") and hits without provenance count as visual."""
-    if page.meta_get("ocr") == "1":
+def visual_hit(hit: Hit, region: Region) -> bool:
+    """True unless every retriever that found ``hit`` read text (bm25, dense, summary, pageref);
+    rerankers do not count. Regions read by OCR (``ocr`` meta "1") and hits without provenance count
+    as visual: their pixels are the evidence."""
+    if region.meta_get("ocr") == "1":
         return True
     names = [s.retriever for s in hit.sources if not s.retriever.startswith("rerank")]
     return not names or not all(n in TEXT_RETRIEVERS for n in names)
+
+
 
 
 def table_markdown(t: Region) -> str:

@@ -84,7 +84,8 @@ def block_open(cid: str, modality: str, filename: str, pages: Sequence[int], sec
     ``<block id="S1" type="text" source="manual.pdf p.12" section="Priority incidents">`` (tagged)."""
     if fmt == "compact":
         sec = f" | {_attr(section)}" if section else ""
-        return f"[{cid}] {_attr(filename)} {pages_label(pages)}{sec}\n"
+        src = f"{_attr(filename)} " if filename else ""
+        return f"[{cid}] {src}{pages_label(pages)}{sec}\n"
     sec = f' section="{_attr(section)}"' if section else ""
     return f'<block id="{cid}" type="{modality}" source="{_attr(filename)} {pages_label(pages)}"{sec}>\n'
 

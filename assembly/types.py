@@ -117,11 +117,12 @@ class AssemblyOptions(_Frozen):
     prompt_format: Literal["openai", "anthropic"] = "openai"
     image_url_template: str = "/v1/regions/{region_id}/image"
     citation_style: Literal["typed", "uniform"] = "typed"
-    page_units: bool = Field(
-        True,
-        description="auto: a text hit whose section is too large to send whole is sent as its page's text "
-        "when that page fits page_max_share of the evidence room (several hits on one page become one item), "
-        "instead of a sentence window; the window remains the fallback.",
+    page_units: Literal["off", "large_sections", "all"] = Field(
+        "all",
+        description="auto: send a hit as its page's text when the page fits page_max_share of the evidence room "
+        "(hits on one page become one item; spans on that page merge into it). 'all': every text and table "
+        "hit; 'large_sections': only text hits whose section is too large to send whole; 'off': never. A page "
+        "that does not fit falls back to the section, window or table as before.",
     )
     page_max_share: float = Field(0.5, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
                                   "as a share of the evidence room (at least 256 tokens)")

@@ -117,7 +117,8 @@ def test_table_whole_truncation_keeps_header_and_figure_image() -> None:
     ])
     idx = RegionIndex(regs)
     table, fig = by_kind(regs, "table")[0], by_kind(regs, "figure")[0]
-    pkg = assemble("power of model-7?", [hit(table, 1.0, 1), hit(fig, 0.5, 2)], idx, AssemblyOptions())
+    pkg = assemble("power of model-7?", [hit(table, 1.0, 1), hit(fig, 0.5, 2)], idx,
+                   AssemblyOptions(page_units="off"))
     t = next(i for i in pkg.items if i.modality == "table")
     assert t.text.count("\n") == 41 and t.citation_id == "T1"
     f = next(i for i in pkg.items if i.modality == "figure")
@@ -127,7 +128,7 @@ def test_table_whole_truncation_keeps_header_and_figure_image() -> None:
     # structural truncation: cut at a row boundary, header kept
     small = pkg.budget.used - sum(i.tokens for i in pkg.items) + t.tokens // 2
     tr = assemble("power of model-7?", [hit(table, 1.0, 1)], idx,
-                  AssemblyOptions(budget=small, structural_truncation=True))
+                  AssemblyOptions(page_units="off", budget=small, structural_truncation=True))
     assert tr.items[0].status == "truncated" and tr.manifest[0].fate == "truncated"
     lines = tr.items[0].text.splitlines()
     assert lines[0] == "| Model | Power | Mass |" and lines[1].startswith("|---")
@@ -135,9 +136,9 @@ def test_table_whole_truncation_keeps_header_and_figure_image() -> None:
     assert tr.budget.used <= small
     # tables are cut by the fallback ladder even without structural_truncation; with fallbacks off
     # and no structural truncation the table is skipped whole
-    auto = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(budget=small))
+    auto = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(page_units="off", budget=small))
     assert auto.items[0].status == "truncated" and auto.items[0].text.splitlines()[0] == lines[0]
-    no = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(budget=small, fallbacks=False))
+    no = assemble("power?", [hit(table, 1.0, 1)], idx, AssemblyOptions(page_units="off", budget=small, fallbacks=False))
     assert no.items == [] and no.refused and no.manifest[0].fate == "excluded_budget"
 
 
@@ -145,11 +146,12 @@ def test_cross_modal_dedupe_page_image_contains_figure() -> None:
     regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring")])])
     idx = RegionIndex(regs)
     fig, page = by_kind(regs, "figure")[0], by_kind(regs, "page")[0]
-    pkg = assemble("wiring", [hit(fig, 0.9, 1), hit(page, 0.8, 2, "colpali")], idx, AssemblyOptions())
+    pkg = assemble("wiring", [hit(fig, 0.9, 1), hit(page, 0.8, 2, "colpali")], idx,
+                   AssemblyOptions(page_units="off"))
     assert [i.modality for i in pkg.items] == ["page"]
     assert pkg.items[0].region_ids == [page.region_id, fig.region_id]
     assert pkg.manifest[1].fate == "merged_into:P1" or pkg.manifest[0].fate == "merged_into:P1"
-    off = assemble("wiring", [hit(fig, 0.9, 1)], idx, AssemblyOptions(include_images=False))
+    off = assemble("wiring", [hit(fig, 0.9, 1)], idx, AssemblyOptions(page_units="off", include_images=False))
     assert off.items[0].image_url is None and off.items[0].expansion == "figure_text"
     assert off.budget.breakdown.images == 0
 
@@ -188,7 +190,7 @@ def test_anthropic_shape_and_o200k() -> None:
     regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring")])])
     idx = RegionIndex(regs)
     h = [hit(by_kind(regs, "figure")[0], 0.9, 1), hit(by_kind(regs, "sentence")[0], 0.5, 2)]
-    opts = AssemblyOptions(prompt_format="anthropic", tokenizer="o200k_base",
+    opts = AssemblyOptions(page_units="off", prompt_format="anthropic", tokenizer="o200k_base",
                            image_tokens=ImageTokens(kind="area"))
     pkg = assemble("wiring", h, idx, opts)
     assert pkg.prompt.system and [m["role"] for m in pkg.prompt.messages] == ["user"]
@@ -210,7 +212,7 @@ def test_rest_contract_shape() -> None:
         assert k in item
     assert set(item["locators"][0]) >= {"page", "bbox"} and len(item["locators"][0]["bbox"]) == 4
     assert set(d["retrieval"]["hits"][0]) == {"region_id", "pages", "score", "retriever", "rank"}
-    assert set(d["retrieval"]) == {"hits", "coverage_before", "coverage_after"}
+    assert set(d["retrieval"]) == {"hits", "coverage_before", "coverage_after", "page_refs"}
 
 
 def test_options_validation() -> None:
@@ -474,8 +476,8 @@ def test_auto_parent_cap_scales_with_the_budget() -> None:
     sec_tokens = sum(get_tokenizer("cl100k_base").count(s.text) for s in by_kind(regs, "sentence"))
     assert 300 < sec_tokens < 1024
     h = [hit(find(regs, "Step 3.2"), 0.9, 1)]
-    small = assemble("bolt 3", h, idx, AssemblyOptions(budget=1000))
-    big = assemble("bolt 3", h, idx, AssemblyOptions(budget=4000))
+    small = assemble("bolt 3", h, idx, AssemblyOptions(page_units="off", budget=1000))
+    big = assemble("bolt 3", h, idx, AssemblyOptions(page_units="off", budget=4000))
     assert small.items[0].expansion == "window" and big.items[0].expansion == "parent_section"
     assert small.budget.used <= 1000
 
@@ -486,7 +488,8 @@ def test_whole_text_page_is_not_sent_beside_a_span_on_the_same_page() -> None:
     idx = RegionIndex(regs)
     page = by_kind(regs, "page")[0]
     sent = find(regs, "Tighten the seal")
-    pkg = assemble("seal torque", [hit(page, 0.9, 1, "bm25"), hit(sent, 0.8, 2, "dense")], idx, AssemblyOptions())
+    pkg = assemble("seal torque", [hit(page, 0.9, 1, "bm25"), hit(sent, 0.8, 2, "dense")], idx,
+                   AssemblyOptions(page_units="off"))
     assert len(pkg.items) == 1
     item = pkg.items[0]
     assert item.modality == "text" and page.region_id not in item.region_ids
@@ -496,5 +499,6 @@ def test_whole_text_page_is_not_sent_beside_a_span_on_the_same_page() -> None:
     assert fates[page.region_id] == "included" or fates[page.region_id].startswith("merged_into:")
     assert all(page.region_id not in i.region_ids for i in pkg.items)
     # alone, the page hit is still sent as the page's text
-    alone = assemble("seal torque", [hit(page, 0.9, 1, "bm25")], idx, AssemblyOptions())
+    alone = assemble("seal torque", [hit(page, 0.9, 1, "bm25")], idx,
+                   AssemblyOptions(page_units="off"))
     assert alone.items[0].modality == "page"

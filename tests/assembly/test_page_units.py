@@ -1,0 +1,72 @@
+"""Page units (``page_units``, auto): a hit is sent as its page's text when the page fits, hits on one page
+become one item, distinct pages are covered before one is deepened, and a page too large falls back."""
+
+from __future__ import annotations
+
+from assembly import assemble
+from assembly.types import AssemblyOptions
+from ingest.index import RegionIndex
+from tests.assembly.builders import by_kind, find, hit, make_doc
+from tests.assembly.recount import recount
+
+
+def _two_page_doc() -> list:  # type: ignore[type-arg]
+    filler = [[f"Filler sentence number {k} about routine inspection of the housing."] for k in range(30)]
+    return make_doc("pump", [
+        ("Operation", [["The pump starts when the float switch closes.", "Prime the pump before the first start."],
+                       *filler,
+                       ["The flow rate at full load is 42 litres per minute.", "Noise stays below 60 dB."]]),
+    ])
+
+
+def test_hits_on_one_page_become_one_page_item() -> None:
+    regs = _two_page_doc()
+    pages = by_kind(regs, "page")
+    assert len(pages) >= 2
+    idx = RegionIndex(regs)
+    a, b = find(regs, "float switch"), find(regs, "Prime the pump")
+    assert a.first_page == b.first_page == 1
+    pkg = assemble("how does the pump start?", [hit(a, 0.9, 1), hit(b, 0.8, 2)], idx, AssemblyOptions(budget=4000))
+    assert pkg.budget.used <= 4000 and pkg.budget.used == recount(pkg)
+    assert len(pkg.items) == 1
+    item = pkg.items[0]
+    assert item.modality == "page" and item.expansion == "page_text" and item.pages == [1]
+    assert set(item.trigger_ids) == {a.region_id, b.region_id}
+    assert item.text.count("The pump starts when the float switch closes.") == 1
+    assert "Filler sentence number 3" in item.text  # the page, not just a window around the hits
+
+
+def test_distinct_pages_before_deepening() -> None:
+    regs = _two_page_doc()
+    idx = RegionIndex(regs)
+    a, b = find(regs, "float switch"), find(regs, "42 litres")
+    assert a.first_page != b.first_page
+    pkg = assemble("pump start and flow?", [hit(a, 0.9, 1), hit(b, 0.8, 2)], idx, AssemblyOptions(budget=4000))
+    assert sorted(p for it in pkg.items for p in it.pages) == sorted({a.first_page, b.first_page})
+    assert all(it.expansion == "page_text" for it in pkg.items)
+
+
+def test_page_too_large_falls_back_to_a_smaller_unit() -> None:
+    regs = _two_page_doc()
+    idx = RegionIndex(regs)
+    a = find(regs, "float switch")
+    for budget in (400, 600):
+        pkg = assemble("how does the pump start?", [hit(a, 0.9, 1)], idx, AssemblyOptions(budget=budget))
+        assert pkg.budget.used <= budget and pkg.items
+        assert pkg.items[0].modality == "text"  # a window or section, not the page
+        assert "float switch" in pkg.items[0].text
+    off = assemble("how does the pump start?", [hit(a, 0.9, 1)], idx,
+                   AssemblyOptions(budget=4000, page_units="off"))
+    assert off.items[0].modality == "text"
+
+
+def test_figure_found_by_text_goes_as_page_text_and_by_clip_as_image() -> None:
+    regs = make_doc("fig", [("Wiring", [["The wiring diagram shows the relay."],
+                                        ("figure", "Figure 1: relay wiring")])])
+    idx = RegionIndex(regs)
+    fig = by_kind(regs, "figure")[0]
+    text_pkg = assemble("relay wiring", [hit(fig, 0.9, 1, "bm25")], idx, AssemblyOptions(budget=2000))
+    assert text_pkg.items[0].modality == "page" and text_pkg.items[0].image_url is None
+    assert "relay wiring" in text_pkg.items[0].text
+    clip_pkg = assemble("relay wiring", [hit(fig, 0.9, 1, "clip")], idx, AssemblyOptions(budget=2000))
+    assert clip_pkg.items[0].modality == "figure" and clip_pkg.items[0].image_url is not None
