@@ -22,9 +22,9 @@ host, or heartbeat older than ``LEASE`` from another host). LanceDB's conditiona
 (``merge_insert``) is not atomic across processes, so a claim is decided by commit order: a writer
 whose claim row was preceded by another live claim (visible in the table version just before its
 own) withdraws. A process killed midway leaves only rows of a pending version, which no query
-sees. **Readers never write**: crash cleanup runs in writers (dead claims of the version they are
-about to write) or explicitly (``Store.recover``, ``folio check --repair``). Deleting flips
-visibility first too: the versions row goes, then the rows and assets behind it.
+sees. **Readers never write**: crash cleanup runs in writers (dead writers' claims, before each
+claim) or explicitly (``Store.recover``, ``folio check --repair``). Deleting flips visibility
+first too: the versions row goes, then the rows and assets behind it.
 
 Maintenance (``ingest/maintenance.py``): LanceDB keeps every table version and deleted row until
 told otherwise, so writers compact and clean up old versions every ``COMPACT_EVERY`` commits.
@@ -102,7 +102,6 @@ REGIONS_SCHEMA = pa.schema(
         pa.field("seq", pa.int32()),
         pa.field("tokens", pa.int32()),
         pa.field("meta", pa.string()),
-        WRITER_FIELD,
     ]
 )
 
@@ -117,9 +116,9 @@ CHUNKS_SCHEMA = pa.schema(
         pa.field("vector", pa.list_(pa.float32(), TEXT_DIM)),
         # What the full-text index reads: the text with CJK runs as bigrams (ingest/textnorm.py).
         pa.field("fts", pa.string()),
-        WRITER_FIELD,
     ]
 )
+# Version-scoped tables are stored with a ``writer`` column after these fields (``Store._tagged``).
 FTS_COLUMN = "fts"
 
 # How long a second writer of the same version waits for the first before giving up.
@@ -185,7 +184,6 @@ def region_to_row(r: Region) -> dict[str, Any]:
         "seq": r.seq,
         "tokens": r.tokens,
         "meta": json.dumps(dict(r.meta), ensure_ascii=False),
-        "writer": "",
     }
 
 
@@ -258,8 +256,8 @@ class Store:
         self._versions_cache: tuple[int, list[dict[str, Any]]] | None = None
         self._cache_lock = threading.Lock()
         self.versions = self._table("versions", VERSIONS_SCHEMA)
-        self.regions = self._table("regions", REGIONS_SCHEMA)
-        self.chunks = self._table("chunks", CHUNKS_SCHEMA)
+        self.regions = self._table("regions", REGIONS_SCHEMA.append(WRITER_FIELD))
+        self.chunks = self._table("chunks", CHUNKS_SCHEMA.append(WRITER_FIELD))
         self._fts_dirty = False
         self._migrate_chunks()
         if recover:
@@ -428,6 +426,7 @@ class Store:
         a dead one's claim and rows are removed first. Nothing of any other writer is touched.
         """
         self._ensure_claim_columns()
+        self._remove_dead_claims()
         deadline = time.monotonic() + wait.total_seconds()
         pause = 0.1
         with self._write_lock:
@@ -456,6 +455,16 @@ class Store:
                 time.sleep(pause)
                 pause = min(pause * 1.5, 1.0)
 
+    def _remove_dead_claims(self) -> list[tuple[str, str]]:
+        """Crash cleanup a writer does before it claims: pending versions of dead writers (any
+        document), with their rows and assets. Cheap: one read of the small versions table."""
+        removed = []
+        for r in self._claim_rows_all():
+            if r["status"] == "pending" and not claim_alive(r):
+                self._remove_claim(r["doc_id"], r["version_id"], r.get("writer") or "")
+                removed.append((r["doc_id"], r["version_id"]))
+        return removed
+
     def _try_claim(
         self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str
     ) -> Claim | None:
@@ -466,6 +475,19 @@ class Store:
         own already held another live claim row withdraws its row.
         """
         claim = Claim(doc_id, version_id, uuid.uuid4().hex)
+        # Live from before its row exists: another Store of this process must not take it for a
+        # leftover of this pid.
+        LIVE_WRITERS.add(claim.writer)
+        won = False
+        try:
+            won = self._insert_claim(claim, filename, size_bytes, parser_version)
+        finally:
+            if not won:
+                LIVE_WRITERS.discard(claim.writer)
+        return claim if won else None
+
+    def _insert_claim(self, claim: Claim, filename: str, size_bytes: int, parser_version: str) -> bool:
+        doc_id, version_id = claim.doc_id, claim.version_id
         now = time.time()
         row = {
             "doc_id": doc_id,
@@ -490,7 +512,7 @@ class Store:
             lambda: self.versions.merge_insert(["doc_id", "version_id"]).when_not_matched_insert_all().execute(data)
         )
         if not result.num_inserted_rows:
-            return None
+            return False
         others = [r for r in self._claim_rows(doc_id, version_id) if r.get("writer") != claim.writer]
         if others:
             before = self.db.open_table("versions")
@@ -499,8 +521,8 @@ class Store:
             if earlier & {r.get("writer") for r in others} or any(r["status"] == "ready" for r in others):
                 logger.info("claim race on %s@%s lost; waiting for the winner", doc_id, version_id)
                 retry_conflicts(lambda: self.versions.delete(claim.mine))
-                return None
-        return claim
+                return False
+        return True
 
     def _claim_for(self, doc_id: str, version_id: str) -> Claim:
         claim = self._claims.get((doc_id, version_id))
@@ -553,7 +575,6 @@ class Store:
                 "vector": pa.FixedSizeListArray.from_arrays(
                     pa.array(vectors.astype(np.float32).ravel(), pa.float32()), TEXT_DIM
                 ),
-                "writer": [""] * len(regions),
             },
             schema=CHUNKS_SCHEMA,
         )
@@ -726,11 +747,7 @@ class Store:
                 for t in tables
             }
             asset_dirs = list(self.assets_root.iterdir()) if self.local and self.assets_root.exists() else []
-            rows = self._claim_rows_all()
-            for r in rows:
-                if r["status"] == "pending" and not claim_alive(r):
-                    self._remove_claim(r["doc_id"], r["version_id"], r.get("writer") or "")
-                    removed.append((r["doc_id"], r["version_id"]))
+            removed += self._remove_dead_claims()
             rows = self._claim_rows_all()
             known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in rows}
             for t in tables:

@@ -15,7 +15,7 @@ import pytest
 
 from ingest import errors
 from ingest.model import version_id_for
-from ingest.store import REGIONS_SCHEMA, Store
+from ingest.store import Store
 from tests.reliability.helpers import DOC, ROOT, SAMPLE, counts, env, start_child, table_versions, wait_for
 
 VER = "feedfacefeedface"
@@ -65,9 +65,9 @@ def test_commit_verifies_the_claim_and_drops_foreign_rows(tmp_path: Path) -> Non
     assert store.begin_version("doc", VER, "doc.pdf", 1, "1")
     store.add_regions(_region_rows("doc", VER, 3))
     ghost = pa.Table.from_pylist(
-        [{**r, "writer": "ghost"} for r in (_row(x) for x in _region_rows("doc", VER, 2))], schema=REGIONS_SCHEMA
+        [{**r, "writer": "ghost"} for r in (_row(x) for x in _region_rows("doc", VER, 2))], schema=store.regions.schema
     )
-    store.regions.add(ghost.cast(store.regions.schema))
+    store.regions.add(ghost)
     store.commit_version("doc", VER, pages=1, regions=3, report={})
     assert store.regions.count_rows() == 3
     # A claim removed by someone else (e.g. `folio delete`) while the writer works: commit refuses.
@@ -167,16 +167,17 @@ def test_readers_never_write(tmp_path: Path, reference: dict[str, Any]) -> None:
     left over) changes nothing: no table version moves, no row of the live writer goes."""
     from api.cli import main
 
-    # A dead writer's leftover: killed in the embedding stage.
+    # A live writer, paused with its rows half written ...
+    live = start_child(tmp_path, "embed", 30.0)
+    wait_for(live, b"PAUSED")
+    # ... and, started after it, a dead writer's leftover: killed in the embedding stage.
     dead = start_child(tmp_path, "embed", 60.0, pdf=ROOT / "sample_pdfs" / "support-policy-v2.pdf")
     wait_for(dead, b"PAUSED")
     dead.kill()
     dead.wait(timeout=30)
-    # A live writer, paused with its rows half written.
-    live = start_child(tmp_path, "embed", 6.0)
-    wait_for(live, b"PAUSED")
     before = table_versions(tmp_path)
     rows_before = Store(tmp_path).regions.count_rows()
+    assert Store(tmp_path).versions.count_rows("status = 'pending'") == 2
     for _ in range(3):
         reader = Store(tmp_path)
         assert reader.list_versions() == []
@@ -187,7 +188,7 @@ def test_readers_never_write(tmp_path: Path, reference: dict[str, Any]) -> None:
     live.wait(timeout=60)
     assert b"created" in line
     # The live writer committed exactly the clean ingest's rows; the dead writer's claim of another
-    # version is still there (only writers and `folio check --repair` clean up) and invisible.
+    # version is still there (writers clean up when they start, and `folio check --repair`), invisible.
     store = Store(tmp_path)
     ver = version_id_for(SAMPLE.read_bytes())
     assert [v.version_id for v in store.list_versions()] == [ver]
