@@ -51,6 +51,7 @@ logger = logging.getLogger(__name__)
 
 OCR_PAGE_SHARE = 0.75  # of page_timeout_s: a slow Tesseract call is cut before the page is killed
 _POLL_S = 0.25
+STARTUP_GRACE_S = 10.0  # added to the first page's budget: the child's start and imports are not the file's fault
 _MB = 1024 * 1024
 
 
@@ -128,7 +129,8 @@ def parse_with_limits(
 def _supervise(
     proc: Any, recv: Connection, limits: IngestLimits, progress: Callable[[int, int], None] | None
 ) -> ParsedDocument:
-    started = last = time.monotonic()
+    started = time.monotonic()
+    last = started + STARTUP_GRACE_S
     done = total = 0
     while True:
         if recv.poll(_POLL_S):
@@ -155,7 +157,7 @@ def _supervise(
             raise RuntimeError(f"parser process failed: {msg[1]}")
         now = time.monotonic()
         where = f"page {done + 1} of {total}" if total else "opening the file"
-        if limits.timeout_s is not None and now - started > limits.timeout_s:
+        if limits.timeout_s is not None and now - started > limits.timeout_s + (STARTUP_GRACE_S if not total else 0):
             raise IngestTimeout(
                 f"ingest timeout: parsing took longer than {limits.timeout_s:g} s "
                 f"(FOLIO_INGEST_TIMEOUT_S), stopped at {where}"
@@ -199,7 +201,7 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["ingest.parse"])
+            ctx.set_forkserver_preload(["pymupdf", "ingest.parse"])
             _ctx = ctx
         return _ctx
 

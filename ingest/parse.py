@@ -26,6 +26,7 @@ from ingest.furniture import mark_furniture, page_text
 from ingest.model import PageInfo, PageIssue, Region, version_id_for
 from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
 from ingest.pdf_ocr import (
+    MAX_NATIVE_CHARS,
     ImageOcrError,
     OcrBudget,
     image_ocr_languages,
@@ -37,7 +38,7 @@ from ingest.pdf_ocr import (
 )
 from ingest.pdf_regions import PageData, build_regions
 from ingest.pdf_tables import find_page_tables
-from ingest.pdf_text import center_in, extract_blocks
+from ingest.pdf_text import Block, center_in, extract_blocks
 from ingest.validate import open_pdf
 
 if TYPE_CHECKING:
@@ -104,6 +105,8 @@ def _first_pass(
         cands += [(b, "vector") for b in vector_boxes(page, drawings, [t.bbox for t in pd.tables], pd.blocks)]
         taken: set[int] = set()
         for box, src in merge_boxes(cands):
+            if _is_background(box, w, h, pd.blocks):
+                continue
             fig = FigureData(bbox=box, source=src)
             ci = find_caption(box, pd.blocks, taken)
             if ci is not None:
@@ -152,6 +155,22 @@ def page_label(page: pymupdf.Page) -> str:
     if m:  # some PyMuPDF builds hand back a UTF-16BE hex string as written in the PDF
         label = bytes.fromhex(m.group(1)).decode("utf-16-be", errors="replace")
     return label.replace("\ufeff", "").strip()[:32]
+
+
+BACKGROUND_FRACTION = 0.5  # of the page area
+
+
+def _is_background(box: tuple[float, float, float, float], w: float, h: float, blocks: list[Block]) -> bool:
+    """A page-sized picture under a real text layer is a background, not a figure.
+
+    Slide backgrounds, paper textures and the scan under a searchable PDF's OCR text cover most of
+    the page; as figures they took every text block inside them as figure text, so such pages
+    had no paragraphs or sentences at all (only a figure and the page text).
+    """
+    if (box[2] - box[0]) * (box[3] - box[1]) < BACKGROUND_FRACTION * w * h:
+        return False
+    chars = sum(len(ln.text.strip()) for b in blocks if b.role == "para" and center_in(b.bbox, box) for ln in b.lines)
+    return chars > MAX_NATIVE_CHARS
 
 
 def _ocr_scanned_page(page: pymupdf.Page, pd: PageData, budget: OcrBudget) -> None:
@@ -243,6 +262,8 @@ def parse_pdf(
     issues: list[PageIssue] = []
     pages: list[PageData] = []
     n = doc.page_count
+    if progress:
+        progress(0, n)  # opened: a watchdog times pages from here
     try:
         for i in range(n):
             try:

@@ -61,10 +61,11 @@ class ImageOcrError(RuntimeError):
 class OcrBudget:
     """How much Tesseract time one document may use.
 
-    ``total_s`` bounds the sum over the document (``None``: unbounded), ``page_s`` the sum over one
-    page (``start_page`` begins a page). ``timeout()`` is the limit for the next Tesseract call,
-    ``None`` once the page's or the document's time is spent: the caller then skips OCR and
-    records a warning.
+    ``page_s`` bounds the Tesseract time of one page (``start_page`` begins a page; ``None``: 180 s
+    per call), ``total_s`` the document's: a call starts only while the document has time left and
+    may then use what is left of the page's, so the document total overshoots by at most one
+    page. ``timeout()`` is the limit for the next call, ``None`` when none may start: the caller
+    then skips OCR and records a warning.
     """
 
     total_s: float | None = None
@@ -76,11 +77,12 @@ class OcrBudget:
         self.page_spent_s = 0.0
 
     def timeout(self) -> float | None:
-        left = [b - s for b, s in ((self.total_s, self.spent_s), (self.page_s, self.page_spent_s)) if b is not None]
-        if not left:
+        if self.total_s is not None and self.total_s - self.spent_s < 1.0:
+            return None
+        if self.page_s is None:
             return float(_TIMEOUT_S)
-        t = min(left)
-        return t if t >= 1.0 else None
+        left = self.page_s - self.page_spent_s
+        return left if left >= 1.0 else None
 
     def charge(self, seconds: float) -> None:
         self.spent_s += seconds

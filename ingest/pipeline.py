@@ -92,7 +92,7 @@ def ingest_bytes(
     doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
-    open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages).close()
+    open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages, filename=filename).close()
 
     def unchanged() -> IngestReport:
         v = store.get_version(doc_id, version_id)

@@ -33,20 +33,22 @@ def open_pdf(
     password: str | None = None,
     max_bytes: int | None = None,
     max_pages: int | None = None,
+    filename: str | None = None,
 ) -> pymupdf.Document:
     """Open ``data`` as a PDF and return the (authenticated) document.
 
     Raises ``NotAPDF`` (empty or no ``%PDF`` signature), ``CorruptPDF`` (cannot be opened, or
     truncated so badly that no page loads), ``EncryptedPDF`` (a password is needed and none was
     given, or the one given is wrong: the message says which), ``EmptyPDF`` (zero pages) and
-    ``LimitExceeded`` (more than ``max_bytes`` bytes or ``max_pages`` pages).
+    ``LimitExceeded`` (more than ``max_bytes`` bytes or ``max_pages`` pages). ``filename``, when
+    given (a local file), names the file in the message for an empty one.
     """
     import pymupdf
 
     if max_bytes is not None and len(data) > max_bytes:
         raise LimitExceeded(f"file is {len(data)} bytes, over the limit of {max_bytes} bytes")
     if not data:
-        raise NotAPDF("empty file: no bytes received")
+        raise NotAPDF(f"empty file: {filename} is 0 bytes" if filename else "empty file: no bytes received")
     if b"%PDF-" not in data[:_HEADER_WINDOW]:
         raise NotAPDF("not a PDF: the file does not start with a %PDF header")
     try:
