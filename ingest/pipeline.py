@@ -50,7 +50,7 @@ def doc_id_from_filename(filename: str) -> str:
     return slug or "document"
 
 
-_DOC_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_DOC_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: "$" would accept a trailing newline
 
 
 def check_doc_id(doc_id: str) -> str:
