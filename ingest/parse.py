@@ -77,7 +77,6 @@ def _save_png(pix: Any, path: pathlib.Path) -> None:
 def _first_pass(
     page: pymupdf.Page, *, ocr: OcrBudget | None, asset_dir: pathlib.Path | None, rel_dir: str, scale: float
 ) -> PageData:
-    import pymupdf
 
     w, h = page.rect.width, page.rect.height
     pd = PageData(index=page.number, width=w, height=h, label=page_label(page))
@@ -133,16 +132,28 @@ def _first_pass(
         off += len(btext) + 2
     pd.text = "\n\n".join(parts)
     if asset_dir is not None:
-        mat = pymupdf.Matrix(scale, scale)
-        _save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
-        pd.image = f"{rel_dir}/page-{pd.index + 1}.png"
-        for k, fig in enumerate(pd.figures, start=1):
-            if fig.source == "page-scan":
-                continue
-            name = f"fig-p{pd.index + 1}-{k}.png"
-            _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
-            fig.image = f"{rel_dir}/{name}"
+        try:
+            _render(page, pd, asset_dir, rel_dir, scale)
+        except MemoryError:
+            raise
+        except Exception as exc:  # e.g. MuPDF's "Overly large image" for a giant page box: keep the text
+            pd.image = None
+            pd.warnings.append(f"page {pd.index + 1}: not rendered ({' '.join(str(exc).split())[:120]})")
     return pd
+
+
+def _render(page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: str, scale: float) -> None:
+    import pymupdf
+
+    mat = pymupdf.Matrix(scale, scale)
+    _save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
+    pd.image = f"{rel_dir}/page-{pd.index + 1}.png"
+    for k, fig in enumerate(pd.figures, start=1):
+        if fig.source == "page-scan":
+            continue
+        name = f"fig-p{pd.index + 1}-{k}.png"
+        _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
+        fig.image = f"{rel_dir}/{name}"
 
 
 def page_label(page: pymupdf.Page) -> str:

@@ -61,7 +61,10 @@ def open_pdf(
                 raise EncryptedPDF("encrypted PDF: a password is required to open it")
             if not doc.authenticate(password):
                 raise EncryptedPDF("encrypted PDF: the password given is wrong")
-        n = doc.page_count
+        try:
+            n = doc.page_count
+        except Exception as exc:  # a page tree MuPDF cannot count ("Invalid number of pages")
+            raise CorruptPDF(f"corrupt PDF: the page tree is broken ({_one_line(exc)})") from None
         if n == 0:
             if doc.is_repaired:
                 raise CorruptPDF("corrupt PDF: the file is damaged and no pages could be recovered")

@@ -193,3 +193,25 @@ def test_text_over_a_page_sized_image_has_paragraphs_and_sentences(build: object
     kinds = {r.kind for r in parsed.regions}
     assert {"paragraph", "sentence"} <= kinds
     assert "figure" not in kinds
+
+
+# ------------------------------------------------------------------------ found by the fuzzer
+
+
+def test_uncountable_page_tree_is_a_clean_error() -> None:
+    """A /Count MuPDF rejects ("Invalid number of pages") was an uncaught RuntimeError (a 500)."""
+    from benchmarks.odd_pdfs import huge_page_count
+    from ingest.errors import CorruptPDF
+    from ingest.validate import open_pdf
+
+    with pytest.raises(CorruptPDF, match="page tree"):
+        open_pdf(huge_page_count())
+
+
+def test_page_too_big_to_render_keeps_its_text(tmp_path: Path) -> None:
+    """A 14400 pt page box failed the render ("Overly large image") and lost the page's text."""
+    from benchmarks.odd_pdfs import giant_page_box
+
+    parsed = parse_pdf(giant_page_box(), doc_id="g", filename="g.pdf", assets_dir=tmp_path / "assets", ocr=False)
+    assert not parsed.issues and {"paragraph", "sentence"} <= {r.kind for r in parsed.regions}
+    assert any("page 1: not rendered" in w for w in parsed.warnings)
