@@ -47,7 +47,8 @@ RESULTS = ROOT / "benchmarks" / "results" / "fuzz.md"
 class HashEncoder:
     """A deterministic fake text encoder (384-d, from SHA-256 of the text): no model to load."""
 
-    dim = 384
+    dim: int = 384
+    name: str = "fuzz-sha256-hash"
 
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -143,13 +144,16 @@ def fuzz_file(path: Path, source: str, timeout: float, real_encoder: bool) -> Re
         ps = psutil.Process(child.pid)
         peak = 0.0
         timed_out = False
-        while child.poll() is None:
-            peak = max(peak, _tree_rss(ps))
-            if time.perf_counter() - started > timeout:
-                timed_out = True
+        try:
+            while child.poll() is None:
+                peak = max(peak, _tree_rss(ps))
+                if time.perf_counter() - started > timeout:
+                    timed_out = True
+                    break
+                time.sleep(0.05)
+        finally:  # timed out, or the harness itself interrupted: the child's whole session goes
+            if child.poll() is None:
                 _descendants_of_group(child.pid)
-                break
-            time.sleep(0.05)
         child.wait()
         seconds = time.perf_counter() - started
         # The parse child leads its own group: anything left of the tree goes too.
