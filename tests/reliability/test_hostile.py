@@ -304,7 +304,6 @@ def test_malformed_multipart_is_422(client: TestClient) -> None:
     assert_error(resp, resp.status_code)
 
 
-@pytest.mark.xfail(reason="ingest/pipeline.py (store work) still matches doc ids with $; needs \\Z", strict=False)
 def test_check_doc_id_rejects_trailing_newline() -> None:
     from ingest.errors import InvalidRequest
     from ingest.pipeline import check_doc_id
