@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from api.errors import install_error_handlers
 from api.jobs import JobRunner
+from api.keys import KeyRing
 from api.middleware import HostOriginGuard, RequestContext, guard_options
 from api.pool import QueryPool
 from api.routes import documents, health, jobs, query, regions
@@ -96,9 +97,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             "Ingest PDFs, retrieve text, tables, figures and pages, and get a context package packed under a "
             "token budget whose citation ids resolve to page and region locators of a specific document "
             'version. Errors are always `{"error": {"code", "message", "detail"?, "request_id"}}`; every '
-            "response carries `X-Request-ID`. When the server has "
-            "`FOLIO_API_KEY`, `/v1` endpoints (except `/v1/health`) need `X-API-Key: <key>` or "
-            "`Authorization: Bearer <key>`; image endpoints also accept `?key=`. Only configured `Host` "
+            "response carries `X-Request-ID`. When the server has keys (`FOLIO_KEYS_FILE`, or the legacy "
+            "`FOLIO_API_KEY`), `/v1` endpoints (except `/v1/health`) need `X-API-Key: <key>` or "
+            "`Authorization: Bearer <key>`; image endpoints also accept `?key=`. A key sees only its "
+            "collections (anything else is a 404, like an unknown id) and a read key cannot upload or "
+            "delete (403). Only configured `Host` "
             "names are served (`FOLIO_ALLOWED_HOSTS`), and state-changing requests from another origin "
             "are refused unless it is in `FOLIO_CORS_ORIGINS`. Query endpoints answer 503 with "
             "`Retry-After` when every worker is busy and the queue is full."
@@ -109,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     settings = settings or Settings()
     app.state.settings = settings
+    app.state.keys = KeyRing(settings.keys_file, settings.api_key)
     install_error_handlers(app)
     # Added innermost first: the request context wraps everything, so even a refused Host gets a
     # request id and an access-log line.

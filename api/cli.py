@@ -113,8 +113,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 progress=bar,
                 max_pages=settings.max_pages,
                 max_bytes=settings.max_upload_bytes,
+                collection=args.collection,
             )
-            out = rep.model_dump(mode="json")
+            out = {**rep.model_dump(mode="json"), "collection": args.collection}
         except FolioError as e:
             failures += 1
             out = {"filename": p.name, "status": "failed", "error": {"code": e.code, "message": str(e)}}
@@ -218,6 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ingest", help="ingest PDF files or folders of PDFs")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--doc-id", default=None, help="document id (default: from the file name)")
+    p.add_argument(
+        "--collection",
+        default="default",
+        help="collection to put the documents in (default: default); API keys are scoped to collections",
+    )
     p.add_argument("--password", default=None, help="password for an encrypted PDF")
     p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
     p.add_argument("--json", action="store_true", help="machine-readable reports")
@@ -254,9 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_arg(p)
     p.set_defaults(func=cmd_check)
 
+    from api.cli_keys import register as register_keys
     from api.cli_query import register
 
     register(sub)
+    register_keys(sub)
     return parser
 
 

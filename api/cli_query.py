@@ -54,10 +54,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port or settings.port
     settings = settings.model_copy(update={"host": host, "port": port})
-    if not is_loopback(host) and not settings.api_key:
+    if not is_loopback(host) and not settings.api_key and not settings.keys_file:
         print(
-            f"folio: WARNING: listening on {host} without an API key: anyone who can reach this port can "
-            "read and delete documents. Set FOLIO_API_KEY.",
+            f"folio: WARNING: listening on {host} without API keys: anyone who can reach this port can "
+            "read and delete documents. Set FOLIO_KEYS_FILE (see `folio keys add`).",
             file=sys.stderr,
         )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host

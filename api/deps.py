@@ -1,19 +1,20 @@
 """FastAPI dependencies: the app's long-lived resources (built once in ``lifespan`` and kept on
-``app.state``) and the optional API key check, as ``Annotated`` aliases for route signatures.
+``app.state``) and the caller's key (``api.keys``: which collections it sees, read or write), as
+``Annotated`` aliases for route signatures.
 
 They are ``async def`` because none of them blocks: a sync dependency would take a trip through
 FastAPI's shared thread pool, and ``/v1/health`` must not wait there behind query work."""
 
 from __future__ import annotations
 
-import hmac
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials, HTTPBearer
 
-from api.errors import Unauthorized
+from api.errors import Forbidden, Unauthorized
 from api.jobs import JobRunner
+from api.keys import FULL_ACCESS, KeyRing, Principal
 from api.pool import QueryPool
 from api.settings import Settings
 from ingest.store import Store
@@ -57,41 +58,64 @@ else:  # FastAPI resolves annotations at import; the retriever module (torch, mo
 JobsDep = Annotated[JobRunner, Depends(get_jobs)]
 
 # auto_error=False: a missing key is our 401 in the common error shape, not FastAPI's 403.
-_header_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="the server's FOLIO_API_KEY")
-_bearer = HTTPBearer(auto_error=False, description="the server's FOLIO_API_KEY as a bearer token")
+_header_key = APIKeyHeader(
+    name="X-API-Key", auto_error=False, description="a key's secret (FOLIO_KEYS_FILE) or FOLIO_API_KEY"
+)
+_bearer = HTTPBearer(auto_error=False, description="a key's secret as a bearer token")
 _query_key = APIKeyQuery(
     name="key",
     auto_error=False,
-    description="the API key as a query parameter; accepted only on image endpoints, so <img src> works",
+    description="the key as a query parameter; accepted only on image endpoints, so <img src> works",
 )
 
 
-def _check(settings: Settings, *candidates: str | None) -> None:
-    expected = settings.api_key
-    if not expected:
-        return
+async def get_keyring(request: Request) -> KeyRing:
+    ring: KeyRing = request.app.state.keys
+    return ring
+
+
+def _authenticate(ring: KeyRing, *candidates: str | None) -> Principal:
+    if not ring.enabled:
+        return FULL_ACCESS
     for given in candidates:
-        if given and hmac.compare_digest(given.encode(), expected.encode()):
-            return
+        if given:
+            found = ring.authenticate(given)
+            if found is not None:
+                return found
     if any(candidates):
         raise Unauthorized("invalid API key")
     raise Unauthorized("this server needs an API key: send X-API-Key: <key> or Authorization: Bearer <key>")
 
 
 async def require_key(
-    settings: SettingsDep,
+    ring: Annotated[KeyRing, Depends(get_keyring)],
     header: Annotated[str | None, Depends(_header_key)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> None:
-    """Enforce ``FOLIO_API_KEY`` when it is set (compared in constant time)."""
-    _check(settings, header, bearer.credentials if bearer else None)
+) -> Principal:
+    """The caller's key (``api.keys``): 401 without a valid one when the server has keys.
+    Each check stats the keys file; it is re-read only when it changed (a few KB, on the loop)."""
+    return _authenticate(ring, header, bearer.credentials if bearer else None)
 
 
 async def require_key_or_query(
-    settings: SettingsDep,
+    ring: Annotated[KeyRing, Depends(get_keyring)],
     header: Annotated[str | None, Depends(_header_key)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     key: Annotated[str | None, Depends(_query_key)],
-) -> None:
+) -> Principal:
     """Like ``require_key``, also accepting ``?key=`` (image endpoints only: query strings end up in logs)."""
-    _check(settings, header, bearer.credentials if bearer else None, key)
+    return _authenticate(ring, header, bearer.credentials if bearer else None, key)
+
+
+async def require_write(caller: Annotated[Principal, Depends(require_key)]) -> Principal:
+    """A key with write access (uploads, deletes); a read key gets 403."""
+    if not caller.can_write:
+        raise Forbidden("this API key is read-only: uploads and deletes need a key with write access")
+    return caller
+
+
+# The caller's principal; FastAPI computes a dependency once per request, so routers that list
+# ``require_key`` in ``dependencies`` and routes that take ``CallerDep`` share one check.
+CallerDep = Annotated[Principal, Depends(require_key)]
+ImageCallerDep = Annotated[Principal, Depends(require_key_or_query)]
+WriterDep = Annotated[Principal, Depends(require_write)]

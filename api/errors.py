@@ -2,7 +2,7 @@
 
 Every error body is ``{"error": {"code": str, "message": str, "detail": ..., "request_id": str}}``
 where ``code`` is stable and machine-readable (``document_not_found``, ``not_a_pdf``,
-``limit_exceeded``, ``validation_error``, ``unauthorized``, ``forbidden_origin``, ``invalid_host``,
+``limit_exceeded``, ``validation_error``, ``unauthorized``, ``forbidden``, ``forbidden_origin``, ``invalid_host``,
 ``overloaded``, ``method_not_allowed``, ``internal_error`` ...), ``detail`` is present only when
 there is more to say (the failing fields of a validation error, the job id of a failed ingest) and
 ``request_id`` is the request's ``X-Request-ID`` (``api.middleware`` sets it for each request).
@@ -41,6 +41,13 @@ logger = logging.getLogger(__name__)
 class Unauthorized(FolioError, PermissionError):
     code = "unauthorized"
     http_status = 401
+
+
+class Forbidden(FolioError, PermissionError):
+    """The key is valid but may not do this (a read key uploading or deleting, a write outside its collections)."""
+
+    code = "forbidden"
+    http_status = 403
 
 
 class JobNotFound(NotFound):

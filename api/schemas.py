@@ -41,9 +41,10 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     text = {
         400: "Host header not accepted",
         401: "missing or wrong API key",
-        403: "cross-site request refused",
-        404: "not found",
+        403: "cross-site request refused, or the key may not do this (read-only, other collection)",
+        404: "not found (also anything outside the key's collections)",
         405: "method not allowed",
+        409: "doc_id in another collection, or the version is being written",
         413: "upload over the size or page limit",
         422: "invalid request or document",
         503: "a model is not available, or the server is busy (Retry-After)",
@@ -54,6 +55,7 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 # ---------------------------------------------------------------------------------- documents
 class VersionOut(Schema):
     doc_id: str
+    collection: str = Field("default", description="the document's collection (API keys are scoped to collections)")
     version_id: str = Field(description="first 16 hex digits of the sha256 of the file bytes")
     filename: str
     pages: int
@@ -84,6 +86,7 @@ class DocumentDetail(VersionOut):
 
 class IngestResponse(Schema):
     doc_id: str
+    collection: str = "default"
     version_id: str
     filename: str
     pages: int
@@ -133,6 +136,7 @@ class JobOut(Schema):
     error: ErrorBody | None = None
     filename: str | None = None
     doc_id: str | None = None
+    collection: str | None = Field(None, description="the collection an ingest job writes to")
 
 
 class JobList(Schema):
@@ -370,6 +374,7 @@ class RegionLocatorOut(Schema):
 class RegionOut(Schema):
     region_id: str
     doc_id: str
+    collection: str = "default"
     version_id: str
     filename: str | None = None
     kind: str

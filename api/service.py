@@ -5,14 +5,16 @@ runs the exact code path of ``POST /v1/context`` in-process."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from api.errors import capped_list
 from api.schemas import assembly_options
 from assembly.types import ContextPackage
-from ingest.errors import DocumentNotFound
-from ingest.store import Store
+from ingest.errors import DocumentNotFound, RegionNotFound, VersionNotFound
+from ingest.model import DocumentVersion, Region
+from ingest.store import DEFAULT_COLLECTION, Store
+from retrieval.scope import Scope, resolve_scope
 
 if TYPE_CHECKING:
     from api.schemas import _ContextRequestBase
@@ -24,9 +26,34 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def version_filenames(store: Store) -> dict[str, str]:
-    """version_id → file name, over every ready version (old versions can be queried too)."""
-    return {v.version_id: v.filename for v in store.list_versions()}
+def version_filenames(store: Store, collections: Collection[str] | None = None) -> dict[str, str]:
+    """version_id → file name, over every ready version (old versions can be queried too) of
+    ``collections`` (None: all). Same bytes in two collections share a version id, so the
+    filter matters: the other collection's file name must not show."""
+    return {v.version_id: v.filename for v in store.list_versions(collections=collections)}
+
+
+def visible_version(
+    store: Store, doc_id: str, version_id: str | None = None, *, collections: Collection[str] | None = None
+) -> DocumentVersion:
+    """``store.get_version``, where a document outside ``collections`` (an API key's; None: all)
+    raises exactly what an unknown doc id raises, so a key cannot learn that it exists."""
+    if collections is not None:
+        collection = store.collection_of(doc_id)
+        if collection is None or collection not in collections:
+            raise DocumentNotFound(f"no such document: {doc_id}")
+    return store.get_version(doc_id, version_id)
+
+
+def visible_region(store: Store, region_id: str, *, collections: Collection[str] | None = None) -> Region:
+    """A region of a ready version in ``collections``; any other id is the same ``RegionNotFound``."""
+    try:
+        region = store.get_region(region_id)
+    except VersionNotFound as e:
+        raise RegionNotFound(f"no such region: {region_id}") from e
+    if collections is not None and store.collection_of(region.doc_id) not in collections:
+        raise RegionNotFound(f"no such region: {region_id}")
+    return region
 
 
 def page_image_url(doc_id: str, version_id: str, page: int) -> str:
@@ -37,15 +64,27 @@ def region_image_url(region_id: str) -> str:
     return f"/v1/regions/{region_id}/image"
 
 
-def search_hits(store: Store, retriever: Retriever, req: Any, *, strategy: str) -> list[Hit]:
-    """Run the retriever for a search or context request (same filters for both endpoints)."""
+def search_hits(
+    store: Store, retriever: Retriever, req: Any, *, strategy: str, collections: Collection[str] | None = None
+) -> list[Hit]:
+    """Run the retriever for a search or context request (same filters for both endpoints).
+
+    ``collections`` (an API key's; None: all) bounds the scope: documents elsewhere are unknown
+    ids (404) when named, and never searched otherwise. The retriever is handed the resolved
+    document list, and hits outside the scope are dropped as a second guard."""
     if req.doc_ids:  # unknown doc ids are a 404, not an empty result
-        missing = sorted(set(req.doc_ids) - {v.doc_id for v in store.latest_versions()})
+        known = {v.doc_id for v in store.list_versions(collections=collections) if v.latest}
+        missing = sorted(set(req.doc_ids) - known)
         if missing:
             raise DocumentNotFound(f"no such document: {capped_list(missing)}")
+    doc_ids = req.doc_ids
+    scope: Scope | None = None
+    if collections is not None:
+        scope = resolve_scope(store, doc_ids=req.doc_ids, versions=req.versions, collections=collections)
+        doc_ids = [d for d, _ in scope.versions]
     hits: list[Hit] = retriever.search(
         req.query,
-        doc_ids=req.doc_ids,
+        doc_ids=doc_ids,
         versions=req.versions,
         pages=req.pages,
         kinds=req.kinds,
@@ -54,13 +93,21 @@ def search_hits(store: Store, retriever: Retriever, req: Any, *, strategy: str) 
         quotas=req.quotas,
         rerank=req.rerank,
     )
+    if scope is not None:
+        hits = [h for h in hits if scope.contains(h.doc_id, h.version_id)]
     return hits
 
 
 def build_context(
-    store: Store, retriever: Retriever, req: _ContextRequestBase, settings: Settings
+    store: Store,
+    retriever: Retriever,
+    req: _ContextRequestBase,
+    settings: Settings,
+    *,
+    collections: Collection[str] | None = None,
 ) -> ContextPackage:
-    """Retrieve, then assemble: what ``POST /v1/context`` and ``folio context`` return."""
+    """Retrieve, then assemble: what ``POST /v1/context`` and ``folio context`` return (within
+    ``collections``, see ``search_hits``)."""
     from assembly import assemble
 
     options = assembly_options(
@@ -69,9 +116,10 @@ def build_context(
         default_budget=settings.default_budget,
         tokenizers=settings.request_tokenizers(),
     )
-    hits = search_hits(store, retriever, req, strategy=req.retrieval_strategy)
+    hits = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
     source = retriever.source_for(hits)
-    package: ContextPackage = assemble(req.query, hits, source, options, filenames=version_filenames(store))
+    filenames = version_filenames(store, collections)
+    package: ContextPackage = assemble(req.query, hits, source, options, filenames=filenames)
     return package
 
 
@@ -84,6 +132,7 @@ def ingest_job(
     settings: Settings,
     indexers: Sequence[VersionIndexer],
     on_done: Callable[[], None] | None = None,
+    collection: str = DEFAULT_COLLECTION,
 ) -> Callable[[Callable[[str, int, int], None]], dict[str, Any]]:
     """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
 
@@ -100,12 +149,14 @@ def ingest_job(
             progress=progress,
             max_bytes=settings.max_upload_bytes,
             max_pages=settings.max_pages,
+            collection=collection,
         )
         if on_done is not None:
             on_done()
         rep = report.model_dump(mode="json")
         return {
             "doc_id": report.doc_id,
+            "collection": collection,
             "version_id": report.version_id,
             "filename": report.filename,
             "pages": report.pages,

@@ -23,7 +23,15 @@ class Settings(BaseSettings):
     data: str = Field(default_factory=default_data_dir, description="data directory or object-store URI")
     host: str = "127.0.0.1"
     port: int = 8000
-    api_key: str | None = Field(default=None, description="when set, every /v1 request needs it (X-API-Key or Bearer)")
+    api_key: str | None = Field(
+        default=None,
+        description="legacy single key with full access (every collection, write); prefer keys_file",
+    )
+    keys_file: str | None = Field(
+        default=None,
+        description="JSON file of keys scoped to collections and read/write (api/keys.py, `folio keys`); "
+        "re-read when it changes",
+    )
     max_upload_bytes: int = 100 * 1024 * 1024
     max_pages: int = 2000
     ocr: bool | None = Field(default=None, description="None: OCR scanned pages when tesseract is installed")

@@ -17,6 +17,7 @@
     ├── ModelUnavailable (RuntimeError)       an optional model (CLIP, ColPali, LLM) is not configured
     ├── VersionBusy (TimeoutError)            another live writer holds this version's claim (HTTP 409)
     ├── ClaimLost (RuntimeError)              this writer's claim was taken over or deleted before commit (409)
+    ├── CollectionConflict (ValueError)       the doc_id already lives in another collection (409)
     └── InvalidRequest (ValueError)           a query or option that cannot be served as asked
 
 ``code`` is the stable machine-readable name used in the REST error shape.
@@ -97,6 +98,11 @@ class VersionBusy(FolioError, TimeoutError):
 
 class ClaimLost(FolioError, RuntimeError):
     code = "claim_lost"
+    http_status = 409
+
+
+class CollectionConflict(FolioError, ValueError):
+    code = "collection_conflict"
     http_status = 409
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ingest.embed import TextEncoder, default_text_encoder
 from ingest.model import PARSER_VERSION, IngestReport, version_id_for
-from ingest.store import SEARCH_KINDS, Store
+from ingest.store import DEFAULT_COLLECTION, SEARCH_KINDS, Store, check_collection
 
 if TYPE_CHECKING:
     from ingest.limits import IngestLimits
@@ -78,12 +78,14 @@ def ingest_bytes(
     max_pages: int | None = DEFAULT_MAX_PAGES,
     render_scale: float = 1.5,
     limits: IngestLimits | None = None,
+    collection: str = DEFAULT_COLLECTION,
 ) -> IngestReport:
     """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``).
 
     Bad input raises an ``InvalidDocument`` subclass before anything is written; a failure after
     writing began removes everything of this version and re-raises, so the store is as it was.
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
+    ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     """
     from ingest.limits import IngestLimits, parse_with_limits
     from ingest.validate import open_pdf
@@ -110,6 +112,7 @@ def ingest_bytes(
             status="unchanged",
         )
 
+    store.check_collection_free(doc_id, check_collection(collection))  # a doc_id lives in one collection
     if store.has_ready(doc_id, version_id):
         return unchanged()
 
@@ -119,7 +122,7 @@ def ingest_bytes(
 
     # Claims the version; waits while another live writer holds it. False: that writer (same
     # bytes) committed meanwhile, so this ingest is a no-op too.
-    if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION):
+    if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION, collection=collection):
         return unchanged()
     try:
         parsed = parse_with_limits(

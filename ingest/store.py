@@ -12,6 +12,12 @@ Tables (every row of every version-scoped table carries ``doc_id`` and ``version
 
 Rendered page images and figure crops are PNG files under ``<data>/assets/<doc_id>@<version_id>/``.
 
+Collections: every versions row names the ``collection`` its document belongs to (``default``
+unless the ingest said otherwise; data dirs from before collections read as ``default`` and get the
+column from their first writer). A doc_id lives in one collection: a writer refuses to add a
+version of it to another (``CollectionConflict``). API keys are scoped to collections
+(``api/keys.py``); reads take a ``collections`` filter.
+
 Atomicity and writers: an ingest first **claims** its version by adding a ``pending`` versions
 row that names the writer (a random ``writer`` id, its pid, host and process start time, and a
 ``heartbeat``), then writes regions, chunks, vectors and assets (every row tagged with the same
@@ -35,12 +41,13 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -52,7 +59,15 @@ import pyarrow as pa
 
 from ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
 from ingest.embed import TEXT_DIM
-from ingest.errors import ClaimLost, DocumentNotFound, RegionNotFound, VersionBusy, VersionNotFound
+from ingest.errors import (
+    ClaimLost,
+    CollectionConflict,
+    DocumentNotFound,
+    InvalidRequest,
+    RegionNotFound,
+    VersionBusy,
+    VersionNotFound,
+)
 from ingest.index import RegionIndex
 from ingest.model import CHILD_KINDS, BBox, DocumentVersion, Locator, Region
 from ingest.textnorm import fts_text
@@ -81,9 +96,16 @@ VERSIONS_SCHEMA = pa.schema(
         pa.field("heartbeat", pa.float64()),
         # Rows written per table ({"regions": n, "chunks": m, ...}), checked by ``folio check``.
         pa.field("counts", pa.string()),
+        # The document's collection (module docstring); older data dirs get it from their first writer.
+        pa.field("collection", pa.string()),
     ]
 )
-CLAIM_FIELDS: tuple[pa.Field, ...] = tuple(VERSIONS_SCHEMA.field(n) for n in VERSIONS_SCHEMA.names[-5:])
+CLAIM_FIELDS: tuple[pa.Field, ...] = tuple(
+    VERSIONS_SCHEMA.field(n) for n in ("writer", "writer_host", "writer_start", "heartbeat", "counts")
+)
+COLLECTION_COLUMN = "collection"
+DEFAULT_COLLECTION = "default"
+_COLLECTION_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # doc ids' pattern; \Z: no trailing newline
 WRITER_FIELD = pa.field("writer", pa.string())
 
 REGIONS_SCHEMA = pa.schema(
@@ -137,6 +159,21 @@ def default_data_dir() -> str:
     return os.path.join(base, "folio")
 
 
+def check_collection(name: str) -> str:
+    """A collection name has the doc id pattern: 1-128 letters, digits, ``.``, ``_``, ``-``."""
+    if not _COLLECTION_RE.match(name):
+        raise InvalidRequest(
+            f"invalid collection {name[:140]!r}: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def row_collection(row: dict[str, Any]) -> str:
+    """The collection of a versions row; rows written before collections existed are ``default``."""
+    return str(row.get(COLLECTION_COLUMN) or DEFAULT_COLLECTION)
+
+
 def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -156,6 +193,7 @@ class Claim:
     doc_id: str
     version_id: str
     writer: str
+    collection: str = DEFAULT_COLLECTION
     counts: dict[str, int] = field(default_factory=dict)
     heartbeat: float = field(default_factory=time.time)
 
@@ -333,9 +371,19 @@ class Store:
             and (status is None or r["status"] == status)
         ]
 
-    def list_versions(self, doc_id: str | None = None, *, include_pending: bool = False) -> list[DocumentVersion]:
-        """Ready versions (newest first within a document); ``latest`` marks each document's newest."""
+    def list_versions(
+        self,
+        doc_id: str | None = None,
+        *,
+        include_pending: bool = False,
+        collections: Collection[str] | None = None,
+    ) -> list[DocumentVersion]:
+        """Ready versions (newest first within a document); ``latest`` marks each document's newest.
+
+        ``collections``: only documents in these collections (None: every collection)."""
         rows = self._version_rows(doc_id=doc_id, status=None if include_pending else "ready")
+        if collections is not None:
+            rows = [r for r in rows if row_collection(r) in collections]
         rows.sort(key=lambda r: (r["doc_id"], -r["created_at"]))
         out: list[DocumentVersion] = []
         seen: set[str] = set()
@@ -356,6 +404,28 @@ class Store:
                 )
             )
         return out
+
+    def collections(self) -> dict[str, str]:
+        """doc_id → collection, over documents with a ready version."""
+        return {r["doc_id"]: row_collection(r) for r in self._version_rows(status="ready")}
+
+    def collection_of(self, doc_id: str) -> str | None:
+        """The collection of a document with a ready version, else None."""
+        rows = self._version_rows(doc_id=doc_id, status="ready")
+        return row_collection(rows[0]) if rows else None
+
+    def check_collection_free(self, doc_id: str, collection: str, rows: list[dict[str, Any]] | None = None) -> None:
+        """Raise ``CollectionConflict`` when ``doc_id`` has a ready version, or a live claim, in
+        another collection (``rows``: that document's versions rows, else read from the cache).
+
+        The message does not name the other collection: the caller may not be allowed to see it."""
+        rows = self._version_rows(doc_id=doc_id) if rows is None else rows
+        for r in rows:
+            if row_collection(r) != collection and (r["status"] == "ready" or claim_alive(r)):
+                raise CollectionConflict(
+                    f"document {doc_id} already exists in another collection; a doc_id lives in one "
+                    f"collection, so upload to {collection} under another doc_id"
+                )
 
     def latest_versions(self, doc_ids: Sequence[str] | None = None) -> list[DocumentVersion]:
         vs = [v for v in self.list_versions() if v.latest]
@@ -398,10 +468,22 @@ class Store:
             if missing:
                 logger.warning("adding writer-claim columns to versions (data written by an older folio)")
                 retry_conflicts(lambda: self.versions.add_columns(missing))
+            if COLLECTION_COLUMN not in self.versions.schema.names:
+                logger.warning("adding the collection column to versions (existing documents: %r)", DEFAULT_COLLECTION)
+                retry_conflicts(
+                    lambda: self.versions.add_columns({COLLECTION_COLUMN: _sql_str(DEFAULT_COLLECTION)})
+                )
             for t in self.version_tables():
                 if "writer" not in t.schema.names:
                     retry_conflicts(partial(t.add_columns, [WRITER_FIELD]))
             self._claim_columns_ok = True
+
+    def _doc_rows(self, doc_id: str) -> list[dict[str, Any]]:
+        """Every versions row of one document, read now (not from the cache)."""
+        rows: list[dict[str, Any]] = (
+            self.versions.search().where(f"doc_id = {_sql_str(doc_id)}").limit(None).to_arrow().to_pylist()
+        )
+        return rows
 
     def _claim_rows(self, doc_id: str, version_id: str, table: Any | None = None) -> list[dict[str, Any]]:
         """The versions rows of one (doc, version), read now (not from the cache)."""
@@ -418,13 +500,16 @@ class Store:
         size_bytes: int,
         parser_version: str,
         *,
+        collection: str = DEFAULT_COLLECTION,
         wait: timedelta = CLAIM_WAIT,
     ) -> bool:
         """Claim a version for writing. False when it is already ready (identical bytes: nothing to do).
 
         Another live writer of the same version is waited for (up to ``wait``; then ``VersionBusy``);
         a dead one's claim and rows are removed first. Nothing of any other writer is touched.
+        ``CollectionConflict`` when the document lives in another collection than ``collection``.
         """
+        check_collection(collection)
         self._ensure_claim_columns()
         self._remove_dead_claims()
         deadline = time.monotonic() + wait.total_seconds()
@@ -433,6 +518,7 @@ class Store:
             if (doc_id, version_id) in self._claims:
                 raise VersionBusy(f"{doc_id}@{version_id} is already being written by this store")
             while True:
+                self.check_collection_free(doc_id, collection, self._doc_rows(doc_id))
                 rows = self._claim_rows(doc_id, version_id)
                 if any(r["status"] == "ready" for r in rows):
                     return False
@@ -441,7 +527,7 @@ class Store:
                     if r not in live:
                         self._remove_claim(doc_id, version_id, r.get("writer") or "")
                 if not live:
-                    claim = self._try_claim(doc_id, version_id, filename, size_bytes, parser_version)
+                    claim = self._try_claim(doc_id, version_id, filename, size_bytes, parser_version, collection)
                     if claim is not None:
                         self._claims[(doc_id, version_id)] = claim
                         LIVE_WRITERS.add(claim.writer)
@@ -466,7 +552,7 @@ class Store:
         return removed
 
     def _try_claim(
-        self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str
+        self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str, collection: str
     ) -> Claim | None:
         """Insert a pending row for (doc, version) unless one exists, and win or withdraw.
 
@@ -474,19 +560,21 @@ class Store:
         insert. The claim goes to the earliest commit: a writer whose table version just before its
         own already held another live claim row withdraws its row.
         """
-        claim = Claim(doc_id, version_id, uuid.uuid4().hex)
+        claim = Claim(doc_id, version_id, uuid.uuid4().hex, collection)
         # Live from before its row exists: another Store of this process must not take it for a
         # leftover of this pid.
         LIVE_WRITERS.add(claim.writer)
         won = False
         try:
-            won = self._insert_claim(claim, filename, size_bytes, parser_version)
+            won = self._insert_claim(claim, filename, size_bytes, parser_version, collection)
         finally:
             if not won:
                 LIVE_WRITERS.discard(claim.writer)
         return claim if won else None
 
-    def _insert_claim(self, claim: Claim, filename: str, size_bytes: int, parser_version: str) -> bool:
+    def _insert_claim(
+        self, claim: Claim, filename: str, size_bytes: int, parser_version: str, collection: str
+    ) -> bool:
         doc_id, version_id = claim.doc_id, claim.version_id
         now = time.time()
         row = {
@@ -506,6 +594,7 @@ class Store:
             "writer_start": PROCESS_START,
             "heartbeat": now,
             "counts": "{}",
+            "collection": collection,
         }
         data = pa.Table.from_pylist([row], schema=self.versions.schema)
         result = retry_conflicts(
@@ -610,6 +699,9 @@ class Store:
         """
         with self._write_lock:
             claim = self._claim_for(doc_id, version_id)
+            # Two writers racing to put one doc_id in two collections: neither commits.
+            others = [r for r in self._doc_rows(doc_id) if r.get("writer") != claim.writer]
+            self.check_collection_free(doc_id, claim.collection, others)
             for name, n in claim.counts.items():
                 t = self.table(name)
                 have = t.count_rows(claim.mine) if t is not None else 0

@@ -1,14 +1,15 @@
 """Which document versions a query may see, and the SQL prefilter that enforces it.
 
-Only ready versions are ever searched. By default each document contributes its latest ready
-version; an older version is searched only when the caller names it in ``versions``. The scope is
-resolved from the store's ``versions`` table at query time, so a version being written (pending)
-or deleted is invisible without any cache invalidation.
+Only ready versions are ever searched, and only in the collections the caller's key sees. By
+default each document contributes its latest ready version; an older version is searched only
+when the caller names it in ``versions``. The scope is resolved from the store's ``versions``
+table at query time, so a version being written (pending) or deleted is invisible without any
+cache invalidation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ingest.errors import DocumentNotFound, InvalidRequest, VersionNotFound
@@ -82,6 +83,7 @@ def resolve_scope(
     versions: Mapping[str, str] | None = None,
     pages: Iterable[int] | None = None,
     kinds: Iterable[str] | None = None,
+    collections: Collection[str] | None = None,
 ) -> Scope:
     """Turn request filters into a :class:`Scope`.
 
@@ -89,11 +91,13 @@ def resolve_scope(
     - ``versions`` ``{doc_id: version_id}`` pins a document to a version (``VersionNotFound`` when that
       version is not ready). With ``doc_ids`` None and pins given, only the pinned documents are
       searched; with ``doc_ids`` given, a pin for a document outside them is an ``InvalidRequest``.
+    - ``collections`` (an API key's): documents of other collections do not exist for this query;
+      naming one is the same ``DocumentNotFound`` as naming an unknown id.
     """
     if isinstance(doc_ids, str):
         raise InvalidRequest("doc_ids must be a list of document ids, not a string")
     pins = dict(versions or {})
-    ready = store.list_versions()
+    ready = store.list_versions(collections=collections)
     size = {(v.doc_id, v.version_id): v.regions for v in ready}
     newest = {v.doc_id: v.version_id for v in ready if v.latest}
     if doc_ids is not None:

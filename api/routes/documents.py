@@ -12,8 +12,18 @@ from fastapi.responses import FileResponse, JSONResponse
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from api.deps import JobsDep, SettingsDep, StoreDep, require_key, require_key_or_query
-from api.errors import AssetNotFound, PayloadTooLarge, error_body
+from api.deps import (
+    CallerDep,
+    ImageCallerDep,
+    JobsDep,
+    SettingsDep,
+    StoreDep,
+    WriterDep,
+    require_key,
+    require_key_or_query,
+)
+from api.errors import AssetNotFound, Forbidden, PayloadTooLarge, error_body
+from api.keys import Principal
 from api.schemas import (
     MAX_PAGE,
     DeleteResponse,
@@ -27,10 +37,10 @@ from api.schemas import (
     VersionOut,
     error_responses,
 )
-from api.service import ingest_job, page_image_url
+from api.service import ingest_job, page_image_url, visible_version
 from ingest.errors import InvalidRequest
 from ingest.model import DocumentVersion
-from ingest.store import Store
+from ingest.store import DEFAULT_COLLECTION, Store, check_collection
 
 router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key)])
 images = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key_or_query)])
@@ -52,6 +62,11 @@ _UPLOAD_BODY = {
                             "type": "string",
                             "description": "document id (default: from the file name)",
                         },
+                        "collection": {
+                            "type": "string",
+                            "description": "the collection to put the document in (default: default); "
+                            "a doc_id lives in one collection",
+                        },
                     },
                 }
             }
@@ -60,8 +75,12 @@ _UPLOAD_BODY = {
 }
 
 
-def _version_out(v: DocumentVersion) -> VersionOut:
-    return VersionOut(**v.model_dump())
+def _version_out(v: DocumentVersion, collection: str) -> VersionOut:
+    return VersionOut(**v.model_dump(), collection=collection)
+
+
+def _collection(store: Store, doc_id: str) -> str:
+    return store.collection_of(doc_id) or DEFAULT_COLLECTION
 
 
 async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
@@ -74,7 +93,7 @@ async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
         yield chunk
 
 
-async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, str | None]:
+async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, str | None, str]:
     limit = max_bytes + _MULTIPART_SLACK
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
@@ -96,20 +115,26 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, st
             raise PayloadTooLarge(f"file is {len(data)} bytes, over the limit of {max_bytes} bytes")
         raw_id = form.get("doc_id")
         doc_id = raw_id.strip() if isinstance(raw_id, str) and raw_id.strip() else None
+        raw_collection = form.get("collection")
+        collection = raw_collection.strip() if isinstance(raw_collection, str) and raw_collection.strip() else None
         filename = os.path.basename((upload.filename or "").replace("\\", "/"))[:200] or "upload.pdf"
-        return data, filename, doc_id
+        return data, filename, doc_id, collection or DEFAULT_COLLECTION
     finally:
         await form.close()
 
 
-def _precheck(data: bytes, doc_id: str | None, max_bytes: int, max_pages: int) -> None:
+def _precheck(
+    store: Store, data: bytes, filename: str, doc_id: str | None, collection: str, max_bytes: int, max_pages: int
+) -> None:
     """Reject bad input before queueing, so even ``wait=false`` gets an immediate 4xx."""
-    from ingest.pipeline import check_doc_id
+    from ingest.pipeline import check_doc_id, doc_id_from_filename
     from ingest.validate import open_pdf
 
     if doc_id is not None:
         check_doc_id(doc_id)
     open_pdf(data, max_bytes=max_bytes, max_pages=max_pages).close()  # type: ignore[no-untyped-call]
+    # 409 at once for a doc_id of another collection (the ingest checks again under its claim).
+    store.check_collection_free(doc_id or check_doc_id(doc_id_from_filename(filename)), collection)
 
 
 @router.post(
@@ -118,12 +143,13 @@ def _precheck(data: bytes, doc_id: str | None, max_bytes: int, max_pages: int) -
     response_model=IngestResponse,
     responses={
         202: {"model": JobOut, "description": "wait=false: the queued job"},
-        **error_responses(401, 413, 422),
+        **error_responses(401, 403, 409, 413, 422),
     },
     openapi_extra=_UPLOAD_BODY,
 )
 async def upload_document(
     request: Request,
+    caller: WriterDep,
     settings: SettingsDep,
     store: StoreDep,
     jobs: JobsDep,
@@ -134,9 +160,17 @@ async def upload_document(
     """Ingest one PDF. Same bytes under the same ``doc_id`` are a no-op (``status: unchanged``); new
     bytes become a new version and old versions stay queryable. Bad input is a 422 with a specific
     code (``not_a_pdf``, ``corrupt_pdf``, ``encrypted_pdf``, ``empty_pdf``); over the size or page
-    limit is a 413 (``limit_exceeded``). A failed ingest leaves the store as it was."""
-    data, filename, doc_id = await _read_upload(request, settings.max_upload_bytes)
-    await run_in_threadpool(_precheck, data, doc_id, settings.max_upload_bytes, settings.max_pages)
+    limit is a 413 (``limit_exceeded``). A failed ingest leaves the store as it was.
+
+    ``collection`` (default ``default``) must be one the key writes to (else 403); a doc_id that
+    already lives in another collection is a 409 (``collection_conflict``)."""
+    data, filename, doc_id, collection = await _read_upload(request, settings.max_upload_bytes)
+    check_collection(collection)
+    if not caller.sees(collection):
+        raise Forbidden(f"this API key cannot write to collection {collection}")
+    await run_in_threadpool(
+        _precheck, store, data, filename, doc_id, collection, settings.max_upload_bytes, settings.max_pages
+    )
     state = request.app.state
     work = ingest_job(
         store,
@@ -146,8 +180,9 @@ async def upload_document(
         settings=settings,
         indexers=state.indexers,
         on_done=getattr(state, "on_ingested", None),
+        collection=collection,
     )
-    job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id)
+    job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id, collection=collection)
     if not wait:
         return JSONResponse(job.snapshot(), status_code=202, headers={"Location": f"/v1/jobs/{job.job_id}"})
     await job.wait_async()
@@ -166,12 +201,26 @@ async def upload_document(
     response_model=DocumentList,
     responses=error_responses(401),
 )
-def list_documents(store: StoreDep) -> DocumentList:
-    versions = store.list_versions()
+def list_documents(
+    store: StoreDep,
+    caller: CallerDep,
+    collection: Annotated[
+        str | None, Query(max_length=128, description="only this collection (default: every one the key sees)")
+    ] = None,
+) -> DocumentList:
+    allowed = caller.collections
+    if collection is not None:
+        allowed = frozenset({collection}) & (allowed if allowed is not None else {collection})
+    versions = store.list_versions(collections=allowed)
+    of = store.collections()
     counts: dict[str, int] = {}
     for v in versions:
         counts[v.doc_id] = counts.get(v.doc_id, 0) + 1
-    data = [DocumentOut(**v.model_dump(), versions=counts[v.doc_id]) for v in versions if v.latest]
+    data = [
+        DocumentOut(**v.model_dump(), versions=counts[v.doc_id], collection=of.get(v.doc_id, DEFAULT_COLLECTION))
+        for v in versions
+        if v.latest
+    ]
     return DocumentList(data=data, count=len(data))
 
 
@@ -181,20 +230,27 @@ def list_documents(store: StoreDep) -> DocumentList:
     response_model=DocumentDetail,
     responses=error_responses(401, 404),
 )
-def get_document(doc_id: str, store: StoreDep) -> DocumentDetail:
-    latest = store.get_version(doc_id)
+def get_document(doc_id: str, store: StoreDep, caller: CallerDep) -> DocumentDetail:
+    latest = visible_version(store, doc_id, collections=caller.collections)
+    collection = _collection(store, doc_id)
     versions = store.list_versions(doc_id)
     report = store.version_report(doc_id, latest.version_id)
-    return DocumentDetail(**latest.model_dump(), versions=[_version_out(v) for v in versions], report=report)
+    return DocumentDetail(
+        **latest.model_dump(),
+        collection=collection,
+        versions=[_version_out(v, collection) for v in versions],
+        report=report,
+    )
 
 
 @router.delete(
     "/{doc_id}",
     summary="Delete a document and all its versions",
     response_model=DeleteResponse,
-    responses=error_responses(401, 404),
+    responses=error_responses(401, 403, 404),
 )
-def delete_document(doc_id: str, store: StoreDep) -> DeleteResponse:
+def delete_document(doc_id: str, store: StoreDep, caller: WriterDep) -> DeleteResponse:
+    visible_version(store, doc_id, collections=caller.collections)
     removed = store.delete_document(doc_id)
     return DeleteResponse(doc_id=doc_id, deleted_versions=removed)
 
@@ -205,10 +261,14 @@ def delete_document(doc_id: str, store: StoreDep) -> DeleteResponse:
     response_model=DocumentDetail,
     responses=error_responses(401, 404),
 )
-def get_version(doc_id: str, version_id: str, store: StoreDep) -> DocumentDetail:
-    v = store.get_version(doc_id, version_id)
+def get_version(doc_id: str, version_id: str, store: StoreDep, caller: CallerDep) -> DocumentDetail:
+    v = visible_version(store, doc_id, version_id, collections=caller.collections)
+    collection = _collection(store, doc_id)
     return DocumentDetail(
-        **v.model_dump(), versions=[_version_out(v)], report=store.version_report(doc_id, version_id)
+        **v.model_dump(),
+        collection=collection,
+        versions=[_version_out(v, collection)],
+        report=store.version_report(doc_id, version_id),
     )
 
 
@@ -216,15 +276,16 @@ def get_version(doc_id: str, version_id: str, store: StoreDep) -> DocumentDetail
     "/{doc_id}/versions/{version_id}",
     summary="Delete one version",
     response_model=DeleteResponse,
-    responses=error_responses(401, 404),
+    responses=error_responses(401, 403, 404),
 )
-def delete_version(doc_id: str, version_id: str, store: StoreDep) -> DeleteResponse:
+def delete_version(doc_id: str, version_id: str, store: StoreDep, caller: WriterDep) -> DeleteResponse:
+    visible_version(store, doc_id, version_id, collections=caller.collections)
     store.delete_version(doc_id, version_id)
     return DeleteResponse(doc_id=doc_id, deleted_versions=[version_id])
 
 
-def _pages(store: Store, doc_id: str, version_id: str) -> list[PageOut]:
-    store.get_version(doc_id, version_id)
+def _pages(store: Store, caller: Principal, doc_id: str, version_id: str) -> list[PageOut]:
+    visible_version(store, doc_id, version_id, collections=caller.collections)
     index = store.region_index(doc_id, version_id)
     out = []
     for r in index.of_kind(doc_id, version_id, "page"):
@@ -249,13 +310,13 @@ def _pages(store: Store, doc_id: str, version_id: str) -> list[PageOut]:
     response_model=PageList,
     responses=error_responses(401, 404),
 )
-def list_pages(doc_id: str, version_id: str, store: StoreDep) -> PageList:
-    pages = _pages(store, doc_id, version_id)
+def list_pages(doc_id: str, version_id: str, store: StoreDep, caller: CallerDep) -> PageList:
+    pages = _pages(store, caller, doc_id, version_id)
     return PageList(data=pages, count=len(pages))
 
 
-def page_image_file(store: Store, doc_id: str, version_id: str, page: int) -> FileResponse:
-    store.get_version(doc_id, version_id)
+def page_image_file(store: Store, caller: Principal, doc_id: str, version_id: str, page: int) -> FileResponse:
+    visible_version(store, doc_id, version_id, collections=caller.collections)
     region = store.region_index(doc_id, version_id).page(doc_id, version_id, page)
     if region is None:
         raise AssetNotFound(f"{doc_id}@{version_id} has no page {page}")
@@ -284,8 +345,12 @@ def image_file(store: Store, relative: str | None, what: str) -> FileResponse:
     },
 )
 def page_image(
-    doc_id: str, version_id: str, n: Annotated[int, Path(ge=1, le=MAX_PAGE)], store: StoreDep
+    doc_id: str,
+    version_id: str,
+    n: Annotated[int, Path(ge=1, le=MAX_PAGE)],
+    store: StoreDep,
+    caller: ImageCallerDep,
 ) -> FileResponse:
     """The server-rendered page image. Its pixel width divided by the page width in points (from
     ``/pages``) is the scale that maps region bboxes onto it."""
-    return page_image_file(store, doc_id, version_id, n)
+    return page_image_file(store, caller, doc_id, version_id, n)

@@ -93,5 +93,5 @@ async def health(request: Request, jobs: JobsDep, settings: SettingsDep) -> Heal
         jobs=jobs.counts(),
         retrieval=retrieval,
         tokenizer=settings.tokenizer,
-        auth=bool(settings.api_key),
+        auth=request.app.state.keys.enabled,
     )

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from api.deps import JobsDep, require_key
+from api.deps import CallerDep, JobsDep, require_key
 from api.errors import JobNotFound
+from api.jobs import Job
+from api.keys import Principal
 from api.schemas import JobList, JobOut, error_responses
+from ingest.store import DEFAULT_COLLECTION
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], dependencies=[Depends(require_key)])
 
 
+def _sees(caller: Principal, job: Job) -> bool:
+    """A job belongs to the collection it writes to; a key sees only its collections' jobs."""
+    return caller.sees(str(job.meta.get("collection", DEFAULT_COLLECTION)))
+
+
 @router.get("", summary="Recent jobs, newest first", response_model=JobList, responses=error_responses(401))
-def list_jobs(jobs: JobsDep) -> JobList:
-    data = [JobOut(**j.snapshot()) for j in jobs.list()]
+def list_jobs(jobs: JobsDep, caller: CallerDep) -> JobList:
+    data = [JobOut(**j.snapshot()) for j in jobs.list() if _sees(caller, j)]
     return JobList(data=data, count=len(data))
 
 
@@ -23,8 +31,8 @@ def list_jobs(jobs: JobsDep) -> JobList:
     response_model=JobOut,
     responses=error_responses(401, 404),
 )
-def get_job(job_id: str, jobs: JobsDep) -> JobOut:
+def get_job(job_id: str, jobs: JobsDep, caller: CallerDep) -> JobOut:
     job = jobs.get(job_id)
-    if job is None:
+    if job is None or not _sees(caller, job):
         raise JobNotFound(f"no such job: {job_id} (jobs are kept in memory until the server restarts)")
     return JobOut(**job.snapshot())

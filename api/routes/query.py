@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
-from api.deps import QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
+from api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
 from api.schemas import (
     ContextRequest,
     HitOut,
@@ -38,8 +38,11 @@ router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
     response_model=SearchResponse,
     responses=error_responses(401, 404, 422, 503),
 )
-async def search(req: SearchRequest, store: StoreDep, retriever: RetrieverDep, pool: QueryPoolDep) -> Response:
-    return await pool.run(_search, req, store, retriever)
+async def search(
+    req: SearchRequest, store: StoreDep, retriever: RetrieverDep, pool: QueryPoolDep, caller: CallerDep
+) -> Response:
+    """Hits only from the collections the key sees; naming a document elsewhere is a 404."""
+    return await pool.run(_search, req, store, retriever, caller.collections)
 
 
 def _json(model: BaseModel) -> Response:
@@ -48,9 +51,11 @@ def _json(model: BaseModel) -> Response:
     return Response(model.model_dump_json(), media_type="application/json")
 
 
-def _search(req: SearchRequest, store: Store, retriever: Retriever) -> Response:
-    hits = search_hits(store, retriever, req, strategy=req.strategy)
-    names = version_filenames(store)
+def _search(
+    req: SearchRequest, store: Store, retriever: Retriever, collections: frozenset[str] | None
+) -> Response:
+    hits = search_hits(store, retriever, req, strategy=req.strategy, collections=collections)
+    names = version_filenames(store, collections)
     data = []
     for h in hits:
         region = store.region_index(h.doc_id, h.version_id).get(h.region_id)
@@ -85,16 +90,23 @@ async def context(
     retriever: RetrieverDep,
     settings: SettingsDep,
     pool: QueryPoolDep,
+    caller: CallerDep,
 ) -> Response:
     """Every ``AssemblyOptions`` field is accepted at the top level (``budget``, ``strategy``,
     ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
     ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt. ``tokenizer``
     names one of the server's tokenizers, never a path."""
-    return await pool.run(_context, req, store, retriever, settings)
+    return await pool.run(_context, req, store, retriever, settings, caller.collections)
 
 
-def _context(req: ContextRequest, store: Store, retriever: Retriever, settings: Settings) -> Response:  # type: ignore[valid-type]
-    return _json(build_context(store, retriever, req, settings))
+def _context(
+    req: ContextRequest,  # type: ignore[valid-type]
+    store: Store,
+    retriever: Retriever,
+    settings: Settings,
+    collections: frozenset[str] | None,
+) -> Response:
+    return _json(build_context(store, retriever, req, settings, collections=collections))
 
 
 @router.post(
@@ -104,18 +116,27 @@ def _context(req: ContextRequest, store: Store, retriever: Retriever, settings: 
     responses=error_responses(401, 404, 422, 503),
 )
 async def verify(
-    req: VerifyRequest, store: StoreDep, retriever: RetrieverDep, settings: SettingsDep, pool: QueryPoolDep
+    req: VerifyRequest,
+    store: StoreDep,
+    retriever: RetrieverDep,
+    settings: SettingsDep,
+    pool: QueryPoolDep,
+    caller: CallerDep,
 ) -> Response:
-    return await pool.run(_verify, req, store, retriever, settings)
+    """A ``context_request`` is built within the key's collections; a ``package`` sent in is
+    checked as it is (it reads nothing from the store)."""
+    return await pool.run(_verify, req, store, retriever, settings, caller.collections)
 
 
-def _verify(req: VerifyRequest, store: Store, retriever: Retriever, settings: Settings) -> Response:
+def _verify(
+    req: VerifyRequest, store: Store, retriever: Retriever, settings: Settings, collections: frozenset[str] | None
+) -> Response:
     from assembly import verify_answer
 
     if req.package is not None:
         package = req.package
     elif req.context_request is not None:
-        package = build_context(store, retriever, req.context_request, settings)
+        package = build_context(store, retriever, req.context_request, settings, collections=collections)
     else:
         raise InvalidRequest("send either 'package' (a ContextPackage) or 'context_request'")
     return _json(verify_answer(req.answer, package))

@@ -5,24 +5,15 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse
 
-from api.deps import StoreDep, require_key, require_key_or_query
+from api.deps import CallerDep, ImageCallerDep, StoreDep, require_key, require_key_or_query
 from api.errors import AssetNotFound
 from api.routes.documents import image_file
 from api.schemas import BBoxOut, RegionLocatorOut, RegionOut, error_responses
-from api.service import region_image_url
-from ingest.errors import RegionNotFound, VersionNotFound
-from ingest.model import Region
-from ingest.store import Store
+from api.service import region_image_url, visible_region
+from ingest.store import DEFAULT_COLLECTION
 
 router = APIRouter(prefix="/regions", tags=["regions"], dependencies=[Depends(require_key)])
 images = APIRouter(prefix="/regions", tags=["regions"], dependencies=[Depends(require_key_or_query)])
-
-
-def _region(store: Store, region_id: str) -> Region:
-    try:
-        return store.get_region(region_id)
-    except VersionNotFound as e:
-        raise RegionNotFound(f"no such region: {region_id}") from e
 
 
 @router.get(
@@ -31,12 +22,14 @@ def _region(store: Store, region_id: str) -> Region:
     response_model=RegionOut,
     responses=error_responses(401, 404),
 )
-def get_region(region_id: str, store: StoreDep) -> RegionOut:
-    r = _region(store, region_id)
+def get_region(region_id: str, store: StoreDep, caller: CallerDep) -> RegionOut:
+    """A region of another collection than the key's is a 404, like an unknown id."""
+    r = visible_region(store, region_id, collections=caller.collections)
     filename = next((v.filename for v in store.list_versions(r.doc_id) if v.version_id == r.version_id), None)
     return RegionOut(
         region_id=r.region_id,
         doc_id=r.doc_id,
+        collection=store.collection_of(r.doc_id) or DEFAULT_COLLECTION,
         version_id=r.version_id,
         filename=filename,
         kind=r.kind,
@@ -70,10 +63,10 @@ def get_region(region_id: str, store: StoreDep) -> RegionOut:
     response_class=FileResponse,
     responses={200: {"content": {"image/png": {}}, "description": "a PNG"}, **error_responses(401, 404)},
 )
-def region_image(region_id: str, store: StoreDep) -> FileResponse:
+def region_image(region_id: str, store: StoreDep, caller: ImageCallerDep) -> FileResponse:
     """Figures and pages have their own image; for text and tables this is the render of the
     region's first page (draw the bbox from ``GET /v1/regions/{region_id}`` on it)."""
-    r = _region(store, region_id)
+    r = visible_region(store, region_id, collections=caller.collections)
     if r.kind in ("figure", "page") and r.meta_get("image"):
         return image_file(store, r.meta_get("image"), region_id)
     page = store.region_index(r.doc_id, r.version_id).page(r.doc_id, r.version_id, r.first_page)
