@@ -1,11 +1,17 @@
 """``assemble``: hits -> expand -> dedupe/merge -> prioritise -> pack -> order -> cite -> package.
 
-Everything before packing is budget-independent except one documented knob, the parent cap
-(``parent_cap``): ``min(parent_max_tokens, evidence room)``, so a parent larger than the whole budget
-falls back to a smaller unit instead of being skipped outright; with ``strategy="auto"`` it also
-scales with the budget, ``min(parent_max_tokens, room, max(PARENT_FLOOR, room // 3))``, so one
-parent cannot take most of a small budget (at a 1,000-token budget a section of 700 tokens is sent
-as windows, not whole). The same cap bounds a page sent as text in auto.
+Everything before packing is budget-independent except three documented caps that scale with the
+evidence room (``room``: the limit minus system text, question and template), so a unit larger than
+the budget falls back to a smaller one instead of being skipped outright:
+
+* the parent cap (``parent_cap``): ``min(parent_max_tokens, room)``; with ``strategy="auto"`` also at
+  most ``max(PARENT_FLOOR, room // 3)``, so one parent cannot take most of a small budget;
+* the page cap (``page_cap``, auto): ``max(PARENT_FLOOR, page_max_share * room)``, the largest page sent
+  whole as text; with ``page_units`` a text, table or text-found figure hit is sent as its page when the
+  page fits (the page is the unit people cite, and the answer is usually elsewhere on the page than the
+  sentence that matched), else as its section or window;
+* the window size (``window_tokens``, auto): ``max(WINDOW_FLOOR, window_share * room)`` tokens of
+  sentences around the hit, so dense tabular text and long prose get about the same context.
 
 Packing (greedy, the default) walks each candidate's fallback ladder (``assembly.fallback``) when
 its full form does not fit, and caps image parts at ``max_image_share`` of the room.
@@ -63,6 +69,7 @@ log = logging.getLogger(__name__)
 
 SUBQ_COVER_MIN = 0.5
 PARENT_FLOOR = 256
+WINDOW_FLOOR = 96
 FLOOR_SLACK = 8  # a rung's open tag may be this much shorter than the unit's (fewer pages in its label)
 _PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}
 
@@ -124,7 +131,7 @@ def assemble(
     regions: dict[int, Region] = {}
     expander = Expander(source, options, count, parent_cap(options, room), counter.name,
                         query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
-                        page_cap=page_cap(options, room))
+                        page_cap=page_cap(options, room), window_tokens=window_tokens(options, room))
     weak = _weak_retrieval(shits, options)
     for i, h in enumerate(shits):
         if weak:
@@ -266,7 +273,15 @@ def parent_cap(o: AssemblyOptions, room: int) -> int:
 
 def page_cap(o: AssemblyOptions, room: int) -> int:
     """The largest page sent whole as text in place of a window (auto with ``page_units``)."""
-    return max(1, min(o.parent_max_tokens, room, max(PARENT_FLOOR, int(o.page_max_share * room))))
+    return max(1, min(room, max(PARENT_FLOOR, int(o.page_max_share * room))))
+
+
+def window_tokens(o: AssemblyOptions, room: int) -> int | None:
+    """Auto: the size of a sentence window in tokens (``window_share`` of the room, at least
+    ``WINDOW_FLOOR``), or None for windows of ``window_before``/``window_after`` sentences."""
+    if o.window_share is None:
+        return None
+    return max(WINDOW_FLOOR, int(o.window_share * room))
 
 
 def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],

@@ -174,8 +174,10 @@ class Expander:
 
     def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],
                  parent_cap: int, tokenizer: str = "", query_words: frozenset[str] = frozenset(),
-                 hit_ids: frozenset[str] = frozenset(), page_cap: int | None = None) -> None:
+                 hit_ids: frozenset[str] = frozenset(), page_cap: int | None = None,
+                 window_tokens: int | None = None) -> None:
         self.source = source
+        self.window_tokens = window_tokens
         self.page_cap = parent_cap if page_cap is None else page_cap
         self.query_words = query_words
         self.hit_ids = hit_ids
@@ -295,7 +297,7 @@ class Expander:
         if page is None:
             return None
         image = self.o.include_images
-        if image and self.o.strategy == "auto" and not visual_hit(hit, page):
+        if image and self.o.strategy == "auto" and not (self.scanned(page) or visual_hit(hit, page)):
             image = False
         u = Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
                  {"page_image" if image else "page_text"}, regions=[page], image=image)
@@ -307,14 +309,26 @@ class Expander:
             u.absorbed.append(r)
         return u
 
+    def scanned(self, page: Region) -> bool:
+        """A page whose text came only from OCR of the page image: its pixels are the evidence.
+
+        Pages carry ``scanned`` meta since parser v3; for older data, an OCR'd page counts as scanned
+        unless some paragraph on it has native text (a native page whose figures were OCR'd)."""
+        flag = page.meta_get("scanned")
+        if flag is not None:
+            return flag == "1"
+        if page.meta_get("ocr") != "1":
+            return False
+        return all(p.meta_get("ocr") == "1" for p in self.paragraphs_on(page))
+
     def page_as_text(self, u: Unit) -> None:
         """Auto: a page sent as text is its whole text if that fits the parent cap, else its
         paragraphs that share most words with the question (up to the cap)."""
         page = u.regions[0]
         u.paras = []
-        if self.o.strategy != "auto" or self.count(page.text.strip()) <= self.parent_cap:
+        if self.o.strategy != "auto" or self.count(page.text.strip()) <= self.page_cap:
             return
-        paras = self.best_paragraphs(page, self.parent_cap)
+        paras = self.best_paragraphs(page, self.page_cap)
         if paras:
             u.paras = sorted(paras, key=_reading_key)
             u.expansions = (u.expansions - {"page_text"}) | {"page_paragraphs"}
@@ -336,7 +350,9 @@ class Expander:
             return Unit("table", ("table", parts[0].region_id), r.doc_id, r.version_id, [i], hit.score,
                         hit.rank, {"table"}, regions=parts)
         if r.kind == "figure":
-            img = self.o.include_images
+            # auto: a figure that only text retrievers found goes as its caption and in-figure text, like
+            # a text-found page; its pixels are sent when a visual retriever (or OCR) vouches for them
+            img = self.o.include_images and (s != "auto" or visual_hit(hit, r))
             return Unit("figure", ("figure", r.region_id), r.doc_id, r.version_id, [i], hit.score,
                         hit.rank, {"figure" if img else "figure_text"}, regions=[r], image=img)
         if r.kind == "page":
@@ -386,7 +402,29 @@ class Expander:
             ptoks = sum(self.count(v.sentences[k].text) for k in range(para[0], para[1] + 1))
             if ptoks <= self.parent_cap:
                 return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
+        if s == "auto" and self.window_tokens is not None:
+            lo, hi = self.token_window(v, pos, self.window_tokens)
+            return self._span(i, hit, r, v, lo, hi, False, "window")
         return self._span(i, hit, r, v, pos - o.window_before, pos + o.window_after, False, "window")
+
+    def token_window(self, v: SectionView, pos: int, limit: int) -> tuple[int, int]:
+        """The sentences around ``pos`` that fit ``limit`` tokens, grown one sentence at a time after,
+        then before (the hit sentence always, however long): a window sized in tokens, so that dense
+        tabular text and long prose both get about the same amount of context."""
+        lo = hi = pos
+        total = self.count(v.sentences[pos].text)
+        grew = True
+        while grew:
+            grew = False
+            if hi + 1 < len(v):
+                n = self.count(v.sentences[hi + 1].text)
+                if total + n <= limit:
+                    hi, total, grew = hi + 1, total + n, True
+            if lo > 0:
+                n = self.count(v.sentences[lo - 1].text)
+                if total + n <= limit:
+                    lo, total, grew = lo - 1, total + n, True
+        return lo, hi
 
     def _page_text(self, i: int, hit: Hit, r: Region) -> Unit | None:
         """The hit's page as text, when it lies on one page and that page fits ``page_cap``."""
@@ -428,10 +466,8 @@ TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref"})
 
 def visual_hit(hit: Hit, region: Region) -> bool:
     """True unless every retriever that found ``hit`` read text (bm25, dense, summary, pageref);
-    rerankers do not count. Regions read by OCR (``ocr`` meta "1") and hits without provenance count
-    as visual: their pixels are the evidence."""
-    if region.meta_get("ocr") == "1":
-        return True
+    rerankers do not count. Hits without provenance count as visual. (Scanned pages are visual
+    whoever found them: ``Expander.scanned``.)"""
     names = [s.retriever for s in hit.sources if not s.retriever.startswith("rerank")]
     return not names or not all(n in TEXT_RETRIEVERS for n in names)
 

@@ -84,10 +84,10 @@ def page_rungs(u: Unit, current: Body, ex: Expander) -> Iterator[Rung]:
     page = u.regions[0]
     seen = {current.text}
     text = page.text.strip()
-    if u.image and text and ex.count(text) <= ex.parent_cap:
+    if u.image and text and ex.count(text) <= ex.page_cap:
         seen.add(text)
         yield Rung(Body(text, (page, *u.absorbed), page, page.region_id), "page_text", True)
-    paras = ex.best_paragraphs(page, ex.parent_cap)
+    paras = ex.best_paragraphs(page, ex.page_cap)
     if not paras:
         return
     chosen = sorted(paras, key=lambda p: (p.first_page, p.locators[0].bbox.y0, p.seq))

@@ -37,12 +37,10 @@ MESSAGE_OVERHEAD = 3
 REPLY_PRIMING = 3
 
 CITATION_CONTRACT = """\
-Use ONLY the CONTEXT blocks. Each block opens with its id in brackets: [S1] text, [T1] table, [F1] figure, \
-[P1] page image; then its source.
-- Cite each factual sentence with the id of a block that supports it, e.g. "The limit is 5 A [S2]." \
-Never invent ids or URLs.
-- Do not answer from memory. An image supports only what it visibly shows.
-- If CONTEXT is not enough, reply "Insufficient evidence." and ask one clarifying question."""
+Answer only from the CONTEXT blocks; each starts with its id, e.g. [S1] (T: table, F: figure, P: page).
+Cite every factual sentence with the id(s) supporting it, e.g. "The limit is 5 A [S2]." Never invent ids.
+No outside knowledge; an image supports only what it shows.
+If CONTEXT is insufficient, reply "Insufficient evidence." and ask one clarifying question."""
 
 # The longer contract written for the tagged block format (``block_format="tagged"``).
 TAGGED_CONTRACT = """\

@@ -124,8 +124,14 @@ class AssemblyOptions(_Frozen):
         "hit; 'large_sections': only text hits whose section is too large to send whole; 'off': never. A page "
         "that does not fit falls back to the section, window or table as before.",
     )
-    page_max_share: float = Field(0.5, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
+    page_max_share: float = Field(0.7, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
                                   "as a share of the evidence room (at least 256 tokens)")
+    window_share: float | None = Field(
+        0.15, gt=0.0, le=1.0,
+        description="auto: a sentence window holds the sentences around the hit that fit this share of the "
+        "evidence room (at least 96 tokens), instead of window_before/window_after sentences; None: sentence "
+        "counts.",
+    )
     block_format: Literal["compact", "tagged"] = Field(
         "compact",
         description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "

@@ -175,11 +175,12 @@ class FolioInProcess:
     """The exact path of ``POST /v1/context`` (``api.service.build_context``), with retrieval done once
     per question and reused by every variant and budget (assembly is pure)."""
 
-    def __init__(self, data_dir: str) -> None:
+    def __init__(self, data_dir: str, retriever_options: dict[str, Any] | None = None) -> None:
         from ingest.store import Store
 
         self.store = Store(data_dir)
         self._retriever: Any = None
+        self.retriever_options = dict(retriever_options or {})
 
     def ingest(self, path: Path, doc_id: str) -> str:
         from ingest.pipeline import ingest_path
@@ -196,7 +197,7 @@ class FolioInProcess:
         if self._retriever is None:
             from retrieval.search import Retriever
 
-            self._retriever = Retriever(self.store)
+            self._retriever = Retriever(self.store, **self.retriever_options)
         return self._retriever
 
     def warmup(self, doc_id: str) -> None:
@@ -685,7 +686,11 @@ def run_set(
     infos = {q["id"]: answer_info(q, norm_pages[q["doc"]]) for q in questions}
     recs: list[dict[str, Any]] = []
     if not args.no_folio:
-        folio: Any = FolioREST(args.server) if args.server else FolioInProcess(str(data / "folio"))
+        folio: Any = (
+            FolioREST(args.server)
+            if args.server
+            else FolioInProcess(str(data / "folio"), json.loads(args.retriever_options or "{}"))
+        )
         doc_ids = {d: folio.ingest(pdf_dir / d, doc_id_for(d)) for d in docs}
         if questions:
             folio.warmup(doc_ids[questions[0]["doc"]])
@@ -738,6 +743,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--extra-variants",
         default=None,
         help='JSON {"name": {AssemblyOptions overrides}} to evaluate beside the built-in folio variants',
+    )
+    ap.add_argument(
+        "--retriever-options", default=None, help='JSON Retriever keyword arguments, e.g. {"page_order": false}'
     )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)

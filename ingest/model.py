@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PARSER_VERSION = "2"  # 2: furniture and TOC lines kept out of regions, page labels
+PARSER_VERSION = "3"  # 2: furniture and TOC lines kept out of regions, page labels; 3: page "scanned" meta
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]

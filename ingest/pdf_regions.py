@@ -170,6 +170,7 @@ def build_regions(
             meta=(
                 ("image", pg.image or ""),
                 ("ocr", "1" if pg.ocr else "0"),
+                ("scanned", "1" if pg.scanned else "0"),
                 ("render_scale", f"{scale:g}"),
                 *((("label", pg.label),) if pg.label else ()),
             ),

@@ -53,6 +53,47 @@ def rrf(
     return [(i, scores[i], tuple(sources[i])) for i in order]
 
 
+def page_first(
+    hits: Sequence[T],
+    page_of: Callable[[T], tuple[str, ...]],
+    ranked_pages: Mapping[str, Sequence[tuple[str, ...]]],
+    *,
+    k: int = DEFAULT_RRF_K,
+    decay: float = 0.5,
+) -> list[tuple[T, float]]:
+    """Order hits by the strength of their page, covering distinct pages before deepening one.
+
+    Pages are fused like items: a page's score is ``sum_r 1 / (K + page_rank_r)`` where ``page_rank_r`` is
+    the rank of the page's first candidate in list ``r``. A hit's new score is its page's score times
+    ``decay`` per hit of the same page before it (the page's best hit keeps the page score), and hits are
+    ordered by that score (ties: the original order). ``decay=0.5`` nearly covers every page once before
+    any second hit; ``decay=1`` sends a page's hits together. ``ranked_pages`` gives each list's
+    candidates' page keys, best first.
+
+    >>> hs = ["a1", "a2", "b1"]
+    >>> pages = {"a1": ("a",), "a2": ("a",), "b1": ("b",)}
+    >>> [h for h, _ in page_first(hs, pages.__getitem__, {"bm25": [("a",), ("a",), ("b",)], "dense": [("b",)]})]
+    ['b1', 'a1', 'a2']
+    """
+    score: dict[tuple[str, ...], float] = {}
+    for name in sorted(ranked_pages):
+        seen: set[tuple[str, ...]] = set()
+        for key in ranked_pages[name]:
+            if key in seen:
+                continue
+            seen.add(key)
+            score[key] = score.get(key, 0.0) + 1.0 / (k + len(seen))
+    depth: dict[tuple[str, ...], int] = {}
+    keyed = []
+    for pos, h in enumerate(hits):
+        key = page_of(h)
+        d = depth.get(key, 0)
+        depth[key] = d + 1
+        keyed.append((pos, h, score.get(key, 0.0) * decay**d))
+    keyed.sort(key=lambda x: (-x[2], x[0]))
+    return [(h, s) for _, h, s in keyed]
+
+
 def check_quotas(quotas: Mapping[str, int] | None, k: int) -> dict[str, int]:
     """Validate ``{modality: minimum slots}``; the minimums together may not exceed ``k``."""
     if not quotas:

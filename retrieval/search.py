@@ -25,7 +25,7 @@ from ingest.index import MergedSource
 from ingest.store import Store
 from retrieval.clip import ClipModel, ClipRetriever
 from retrieval.colpali import ColPaliModel, ColPaliRetriever
-from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, rrf
+from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from retrieval.hit import Hit, Source
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
 from retrieval.pageref import parse_page_refs, resolve
@@ -66,6 +66,8 @@ class Retriever:
         rrf_k: int = DEFAULT_RRF_K,
         route_sections: int = 8,
         status_overrides: Mapping[str, dict[str, Any]] | None = None,
+        page_order: bool = False,
+        page_decay: float = 0.5,
     ) -> None:
         if text_encoder is None:
             from ingest.embed import default_text_encoder
@@ -84,6 +86,8 @@ class Retriever:
         check_rrf_k(rrf_k)
         self.rrf_k = rrf_k
         self.route_sections = route_sections
+        self.page_order = page_order
+        self.page_decay = page_decay
         self._status_overrides = dict(status_overrides or {})
 
     @classmethod
@@ -185,6 +189,8 @@ class Retriever:
             lists["pageref"] = self._page_ref_candidates(refs, scope, lists)
         result.retrievers = [n for n, lst in lists.items()]
         hits = self._fuse(lists, routes)
+        if self.page_order and hits:
+            hits = self._page_order(hits, lists)
         modality = {h.region_id: h.modality for h in hits}
         hits = apply_quotas(hits, k, quota_map, lambda h: modality[h.region_id])
         hits = [h.model_copy(update={"rank": i + 1}) for i, h in enumerate(hits)]
@@ -220,6 +226,14 @@ class Retriever:
                     seen.add(c.region_id)
                     out.append(c)
         return out
+
+    def _page_order(self, hits: list[Hit], lists: Mapping[str, Sequence[Candidate]]) -> list[Hit]:
+        """Distinct strong pages first (``fusion.page_first``): the page is the unit users cite and the
+        evidence usually lives on the page that several retrievers and several hits point at."""
+        ranked = {n: [(c.doc_id, c.version_id, str(c.page)) for c in lst] for n, lst in lists.items()}
+        ordered = page_first(hits, lambda h: (h.doc_id, h.version_id, str(h.pages[0] if h.pages else 0)),
+                             ranked, k=self.rrf_k, decay=self.page_decay)
+        return [h.model_copy(update={"score": sc, "rank": i + 1}) for i, (h, sc) in enumerate(ordered)]
 
     def _fuse(self, lists: Mapping[str, Sequence[Candidate]], routes: Mapping[str, Any]) -> list[Hit]:
         info: dict[str, Candidate] = {}

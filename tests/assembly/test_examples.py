@@ -117,7 +117,7 @@ def test_table_whole_truncation_keeps_header_and_figure_image() -> None:
     ])
     idx = RegionIndex(regs)
     table, fig = by_kind(regs, "table")[0], by_kind(regs, "figure")[0]
-    pkg = assemble("power of model-7?", [hit(table, 1.0, 1), hit(fig, 0.5, 2)], idx,
+    pkg = assemble("power of model-7?", [hit(table, 1.0, 1), hit(fig, 0.5, 2, "clip")], idx,
                    AssemblyOptions(page_units="off"))
     t = next(i for i in pkg.items if i.modality == "table")
     assert t.text.count("\n") == 41 and t.citation_id == "T1"
@@ -146,7 +146,7 @@ def test_cross_modal_dedupe_page_image_contains_figure() -> None:
     regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring")])])
     idx = RegionIndex(regs)
     fig, page = by_kind(regs, "figure")[0], by_kind(regs, "page")[0]
-    pkg = assemble("wiring", [hit(fig, 0.9, 1), hit(page, 0.8, 2, "colpali")], idx,
+    pkg = assemble("wiring", [hit(fig, 0.9, 1, "clip"), hit(page, 0.8, 2, "colpali")], idx,
                    AssemblyOptions(page_units="off"))
     assert [i.modality for i in pkg.items] == ["page"]
     assert pkg.items[0].region_ids == [page.region_id, fig.region_id]
@@ -189,7 +189,7 @@ def test_refuse_branches_never_exceed() -> None:
 def test_anthropic_shape_and_o200k() -> None:
     regs = make_doc("m", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring")])])
     idx = RegionIndex(regs)
-    h = [hit(by_kind(regs, "figure")[0], 0.9, 1), hit(by_kind(regs, "sentence")[0], 0.5, 2)]
+    h = [hit(by_kind(regs, "figure")[0], 0.9, 1, "clip"), hit(by_kind(regs, "sentence")[0], 0.5, 2)]
     opts = AssemblyOptions(page_units="off", prompt_format="anthropic", tokenizer="o200k_base",
                            image_tokens=ImageTokens(kind="area"))
     pkg = assemble("wiring", h, idx, opts)
@@ -449,9 +449,13 @@ def test_text_only_page_hit_becomes_text_and_visual_page_hit_stays_an_image() ->
     assert assemble("seal", [both], idx, AssemblyOptions()).items[0].image_url is not None
     rerank = both.model_copy(update={"sources": (both.sources[0], Source(retriever="rerank:x", rank=1, score=1))})
     assert assemble("seal", [rerank], idx, AssemblyOptions()).items[0].image_url is None
-    ocr = page.model_copy(update={"meta": (*page.meta, ("ocr", "1"))})
+    ocr = page.model_copy(update={"meta": (*page.meta, ("ocr", "1"), ("scanned", "1"))})
     oidx = RegionIndex([r if r.region_id != page.region_id else ocr for r in regs])
     assert assemble("seal", [hit(ocr, 0.9, 1, "bm25")], oidx, AssemblyOptions()).items[0].image_url is not None
+    # a native page whose figures were OCR'd is not a scan: found by text, it goes as text
+    native = page.model_copy(update={"meta": (*page.meta, ("ocr", "1"), ("scanned", "0"))})
+    nidx = RegionIndex([r if r.region_id != page.region_id else native for r in regs])
+    assert assemble("seal", [hit(native, 0.9, 1, "bm25")], nidx, AssemblyOptions()).items[0].image_url is None
     # other strategies keep the page image
     assert assemble("seal", [hit(page, 0.9, 1, "bm25")], idx,
                     AssemblyOptions(strategy="page")).items[0].image_url is not None

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ingest.errors import InvalidRequest
-from retrieval.fusion import apply_quotas, check_quotas, rrf
+from retrieval.fusion import apply_quotas, check_quotas, page_first, rrf
 
 ids = st.sampled_from([f"r{i}" for i in range(12)])
 ranked_list = st.lists(ids, max_size=10, unique=True).map(
@@ -81,3 +81,28 @@ def test_quotas_are_minimums_and_keep_order(mods: list[str], k: int, quotas: dic
 def test_negative_quota_rejected() -> None:
     with pytest.raises(InvalidRequest):
         check_quotas({"figure": -1}, 10)
+
+
+page_hits = st.lists(st.tuples(st.sampled_from("abcde"), st.integers(0, 99)), max_size=20, unique=True)
+
+
+@given(page_hits, st.floats(min_value=0.05, max_value=1.0))
+def test_page_first_keeps_every_hit_once_in_score_order(hits: list[tuple[str, int]], decay: float) -> None:
+    ranked = {"bm25": [(p,) for p, _ in hits], "dense": [(p,) for p, _ in reversed(hits)]}
+    out = page_first(hits, lambda h: (h[0],), ranked, decay=decay)
+    assert sorted(h for h, _ in out) == sorted(hits)
+    scores = [s for _, s in out]
+    assert scores == sorted(scores, reverse=True)
+    # within a page, the original order is kept
+    for page in {p for p, _ in hits}:
+        assert [h for h, _ in out if h[0] == page] == [h for h in hits if h[0] == page]
+
+
+def test_page_first_covers_distinct_pages_before_deepening() -> None:
+    hits = ["a1", "a2", "a3", "b1", "c1"]
+    page = {"a1": ("a",), "a2": ("a",), "a3": ("a",), "b1": ("b",), "c1": ("c",)}
+    ranked = {"bm25": [page[h] for h in hits]}
+    got = [h for h, _ in page_first(hits, page.__getitem__, ranked, decay=0.5)]
+    assert got[:3] == ["a1", "b1", "c1"]  # each page once before page a's second hit
+    grouped = [h for h, _ in page_first(hits, page.__getitem__, ranked, decay=1.0)]
+    assert grouped == hits  # decay 1: a page's hits stay together
