@@ -19,6 +19,8 @@ Rules, applied in this order (each is budget-independent):
    candidate are merged into the page item, which carries their text (table Markdown, caption)
    beside the image, so the region is sent once with both representations. A page sent as text
    keeps them as their own items.
+   Page excerpts (``window_source="page"``) merge into their whole page when it is sent as text, else
+   overlapping or adjacent excerpts of one page are unioned (rule 1b).
 6. A page sent as its whole text repeats every sentence on it. When a text span of the same version
    has a sentence on that page, the page unit is merged into the strongest such span: the evidence
    is sent once, with the span's precise locators (line boxes) rather than a whole-page citation.
@@ -107,6 +109,32 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                 first.expansions = (first.expansions - {"page_text", "page_paragraphs"}) | {"page_image"}
     alive = [u for u in alive if u.merged_into is None]
 
+    # 1b. page excerpts: into the whole page when it is sent as text, else unioned per page
+    whole = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.excerpt is None and not u.image
+             and not u.paras}
+    excerpts: dict[str, list[Unit]] = defaultdict(list)
+    for u in alive:
+        if u.excerpt is not None:
+            page_id = u.regions[0].region_id
+            if page_id in whole:
+                _absorb(whole[page_id], u)
+            else:
+                excerpts[page_id].append(u)
+    for group in excerpts.values():
+        group.sort(key=lambda x: x.excerpt or (0, 0))
+        cur: Unit | None = None
+        for u in group:
+            assert u.excerpt is not None
+            if cur is not None and cur.excerpt is not None and u.excerpt[0] <= cur.excerpt[1] + 2:
+                lo, hi = cur.excerpt[0], max(cur.excerpt[1], u.excerpt[1])
+                keep, drop = (cur, u) if _prio(cur) <= _prio(u) else (u, cur)
+                _absorb(keep, drop)
+                keep.excerpt = (lo, hi)
+                cur = keep
+            else:
+                cur = u
+    alive = [u for u in alive if u.merged_into is None]
+
     # 2. interval union of spans per section
     spans: dict[str, list[Unit]] = defaultdict(list)
     for u in alive:
@@ -171,7 +199,8 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
         alive = [u for u in alive if u.merged_into is None]
 
     # 6. a whole-text page repeats the spans on it: keep the precise span instead
-    text_pages = [u for u in alive if u.kind == "page" and not u.image and not u.paras and not u.absorbed]
+    text_pages = [u for u in alive if u.kind == "page" and not u.image and not u.paras and not u.absorbed
+                  and u.excerpt is None]
     if text_pages:
         spans_by_page: dict[tuple[str, str, int], list[Unit]] = defaultdict(list)
         for s in alive:

@@ -122,6 +122,7 @@ class Unit:
     covers: list[int] = field(default_factory=list)
     paras: list[Region] = field(default_factory=list)  # page sent as text: its chosen paragraphs
     promoted: bool = False  # a page sent as text in place of a smaller unit (``page_units``)
+    excerpt: tuple[int, int] | None = None  # page sent as this [start, end) slice of its text
 
     @property
     def modality(self) -> str:
@@ -403,6 +404,10 @@ class Expander:
             if ptoks <= self.parent_cap:
                 return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
         if s == "auto" and self.window_tokens is not None:
+            if o.window_source == "page":
+                u = self._page_excerpt(i, hit, r, self.window_tokens)
+                if u is not None:
+                    return u
             lo, hi = self.token_window(v, pos, self.window_tokens)
             return self._span(i, hit, r, v, lo, hi, False, "window")
         return self._span(i, hit, r, v, pos - o.window_before, pos + o.window_after, False, "window")
@@ -435,6 +440,37 @@ class Expander:
             return None
         return Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
                     {"page_text"}, regions=[page], image=False, promoted=True)
+
+    def _page_excerpt(self, i: int, hit: Hit, r: Region, limit: int) -> Unit | None:
+        """A window cut from the page text around the hit (about ``limit`` tokens, a third before and two
+        thirds after, at line boundaries): unlike a window of the section's sentences it carries what
+        sits beside the hit on the page, such as table cells, captions and list items."""
+        loc = r.locators[0] if r.locators else None
+        if loc is None or loc.char_start is None or len({x.page for x in r.locators}) != 1:
+            return None
+        page = self.source.page(r.doc_id, r.version_id, r.first_page)
+        if page is None or not page.text.strip():
+            return None
+        text = page.text
+        a, b = loc.char_start, loc.char_end if loc.char_end is not None else loc.char_start
+        if not 0 <= a <= b <= len(text):
+            return None
+        per_token = max(1.0, len(text) / max(1, self.count(text)))
+        room = max(0, int(limit * per_token) - (b - a))
+        lo, hi = max(0, a - room // 3), min(len(text), b + room - room // 3)
+        lo = text.rfind("\n", 0, lo) + 1 if lo > 0 else 0
+        nl = text.find("\n", hi)
+        hi = len(text) if nl < 0 else nl
+        while hi > b and self.count(text[lo:hi]) > limit:  # the estimate was generous: trim the tail
+            nl = text.rfind("\n", b, hi - 1)
+            if nl < 0:
+                break
+            hi = nl
+        if lo == 0 and hi >= len(text.rstrip()):
+            return Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
+                        {"page_text"}, regions=[page], image=False, promoted=True)
+        return Unit("page", ("excerpt", page.region_id, str(lo)), r.doc_id, r.version_id, [i], hit.score,
+                    hit.rank, {"page_excerpt"}, regions=[page], image=False, excerpt=(lo, hi))
 
     def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
         pid = v.sent_para[pos]

@@ -104,6 +104,10 @@ def body_of(u: Unit) -> Body:
         extra = [table_text([x]) if x.kind == "table" else x.text.strip() for x in u.absorbed]
         if u.image:
             text = "\n\n".join(t for t in extra if t)
+        elif u.excerpt is not None:
+            a, b = u.excerpt
+            text = page.text[a:b].strip()
+            return Body(text, (page,), page, page.region_id)
         elif u.paras:
             text = "\n\n".join(t for t in [*(p.text.strip() for p in u.paras), *extra] if t)
             return Body(text, (*u.paras, *u.absorbed), page, page.region_id)

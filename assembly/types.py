@@ -132,6 +132,11 @@ class AssemblyOptions(_Frozen):
         "evidence room (at least 96 tokens), instead of window_before/window_after sentences; None: sentence "
         "counts.",
     )
+    window_source: Literal["section", "page"] = Field(
+        "page",
+        description="auto: where a window comes from: 'section', the sentences of the hit's section around it; "
+        "'page', the page text around the hit (with whatever sits beside it: table cells, captions, lists).",
+    )
     block_format: Literal["compact", "tagged"] = Field(
         "compact",
         description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "

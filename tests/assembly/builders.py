@@ -47,6 +47,9 @@ class _Layout:
 
     def add(self, kind: RegionKind, text: str, locs: list[Locator], **kw: Any) -> Region:
         page = locs[0].page
+        if kind in ("sentence", "table", "figure"):  # offsets into the page text built below
+            start = sum(len(t) + 1 for t in self.page_text[page])
+            locs = [locs[0].model_copy(update={"char_start": start, "char_end": start + len(text)}), *locs[1:]]
         seq = self.seq[kind]
         self.seq[kind] += 1
         r = Region(region_id=kw.pop("region_id", None) or self.rid(page, kind), doc_id=self.doc_id,

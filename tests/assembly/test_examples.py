@@ -480,8 +480,8 @@ def test_auto_parent_cap_scales_with_the_budget() -> None:
     sec_tokens = sum(get_tokenizer("cl100k_base").count(s.text) for s in by_kind(regs, "sentence"))
     assert 300 < sec_tokens < 1024
     h = [hit(find(regs, "Step 3.2"), 0.9, 1)]
-    small = assemble("bolt 3", h, idx, AssemblyOptions(page_units="off", budget=1000))
-    big = assemble("bolt 3", h, idx, AssemblyOptions(page_units="off", budget=4000))
+    small = assemble("bolt 3", h, idx, AssemblyOptions(page_units="off", window_source="section", budget=1000))
+    big = assemble("bolt 3", h, idx, AssemblyOptions(page_units="off", window_source="section", budget=4000))
     assert small.items[0].expansion == "window" and big.items[0].expansion == "parent_section"
     assert small.budget.used <= 1000
 

@@ -53,8 +53,8 @@ def test_page_too_large_falls_back_to_a_smaller_unit() -> None:
     for budget in (400, 600):
         pkg = assemble("how does the pump start?", [hit(a, 0.9, 1)], idx, AssemblyOptions(budget=budget))
         assert pkg.budget.used <= budget and pkg.items
-        assert pkg.items[0].modality == "text"  # a window or section, not the page
-        assert "float switch" in pkg.items[0].text
+        assert pkg.items[0].expansion == "page_excerpt"  # a window of the page, not the whole page
+        assert "float switch" in pkg.items[0].text and "42 litres" not in pkg.items[0].text
     off = assemble("how does the pump start?", [hit(a, 0.9, 1)], idx,
                    AssemblyOptions(budget=4000, page_units="off"))
     assert off.items[0].modality == "text"
@@ -70,3 +70,23 @@ def test_figure_found_by_text_goes_as_page_text_and_by_clip_as_image() -> None:
     assert "relay wiring" in text_pkg.items[0].text
     clip_pkg = assemble("relay wiring", [hit(fig, 0.9, 1, "clip")], idx, AssemblyOptions(budget=2000))
     assert clip_pkg.items[0].modality == "figure" and clip_pkg.items[0].image_url is not None
+
+
+def test_window_from_the_page_carries_what_sits_beside_the_hit() -> None:
+    regs = _two_page_doc()
+    idx = RegionIndex(regs)
+    a = find(regs, "float switch")
+    page = by_kind(regs, "page")[0]
+    pkg = assemble("how does the pump start?", [hit(a, 0.9, 1)], idx, AssemblyOptions(budget=400))
+    assert pkg.budget.used <= 400 and pkg.budget.used == recount(pkg)
+    item = pkg.items[0]
+    assert item.modality == "page" and item.expansion == "page_excerpt" and item.pages == [1]
+    assert "float switch" in item.text and item.text in page.text  # a contiguous slice of the page text
+    assert len(item.text) < len(page.text)
+    # two hits close together on the page become one excerpt; the section source keeps sentence windows
+    b = find(regs, "Prime the pump")
+    two = assemble("how does the pump start?", [hit(a, 0.9, 1), hit(b, 0.8, 2)], idx, AssemblyOptions(budget=400))
+    assert len(two.items) == 1 and set(two.items[0].trigger_ids) == {a.region_id, b.region_id}
+    section = assemble("how does the pump start?", [hit(a, 0.9, 1)], idx,
+                       AssemblyOptions(budget=400, window_source="section"))
+    assert section.items[0].modality == "text" and section.items[0].expansion == "window"
