@@ -1,7 +1,8 @@
-"""Quality of folio's retrieval + assembly against peer pipelines, on the dev questions.
+"""Quality of folio's retrieval + assembly against peer pipelines, on both development sets in one run.
 
-    python benchmarks/eval_quality.py --questions /work/shared/eval/dev_questions.jsonl \\
-        --pdfs /work/shared/corpus --budgets 1000 2000 4000 [--data DIR] [--server URL] [--only ...]
+    python benchmarks/eval_quality.py            # the manuals set and the wide set under ../shared/eval
+    python benchmarks/eval_quality.py --set NAME QUESTIONS.jsonl PDF_DIR [--set ...] \\
+        [--budgets 1000 2000 4000] [--data DIR] [--server URL] [--only ...] [--variants ...]
 
 For every question (restricted to its own document) and every system and budget it records:
 
@@ -56,6 +57,8 @@ FOLIO_K = 50
 # name -> AssemblyOptions overrides (on top of budget and tokenizer)
 FOLIO_VARIANTS: dict[str, dict[str, Any]] = {
     "folio-auto": {"strategy": "auto"},
+    # ablation: auto without page units and page windows (sections and sentence windows only)
+    "folio-auto-sections": {"strategy": "auto", "page_units": "off", "window_source": "section"},
     "folio-raw": {"strategy": "raw"},
     "folio-window-r1": {"strategy": "window", "window_before": 1, "window_after": 1},
     "folio-window-r2": {"strategy": "window", "window_before": 2, "window_after": 2},
@@ -316,6 +319,7 @@ def folio_record(
         "body_tokens": body_tokens,
         "unmerged_window_tokens": pkg.get("_unmerged_window_tokens"),
         "modalities": sorted({it.get("modality", "?") for it in items}),
+        "breakdown": dict(pkg["budget"].get("breakdown") or {}),
     }
     return score_record(
         q,
@@ -615,6 +619,23 @@ def render_markdown(
                     u, m = a["window_tokens_unmerged"], a["window_tokens_merged"]
                     lines.append(f"| {s} | {b} | {u} | {m} | {100 * (u - m) / u:.1f}% |")
         lines.append("")
+    # token breakdown of the headline system
+    parts = ["system", "question", "wrappers", "text", "images", "overhead"]
+    rows = []
+    for b in budgets:
+        rs = [r for r in recs if r["system"] == HEADLINE and r["budget"] == b and r.get("breakdown")]
+        if rs:
+            means = [sum(float(r["breakdown"].get(k) or 0) for r in rs) / len(rs) for k in parts]
+            rows.append(f"| {b} | " + " | ".join(f"{m:.0f}" for m in means) + f" | {100 * means[3] / b:.0f}% |")
+    if rows:
+        lines += [
+            f"## Where the budget goes ({HEADLINE}, mean tokens per package)",
+            "",
+            "| budget | " + " | ".join(parts) + " | evidence text share |",
+            "|---:|" + "---:|" * (len(parts) + 1),
+            *rows,
+            "",
+        ]
     # per question, headline
     lines += [
         f"## Per question ({HEADLINE})",
