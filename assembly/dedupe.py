@@ -20,7 +20,8 @@ Rules, applied in this order (each is budget-independent):
    beside the image, so the region is sent once with both representations. A page sent as text
    keeps them as their own items.
    Page excerpts (``window_source="page"``) merge into their whole page when it is sent as text, else
-   overlapping or adjacent excerpts of one page are unioned (rule 1b).
+   overlapping or adjacent excerpts of one page are unioned, and a page sent as its best paragraphs merges
+   into the strongest excerpt on it (rule 1b).
 6. A page sent as its whole text repeats every sentence on it. When a text span of the same version
    has a sentence on that page, the page unit is merged into the strongest such span: the evidence
    is sent once, with the span's precise locators (line boxes) rather than a whole-page citation.
@@ -109,9 +110,11 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                 first.expansions = (first.expansions - {"page_text", "page_paragraphs"}) | {"page_image"}
     alive = [u for u in alive if u.merged_into is None]
 
-    # 1b. page excerpts: into the whole page when it is sent as text, else unioned per page
+    # 1b. page excerpts: into the whole page when it is sent as text, else unioned per page; a page sent as
+    # its best paragraphs goes into the excerpt of a hit on it (the excerpt is centred on what matched)
     whole = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.excerpt is None and not u.image
              and not u.paras}
+    by_paras = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.excerpt is None and u.paras}
     excerpts: dict[str, list[Unit]] = defaultdict(list)
     for u in alive:
         if u.excerpt is not None:
@@ -133,6 +136,12 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                 cur = keep
             else:
                 cur = u
+    for page_id, group in excerpts.items():
+        paras_unit = by_paras.get(page_id)
+        if paras_unit is not None:
+            live = [u for u in group if u.merged_into is None]
+            if live:
+                _absorb(min(live, key=_prio), paras_unit)
     alive = [u for u in alive if u.merged_into is None]
 
     # 2. interval union of spans per section
