@@ -364,7 +364,7 @@ def test_500_keeps_the_connection_usable(data_copy: Path, monkeypatch: pytest.Mo
         raise RuntimeError("secret detail /etc/shadow")
 
     monkeypatch.setattr(api.routes.query, "search_hits", boom)
-    monkeypatch.setattr(api.routes.regions, "_region", boom)
+    monkeypatch.setattr(api.routes.regions, "visible_region", boom)
     body = b'{"query": "incident"}'
     search = (
         b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
