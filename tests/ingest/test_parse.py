@@ -169,8 +169,7 @@ def test_every_region_is_inside_its_pages(
 def test_scanned_page_is_ocred() -> None:
     doc = _parse("linnsequencer-brochure-scan.pdf", ocr=True)
     assert doc.ocr_pages == 1 and doc.pages[0].scanned and doc.pages[0].ocr
-    truth = SAMPLES.parent.parent / "shared" / "corpus" / "linnsequencer-brochure-scan.groundtruth.txt"
-    gt_path = truth if truth.exists() else CORPUS / "linnsequencer-brochure-scan.groundtruth.txt"
+    gt_path = SAMPLES / "linnsequencer-brochure-scan.groundtruth.txt"  # shipped beside the scan (same licence)
     words = set(re.findall(r"[a-z]{5,}", gt_path.read_text().lower()))
     page = kind(doc, "page")[0]
     got = set(re.findall(r"[a-z]{5,}", page.text.lower()))
