@@ -131,7 +131,8 @@ def assemble(
     regions: dict[int, Region] = {}
     expander = Expander(source, options, count, parent_cap(options, room), counter.name,
                         query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
-                        page_cap=page_cap(options, room), window_tokens=window_tokens(options, room))
+                        page_cap=page_cap(options, room), window_tokens=window_tokens(options, room),
+                        page_hits=_page_hits(shits))
     weak = _weak_retrieval(shits, options)
     for i, h in enumerate(shits):
         if weak:
@@ -274,6 +275,16 @@ def parent_cap(o: AssemblyOptions, room: int) -> int:
 def page_cap(o: AssemblyOptions, room: int) -> int:
     """The largest page sent whole as text in place of a window (auto with ``page_units``)."""
     return max(1, min(room, max(PARENT_FLOOR, int(o.page_max_share * room))))
+
+
+def _page_hits(shits: Sequence[Hit]) -> dict[tuple[str, int], int]:
+    """How many hits fall on each (version, page): a page many hits point at gets a larger excerpt."""
+    out: dict[tuple[str, int], int] = {}
+    for h in shits:
+        if len(h.pages) == 1:
+            key = (h.version_id, h.pages[0])
+            out[key] = out.get(key, 0) + 1
+    return out
 
 
 def window_tokens(o: AssemblyOptions, room: int) -> int | None:

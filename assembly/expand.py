@@ -176,8 +176,10 @@ class Expander:
     def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],
                  parent_cap: int, tokenizer: str = "", query_words: frozenset[str] = frozenset(),
                  hit_ids: frozenset[str] = frozenset(), page_cap: int | None = None,
-                 window_tokens: int | None = None) -> None:
+                 window_tokens: int | None = None,
+                 page_hits: dict[tuple[str, int], int] | None = None) -> None:
         self.source = source
+        self.page_hits = dict(page_hits or {})
         self.window_tokens = window_tokens
         self.page_cap = parent_cap if page_cap is None else page_cap
         self.query_words = query_words
@@ -405,7 +407,8 @@ class Expander:
                 return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
         if s == "auto" and self.window_tokens is not None:
             if o.window_source == "page":
-                u = self._page_excerpt(i, hit, r, self.window_tokens)
+                n = self.page_hits.get((r.version_id, r.first_page), 1)
+                u = self._page_excerpt(i, hit, r, self.window_tokens * max(1, min(o.excerpt_growth, n)))
                 if u is not None:
                     return u
             lo, hi = self.token_window(v, pos, self.window_tokens)

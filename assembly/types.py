@@ -137,6 +137,11 @@ class AssemblyOptions(_Frozen):
         description="auto: where a window comes from: 'section', the sentences of the hit's section around it; "
         "'page', the page text around the hit (with whatever sits beside it: table cells, captions, lists).",
     )
+    excerpt_growth: int = Field(
+        1, ge=1, le=8,
+        description="auto, window_source=page: a page excerpt grows to window_share x min(excerpt_growth, hits on "
+        "that page) of the room, so a page many hits point at is read deeper.",
+    )
     block_format: Literal["compact", "tagged"] = Field(
         "compact",
         description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "

@@ -90,3 +90,14 @@ def test_window_from_the_page_carries_what_sits_beside_the_hit() -> None:
     section = assemble("how does the pump start?", [hit(a, 0.9, 1)], idx,
                        AssemblyOptions(budget=400, window_source="section"))
     assert section.items[0].modality == "text" and section.items[0].expansion == "window"
+
+
+def test_excerpt_grows_with_the_hits_on_its_page() -> None:
+    regs = _two_page_doc()
+    idx = RegionIndex(regs)
+    hits = [hit(find(regs, f"number {k} about"), 0.9 - 0.01 * k, k + 1) for k in (3, 4, 5)]
+    base = assemble("inspection of the housing", hits, idx, AssemblyOptions(budget=600))
+    grown = assemble("inspection of the housing", hits, idx, AssemblyOptions(budget=600, excerpt_growth=3))
+    assert base.items[0].expansion == "page_excerpt" and grown.items[0].expansion == "page_excerpt"
+    assert len(grown.items[0].text) > len(base.items[0].text)
+    assert grown.budget.used <= 600 and grown.budget.used == recount(grown)
