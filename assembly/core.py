@@ -254,7 +254,7 @@ def assemble(
             coverage_before=_coverage(shits, range(len(shits))),
             coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
                                              if c.carried is None or i in c.carried]),
-            page_refs=_page_refs(query, shits),
+            page_refs=_page_refs(query, shits, source),
         ),
         prompt=prompt,
         refused=refused,
@@ -531,14 +531,20 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
     return manifest, excluded
 
 
-def _page_refs(query: str, shits: Sequence[Hit]) -> list[PageRefOut]:
-    """What the question's page references were understood as: the pages the ``pageref`` retriever hit."""
+def _page_refs(query: str, shits: Sequence[Hit], source: RegionSource) -> list[PageRefOut]:
+    """What each page reference in the question was understood as: the pages the ``pageref`` retriever
+    hit whose printed label or physical number is one the reference names."""
     refs = parse_page_refs(query)
     if not refs:
         return []
-    pages = sorted({p for h in shits if h.kind == "page" for p in h.pages
-                    if any(s.retriever == "pageref" for s in h.sources)})
-    return [PageRefOut(text=r.text, numbers=list(r.numbers), pages=pages) for r in refs]
+    named = [(p, source.get(h.region_id)) for h in shits if h.kind == "page"
+             and any(s.retriever == "pageref" for s in h.sources) for p in h.pages]
+    out = []
+    for ref in refs:
+        nums = {str(n) for n in ref.numbers}
+        pages = sorted({p for p, r in named if str(p) in nums or (r is not None and r.meta_get("label") in nums)})
+        out.append(PageRefOut(text=ref.text, numbers=list(ref.numbers), pages=pages))
+    return out
 
 
 def _coverage(shits: Sequence[Hit], idx: Sequence[int] | range) -> Coverage:

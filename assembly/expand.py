@@ -325,7 +325,7 @@ class Expander:
         return all(p.meta_get("ocr") == "1" for p in self.paragraphs_on(page))
 
     def page_as_text(self, u: Unit) -> None:
-        """Auto: a page sent as text is its whole text if that fits the parent cap, else its
+        """Auto: a page sent as text is its whole text if that fits the page cap, else its
         paragraphs that share most words with the question (up to the cap)."""
         page = u.regions[0]
         u.paras = []
@@ -441,6 +441,10 @@ class Expander:
         page = self.source.page(r.doc_id, r.version_id, r.first_page)
         if page is None or not page.text.strip() or self.count(page.text) > self.page_cap:
             return None
+        return self._whole_page(i, hit, r, page)
+
+    def _whole_page(self, i: int, hit: Hit, r: Region, page: Region) -> Unit:
+        """Hit ``i`` sent as the whole text of ``page`` (promoted: spans on the page merge into it)."""
         return Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
                     {"page_text"}, regions=[page], image=False, promoted=True)
 
@@ -470,8 +474,7 @@ class Expander:
                 break
             hi = nl
         if lo == 0 and hi >= len(text.rstrip()):
-            return Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
-                        {"page_text"}, regions=[page], image=False, promoted=True)
+            return self._whole_page(i, hit, r, page)
         return Unit("page", ("excerpt", page.region_id, str(lo)), r.doc_id, r.version_id, [i], hit.score,
                     hit.rank, {"page_excerpt"}, regions=[page], image=False, excerpt=(lo, hi))
 

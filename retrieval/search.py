@@ -28,7 +28,7 @@ from retrieval.colpali import ColPaliModel, ColPaliRetriever
 from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from retrieval.hit import Hit, Source
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
-from retrieval.pageref import parse_page_refs, resolve
+from retrieval.pageref import PageRef, parse_page_refs, resolve
 from retrieval.rerank import LLMReranker, Reranker
 from retrieval.scope import Scope, modality_of, resolve_scope
 from retrieval.summary import SummaryRouter
@@ -203,20 +203,21 @@ class Retriever:
         result.hits = hits
         return result
 
-    def _page_ref_candidates(self, refs: Sequence[Any], scope: Scope, lists: Mapping[str, Sequence[Candidate]]
+    def _page_ref_candidates(self, refs: Sequence[PageRef], scope: Scope, lists: Mapping[str, Sequence[Candidate]]
                              ) -> list[Candidate]:
         """One ranked list for the pages a question names (``retrieval.pageref``): each resolved page,
         then the other retrievers' candidates on those pages in their order."""
         out: list[Candidate] = []
         wanted: set[tuple[str, str, int]] = set()
         for doc_id, version_id in scope.versions[:MAX_PAGEREF_VERSIONS]:
-            pages = sorted(self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"),
-                           key=lambda r: r.first_page)
-            labels = [r.meta_get("label") or "" for r in pages]
-            for pno in resolve(refs, labels, len(pages)):
-                if scope.pages is not None and pno not in scope.pages:
+            by_no = {r.first_page: r for r in
+                     self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page")}
+            last = max(by_no, default=0)
+            labels = [(by_no[p].meta_get("label") or "") if p in by_no else "" for p in range(1, last + 1)]
+            for pno in resolve(refs, labels, last):
+                r = by_no.get(pno)
+                if r is None or (scope.pages is not None and pno not in scope.pages):
                     continue
-                r = pages[pno - 1]
                 wanted.add((doc_id, version_id, pno))
                 out.append(Candidate(r.region_id, doc_id, version_id, "page", pno, 1.0))
         seen = {c.region_id for c in out}
