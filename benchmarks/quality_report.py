@@ -1,0 +1,288 @@
+"""Aggregation and the Markdown report of ``benchmarks/eval_quality.py`` (pure functions over the records)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks import metrics as M
+
+HEADLINE = "folio-auto"
+
+
+MEAN_FIELDS = [
+    "recall@5",
+    "recall@10",
+    "coverage",
+    "all_covered",
+    "answer_exact",
+    "answer_exact_rare",
+    "key_recall",
+    "iou",
+    "iog",
+]
+
+
+def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": len(recs)}
+    for f in MEAN_FIELDS:
+        vals = [
+            r[f] for r in recs if r.get(f) is not None and not (isinstance(r[f], float) and math.isnan(r[f]))
+        ]
+        out[f] = M.mean(vals)
+        out[f + "_n"] = len(vals)
+    toks = [r["tokens"] for r in recs]
+    out["tokens_p50"] = M.percentile(toks, 50)
+    out["tokens_p99"] = M.percentile(toks, 99)
+    out["over"] = int(sum(r["over"] for r in recs))
+    lats = [r["latency_s"] * 1000 for r in recs]
+    out["latency_ms_p50"] = M.percentile(lats, 50)
+    out["latency_ms_p99"] = M.percentile(lats, 99)
+    nat = [r["natural_over"] for r in recs if "natural_over" in r]
+    if nat:
+        out["natural_over"] = int(sum(nat))
+        out["natural_tokens_p50"] = M.percentile([r["natural_tokens"] for r in recs], 50)
+        out["natural_tokens_p99"] = M.percentile([r["natural_tokens"] for r in recs], 99)
+    um = [
+        (r["unmerged_window_tokens"], r["body_tokens"])
+        for r in recs
+        if r.get("unmerged_window_tokens") is not None
+    ]
+    if um:
+        out["window_tokens_unmerged"] = int(sum(a for a, _ in um))
+        out["window_tokens_merged"] = int(sum(b for _, b in um))
+    return out
+
+
+SLICES = {
+    "evidence_kind": ["text", "table", "chart", "figure", "layout", "multi"],
+    "lang": ["en", "de", "ja", "zh"],
+    "in_text_layer": ["True", "False", "None"],
+}
+
+
+def summarize(
+    recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]
+) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for s in systems:
+        for b in budgets:
+            rs = [r for r in recs if r["system"] == s and r["budget"] == b]
+            if not rs:
+                continue
+            entry = {"all": aggregate(rs)}
+            for field, values in SLICES.items():
+                for v in values:
+                    sub = [r for r in rs if r[field] == v]
+                    if sub:
+                        entry[f"{field}={v}"] = aggregate(sub)
+            summary[f"{s}@{b}"] = entry
+    return summary
+
+
+def _f(x: Any, pct: bool = True) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{100 * x:.0f}" if pct else f"{x:.0f}"
+
+
+HEADERS = [
+    "system",
+    "R@5",
+    "R@10",
+    "Cov",
+    "All",
+    "Ans",
+    "Ans≤3",
+    "Keys",
+    "IoU",
+    "IoG",
+    "tok p50",
+    "tok p99",
+    "Over",
+    "Nat>B",
+    "lat p50 ms",
+    "lat p99 ms",
+]
+
+
+def _row(a: dict[str, Any]) -> list[str]:
+    return [
+        _f(a["recall@5"]), _f(a["recall@10"]), _f(a["coverage"]), _f(a["all_covered"]),
+        f"{_f(a['answer_exact'])} ({a['answer_exact_n']})",
+        f"{_f(a['answer_exact_rare'])} ({a['answer_exact_rare_n']})",
+        f"{_f(a['key_recall'])} ({a['key_recall_n']})",
+        _f(a["iou"]), _f(a["iog"]), _f(a["tokens_p50"], False), _f(a["tokens_p99"], False),
+        str(a["over"]), str(a.get("natural_over", "–")),
+        _f(a["latency_ms_p50"], False), _f(a["latency_ms_p99"], False),
+    ]  # fmt: skip
+
+
+def render_markdown(
+    summary: dict[str, Any],
+    recs: Sequence[dict[str, Any]],
+    systems: Sequence[str],
+    peers: Sequence[str],
+    budgets: Sequence[int],
+    command: str,
+    nq: int,
+    set_name: str = "dev",
+    folio_k: int = 50,
+) -> str:
+    lines = [
+        f"# folio quality evaluation: {set_name} set",
+        "",
+        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {nq} questions, k=8 for peers, "
+        f"k={folio_k} hits for folio before assembly.",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        "Metrics (means over questions, in %): R@5/R@10 gold-page recall of retrieval before assembly; "
+        "Cov gold-page coverage of the packed context; All share of questions with all gold pages packed; "
+        "Ans exact normalised answer in the packed text (text-layer answers; n in brackets); Ans≤3 the same "
+        "where the answer occurs on ≤3 pages; Keys share of the answer key terms (those on 1–3 doc pages) "
+        "found in the packed text; IoU / IoG best box overlap with gold (folio only). Tokens: folio "
+        "`budget.used` (full rendered prompt incl. system text, citation contract, wrappers); peers question "
+        "+ context after token truncation (no system text). Over: prompts above budget (count). Nat>B: "
+        "peers' uncut k=8 output above budget (count).",
+        "",
+    ]
+    for b in budgets:
+        lines += [f"## Budget {b}", ""]
+        lines.append("| " + " | ".join(HEADERS) + " |")
+        lines.append("|---|" + "---:|" * (len(HEADERS) - 1))
+        for s in systems:
+            e = summary.get(f"{s}@{b}")
+            if e:
+                lines.append("| " + " | ".join([s, *_row(e["all"])]) + " |")
+        lines.append("")
+        # goal check
+        head = summary.get(f"{HEADLINE}@{b}", {}).get("all")
+        peer_aggs = [(p, summary[f"{p}@{b}"]["all"]) for p in peers if f"{p}@{b}" in summary]
+        if head and peer_aggs:
+            best_cov = max(peer_aggs, key=lambda pa: pa[1]["coverage"])
+            best_key = max(
+                peer_aggs, key=lambda pa: pa[1]["key_recall"] if not math.isnan(pa[1]["key_recall"]) else -1
+            )
+            best_ex = max(
+                peer_aggs,
+                key=lambda pa: pa[1]["answer_exact"] if not math.isnan(pa[1]["answer_exact"]) else -1,
+            )
+            d_cov = 100 * (head["coverage"] - best_cov[1]["coverage"])
+            cov_goal = min(best_cov[1]["coverage"] + 0.10, 0.98)
+            ok = {
+                "cov": head["coverage"] >= cov_goal - 1e-9,
+                "key": head["key_recall"] >= best_key[1]["key_recall"],
+                "ex": head["answer_exact"] >= best_ex[1]["answer_exact"],
+                "over": head["over"] == 0,
+            }
+            met = {k: "met" if v else "NOT met" for k, v in ok.items()}
+            lines.append(
+                f"Goal check at {b}: {HEADLINE} coverage {_f(head['coverage'])} vs best peer {best_cov[0]} "
+                f"{_f(best_cov[1]['coverage'])} (Δ {d_cov:+.0f} pts, goal ≥ {_f(cov_goal)}: {met['cov']}); "
+                f"key recall {_f(head['key_recall'])} vs {best_key[0]} {_f(best_key[1]['key_recall'])} "
+                f"({met['key']}); exact answer {_f(head['answer_exact'])} vs {best_ex[0]} "
+                f"{_f(best_ex[1]['answer_exact'])} ({met['ex']}); over budget {head['over']} ({met['over']})."
+            )
+            lines.append("")
+    # slices
+    lines += ["## Per evidence source and language (coverage / answer / key recall, %)", ""]
+    cols = [f"{f}={v}" for f, vs in SLICES.items() for v in vs]
+    for b in budgets:
+        lines += [f"### Budget {b}", ""]
+        ref = systems[0] if systems else HEADLINE
+        ns = {
+            c: sum(
+                1
+                for r in recs
+                if r["system"] == ref and r["budget"] == b and f"{_field(r, c)}" == c.split("=")[1]
+            )
+            for c in cols
+        }
+        lines.append("| system | " + " | ".join(f"{c.split('=')[1]} (n={ns[c]})" for c in cols) + " |")
+        lines.append("|---|" + "---:|" * len(cols))
+        for s in systems:
+            e = summary.get(f"{s}@{b}")
+            if not e:
+                continue
+            cells = []
+            for c in cols:
+                a = e.get(c)
+                cells.append("–" if not a else f"{_f(a['coverage'])} / {_f(a['answer_exact'])} / {_f(a['key_recall'])}")
+            lines.append(f"| {s} | " + " | ".join(cells) + " |")
+        lines.append("")
+    # window merge savings
+    wins = [s for s in systems if s.startswith("folio-window")]
+    if wins:
+        lines += [
+            "## Tokens saved by merging overlapping windows",
+            "",
+            "Body tokens of window items as packed vs the sum of each trigger's own window "
+            "(merged items only re-counted).",
+            "",
+            "| variant | budget | unmerged | merged | saved |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for s in wins:
+            for b in budgets:
+                a = summary.get(f"{s}@{b}", {}).get("all", {})
+                if "window_tokens_unmerged" in a and a["window_tokens_unmerged"]:
+                    u, m = a["window_tokens_unmerged"], a["window_tokens_merged"]
+                    lines.append(f"| {s} | {b} | {u} | {m} | {100 * (u - m) / u:.1f}% |")
+        lines.append("")
+    # token breakdown of the headline system
+    parts = ["system", "question", "wrappers", "text", "images", "overhead"]
+    rows = []
+    for b in budgets:
+        rs = [r for r in recs if r["system"] == HEADLINE and r["budget"] == b and r.get("breakdown")]
+        if rs:
+            means = [sum(float(r["breakdown"].get(k) or 0) for r in rs) / len(rs) for k in parts]
+            rows.append(f"| {b} | " + " | ".join(f"{m:.0f}" for m in means) + f" | {100 * means[3] / b:.0f}% |")
+    if rows:
+        lines += [
+            f"## Where the budget goes ({HEADLINE}, mean tokens per package)",
+            "",
+            "| budget | " + " | ".join(parts) + " | evidence text share |",
+            "|---:|" + "---:|" * (len(parts) + 1),
+            *rows,
+            "",
+        ]
+    # per question, headline
+    lines += [
+        f"## Per question ({HEADLINE})",
+        "",
+        "R@10 before assembly vs coverage after: a gold page in R@10 but not packed is a packing drop; "
+        "missing from the hits is a retrieval miss.",
+        "",
+    ]
+    lines.append(
+        "| id | kind | lang | gold | " + " | ".join(f"R@10 / Cov / Ans @{b}" for b in budgets) + " |"
+    )
+    lines.append("|---|---|---|---|" + "---|" * len(budgets))
+    by = {(r["id"], r["budget"]): r for r in recs if r["system"] == HEADLINE}
+    for qid in sorted({r["id"] for r in recs}):
+        cells = []
+        first = None
+        for b in budgets:
+            r = by.get((qid, b))
+            if r is None:
+                cells.append("–")
+                continue
+            first = first or r
+            cells.append(f"{_f(r['recall@10'])} / {_f(r['coverage'])} / {_f(r['answer_exact'])}")
+        if first:
+            lines.append(
+                f"| {qid} | {first['evidence_kind']} | {first['lang']} | {first['gold']} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _field(r: dict[str, Any], col: str) -> Any:
+    return r[col.split("=")[0]]
