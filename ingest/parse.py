@@ -184,20 +184,29 @@ def _is_background(box: tuple[float, float, float, float], w: float, h: float, b
     return chars > MAX_NATIVE_CHARS
 
 
-def _ocr_scanned_page(page: pymupdf.Page, pd: PageData, budget: OcrBudget) -> None:
-    """Whole-page OCR within the budget; a page left without text keeps its ``page-scan`` figure."""
+def _ocr_within(budget: OcrBudget, pd: PageData, spent: str, failed: str,
+                run: Callable[[float], list[Block]]) -> list[Block] | None:
+    """One OCR call within the document's OCR budget (its time is charged); None, with a warning on the
+    page, when the budget is spent (``spent``) or OCR failed (``failed``, the error appended)."""
     timeout = budget.timeout()
     if timeout is None:
-        pd.warnings.append(f"page {pd.index + 1}: not OCRed, the OCR time budget is spent")
-        return
+        pd.warnings.append(f"page {pd.index + 1}: {spent}, the OCR time budget is spent")
+        return None
     started = time.perf_counter()
     try:
-        blocks = ocr_page_blocks(page, timeout)
+        return run(timeout)
     except ImageOcrError as exc:
-        pd.warnings.append(f"page {pd.index + 1}: OCR failed ({exc})")
-        return
+        pd.warnings.append(f"page {pd.index + 1}: {failed} ({exc})")
+        return None
     finally:
         budget.charge(time.perf_counter() - started)
+
+
+def _ocr_scanned_page(page: pymupdf.Page, pd: PageData, budget: OcrBudget) -> None:
+    """Whole-page OCR within the budget; a page left without text keeps its ``page-scan`` figure."""
+    blocks = _ocr_within(budget, pd, "not OCRed", "OCR failed", lambda t: ocr_page_blocks(page, t))
+    if blocks is None:
+        return
     pd.blocks = blocks
     pd.ocr = bool(blocks)
 
@@ -216,18 +225,8 @@ def _ocr_images(
         return
     langs = image_ocr_languages(" ".join(b.text for b in native))
     for box in todo:
-        timeout = budget.timeout()
-        if timeout is None:
-            pd.warnings.append(f"page {pd.index + 1}: an image was not OCRed, the OCR time budget is spent")
-            continue
-        started = time.perf_counter()
-        try:
-            got = ocr_image_blocks(page, box, langs, timeout_s=timeout)
-        except ImageOcrError as exc:
-            pd.warnings.append(f"page {pd.index + 1}: OCR of an image failed ({exc}); indexed as an image only")
-            continue
-        finally:
-            budget.charge(time.perf_counter() - started)
+        got = _ocr_within(budget, pd, "an image was not OCRed", "OCR of an image failed; indexed as an image only",
+                          lambda t: ocr_image_blocks(page, box, langs, timeout_s=t))  # noqa: B023 (called at once)
         if not got:
             continue
         pd.ocr = True
