@@ -91,10 +91,19 @@ def overlaps_on_page(a: Region, b: Region) -> bool:
 
 
 def dedupe(units: Sequence[Unit]) -> list[Unit]:
-    """Merge ``units`` in place (setting ``merged_into``); return the survivors in priority order."""
-    alive = sorted(units, key=_prio)
+    """Merge ``units`` in place (setting ``merged_into``); return the survivors in priority order.
 
-    # 1. identical keys (tables, figures, pages, raw regions)
+    The rules of the module docstring run in order; each sees only the units still alive."""
+    alive = sorted(units, key=_prio)
+    for rule in (_same_key, _page_excerpts, _span_union, _tables_in_sections, _table_crops, _page_images,
+                 _text_pages):
+        rule(alive, units)
+        alive = [u for u in alive if u.merged_into is None]
+    return sorted(alive, key=_prio)  # a survivor takes the best score of what it absorbed
+
+
+def _same_key(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """1. Identical keys (tables, figures, pages, raw regions); a visual hit wins a page's image."""
     by_key: dict[tuple[str, ...], Unit] = {}
     for u in alive:
         if u.kind == "span":
@@ -105,13 +114,14 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
         else:
             _absorb(first, u)
             first.absorbed.extend(x for x in u.absorbed if x not in first.absorbed)
-            if u.kind == "page" and (u.image or first.image):  # a visual hit wins the image
+            if u.kind == "page" and (u.image or first.image):
                 first.image, first.paras = True, []
                 first.expansions = (first.expansions - {"page_text", "page_paragraphs"}) | {"page_image"}
-    alive = [u for u in alive if u.merged_into is None]
 
-    # 1b. page excerpts: into the whole page when it is sent as text, else unioned per page; a page sent as
-    # its best paragraphs goes into the excerpt of a hit on it (the excerpt is centred on what matched)
+
+def _page_excerpts(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """1b. Page excerpts: into the whole page when it is sent as text, else unioned per page; a page sent as
+    its best paragraphs goes into the excerpt of a hit on it (the excerpt is centred on what matched)."""
     whole = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.excerpt is None and not u.image
              and not u.paras}
     by_paras = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.excerpt is None and u.paras}
@@ -123,7 +133,7 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                 _absorb(whole[page_id], u)
             else:
                 excerpts[page_id].append(u)
-    for group in excerpts.values():
+    for page_id, group in excerpts.items():
         group.sort(key=lambda x: x.excerpt or (0, 0))
         cur: Unit | None = None
         for u in group:
@@ -136,15 +146,14 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                 cur = keep
             else:
                 cur = u
-    for page_id, group in excerpts.items():
         paras_unit = by_paras.get(page_id)
-        if paras_unit is not None:
-            live = [u for u in group if u.merged_into is None]
-            if live:
-                _absorb(min(live, key=_prio), paras_unit)
-    alive = [u for u in alive if u.merged_into is None]
+        live = [u for u in group if u.merged_into is None]
+        if paras_unit is not None and live:
+            _absorb(min(live, key=_prio), paras_unit)
 
-    # 2. interval union of spans per section
+
+def _span_union(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """2. Interval union of spans per section (overlapping or adjacent; a whole section takes all)."""
     spans: dict[str, list[Unit]] = defaultdict(list)
     for u in alive:
         if u.kind == "span" and u.view is not None:
@@ -169,9 +178,10 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
                 if x is not survivor:
                     _absorb(survivor, x)
             survivor.lo, survivor.hi, survivor.full = lo, hi2, full
-    alive = [u for u in alive if u.merged_into is None]
 
-    # 3. tables (and sentence-less paragraphs) inside a whole section that is sent
+
+def _tables_in_sections(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """3. Tables (and sentence-less paragraphs) inside a whole section that is sent."""
     full_by_section = {u.view.key: u for u in alive if u.kind == "span" and u.full and u.view is not None}
     for u in alive:
         if u.kind in ("table", "region") and u.section_key in full_by_section:
@@ -179,9 +189,10 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
             if u.kind == "region" and r.kind != "paragraph":
                 continue
             _absorb(full_by_section[u.section_key or ""], u)
-    alive = [u for u in alive if u.merged_into is None]
 
-    # 4. figure crops of tables
+
+def _table_crops(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """4. A figure that is a crop of a table goes into the table (or whatever the table merged into)."""
     tables = [u for u in units if u.kind == "table"]
     for u in alive:
         if u.kind != "figure":
@@ -191,45 +202,49 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
             if any(overlaps_on_page(part, fig) for part in t.regions):
                 _absorb(t.root(), u)
                 break
-    alive = [u for u in alive if u.merged_into is None]
 
-    # 5. page images subsume tables and figures on their page
+
+def _page_images(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """5. Page images subsume the tables and figures on their page."""
     pages = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.image}
-    if pages:
-        for u in alive:
-            if u.kind not in ("table", "figure"):
-                continue
-            for p in pages.values():
-                page = p.regions[0]
-                if any(overlaps_on_page(page, part) for part in u.regions):
-                    _absorb(p, u)
-                    p.absorbed.extend(x for x in u.regions if x not in p.absorbed)
-                    break
-        alive = [u for u in alive if u.merged_into is None]
+    if not pages:
+        return
+    for u in alive:
+        if u.kind not in ("table", "figure"):
+            continue
+        for p in pages.values():
+            page = p.regions[0]
+            if any(overlaps_on_page(page, part) for part in u.regions):
+                _absorb(p, u)
+                p.absorbed.extend(x for x in u.regions if x not in p.absorbed)
+                break
 
-    # 6. a whole-text page repeats the spans on it: keep the precise span instead
+
+def _text_pages(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """6. A whole-text page repeats the spans on it: keep the precise span instead; a promoted page
+    takes the spans lying wholly on it."""
     text_pages = [u for u in alive if u.kind == "page" and not u.image and not u.paras and not u.absorbed
                   and u.excerpt is None]
-    if text_pages:
-        spans_by_page: dict[tuple[str, str, int], list[Unit]] = defaultdict(list)
-        for s in alive:
-            if s.kind != "span" or s.view is None:
-                continue
-            pages_of_span = {loc.page for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators}
-            for pno in pages_of_span:
-                spans_by_page[(s.doc_id, s.version_id, pno)].append(s)
-        for p in text_pages:
-            on_page = spans_by_page.get((p.doc_id, p.version_id, p.regions[0].first_page))
-            if not on_page:
-                continue
-            if p.promoted:  # the page was chosen as the unit: spans lying wholly on it go into it
-                pno = p.regions[0].first_page
-                for s in on_page:
-                    if s.merged_into is None and s.view is not None and not s.full and all(
-                            loc.page == pno for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators):
-                        _absorb(p, s)
-                continue
-            live = [s for s in on_page if s.merged_into is None]
-            if live:
-                _absorb(min(live, key=_prio), p)
-    return sorted((u for u in alive if u.merged_into is None), key=_prio)
+    if not text_pages:
+        return
+    spans_by_page: dict[tuple[str, str, int], list[Unit]] = defaultdict(list)
+    for s in alive:
+        if s.kind != "span" or s.view is None:
+            continue
+        pages_of_span = {loc.page for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators}
+        for pno in pages_of_span:
+            spans_by_page[(s.doc_id, s.version_id, pno)].append(s)
+    for p in text_pages:
+        on_page = spans_by_page.get((p.doc_id, p.version_id, p.regions[0].first_page))
+        if not on_page:
+            continue
+        if p.promoted:
+            pno = p.regions[0].first_page
+            for s in on_page:
+                if s.merged_into is None and s.view is not None and not s.full and all(
+                        loc.page == pno for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators):
+                    _absorb(p, s)
+            continue
+        live = [s for s in on_page if s.merged_into is None]
+        if live:
+            _absorb(min(live, key=_prio), p)
