@@ -54,8 +54,9 @@ class ImageTokens(_Frozen):
       ``ceil(w * h / divisor)`` (defaults 1568 px, 750).
     - ``fixed``: every image costs ``fixed`` tokens (e.g. OpenAI low detail: 85).
 
-    Pixel sizes come from the region (``meta`` ``width_px``/``height_px``) or from its bbox in points
-    times ``AssemblyOptions.render_scale``.
+    Pixel sizes come from the region (``meta`` ``width_px``/``height_px``), else from its bbox in points
+    times the scale it was rendered at (``meta`` ``render_scale``), else times
+    ``AssemblyOptions.render_scale`` (see ``assembly.budget.image_pixels``).
     """
 
     kind: Literal["tile", "area", "fixed"] = "tile"
@@ -97,7 +98,12 @@ class AssemblyOptions(_Frozen):
     neighbors: int = Field(1, ge=0)
     include_images: bool = True
     image_tokens: ImageTokens = ImageTokens()
-    render_scale: float = Field(2.0, gt=0, description="pixels per PDF point when meta lacks pixel size")
+    render_scale: float = Field(
+        1.5,
+        gt=0,
+        description="pixels per PDF point of a region image whose pixel size and render scale were not "
+        "recorded at ingest (folio's ingest renders at 1.5)",
+    )
     structural_truncation: bool = False
     order: Order = "edges"
     max_items: int | None = Field(None, ge=1)
@@ -163,6 +169,17 @@ class AssemblyOptions(_Frozen):
         le=1.0,
         description="greedy packing: image parts may use at most this share of the evidence room; an image "
         "over the share is sent as its text representation (with fallbacks on) or excluded. None: no cap.",
+    )
+    compress: Literal["off", "extractive"] = Field(
+        "off",
+        description="greedy packing: a candidate still excluded for budget after packing goes in compressed "
+        "(its trigger sentences and the sentences sharing most words with the question, plus a 'Key terms:' "
+        "line), cited to its region, expansion 'compressed' (assembly.compress). Measured in the README.",
+    )
+    compress_share: float = Field(
+        0.0, ge=0.0, le=0.9,
+        description="with compress: the share of the evidence room held back from whole items for the "
+        "compressed tail (unused room goes back to whole items)",
     )
 
     @field_validator("tokenizer")
