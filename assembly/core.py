@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
+from assembly.compress import compress_rest
+from assembly.compress import reserve as compress_reserve
 from assembly.dedupe import dedupe
 from assembly.expand import Expander, Unit
 from assembly.fallback import anchor_of, carried, rungs, span_floor
@@ -190,7 +192,8 @@ def assemble(
         used_slots[m] = used_slots.get(m, 0) + 1
         packable.append(c)
     if options.packing == "greedy":
-        slack = _pack_greedy(packable, room, options, expander, shits, regions, count, close_tokens)
+        held = compress_reserve(options, room)  # room for the compressed tail (assembly.compress)
+        slack = held + _pack_greedy(packable, room - held, options, expander, shits, regions, count, close_tokens)
     else:
         costs = [c.cost for c in packable]
         fits = pack_monotone(costs, room) if room > 0 else [False] * len(costs)
@@ -205,6 +208,8 @@ def assemble(
                 t = _truncate(c, slack, shits, count, close_tokens)
                 if t is not None:
                     slack -= t.cost
+    if options.compress != "off" and options.packing == "greedy" and room > 0:
+        slack = compress_rest(packable, slack, room, query, shits, regions, count, close_tokens, _reopen)
     packed = [c for c in packable if c.status in ("included", "truncated")]
 
     # -- order, render, count -------------------------------------------------------------------
