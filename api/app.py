@@ -25,7 +25,7 @@ from api.middleware import HostOriginGuard, RequestContext, guard_options
 from api.pool import QueryPool
 from api.routes import documents, health, jobs, query, regions
 from api.routes.health import HealthCache, store_counts
-from api.settings import Settings
+from api.settings import Settings, warn_unknown_env
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     from retrieval.visual import indexers_from_settings
 
     settings: Settings = app.state.settings
+    warn_unknown_env()  # a misspelled FOLIO_ variable would otherwise be ignored in silence
     ensure_torchvision()
     from retrieval.search import Retriever
 

@@ -6,15 +6,19 @@ and pass explicit values down.
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 import os
-from functools import lru_cache
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ingest.store import default_data_dir
+
+logger = logging.getLogger(__name__)
 
 
 class Settings(BaseSettings):
@@ -72,10 +76,15 @@ class Settings(BaseSettings):
     clip_model: str | None = Field(default=None, description="open_clip model name, e.g. ViT-B-32, or local-dir:<path>")
     clip_pretrained: str | None = Field(default=None, description="open_clip pretrained tag or local weights path")
     colpali_model: str | None = Field(default=None, description="colpali-engine model dir or hub id (offline cache)")
-    colpali_pool_factor: int = 0
+    colpali_pool_factor: int = Field(0, ge=0, description="ColPali token pooling factor (0: no pooling)")
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for summaries/reranking")
     llm_model: str | None = None
     llm_api_key: str | None = None
+    llm_summaries: bool = Field(
+        default=False,
+        description="write section summaries with the LLM at ingest (one call per section: slow, may cost "
+        "money); off: extractive summaries. Needs llm_base_url and llm_model",
+    )
 
     def request_tokenizers(self) -> frozenset[str]:
         """The tokenizer names a request may ask for: the built-ins, ``tokenizers`` and the default."""
@@ -95,6 +104,65 @@ class Settings(BaseSettings):
         return v
 
 
-@lru_cache
-def get_settings() -> Settings:
-    return Settings()
+
+# FOLIO_ variables read outside Settings: ingest limits (``ingest.limits.IngestLimits.from_env``) and
+# the test suite's switches. Anything else with the prefix is a typo.
+OTHER_ENV = frozenset({
+    "FOLIO_INGEST_TIMEOUT_S", "FOLIO_PAGE_TIMEOUT_S", "FOLIO_INGEST_MEMORY_MB", "FOLIO_OCR_BUDGET_S",
+    "FOLIO_INGEST_ISOLATE", "FOLIO_GEN_TEST_DATA", "FOLIO_HYPOTHESIS_EXAMPLES", "FOLIO_KILL_ITERATIONS",
+    "FOLIO_BENCH_DATA",
+})
+
+
+def known_env() -> frozenset[str]:
+    """Every ``FOLIO_`` variable folio reads."""
+    prefix = str(Settings.model_config.get("env_prefix", ""))
+    return frozenset(prefix + name.upper() for name in Settings.model_fields) | OTHER_ENV
+
+
+def unknown_env(environ: Mapping[str, str]) -> list[str]:
+    """One message per ``FOLIO_`` variable that folio does not read, with the nearest known name.
+
+    >>> unknown_env({"FOLIO_BUGDET": "500", "FOLIO_DATA": "/d", "HOME": "/root"})
+    ['unknown setting FOLIO_BUGDET; did you mean FOLIO_DEFAULT_BUDGET?']
+    """
+    known = known_env()
+    out = []
+    for name in sorted(environ):
+        if not name.startswith("FOLIO_") or name in known:
+            continue
+        near = nearest_setting(name)
+        out.append(f"unknown setting {name}" + (f"; did you mean {near}?" if near else ""))
+    return out
+
+
+def nearest_setting(name: str) -> str | None:
+    """The known variable ``name`` most likely misspells: a close whole name, else the one sharing the
+    most close words (``BUGDET`` ~ ``BUDGET``), Settings fields before the others; None if nothing is near.
+
+    >>> nearest_setting("FOLIO_CLIPMODEL"), nearest_setting("FOLIO_XYZ")
+    ('FOLIO_CLIP_MODEL', None)
+    """
+    fields = ["FOLIO_" + f.upper() for f in Settings.model_fields]
+    known = fields + sorted(OTHER_ENV)
+    suffix = name.removeprefix("FOLIO_")
+    tails = [k.removeprefix("FOLIO_") for k in known]
+    close = difflib.get_close_matches(suffix, tails, n=1, cutoff=0.75)
+    if close:
+        return "FOLIO_" + close[0]
+    words = [w for w in suffix.split("_") if w]
+
+    def shared(tail: str) -> int:
+        return sum(1 for w in words if difflib.get_close_matches(w, tail.split("_"), n=1, cutoff=0.6))
+
+    scored = [(shared(t), -k, t) for k, t in enumerate(tails)]
+    best = max(scored)
+    return "FOLIO_" + best[2] if best[0] else None
+
+
+def warn_unknown_env(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Log a warning per misspelled ``FOLIO_`` variable (at startup: the CLI and ``create_app``)."""
+    messages = unknown_env(os.environ if environ is None else environ)
+    for m in messages:
+        logger.warning("%s", m)
+    return messages

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ingest.errors import ModelUnavailable
+from retrieval.config import ModelSettings
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +58,8 @@ class ChatClient:
         return content
 
 
-def client_from_settings(settings: Any) -> ChatClient | None:
-    base = getattr(settings, "llm_base_url", None)
-    model = getattr(settings, "llm_model", None)
-    if not base or not model:
+def client_from_settings(settings: ModelSettings) -> ChatClient | None:
+    """The configured LLM client, or None when ``llm_base_url`` or ``llm_model`` is not set."""
+    if not settings.llm_base_url or not settings.llm_model:
         return None
-    return ChatClient(base, model, api_key=getattr(settings, "llm_api_key", None))
+    return ChatClient(settings.llm_base_url, settings.llm_model, api_key=settings.llm_api_key)

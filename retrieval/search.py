@@ -25,6 +25,7 @@ from ingest.index import MergedSource
 from ingest.store import Store
 from retrieval.clip import ClipModel, ClipRetriever
 from retrieval.colpali import ColPaliModel, ColPaliRetriever
+from retrieval.config import ModelSettings
 from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from retrieval.hit import Hit, Source
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
@@ -68,6 +69,7 @@ class Retriever:
         status_overrides: Mapping[str, dict[str, Any]] | None = None,
         page_order: bool = False,
         page_decay: float = 0.5,
+        llm_summaries: bool = False,
     ) -> None:
         if text_encoder is None:
             from ingest.embed import default_text_encoder
@@ -82,6 +84,7 @@ class Retriever:
             reranker = LLMReranker(llm)
         self.reranker = reranker
         self.llm = llm
+        self.llm_summaries = llm_summaries and llm is not None  # ingest writes summaries with the LLM
         self.summaries = SummaryRouter(store, text_encoder)
         check_rrf_k(rrf_k)
         self.rrf_k = rrf_k
@@ -91,7 +94,7 @@ class Retriever:
         self._status_overrides = dict(status_overrides or {})
 
     @classmethod
-    def from_settings(cls, store: Store, settings: Any) -> Retriever:
+    def from_settings(cls, store: Store, settings: ModelSettings) -> Retriever:
         """Load the models the settings name; the ones that fail stay off, with the reason in ``status()``."""
         clip, clip_status = load_clip(settings)
         colpali, colpali_status = load_colpali(settings)
@@ -102,6 +105,7 @@ class Retriever:
             colpali=colpali,
             llm=llm,
             status_overrides={"clip": clip_status, "colpali": colpali_status},
+            llm_summaries=settings.llm_summaries,
         )
 
     # ------------------------------------------------------------------ search
@@ -307,7 +311,8 @@ class Retriever:
         out: dict[str, dict[str, Any]] = {
             "bm25": on_status("lancedb-fts"),
             "dense": on_status(str(enc_name)),
-            "summary": on_status("extractive" if self.llm is None else f"extractive+llm:{self.llm.model}"),
+            "summary": on_status(f"extractive+llm:{self.llm.model}" if self.llm is not None and self.llm_summaries
+                                 else "extractive"),
         }
         out["clip"] = (
             on_status(self.clip.model.name, dim=self.clip.model.dim)

@@ -1,19 +1,23 @@
 """Optional visual models from settings: loading once, status for ``/v1/health``, ingest indexers.
 
-Without CLIP or ColPali weights folio runs with the retrievers it has; :func:`visual_status` says
-which are off, why, and how to turn them on. Loaded models are shared per process (the API and an
-in-process ingest must not each load a copy).
+Without CLIP or ColPali weights folio runs with the retrievers it has; :func:`load_clip` and
+:func:`load_colpali` say which are off, why, and how to turn them on. Loaded models are shared per
+process (the API and an in-process ingest must not each load a copy).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingest.errors import ModelUnavailable
 from retrieval.clip import CLIP_ENABLE_HINT, ClipFigureIndexer, ClipModel
 from retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliPageIndexer
+from retrieval.config import ModelSettings
+
+if TYPE_CHECKING:
+    from ingest.pipeline import VersionIndexer
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +42,9 @@ def _load(key: tuple[str, ...], factory: Any) -> Any:
         return model
 
 
-def load_clip(settings: Any) -> tuple[ClipModel | None, dict[str, Any]]:
+def load_clip(settings: ModelSettings) -> tuple[ClipModel | None, dict[str, Any]]:
     """The configured CLIP model (shared) and its status entry."""
-    name = getattr(settings, "clip_model", None)
-    pretrained = getattr(settings, "clip_pretrained", None)
+    name, pretrained = settings.clip_model, settings.clip_pretrained
     if not name:
         return None, off_status("FOLIO_CLIP_MODEL is not set", CLIP_ENABLE_HINT)
     key = ("clip", name, pretrained or "")
@@ -51,8 +54,9 @@ def load_clip(settings: Any) -> tuple[ClipModel | None, dict[str, Any]]:
     return model, on_status(model.name, dim=model.dim)
 
 
-def load_colpali(settings: Any) -> tuple[ColPaliModel | None, dict[str, Any]]:
-    name = getattr(settings, "colpali_model", None)
+def load_colpali(settings: ModelSettings) -> tuple[ColPaliModel | None, dict[str, Any]]:
+    """The configured ColPali-family model (shared) and its status entry."""
+    name = settings.colpali_model
     if not name:
         return None, off_status("FOLIO_COLPALI_MODEL is not set", COLPALI_ENABLE_HINT)
     key = ("colpali", name)
@@ -63,7 +67,7 @@ def load_colpali(settings: Any) -> tuple[ColPaliModel | None, dict[str, Any]]:
         model.name,
         family=model.family,
         dim=model.dim,
-        pool_factor=int(getattr(settings, "colpali_pool_factor", 0) or 0),
+        pool_factor=settings.colpali_pool_factor,
     )
 
 
@@ -75,11 +79,7 @@ def off_status(reason: str, hint: str, *, model: str | None = None) -> dict[str,
     return {"enabled": False, "model": model, "reason": reason, "enable": hint}
 
 
-def visual_status(settings: Any) -> dict[str, dict[str, Any]]:
-    return {"clip": load_clip(settings)[1], "colpali": load_colpali(settings)[1]}
-
-
-def indexers_from_settings(settings: Any) -> list[Any]:
+def indexers_from_settings(settings: ModelSettings) -> list[VersionIndexer]:
     """Ingest-time indexers: section summaries always; CLIP / ColPali when configured and loadable.
 
     LLM-written summaries are used only when ``settings.llm_summaries`` is true (one LLM call per
@@ -88,21 +88,15 @@ def indexers_from_settings(settings: Any) -> list[Any]:
     from retrieval.llm import client_from_settings
     from retrieval.summary import SummaryIndexer
 
-    llm = client_from_settings(settings) if getattr(settings, "llm_summaries", False) else None
-    out: list[Any] = [SummaryIndexer(llm=llm)]
+    llm = client_from_settings(settings) if settings.llm_summaries else None
+    out: list[VersionIndexer] = [SummaryIndexer(llm=llm)]
     clip, _ = load_clip(settings)
     if clip is not None:
         out.append(ClipFigureIndexer(clip))
     colpali, _ = load_colpali(settings)
     if colpali is not None:
         out.append(
-            ColPaliPageIndexer(colpali, pool_factor=int(getattr(settings, "colpali_pool_factor", 0) or 0))
+            ColPaliPageIndexer(colpali, pool_factor=settings.colpali_pool_factor)
         )
     return out
 
-
-def clear_model_cache() -> None:
-    """Forget loaded models and load failures (tests; after fixing a model path)."""
-    with _LOCK:
-        _MODELS.clear()
-        _ERRORS.clear()
