@@ -261,10 +261,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check)
 
     from api.cli_keys import register as register_keys
+    from api.cli_mcp import register as register_mcp
     from api.cli_query import register
 
     register(sub)
     register_keys(sub)
+    register_mcp(sub)
     return parser
 
 

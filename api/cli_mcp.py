@@ -1,0 +1,34 @@
+"""``folio mcp``: folio's tools for an MCP client (Claude Desktop, an agent) over stdio.
+
+The client starts ``folio mcp --data DIR`` and talks MCP on its stdin/stdout; logs go to stderr.
+The same tools are served over HTTP at ``/mcp`` by ``folio serve`` (``api.mcp_server``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from api.cli import EXIT_USAGE, add_data_arg
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from api.settings import Settings
+
+    try:
+        from api.mcp_server import serve_stdio
+    except ImportError as e:
+        print(f"folio: the MCP server needs the mcp package: pip install 'folio[mcp]' ({e})", file=sys.stderr)
+        return EXIT_USAGE
+    settings = Settings()
+    if args.data:
+        settings = settings.model_copy(update={"data": args.data})
+    serve_stdio(settings)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("mcp", help="serve folio's tools to an MCP client over stdio")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_mcp)

@@ -1,0 +1,519 @@
+"""folio as an MCP server, on the official ``mcp`` SDK (``pip install 'folio[mcp]'``; importing
+this module needs it).
+
+Tools:
+
+- ``list_documents``: the documents (latest versions) with their versions, pages and collection;
+- ``search``: ranked hits (region, pages, score, a text excerpt);
+- ``get_context``: the cited package for a question under a token budget: the prompt blocks as
+  content (text, and figure/page images as image content) plus the citation map
+  ``{citation id: region, document version, pages, boxes}`` as structured content;
+- ``get_region``: what a citation points at: text, page, box, and the region's image;
+- ``answer``: only when an LLM is configured (``FOLIO_LLM_BASE_URL``) and ``api.answer`` exists.
+
+Two transports share these tools:
+
+- stdio, ``folio mcp --data DIR`` (``serve_stdio``): for a desktop client on the same machine. It
+  opens the store in-process with full access, as every other ``folio`` command does.
+- streamable HTTP at ``/mcp`` of ``folio serve`` (``mount``): stateless, JSON responses. Every HTTP
+  request is authenticated like the REST API (``X-API-Key`` or ``Authorization: Bearer``; 401 in
+  the one error shape), and the tools see only the key's collections: a document elsewhere is an
+  unknown id. Blocking work runs on the query pool, so a busy server says so (``overloaded``).
+
+Tool errors come back as MCP tool errors (``isError``) whose text starts with folio's error code,
+e.g. ``region_not_found: no such region: ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
+
+from api.keys import FULL_ACCESS, Principal
+from ingest.errors import FolioError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from api.settings import Settings
+    from ingest.store import Store
+    from retrieval.search import Retriever
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+PRINCIPAL_KEY = "folio_principal"  # where the HTTP mount leaves the caller in the ASGI scope's state
+INSTRUCTIONS = (
+    "folio answers questions from the user's PDF documents with cited evidence. Call get_context with "
+    "the question: it returns context blocks, each opened by a citation id such as [S1] (text), [T1] "
+    "(table), [F1] (figure) or [P1] (page). Answer only from those blocks and cite the ids; call "
+    "get_region with a block's region_id for its exact page, box and image."
+)
+
+
+@dataclass(frozen=True)
+class Resources:
+    store: Store
+    retriever: Retriever
+    settings: Settings
+
+
+Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+
+# ----------------------------------------------------------------------------- the tool bodies
+# Plain blocking functions over explicit resources and the caller's collections (None: all).
+def list_documents(res: Resources, collections: frozenset[str] | None, collection: str | None) -> dict[str, Any]:
+    from ingest.store import DEFAULT_COLLECTION
+
+    versions = res.store.list_versions(collections=collections)
+    counts: dict[str, int] = {}
+    for v in versions:
+        counts[v.doc_id] = counts.get(v.doc_id, 0) + 1
+    data = []
+    for v in versions:
+        if not v.latest:
+            continue
+        in_collection = res.store.collection_of(v.doc_id) or DEFAULT_COLLECTION
+        if collection is not None and in_collection != collection:
+            continue
+        data.append(
+            {
+                "doc_id": v.doc_id,
+                "collection": in_collection,
+                "version_id": v.version_id,
+                "filename": v.filename,
+                "pages": v.pages,
+                "versions": counts[v.doc_id],
+            }
+        )
+    return {"data": data, "count": len(data)}
+
+
+def search(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
+    from api.schemas import SearchRequest
+    from api.service import search_hits, version_filenames
+
+    req = SearchRequest.model_validate(body)
+    hits = search_hits(res.store, res.retriever, req, strategy=req.strategy, collections=collections)
+    names = version_filenames(res.store, collections)
+    data = []
+    for h in hits:
+        region = res.store.region_index(h.doc_id, h.version_id).get(h.region_id)
+        data.append(
+            {
+                "region_id": h.region_id,
+                "doc_id": h.doc_id,
+                "version_id": h.version_id,
+                "filename": names.get(h.version_id),
+                "kind": h.kind,
+                "pages": list(h.pages),
+                "score": h.score,
+                "rank": h.rank,
+                "retriever": h.retriever,
+                "text": region.text[:300] if region else None,
+            }
+        )
+    return {"data": data, "count": len(data)}
+
+
+def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{citation id: where it points}`` for a package in its JSON form."""
+    keys = ("region_id", "doc_id", "version_id", "filename", "pages", "locators", "modality", "expansion", "status")
+    return {item["citation_id"]: {k: item.get(k) for k in keys} for item in package["items"]}
+
+
+def get_context(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
+    """The package (JSON form) and, for each image part of the prompt, the PNG it points at."""
+    from api.schemas import ContextRequest
+    from api.service import build_context
+
+    req = ContextRequest.model_validate(body)
+    package = build_context(res.store, res.retriever, req, res.settings, collections=collections)
+    pkg = package.model_dump(mode="json")
+    images: dict[str, bytes] = {}
+    for item in package.items:
+        if item.image_url:
+            png = _region_png(res.store, item.region_id)
+            if png is not None:
+                images[item.image_url] = png
+    return {"package": pkg, "images": images}
+
+
+def get_region(
+    res: Resources, collections: frozenset[str] | None, region_id: str, include_image: bool
+) -> dict[str, Any]:
+    from api.service import visible_region
+    from ingest.store import DEFAULT_COLLECTION
+
+    r = visible_region(res.store, region_id, collections=collections)
+    filename = next((v.filename for v in res.store.list_versions(r.doc_id) if v.version_id == r.version_id), None)
+    region = {
+        "region_id": r.region_id,
+        "doc_id": r.doc_id,
+        "collection": res.store.collection_of(r.doc_id) or DEFAULT_COLLECTION,
+        "version_id": r.version_id,
+        "filename": filename,
+        "kind": r.kind,
+        "pages": list(r.pages),
+        "heading_path": list(r.heading_path),
+        "locators": [
+            {
+                "page": loc.page,
+                "bbox": loc.bbox.model_dump(mode="json"),
+                "page_width": loc.page_width,
+                "page_height": loc.page_height,
+            }
+            for loc in r.locators
+        ],
+        "coords": _coords(),
+        "text": r.text,
+    }
+    return {"region": region, "image": _region_png(res.store, region_id) if include_image else None}
+
+
+def _coords() -> str:
+    from ingest.model import COORD_CONVENTION
+
+    return COORD_CONVENTION
+
+
+def _region_png(store: Store, region_id: str) -> bytes | None:
+    """The figure or page crop of a region, else the render of its first page (as
+    ``GET /v1/regions/{id}/image``); None when no image was stored."""
+    region = store.get_region(region_id)
+    relative = region.meta_get("image") if region.kind in ("figure", "page") else None
+    if not relative:
+        page = store.region_index(region.doc_id, region.version_id).page(
+            region.doc_id, region.version_id, region.first_page
+        )
+        relative = page.meta_get("image") if page is not None else None
+    if not relative:
+        return None
+    path = store.asset_path(relative)
+    return path.read_bytes() if path.is_file() else None
+
+
+# ------------------------------------------------------------------------------------ the server
+def build_server(
+    resources: Callable[[], Resources],
+    run: Runner,
+    principal: Callable[[Context[Any, Any]], Principal] = lambda ctx: FULL_ACCESS,
+    *,
+    with_answer: bool | None = None,
+) -> MCPServer[Any]:
+    """The MCP server over ``resources()`` (called per tool call, so it may load lazily).
+
+    ``run`` runs blocking work (a worker thread, or the API's query pool); ``principal`` says
+    whose collections a call may see."""
+    server: MCPServer[Any] = MCPServer(name="folio", instructions=INSTRUCTIONS, version=_version())
+    read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+    async def call(ctx: Context[Any, Any], fn: Callable[..., T], *args: Any) -> T:
+        collections = principal(ctx).collections
+        try:
+            result: T = await run(lambda: fn(resources(), collections, *args))
+        except FolioError as e:
+            raise ToolError(f"{e.code}: {e}") from e
+        except ValidationError as e:  # a request model rejected the arguments
+            raise ToolError(f"validation_error: {_first_error(e)}") from e
+        return result
+
+    @server.tool(name="list_documents", annotations=read_only, structured_output=False)
+    async def list_documents_tool(ctx: Context[Any, Any], collection: str | None = None) -> CallToolResult:
+        """List the documents (latest versions): doc_id, version_id, filename, pages, collection and how
+        many versions each has. Optionally only one collection."""
+        out = await call(ctx, list_documents, collection)
+        return _json_result(out)
+
+    @server.tool(name="search", annotations=read_only, structured_output=False)
+    async def search_tool(
+        ctx: Context[Any, Any],
+        query: str,
+        doc_ids: list[str] | None = None,
+        k: int = 10,
+        strategy: str = "hybrid",
+    ) -> CallToolResult:
+        """Ranked hits for a query: region_id, document version, pages, score and a text excerpt.
+        Use get_context instead to get evidence packed for answering."""
+        body: dict[str, Any] = {"query": query, "doc_ids": doc_ids, "k": k, "strategy": strategy}
+        out = await call(ctx, search, body)
+        return _json_result(out)
+
+    @server.tool(name="get_context", annotations=read_only, structured_output=False)
+    async def get_context_tool(
+        ctx: Context[Any, Any],
+        query: str,
+        budget: int | None = None,
+        strategy: str = "auto",
+        doc_ids: list[str] | None = None,
+        retrieval_strategy: str = "hybrid",
+        include_images: bool = True,
+        k: int = 50,
+    ) -> CallToolResult:
+        """Evidence for answering a question, packed under a token budget (default: the server's).
+        Returns the citation instructions and context blocks, each opened by its citation id ([S1]
+        text, [T1] table, [F1] figure, [P1] page; figures and pages also as images), and in structured
+        content the citation map {id: region_id, doc_id, version_id, filename, pages, locators (page,
+        bbox)} and the budget. strategy: auto, raw, window, parent, neighbors or page."""
+        body: dict[str, Any] = {
+            "query": query,
+            "budget": budget,
+            "strategy": strategy,
+            "doc_ids": doc_ids,
+            "retrieval_strategy": retrieval_strategy,
+            "include_images": include_images,
+            "k": k,
+        }
+        out = await call(ctx, get_context, {k2: v for k2, v in body.items() if v is not None})
+        return _context_result(out["package"], out["images"])
+
+    @server.tool(name="get_region", annotations=read_only, structured_output=False)
+    async def get_region_tool(ctx: Context[Any, Any], region_id: str, include_image: bool = True) -> CallToolResult:
+        """What a citation points at: the region's text, document version, pages, bounding boxes
+        (PDF points, origin top-left) and its image (the figure, else its page)."""
+        out = await call(ctx, get_region, region_id, include_image)
+        content: list[Any] = [TextContent(type="text", text=json.dumps(out["region"], ensure_ascii=False))]
+        if out["image"] is not None:
+            content.append(_image(out["image"]))
+        return CallToolResult(content=content, structured_content=out["region"])
+
+    if with_answer is None:
+        with_answer = _answer_available(resources)
+    if with_answer:
+        _add_answer_tool(server, call)
+    return server
+
+
+def _first_error(e: ValidationError) -> str:
+    first = e.errors()[0]
+    return f"invalid request: {'.'.join(str(p) for p in first.get('loc', ()))}: {first.get('msg')}"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("folio")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _image(png: bytes) -> Any:
+    """MCP image content for a PNG."""
+    return Image(data=png, format="png").to_image_content()
+
+
+def _json_result(out: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(out, ensure_ascii=False))], structured_content=out
+    )
+
+
+def _context_result(pkg: dict[str, Any], images: dict[str, bytes]) -> CallToolResult:
+    """The prompt as MCP content (system text, then the user message's parts; an image part becomes
+    image content when its PNG is there, else its URL as text) and the citation map."""
+    prompt = pkg["prompt"]
+    system = prompt.get("system")
+    content: list[Any] = []
+    for message in prompt["messages"]:
+        parts = message["content"]
+        if message["role"] == "system":
+            system = parts if isinstance(parts, str) else "\n".join(p.get("text", "") for p in parts)
+            continue
+        for part in [{"type": "text", "text": parts}] if isinstance(parts, str) else parts:
+            if part.get("type") == "text":
+                content.append(TextContent(type="text", text=part["text"]))
+                continue
+            url = (part.get("image_url") or {}).get("url") or (part.get("source") or {}).get("url")
+            if url in images:
+                content.append(_image(images[url]))
+            else:
+                content.append(TextContent(type="text", text=f"(image: {url})"))
+    if system:
+        content.insert(0, TextContent(type="text", text=system))
+    structured = {
+        "query": pkg["query"],
+        "budget": {k: pkg["budget"][k] for k in ("limit", "used", "tokenizer")},
+        "refused": pkg["refused"],
+        "refusal_reason": pkg.get("refusal_reason"),
+        "system": system,
+        "blocks": [
+            {"citation_id": it["citation_id"], "modality": it["modality"], "text": it["text"]} for it in pkg["items"]
+        ],
+        "citations": citation_map(pkg),
+        "excluded": len(pkg["excluded"]),
+    }
+    return CallToolResult(content=content, structured_content=structured)
+
+
+# ----------------------------------------------------------------------------------- answer tool
+def _answer_available(resources: Callable[[], Resources]) -> bool:
+    """The ``answer`` tool needs an LLM (``FOLIO_LLM_BASE_URL``) and the answer module (issue 11)."""
+    import importlib.util
+
+    try:
+        settings = resources().settings
+    except Exception:  # noqa: BLE001 - a store that cannot open yet: decided again on the next server
+        return False
+    return bool(settings.llm_base_url) and importlib.util.find_spec("api.answer") is not None
+
+
+def _add_answer_tool(server: MCPServer[Any], call: Callable[..., Awaitable[Any]]) -> None:
+    @server.tool(
+        name="answer",
+        annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
+        structured_output=False,
+    )
+    async def answer_tool(
+        ctx: Context[Any, Any], query: str, budget: int | None = None, doc_ids: list[str] | None = None
+    ) -> CallToolResult:
+        """Answer a question from the documents with the configured LLM: the answer with [S1]-style
+        citations, each resolved to its region, and the citation check (kept, invented, uncited)."""
+        body = {k: v for k, v in {"query": query, "budget": budget, "doc_ids": doc_ids}.items() if v is not None}
+        out = await call(ctx, _answer, body)
+        return _json_result(out)
+
+
+def _answer(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
+    from api import answer as answer_module
+
+    fn = getattr(answer_module, "answer_in_process", None) or answer_module.answer_question
+    result = fn(res.store, res.retriever, body, res.settings, collections=collections)
+    return result.model_dump(mode="json") if hasattr(result, "model_dump") else dict(result)
+
+
+# ------------------------------------------------------------------------------------ transports
+class LazyResources:
+    """The store and retriever of ``folio mcp``, loaded once on first use (or ``warm()`` ahead)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._res: Resources | None = None
+
+    def __call__(self) -> Resources:
+        with self._lock:
+            if self._res is None:
+                from ingest.store import Store
+                from ingest.torchfix import ensure_torchvision
+
+                ensure_torchvision()
+                from retrieval.search import Retriever
+
+                store = Store(self.settings.data)
+                self._res = Resources(store, Retriever.from_settings(store, self.settings), self.settings)
+            return self._res
+
+    def warm(self) -> None:
+        threading.Thread(target=self._warm, name="folio-mcp-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self()
+        except Exception:  # noqa: BLE001 - the first tool call raises it again, to the client
+            logger.exception("loading the store and retriever failed")
+
+
+def serve_stdio(settings: Settings) -> None:
+    """``folio mcp``: the tools over stdin/stdout until the client closes them."""
+    import anyio.to_thread
+
+    resources = LazyResources(settings)
+    resources.warm()
+
+    async def run(fn: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(fn)
+
+    server = build_server(resources, run, with_answer=bool(settings.llm_base_url) and _has_answer_module())
+    server.run("stdio")
+
+
+def _has_answer_module() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("api.answer") is not None
+
+
+def mount(app: FastAPI, path: str = "/mcp") -> None:
+    """Serve the tools over streamable HTTP at ``path`` of the API app, behind its keys and pool.
+
+    The route is added to the app itself (not a sub-app mount), so the app's middleware (request
+    ids, Host/Origin guard, body limits) applies; the MCP session manager runs inside the app's
+    lifespan."""
+    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.routing import Route
+
+    def resources() -> Resources:
+        state = app.state
+        return Resources(state.store, state.retriever, state.settings)
+
+    def principal(ctx: Context[Any, Any]) -> Principal:
+        request = ctx.request_context.request
+        found = getattr(request, "scope", {}).get("state", {}).get(PRINCIPAL_KEY)
+        if not isinstance(found, Principal):  # never reached through the route below
+            raise RuntimeError("MCP call without an authenticated caller")
+        return found
+
+    async def run(fn: Callable[[], T]) -> T:
+        result: T = await app.state.query_pool.run(fn)
+        return result
+
+    settings: Settings = app.state.settings
+    server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url) and _has_answer_module())
+    # Host and Origin are checked by folio's own middleware (api.middleware), for every route.
+    server.streamable_http_app(
+        stateless_http=True,
+        json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        max_request_body_size=settings.max_request_bytes,
+    )
+    handler = _Authenticated(StreamableHTTPASGIApp(server.session_manager))
+    app.router.routes.append(Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"]))
+
+    outer = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with outer(a) as state, server.session_manager.run():
+            yield state
+
+    app.router.lifespan_context = lifespan
+
+
+class _Authenticated:
+    """ASGI wrapper: the REST API's key check (``api.deps``) in front of the MCP endpoint; the
+    caller's principal goes into the scope's state for the tools."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from starlette.requests import Request
+
+        from api.deps import _authenticate
+        from api.errors import folio_error_response
+
+        request = Request(scope)
+        header = request.headers.get("x-api-key")
+        auth = request.headers.get("authorization", "")
+        bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        try:
+            caller = _authenticate(request.app.state.keys, header, bearer)
+        except FolioError as e:
+            await folio_error_response(e)(scope, receive, send)
+            return
+        scope.setdefault("state", {})[PRINCIPAL_KEY] = caller
+        await self.app(scope, receive, send)
