@@ -23,7 +23,7 @@ from api.jobs import JobRunner
 from api.keys import KeyRing
 from api.middleware import HostOriginGuard, RequestContext, guard_options
 from api.pool import QueryPool
-from api.routes import documents, health, jobs, query, regions
+from api.routes import answer, documents, health, jobs, query, regions
 from api.routes.health import HealthCache, store_counts
 from api.settings import Settings, warn_unknown_env
 
@@ -129,7 +129,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             expose_headers=["X-Request-ID", "Retry-After", "Location"],
         )
     app.add_middleware(RequestContext)
-    for module in (documents, jobs, query, regions):
+    for module in (documents, jobs, query, answer, regions):
         app.include_router(module.router, prefix="/v1")
     app.include_router(documents.images, prefix="/v1")
     app.include_router(regions.images, prefix="/v1")
