@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.util import find_spec
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -136,6 +137,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router, prefix="/v1")
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    if find_spec("mcp") is not None:  # the [mcp] extra: the MCP tools at /mcp, behind the same keys
+        from api.mcp_server import mount as mount_mcp
+
+        mount_mcp(app)
 
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:
