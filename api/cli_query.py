@@ -98,6 +98,8 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
     lines = [f"question: {pkg['query']}", f"budget:   {b['used']} / {b['limit']} tokens ({b['tokenizer']})"]
     if pkg.get("refused"):
         lines.append(f"refused:  {pkg.get('refusal_reason') or 'no usable evidence'}")
+    for note in pkg["retrieval"].get("notes", []):
+        lines.append(f"note:     {note}")
     lines.append(f"packed:   {len(pkg['items'])} items, {len(pkg['excluded'])} excluded")
     for it in pkg["items"]:
         pages = ",".join(str(p) for p in it["pages"])

@@ -106,10 +106,10 @@ def search(res: Resources, collections: frozenset[str] | None, body: dict[str, A
     from api.service import search_hits, version_filenames
 
     req = SearchRequest.model_validate(body)
-    hits = search_hits(res.store, res.retriever, req, strategy=req.strategy, collections=collections)
+    found = search_hits(res.store, res.retriever, req, strategy=req.strategy, collections=collections)
     names = version_filenames(res.store, collections)
     data = []
-    for h in hits:
+    for h in found.hits:
         region = res.store.region_index(h.doc_id, h.version_id).get(h.region_id)
         data.append(
             {
@@ -125,7 +125,7 @@ def search(res: Resources, collections: frozenset[str] | None, body: dict[str, A
                 "text": region.text[:300] if region else None,
             }
         )
-    return {"data": data, "count": len(data)}
+    return {"data": data, "count": len(data), "notes": found.notes}
 
 
 def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -227,6 +227,10 @@ class HitOut(Schema):
 class SearchResponse(Schema):
     data: list[HitOut]
     count: int
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what did not go as asked, e.g. a rerank that failed and kept the fused order",
+    )
 
 
 RETRIEVAL_FIELDS = frozenset(

@@ -17,11 +17,10 @@ from ingest.store import DEFAULT_COLLECTION, Store
 from retrieval.scope import Scope, resolve_scope
 
 if TYPE_CHECKING:
-    from api.schemas import _ContextRequestBase
+    from api.schemas import SearchRequest, _ContextRequestBase
     from api.settings import Settings
     from ingest.pipeline import VersionIndexer
-    from retrieval.hit import Hit
-    from retrieval.search import Retriever
+    from retrieval.search import Retriever, SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -65,9 +64,15 @@ def region_image_url(region_id: str) -> str:
 
 
 def search_hits(
-    store: Store, retriever: Retriever, req: Any, *, strategy: str, collections: Collection[str] | None = None
-) -> list[Hit]:
-    """Run the retriever for a search or context request (same filters for both endpoints).
+    store: Store,
+    retriever: Retriever,
+    req: SearchRequest | _ContextRequestBase,
+    *,
+    strategy: str,
+    collections: Collection[str] | None = None,
+) -> SearchResult:
+    """Run the retriever for a search or context request (same filters for both endpoints); the
+    result's ``notes`` say what did not go as asked (a reranker that failed and kept the fused order).
 
     ``collections`` (an API key's; None: all) bounds the scope: documents elsewhere are unknown
     ids (404) when named, and never searched otherwise. The retriever is handed the resolved
@@ -82,7 +87,7 @@ def search_hits(
     if collections is not None:
         scope = resolve_scope(store, doc_ids=req.doc_ids, versions=req.versions, collections=collections)
         doc_ids = [d for d, _ in scope.versions]
-    hits: list[Hit] = retriever.search(
+    result = retriever.search_detailed(
         req.query,
         doc_ids=doc_ids,
         versions=req.versions,
@@ -94,8 +99,8 @@ def search_hits(
         rerank=req.rerank,
     )
     if scope is not None:
-        hits = [h for h in hits if scope.contains(h.doc_id, h.version_id)]
-    return hits
+        result.hits = [h for h in result.hits if scope.contains(h.doc_id, h.version_id)]
+    return result
 
 
 def build_context(
@@ -116,10 +121,12 @@ def build_context(
         default_budget=settings.default_budget,
         tokenizers=settings.request_tokenizers(),
     )
-    hits = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
-    source = retriever.source_for(hits)
+    found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
+    source = retriever.source_for(found.hits)
     filenames = version_filenames(store, collections)
-    package: ContextPackage = assemble(req.query, hits, source, options, filenames=filenames)
+    package: ContextPackage = assemble(
+        req.query, found.hits, source, options, filenames=filenames, retrieval_notes=found.notes
+    )
     return package
 
 

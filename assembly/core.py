@@ -107,8 +107,11 @@ def assemble(
     options: AssemblyOptions,
     *,
     filenames: Mapping[str, str] | None = None,
+    retrieval_notes: Sequence[str] = (),
 ) -> ContextPackage:
-    """Build the context package for ``query`` from ranked ``hits``; see the package docstring."""
+    """Build the context package for ``query`` from ranked ``hits``; see the package docstring.
+
+    ``retrieval_notes`` (``SearchResult.notes``) are passed through to ``retrieval.notes``."""
     counter = get_counter(options.tokenizer)
     count = counter.count
     names = dict(filenames or {})
@@ -260,6 +263,7 @@ def assemble(
             coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
                                              if c.carried is None or i in c.carried]),
             page_refs=_page_refs(query, shits, source),
+            notes=list(retrieval_notes),
         ),
         prompt=prompt,
         refused=refused,

@@ -329,6 +329,10 @@ class RetrievalInfo(_Frozen):
     coverage_before: Coverage
     coverage_after: Coverage
     page_refs: list[PageRefOut] = []
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what retrieval did not do as asked, e.g. a rerank that failed and kept the fused order",
+    )
 
 
 class Breakdown(_Frozen):

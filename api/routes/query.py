@@ -54,10 +54,10 @@ def _json(model: BaseModel) -> Response:
 def _search(
     req: SearchRequest, store: Store, retriever: Retriever, collections: frozenset[str] | None
 ) -> Response:
-    hits = search_hits(store, retriever, req, strategy=req.strategy, collections=collections)
+    found = search_hits(store, retriever, req, strategy=req.strategy, collections=collections)
     names = version_filenames(store, collections)
     data = []
-    for h in hits:
+    for h in found.hits:
         region = store.region_index(h.doc_id, h.version_id).get(h.region_id)
         data.append(
             HitOut(
@@ -75,7 +75,7 @@ def _search(
                 text=region.text[:500] if region else None,
             )
         )
-    return _json(SearchResponse(data=data, count=len(data)))
+    return _json(SearchResponse(data=data, count=len(data), notes=found.notes))
 
 
 @router.post(
