@@ -257,7 +257,7 @@ def assemble(
         excluded=excluded,
         manifest=manifest,
         retrieval=RetrievalInfo(
-            hits=[RetrievalHitOut.trusted(region_id=h.region_id, pages=list(h.pages), score=h.score,
+            hits=[RetrievalHitOut(region_id=h.region_id, pages=list(h.pages), score=h.score,
                                   retriever=h.retriever, rank=h.rank) for h in shits],
             coverage_before=_coverage(shits, range(len(shits))),
             coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
@@ -462,7 +462,7 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
         expansion = c.rung
     if c.status == "truncated":
         expansion += ":truncated"
-    item: ContextItem = ContextItem.trusted(
+    item: ContextItem = ContextItem(
         citation_id=c.cid,
         region_id=b.context_id,
         region_ids=[r.region_id for r in b.regions],
@@ -529,13 +529,13 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
             else:
                 f = f"merged_into:{c.cid}"
                 why = f"covered by {c.cid} ({ctx}), which is {c.status}"
-        entry = ManifestEntry.trusted(
+        entry = ManifestEntry(
             region_id=h.region_id, rank=h.rank, score=h.score, pages=pages, fate=f, tokens=tokens,
             reason=why, citation_id=cid, context_id=ctx, expansion=exp, covers=covers,
             fallback_from=fb)
         manifest.append(entry)
         if f not in ("included", "truncated"):
-            excluded.append(ExcludedEntry.trusted(
+            excluded.append(ExcludedEntry(
                 region_id=h.region_id, pages=pages, reason=f, tokens=tokens, detail=why))
     return manifest, excluded
 

@@ -173,6 +173,6 @@ def locators_of(regions: tuple[Region, ...] | list[Region]) -> list[LocatorOut]:
                 bb[2], bb[3] = max(bb[2], b.x1), max(bb[3], b.y1)
             cur[1].extend([lb.x0, lb.y0, lb.x1, lb.y1] for lb in loc.line_boxes)
     return [
-        LocatorOut.trusted(page=p, bbox=bb, line_boxes=lb or None)
+        LocatorOut(page=p, bbox=bb, line_boxes=lb or None)
         for p, (bb, lb) in sorted(by_page.items())
     ]

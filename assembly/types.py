@@ -27,22 +27,6 @@ DEFAULT_BUDGET = 4096
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    @classmethod
-    def trusted(cls, **values: Any) -> Any:
-        """Build without validation, for values assembly itself computed (hundreds per package).
-
-        Like ``model_construct`` but without its per-field bookkeeping; missing fields get defaults.
-        """
-        for name, f in cls.model_fields.items():
-            if name not in values:
-                values[name] = f.get_default(call_default_factory=True)
-        obj = cls.__new__(cls)
-        object.__setattr__(obj, "__dict__", values)
-        object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-        object.__setattr__(obj, "__pydantic_extra__", None)
-        object.__setattr__(obj, "__pydantic_private__", None)
-        return obj
-
 
 class ImageTokens(_Frozen):
     """How many prompt tokens one image costs, per model family.

@@ -212,7 +212,7 @@ def test_rest_contract_shape() -> None:
         assert k in item
     assert set(item["locators"][0]) >= {"page", "bbox"} and len(item["locators"][0]["bbox"]) == 4
     assert set(d["retrieval"]["hits"][0]) == {"region_id", "pages", "score", "retriever", "rank"}
-    assert set(d["retrieval"]) == {"hits", "coverage_before", "coverage_after", "page_refs"}
+    assert set(d["retrieval"]) == {"hits", "coverage_before", "coverage_after", "page_refs", "notes"}
 
 
 def test_options_validation() -> None:

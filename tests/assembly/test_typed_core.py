@@ -37,3 +37,23 @@ def test_page_image_is_priced_at_the_scale_ingest_rendered_it() -> None:
     idx, page = _letter_page(())
     assert _image_tokens(idx, page) == 1455
     assert _image_tokens(idx, page, render_scale=1.0) == 647  # ceil(612 * 792 / 750)
+
+
+def test_a_forgotten_field_is_a_validation_error_never_pydantic_undefined() -> None:
+    """``_Frozen.trusted`` wrote pydantic's private attributes and filled a forgotten required field with
+    ``PydanticUndefined``, which then serialized. Output models are built with plain validation now."""
+    import pytest
+    from pydantic import ValidationError
+
+    from assembly import types as t
+
+    models = [t.ContextItem, t.ManifestEntry, t.ExcludedEntry, t.RetrievalHitOut, t.LocatorOut]
+    assert not [m.__name__ for m in models if hasattr(m, "trusted")]
+    with pytest.raises(ValidationError, match="score"):
+        t.RetrievalHitOut(region_id="d@v:p1:sentence1", pages=[1], retriever="bm25", rank=1)  # type: ignore[call-arg]
+    regs = make_doc("policy", [("Deadlines", [["The deadline is 15 minutes.", "Escalate after 30."]])])
+    sentence = by_kind(regs, "sentence")[0]
+    pkg = assemble("deadline", [hit(sentence, 0.9, 1)], RegionIndex(regs), AssemblyOptions())
+    text = pkg.model_dump_json()
+    assert "PydanticUndefined" not in text
+    assert type(pkg).model_validate_json(text) == pkg  # every value the packer built is a valid value
