@@ -1,0 +1,54 @@
+"""folio in this process: ``LocalFolio(data_dir).context(question, ...)`` returns the same
+``folio.models.ContextPackage`` as ``Client.context`` against a server on that data, by running the
+code path of ``POST /v1/context`` (``api.service.build_context``) here. It needs the full folio
+install (the store, the embedder); the client alone does not.
+
+The store and the retriever are loaded on first use, once; one ``LocalFolio`` may be shared by
+threads.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+from folio import models
+
+if TYPE_CHECKING:
+    from api.settings import Settings
+
+
+class LocalFolio:
+    def __init__(self, data: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> None:
+        from api.settings import Settings
+
+        settings = settings or Settings()
+        if data is not None:
+            settings = settings.model_copy(update={"data": str(data)})
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+
+    def _resources(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._loaded is None:
+                from ingest.store import Store
+                from ingest.torchfix import ensure_torchvision
+
+                ensure_torchvision()
+                from retrieval.search import Retriever
+
+                store = Store(self.settings.data)
+                self._loaded = (store, Retriever.from_settings(store, self.settings))
+            return self._loaded
+
+    def context(self, query: str, **options: Any) -> models.ContextPackage:
+        """The cited package; ``options`` are ``ContextRequest`` fields, validated as the server does."""
+        from api.schemas import ContextRequest
+        from api.service import build_context
+
+        req = ContextRequest.model_validate({"query": query, **options})
+        store, retriever = self._resources()
+        package = build_context(store, retriever, req, self.settings)
+        return models.ContextPackage.model_validate(package.model_dump(mode="json"))

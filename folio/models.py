@@ -1,0 +1,476 @@
+"""Typed models of folio's REST API, generated from its OpenAPI schema by ``folio/_codegen.py``.
+
+Do not edit: run ``.venv/bin/python -m folio._codegen`` after changing the API's schemas
+(``tests/folio/test_client_models.py`` fails until the two agree). Response models accept fields
+they do not know (servers add fields, never rename them); request models reject them.
+"""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=(), validate_default=True)
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, protected_namespaces=(), validate_default=True)
+
+
+class BBoxOut(_Response):
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+class Breakdown(_Response):
+    system: int = 0
+    question: int = 0
+    wrappers: int = 0
+    text: int = 0
+    images: int = 0
+    overhead: int = 0
+
+
+class BudgetInfo(_Response):
+    limit: int
+    used: int
+    tokenizer: str
+    breakdown: Breakdown
+    image_formula: str
+
+
+class CitationSupport(_Response):
+    sentence_index: int
+    citation_id: str
+    support: float
+
+
+class ContextItem(_Response):
+    citation_id: str
+    region_id: str
+    region_ids: list[str]
+    doc_id: str
+    version_id: str
+    filename: str
+    modality: str
+    expansion: str
+    trigger_ids: list[str]
+    pages: list[int]
+    locators: list[LocatorOut]
+    text: str
+    tokens: int
+    status: Literal["included", "truncated"]
+    image_url: str | None = None
+    image_tokens: int = 0
+    score: float
+    section: str | None = None
+    fallback_from: str | None = None
+
+
+class ContextPackage(_Response):
+    query: str
+    budget: BudgetInfo
+    items: list[ContextItem]
+    excluded: list[ExcludedEntry]
+    manifest: list[ManifestEntry]
+    retrieval: RetrievalInfo
+    prompt: PromptOut
+    refused: bool
+    refusal_reason: str | None = None
+    strategy: str
+    order: str
+
+
+class ContextRequest(_Request):
+    query: str
+    budget: int | None = None
+    tokenizer: str | None = None
+    doc_ids: list[str] | None = None
+    versions: dict[str, str] | None = None
+    pages: list[int] | None = None
+    kinds: list[str] | None = None
+    k: int | None = None
+    retrieval_strategy: str | None = None
+    quotas: dict[str, int] | None = None
+    rerank: bool | None = None
+    context_window: int | None = None
+    reserve_output: int | None = None
+    strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None = None
+    window_before: int | None = None
+    window_after: int | None = None
+    parent_max_tokens: int | None = None
+    neighbors: int | None = None
+    include_images: bool | None = None
+    image_tokens: ImageTokens | None = None
+    render_scale: float | None = None
+    structural_truncation: bool | None = None
+    order: Literal["relevance", "document", "edges"] | None = None
+    max_items: int | None = None
+    score_threshold: float | None = None
+    min_relevance: float | None = None
+    threshold_mode: Literal["relative", "absolute"] | None = None
+    mmr_lambda: float | None = None
+    modality_slots: dict[str, int] | None = None
+    sub_questions: list[str] | None = None
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] | None = None
+    image_url_template: str | None = None
+    citation_style: Literal["typed", "uniform"] | None = None
+    page_units: Literal["off", "large_sections", "all"] | None = None
+    page_max_share: float | None = None
+    window_share: float | None = None
+    window_source: Literal["section", "page"] | None = None
+    excerpt_growth: int | None = None
+    block_format: Literal["compact", "tagged"] | None = None
+    packing: Literal["monotone", "greedy"] | None = None
+    fallbacks: bool | None = None
+    max_image_share: float | None = None
+    compress: Literal["off", "extractive"] | None = None
+    compress_share: float | None = None
+
+
+class Coverage(_Response):
+    pages: int
+    docs: int
+    hits: int
+
+
+class DeleteResponse(_Response):
+    doc_id: str
+    deleted_versions: list[str]
+
+
+class DocumentDetail(_Response):
+    doc_id: str
+    collection: str = "default"
+    version_id: str
+    filename: str
+    pages: int
+    size_bytes: int
+    parser_version: str
+    created_at: float
+    regions: int
+    latest: bool
+    versions: list[VersionOut]
+    report: dict[str, Any] | None = None
+
+
+class DocumentList(_Response):
+    data: list[DocumentOut]
+    count: int
+
+
+class DocumentOut(_Response):
+    doc_id: str
+    collection: str = "default"
+    version_id: str
+    filename: str
+    pages: int
+    size_bytes: int
+    parser_version: str
+    created_at: float
+    regions: int
+    latest: bool
+    versions: int = 1
+
+
+class ErrorBody(_Response):
+    code: str
+    message: str
+    detail: Any | None = None
+    request_id: str | None = None
+
+
+class ErrorResponse(_Response):
+    error: ErrorBody
+
+
+class ExcludedEntry(_Response):
+    region_id: str
+    pages: list[int]
+    reason: str
+    tokens: int
+    detail: str = ""
+
+
+class HealthOut(_Response):
+    status: Literal["ok"]
+    version: str
+    parser_version: str
+    counts: dict[str, int]
+    jobs: dict[str, int]
+    retrieval: dict[str, Any]
+    tokenizer: str
+    auth: bool
+
+
+class HitOut(_Response):
+    region_id: str
+    doc_id: str
+    version_id: str
+    kind: str
+    modality: str
+    pages: list[int]
+    score: float
+    rank: int
+    retriever: str
+    sources: list[SourceOut]
+    filename: str | None = None
+    text: str | None = None
+
+
+class ImageTokens(_Response):
+    kind: Literal["tile", "area", "fixed"] = "tile"
+    base: int = 85
+    per_tile: int = 170
+    tile_px: int = 512
+    max_side: int = 2048
+    short_side: int = 768
+    divisor: float = 750.0
+    max_long_edge: int = 1568
+    fixed: int = 85
+
+
+class IngestResponse(_Response):
+    doc_id: str
+    collection: str = "default"
+    version_id: str
+    filename: str
+    pages: int
+    status: Literal["created", "unchanged", "partial"]
+    report: dict[str, Any]
+    job_id: str
+
+
+class JobList(_Response):
+    data: list[JobOut]
+    count: int
+
+
+class JobOut(_Response):
+    job_id: str
+    kind: str
+    status: Literal["queued", "running", "done", "failed"]
+    progress: JobProgress
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: dict[str, Any] | None = None
+    error: ErrorBody | None = None
+    filename: str | None = None
+    doc_id: str | None = None
+    collection: str | None = None
+
+
+class JobProgress(_Response):
+    stage: str
+    done: int
+    total: int
+
+
+class LocatorOut(_Response):
+    page: int
+    bbox: list[float]
+    line_boxes: list[list[float]] | None = None
+
+
+class ManifestEntry(_Response):
+    region_id: str
+    rank: int
+    score: float
+    pages: list[int]
+    fate: str
+    tokens: int
+    reason: str
+    citation_id: str | None = None
+    context_id: str | None = None
+    expansion: str | None = None
+    covers: list[int] = []
+    fallback_from: str | None = None
+
+
+class PageList(_Response):
+    data: list[PageOut]
+    count: int
+    coords: str = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
+
+
+class PageOut(_Response):
+    page: int
+    width: float
+    height: float
+    image_url: str | None
+    region_id: str | None = None
+    ocr: bool = False
+
+
+class PageRefOut(_Response):
+    text: str
+    numbers: list[int]
+    pages: list[int]
+
+
+class PromptOut(_Response):
+    format: Literal["openai", "anthropic"]
+    messages: list[dict[str, Any]]
+    system: str | None = None
+
+
+class RegionLocatorOut(_Response):
+    page: int
+    bbox: BBoxOut
+    page_width: float
+    page_height: float
+    line_boxes: list[BBoxOut] = []
+    char_start: int | None = None
+    char_end: int | None = None
+
+
+class RegionOut(_Response):
+    region_id: str
+    doc_id: str
+    collection: str = "default"
+    version_id: str
+    filename: str | None = None
+    kind: str
+    text: str
+    pages: list[int]
+    locators: list[RegionLocatorOut]
+    heading_path: list[str]
+    parent_id: str | None = None
+    section_id: str | None = None
+    level: int = 0
+    tokens: int = 0
+    meta: dict[str, str]
+    image_url: str
+    coords: str = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
+
+
+class RetrievalHitOut(_Response):
+    region_id: str
+    pages: list[int]
+    score: float
+    retriever: str
+    rank: int
+
+
+class RetrievalInfo(_Response):
+    hits: list[RetrievalHitOut]
+    coverage_before: Coverage
+    coverage_after: Coverage
+    page_refs: list[PageRefOut] = []
+    notes: list[str] | None = None
+
+
+class SearchRequest(_Request):
+    query: str
+    doc_ids: list[str] | None = None
+    versions: dict[str, str] | None = None
+    pages: list[int] | None = None
+    kinds: list[str] | None = None
+    k: int | None = None
+    strategy: str | None = None
+    quotas: dict[str, int] | None = None
+    rerank: bool | None = None
+
+
+class SearchResponse(_Response):
+    data: list[HitOut]
+    count: int
+    notes: list[str] | None = None
+
+
+class SentenceCheck(_Response):
+    index: int
+    text: str
+    citations: list[str]
+    invented: list[str]
+    factual: bool
+    support: float | None
+
+
+class SourceOut(_Response):
+    retriever: str
+    rank: int
+    score: float
+
+
+class VerifyReport(_Response):
+    kept_ids: list[str]
+    invented_ids: list[str]
+    uncited_sentences: list[str]
+    sentences: list[SentenceCheck]
+    support: list[CitationSupport]
+    insufficient_evidence: bool
+    ok: bool
+
+
+class VerifyRequest(_Request):
+    answer: str
+    package: ContextPackage | None = None
+    context_request: ContextRequest | None = None
+
+
+class VersionOut(_Response):
+    doc_id: str
+    collection: str = "default"
+    version_id: str
+    filename: str
+    pages: int
+    size_bytes: int
+    parser_version: str
+    created_at: float
+    regions: int
+    latest: bool
+
+
+__all__ = [
+    "BBoxOut",
+    "Breakdown",
+    "BudgetInfo",
+    "CitationSupport",
+    "ContextItem",
+    "ContextPackage",
+    "ContextRequest",
+    "Coverage",
+    "DeleteResponse",
+    "DocumentDetail",
+    "DocumentList",
+    "DocumentOut",
+    "ErrorBody",
+    "ErrorResponse",
+    "ExcludedEntry",
+    "HealthOut",
+    "HitOut",
+    "ImageTokens",
+    "IngestResponse",
+    "JobList",
+    "JobOut",
+    "JobProgress",
+    "LocatorOut",
+    "ManifestEntry",
+    "PageList",
+    "PageOut",
+    "PageRefOut",
+    "PromptOut",
+    "RegionLocatorOut",
+    "RegionOut",
+    "RetrievalHitOut",
+    "RetrievalInfo",
+    "SearchRequest",
+    "SearchResponse",
+    "SentenceCheck",
+    "SourceOut",
+    "VerifyReport",
+    "VerifyRequest",
+    "VersionOut",
+]
+
+for _model in (BBoxOut, Breakdown, BudgetInfo, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, VerifyReport, VerifyRequest, VersionOut):
+    _model.model_rebuild()
