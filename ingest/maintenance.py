@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 # just before may still be reading its files (reads check for the latest version on every query,
 # so a read would have to last this long to notice).
 COMPACT_OLDER_THAN = timedelta(minutes=2)
-VERSION_TABLES = ("regions", "chunks", "figures", "pages", "summaries")
+VERSION_TABLES = ("regions", "chunks", "figures", "pages", "summaries", "assets")
 
 
 def _dir_bytes(path: Path) -> int:
@@ -94,8 +94,11 @@ def check(store: Store, *, repair: bool = False) -> dict[str, Any]:
     # belongs to a claim the later versions read sees (no false orphans from a starting writer).
     present: dict[str, list[dict[str, Any]]] = {}
     for name, t in tables.items():
-        cols = ["doc_id", "version_id", "region_id"] + (["writer"] if "writer" in t.schema.names else [])
-        present[name] = t.search().select(cols).limit(None).to_arrow().to_pylist()
+        key = "region_id" if "region_id" in t.schema.names else "path"  # assets rows are keyed by path
+        cols = ["doc_id", "version_id", key] + (["writer"] if "writer" in t.schema.names else [])
+        present[name] = [
+            {**p, "region_id": p[key]} for p in t.search().select(cols).limit(None).to_arrow().to_pylist()
+        ]
     asset_dirs = (
         sorted(p.name for p in store.assets_root.iterdir()) if store.local and store.assets_root.exists() else []
     )

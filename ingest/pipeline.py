@@ -130,7 +130,7 @@ def ingest_bytes(
             limits=limits or IngestLimits.from_env(),
             doc_id=doc_id,
             filename=filename,
-            assets_dir=store.assets_root if store.local else None,
+            assets_dir=store.assets_root,  # a remote store stages renders here and uploads them
             password=password,
             ocr=ocr,
             render_scale=render_scale,

@@ -10,7 +10,9 @@ Tables (every row of every version-scoped table carries ``doc_id`` and ``version
 - ``figures`` / ``pages`` (created by the retrieval layer's encoders when CLIP / ColPali are on):
   CLIP image vectors of figure crops; ColPali page multivectors.
 
-Rendered page images and figure crops are PNG files under ``<data>/assets/<doc_id>@<version_id>/``.
+Rendered page images and figure crops are PNG files under ``<data>/assets/<doc_id>@<version_id>/``;
+on an object store (``s3://…``) they are rows of the version-scoped ``assets`` table instead
+(``ingest/objstore.py``), and the store's connection options come from the environment.
 
 Collections: every versions row names the ``collection`` its document belongs to (``default``
 unless the ingest said otherwise; data dirs from before collections read as ``default`` and get the
@@ -136,24 +138,41 @@ class Store:
         recover: bool = False,
         region_cache_size: int = REGION_CACHE_SIZE,
         compact_every: int = COMPACT_EVERY,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
         """Open (creating when absent) the store at ``uri``. Opening never writes to existing data
         (except the one-time ``fts`` migration of data from an older folio); ``recover=True`` runs
-        the crash cleanup, which only a writer should ask for."""
+        the crash cleanup, which only a writer should ask for. ``storage_options``: LanceDB's
+        object-store options (default: from the environment, ``ingest.objstore``)."""
+        import tempfile
+
         import lancedb
 
+        from ingest.objstore import is_local, storage_options_from_env
+
         self.uri = str(uri or default_data_dir())
-        self.local = "://" not in self.uri
+        self.local = is_local(self.uri)
+        if self.uri.startswith("file://"):
+            self.uri = self.uri.removeprefix("file://")
         if self.local:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
+        self.storage_options = storage_options if storage_options is not None else storage_options_from_env(self.uri)
         # Strong consistency: every read sees the latest commit, also another process's (CLI ingest
-        # while the server runs). The check is one manifest lookup per read.
+        # while the server runs, other API replicas, Ray workers). The check is one manifest lookup
+        # per read (a LIST request on an object store).
         self.db = lancedb.connect(
             os.path.join(self.uri, "lancedb") if self.local else self.uri,
             read_consistency_interval=timedelta(0),
+            storage_options=self.storage_options or None,
         )
         self._tables: dict[str, Any] = {}
-        self.assets_root = Path(self.uri) / "assets"
+        # Remote stores: a local staging folder the parser renders into; ``add_regions`` moves its
+        # PNGs into the ``assets`` table.
+        self.assets_root = (
+            Path(self.uri) / "assets"
+            if self.local
+            else Path(tempfile.gettempdir()) / f"folio-staging-{uuid.uuid4().hex[:12]}" / "assets"
+        )
         self._write_lock = threading.RLock()
         self._index_cache: OrderedDict[str, RegionIndex] = OrderedDict()
         self.region_cache_size = region_cache_size
@@ -196,7 +215,7 @@ class Store:
 
     def version_tables(self) -> list[Any]:
         out = []
-        for name in ("regions", "chunks", "figures", "pages", "summaries"):
+        for name in ("regions", "chunks", "figures", "pages", "summaries", "assets"):
             t = self.table(name)
             if t is not None:
                 out.append(t)
@@ -515,6 +534,11 @@ class Store:
             data = pa.Table.from_pylist([region_to_row(r) for r in regions], schema=REGIONS_SCHEMA)
             tagged = self._tagged(self.regions, "regions", data)
             retry_conflicts(lambda: self.regions.add(tagged))
+            if not self.local:
+                from ingest.objstore import upload_staged
+
+                for doc_id, version_id in {(r.doc_id, r.version_id) for r in regions}:
+                    upload_staged(self, doc_id, version_id)
 
     def add_chunks(self, regions: Sequence[Region], vectors: np.ndarray) -> None:
         """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``)."""
@@ -637,6 +661,10 @@ class Store:
                 return
             LIVE_WRITERS.discard(claim.writer)
             self._remove_claim(doc_id, version_id, claim.writer)
+            if not self.local:
+                from ingest.objstore import discard_staged
+
+                discard_staged(self, doc_id, version_id)
 
     def _remove_claim(self, doc_id: str, version_id: str, writer: str) -> None:
         """Remove one (dead or failed) writer's pending version: its rows, then its assets when no
@@ -768,6 +796,20 @@ class Store:
         if not self.has_ready(region.doc_id, region.version_id):
             raise RegionNotFound(f"no such region: {region_id}")
         return region
+
+    def read_asset(self, relative: str) -> bytes:
+        """The bytes of a stored image named in a region's meta (``RegionNotFound`` when absent)."""
+        if self.local:
+            try:
+                return self.asset_path(relative).read_bytes()
+            except OSError as e:
+                raise RegionNotFound(f"no such asset: {relative}") from e
+        from ingest.objstore import read_asset
+
+        data = read_asset(self, relative)
+        if data is None:
+            raise RegionNotFound(f"no such asset: {relative}")
+        return data
 
     def asset_path(self, relative: str) -> Path:
         """Resolve an asset path stored in a region's meta, refusing anything outside the data dir."""

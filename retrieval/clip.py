@@ -11,6 +11,7 @@ CLIP alone is weak on text-heavy diagrams; figures are also found through their 
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 from collections.abc import Sequence
@@ -128,8 +129,7 @@ def open_image(store: Store, relative: str) -> Image | None:
     from PIL import Image as PILImage
 
     try:
-        path = store.asset_path(relative)
-        with PILImage.open(path) as im:
+        with PILImage.open(io.BytesIO(store.read_asset(relative))) as im:
             im.load()
             return im.copy()
     except (OSError, LookupError) as exc:

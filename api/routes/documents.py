@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
@@ -315,7 +315,7 @@ def list_pages(doc_id: str, version_id: str, store: StoreDep, caller: CallerDep)
     return PageList(data=pages, count=len(pages))
 
 
-def page_image_file(store: Store, caller: Principal, doc_id: str, version_id: str, page: int) -> FileResponse:
+def page_image_file(store: Store, caller: Principal, doc_id: str, version_id: str, page: int) -> Response:
     visible_version(store, doc_id, version_id, collections=caller.collections)
     region = store.region_index(doc_id, version_id).page(doc_id, version_id, page)
     if region is None:
@@ -323,16 +323,20 @@ def page_image_file(store: Store, caller: Principal, doc_id: str, version_id: st
     return image_file(store, region.meta_get("image"), f"page {page} of {doc_id}@{version_id}")
 
 
-def image_file(store: Store, relative: str | None, what: str) -> FileResponse:
+def image_file(store: Store, relative: str | None, what: str) -> Response:
     if not relative:
         raise AssetNotFound(f"no stored image for {what}")
+    # Versions are immutable, so their images are too.
+    headers = {"Cache-Control": "private, max-age=86400, immutable"}
+    if not store.local:  # object store: the PNG is a row of the assets table (ingest/objstore.py)
+        try:
+            return Response(store.read_asset(relative), media_type="image/png", headers=headers)
+        except LookupError as e:
+            raise AssetNotFound(f"no stored image for {what}") from e
     path = store.asset_path(relative)
     if not path.is_file():
         raise AssetNotFound(f"no stored image for {what}")
-    # Versions are immutable, so their images are too.
-    return FileResponse(
-        path, media_type="image/png", headers={"Cache-Control": "private, max-age=86400, immutable"}
-    )
+    return FileResponse(path, media_type="image/png", headers=headers)
 
 
 @images.get(
@@ -350,7 +354,7 @@ def page_image(
     n: Annotated[int, Path(ge=1, le=MAX_PAGE)],
     store: StoreDep,
     caller: ImageCallerDep,
-) -> FileResponse:
+) -> Response:
     """The server-rendered page image. Its pixel width divided by the page width in points (from
     ``/pages``) is the scale that maps region bboxes onto it."""
     return page_image_file(store, caller, doc_id, version_id, n)

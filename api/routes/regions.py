@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, Response
 
 from api.deps import CallerDep, ImageCallerDep, StoreDep, require_key, require_key_or_query
 from api.errors import AssetNotFound
@@ -63,7 +63,7 @@ def get_region(region_id: str, store: StoreDep, caller: CallerDep) -> RegionOut:
     response_class=FileResponse,
     responses={200: {"content": {"image/png": {}}, "description": "a PNG"}, **error_responses(401, 404)},
 )
-def region_image(region_id: str, store: StoreDep, caller: ImageCallerDep) -> FileResponse:
+def region_image(region_id: str, store: StoreDep, caller: ImageCallerDep) -> Response:
     """Figures and pages have their own image; for text and tables this is the render of the
     region's first page (draw the bbox from ``GET /v1/regions/{region_id}`` on it)."""
     r = visible_region(store, region_id, collections=caller.collections)

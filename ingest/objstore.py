@@ -1,0 +1,136 @@
+"""A store on object storage (``s3://bucket/prefix``, ``gs://``, ``az://``): connection settings and images.
+
+**Settings.** LanceDB's object-store options come from the usual AWS variables
+(``AWS_ENDPOINT_URL`` or ``AWS_ENDPOINT_URL_S3``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+``AWS_SESSION_TOKEN``, ``AWS_REGION`` or ``AWS_DEFAULT_REGION``; an ``http://`` endpoint also sets
+``allow_http``), then ``FOLIO_STORAGE_OPTIONS`` (a JSON object of LanceDB storage options, e.g.
+``{"aws_endpoint": "http://minio:9000", "allow_http": "true"}``) on top. Other schemes take their
+options from ``FOLIO_STORAGE_OPTIONS`` and from what LanceDB itself reads from the environment.
+
+**Images.** A local store keeps page renders and figure crops as PNG files under ``<data>/assets``.
+A remote store keeps them *in LanceDB*, in the version-scoped ``assets`` table (one row per PNG:
+``doc_id``, ``version_id``, ``path``, ``data``, ``writer``), so nothing is left on local disk and
+an image is written, counted, committed, cleaned up after a crash and deleted exactly like every
+other row of its version (``ingest/store.py``: claims). The parser still writes PNGs to a local
+staging folder (it runs in a child process); the store uploads them with the version's regions and
+removes the folder. Why a table and not plain objects under the prefix: one storage client and one
+set of credentials; no second, non-transactional cleanup path (orphan objects after a killed
+writer); delete and crash cleanup already cover it. Measured in ``benchmarks/bench_cluster.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+if TYPE_CHECKING:
+    from ingest.store import Store
+
+ASSETS_TABLE = "assets"
+ASSETS_SCHEMA = pa.schema(
+    [
+        pa.field("doc_id", pa.string()),
+        pa.field("version_id", pa.string()),
+        # the relative path regions name in their ``image`` meta: ``assets/<doc>@<version>/page-1.png``
+        pa.field("path", pa.string()),
+        pa.field("data", pa.large_binary()),
+    ]
+)
+
+
+def is_local(uri: str) -> bool:
+    """A path (or ``file://``) rather than an object-store URI."""
+    return "://" not in uri or uri.startswith("file://")
+
+
+def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """LanceDB ``storage_options`` for ``uri`` (module docstring).
+
+    >>> storage_options_from_env("s3://b/p", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "x"})
+    {'aws_endpoint': 'http://127.0.0.1:9000', 'allow_http': 'true', 'aws_region': 'x'}
+    >>> storage_options_from_env("/data", {"AWS_REGION": "x"})
+    {}
+    """
+    env = os.environ if environ is None else environ
+    if is_local(uri):
+        return {}
+    out: dict[str, str] = {}
+    if uri.startswith(("s3://", "s3+ddb://")):
+        endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or env.get("AWS_ENDPOINT")
+        if endpoint:
+            out["aws_endpoint"] = endpoint
+            if endpoint.startswith("http://"):
+                out["allow_http"] = "true"
+        for var, key in (
+            ("AWS_ACCESS_KEY_ID", "aws_access_key_id"),
+            ("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key"),
+            ("AWS_SESSION_TOKEN", "aws_session_token"),
+        ):
+            if env.get(var):
+                out[key] = env[var]
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        if region:
+            out["aws_region"] = region
+    raw = env.get("FOLIO_STORAGE_OPTIONS", "").strip()
+    if raw:
+        extra = json.loads(raw)
+        if not isinstance(extra, dict):
+            raise ValueError("FOLIO_STORAGE_OPTIONS must be a JSON object of storage options")
+        out.update({str(k): str(v) for k, v in extra.items()})
+    return out
+
+
+def upload_staged(store: Store, doc_id: str, version_id: str) -> int:
+    """Move the PNGs the parser staged for one claimed version into the ``assets`` table (as that
+    version's rows, under its writer) and remove them from local disk. Returns the number of images."""
+    folder = Path(store.assets_root) / f"{doc_id}@{version_id}"
+    if not folder.is_dir():
+        return 0
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    prefix = f"{Path(store.assets_root).name}/"
+    # Batches of about 64 MB: one LanceDB commit each, bounded memory.
+    batch: list[dict[str, Any]] = []
+    size = 0
+    for p in files:
+        data = p.read_bytes()
+        rel = prefix + p.relative_to(store.assets_root).as_posix()
+        batch.append({"doc_id": doc_id, "version_id": version_id, "path": rel, "data": data})
+        size += len(data)
+        if size > 64 * 1024 * 1024:
+            store.add_rows(ASSETS_TABLE, ASSETS_SCHEMA, pa.Table.from_pylist(batch, schema=ASSETS_SCHEMA))
+            batch, size = [], 0
+    if batch:
+        store.add_rows(ASSETS_TABLE, ASSETS_SCHEMA, pa.Table.from_pylist(batch, schema=ASSETS_SCHEMA))
+    discard_staged(store, doc_id, version_id)
+    return len(files)
+
+
+def discard_staged(store: Store, doc_id: str, version_id: str) -> None:
+    """Remove one version's staged PNGs, and the staging folder once it is empty."""
+    root = Path(store.assets_root)
+    shutil.rmtree(root / f"{doc_id}@{version_id}", ignore_errors=True)
+    for folder in (root, root.parent):
+        try:
+            folder.rmdir()
+        except OSError:  # absent, or another version of this store is staged there
+            pass
+
+
+def read_asset(store: Store, relative: str) -> bytes | None:
+    """The bytes of one stored image (any version state: callers resolve visibility through the
+    region that names it), or None."""
+    table = store.table(ASSETS_TABLE)
+    if table is None:
+        return None
+    quoted = "'" + relative.replace("'", "''") + "'"
+    rows = table.search().where(f"path = {quoted}").select(["data"]).limit(1).to_arrow()
+    if not rows.num_rows:
+        return None
+    data: bytes = rows.column("data")[0].as_py()
+    return data
