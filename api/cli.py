@@ -266,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     register(sub)
     register_keys(sub)
+    from api.cli_answer import register as register_answer
+
+    register_answer(sub)
     register_mcp(sub)
     return parser
 
