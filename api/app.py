@@ -19,8 +19,8 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from api.cluster_jobs import job_runner
 from api.errors import install_error_handlers
-from api.jobs import JobRunner
 from api.keys import KeyRing
 from api.middleware import HostOriginGuard, RequestContext, guard_options
 from api.pool import QueryPool
@@ -70,7 +70,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.health = HealthCache(lambda: store_counts(store))
     pool = QueryPool(settings.query_workers, settings.query_queue)
     app.state.query_pool = pool
-    runner = JobRunner()
+    runner = job_runner(settings)  # on the Ray cluster when FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py)
     runner.start()
     app.state.jobs = runner
     logger.info(

@@ -85,6 +85,11 @@ class Settings(BaseSettings):
         description="write section summaries with the LLM at ingest (one call per section: slow, may cost "
         "money); off: extractive summaries. Needs llm_base_url and llm_model",
     )
+    ray_address: str | None = Field(
+        default=None,
+        description="Ray cluster (auto, HOST:PORT or ray://HOST:PORT): POST /v1/documents runs its ingest job "
+        "there and every replica sees the same jobs (api/cluster.py)",
+    )
 
     def request_tokenizers(self) -> frozenset[str]:
         """The tokenizer names a request may ask for: the built-ins, ``tokenizers`` and the default."""
@@ -111,6 +116,8 @@ OTHER_ENV = frozenset({
     "FOLIO_INGEST_TIMEOUT_S", "FOLIO_PAGE_TIMEOUT_S", "FOLIO_INGEST_MEMORY_MB", "FOLIO_OCR_BUDGET_S",
     "FOLIO_INGEST_ISOLATE", "FOLIO_GEN_TEST_DATA", "FOLIO_HYPOTHESIS_EXAMPLES", "FOLIO_KILL_ITERATIONS",
     "FOLIO_BENCH_DATA",
+    # folio on a cluster: object-store options (ingest/objstore.py), Ray resources per document (api/cluster.py)
+    "FOLIO_STORAGE_OPTIONS", "FOLIO_RAY_CPUS_PER_DOC", "FOLIO_RAY_GPUS_PER_DOC",
 })
 
 

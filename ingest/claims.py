@@ -58,6 +58,9 @@ def _proc_start(pid: int) -> int:
 PROCESS_START = _proc_start(os.getpid())
 # Writer ids of claims held by Store objects of this process.
 LIVE_WRITERS: set[str] = set()
+# Writer ids known to be dead although their heartbeat is fresh: a Ray task's retry learns the ids
+# of its earlier, dead attempts from the job board (``api/cluster.py``), also across hosts.
+DEAD_WRITERS: set[str] = set()
 
 
 def claim_alive(row: dict[str, Any], *, now: float | None = None) -> bool:
@@ -65,6 +68,8 @@ def claim_alive(row: dict[str, Any], *, now: float | None = None) -> bool:
     writer = row.get("writer") or ""
     if writer and writer in LIVE_WRITERS:
         return True
+    if writer and writer in DEAD_WRITERS:
+        return False
     pid = int(row.get("writer_pid") or 0)
     host = row.get("writer_host") or ""
     if host in ("", HOST):

@@ -172,17 +172,28 @@ async def upload_document(
         _precheck, store, data, filename, doc_id, collection, settings.max_upload_bytes, settings.max_pages
     )
     state = request.app.state
-    work = ingest_job(
-        store,
-        data,
-        filename=filename,
-        doc_id=doc_id,
-        settings=settings,
-        indexers=state.indexers,
-        on_done=getattr(state, "on_ingested", None),
-        collection=collection,
-    )
-    job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id, collection=collection)
+    if getattr(jobs, "remote", False):  # FOLIO_RAY_ADDRESS: the job runs on the Ray cluster (api/cluster_jobs.py)
+        job = await run_in_threadpool(
+            jobs.submit_ingest,  # type: ignore[attr-defined]
+            store,
+            data,
+            filename=filename,
+            doc_id=doc_id,
+            collection=collection,
+            settings=settings,
+        )
+    else:
+        work = ingest_job(
+            store,
+            data,
+            filename=filename,
+            doc_id=doc_id,
+            settings=settings,
+            indexers=state.indexers,
+            on_done=getattr(state, "on_ingested", None),
+            collection=collection,
+        )
+        job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id, collection=collection)
     if not wait:
         return JSONResponse(job.snapshot(), status_code=202, headers={"Location": f"/v1/jobs/{job.job_id}"})
     await job.wait_async()
