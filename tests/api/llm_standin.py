@@ -1,0 +1,126 @@
+"""A stand-in for an OpenAI-compatible chat server, on loopback, for tests of ``/v1/answer``.
+
+It is a stand-in, not a model: it answers ``POST /v1/chat/completions`` with scripted replies
+(queued per test) over real HTTP, so folio's real client code runs against it, streaming included.
+Each ``Reply`` can also misbehave the ways real servers do: an error status, a body that is not
+JSON, a stream cut off before its end, a stall longer than the client's timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    status: int = 200
+    raw: str | None = None  # sent as the body instead of a chat completion (e.g. not JSON)
+    delay: float = 0.0  # seconds before anything is sent
+    truncate: bool = False  # stream: stop after half the chunks, no finish_reason, no [DONE]
+    chunk_delay: float = 0.0
+    usage: bool = True
+
+
+class StandInLLM:
+    """``with StandInLLM() as llm:`` then ``llm.url`` (ends in /v1), ``llm.replies.append(Reply(...))``,
+    ``llm.requests`` (each request's JSON body and Authorization header)."""
+
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.requests: list[dict[str, Any]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                try:
+                    self._handle()
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
+                    self.close_connection = True
+
+            def _handle(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                reply = outer.replies.pop(0) if outer.replies else Reply("stand-in default reply")
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.raw is not None or reply.status != 200:
+                    self._send(reply.status, reply.raw if reply.raw is not None else '{"error": "stand-in error"}',
+                               "application/json")
+                elif body.get("stream"):
+                    self._stream(reply, body)
+                else:
+                    self._send(200, json.dumps(self._completion(reply, body)), "application/json")
+
+            def _completion(self, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+                out: dict[str, Any] = {
+                    "id": "standin-1",
+                    "object": "chat.completion",
+                    "model": body.get("model"),
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content},
+                                 "finish_reason": "stop"}],
+                }
+                if reply.usage:
+                    out["usage"] = {"prompt_tokens": 123, "completion_tokens": len(reply.content.split()),
+                                    "total_tokens": 123 + len(reply.content.split())}
+                return out
+
+            def _send(self, status: int, text: str, ctype: str) -> None:
+                data = text.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, reply: Reply, body: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                words = reply.content.split(" ")
+                pieces = [w + (" " if k < len(words) - 1 else "") for k, w in enumerate(words)]
+                if reply.truncate:
+                    pieces = pieces[: max(1, len(pieces) // 2)]
+                for p in pieces:
+                    chunk = {"model": body.get("model"), "choices": [{"index": 0, "delta": {"content": p},
+                                                                      "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    if reply.chunk_delay:
+                        time.sleep(reply.chunk_delay)
+                if reply.truncate:
+                    self.close_connection = True
+                    return
+                end = {"model": body.get("model"), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                self.wfile.write(f"data: {json.dumps(end)}\n\n".encode())
+                if reply.usage:
+                    usage = {"model": body.get("model"), "choices": [],
+                             "usage": {"prompt_tokens": 123, "completion_tokens": len(words)}}
+                    self.wfile.write(f"data: {json.dumps(usage)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, name="llm-standin", daemon=True)
+
+    def __enter__(self) -> StandInLLM:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
