@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Depends, Response
 from fastapi.responses import StreamingResponse
@@ -22,9 +21,6 @@ from api.answer import answer_events, call, finish, prepare
 from api.answer_schemas import AnswerRequest, AnswerResponse
 from api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
 from api.schemas import error_responses
-
-if TYPE_CHECKING:
-    pass
 
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
 
@@ -62,6 +58,21 @@ async def answer(
     completion = None if prep.package.refused else await run_in_threadpool(call, prep)
     done = await pool.run(finish, prep, completion)
     return Response(done.model_dump_json(), media_type="application/json")
+
+
+@router.get(
+    "/answer/status",
+    summary="Whether answers are enabled: the configured model, or how to configure one",
+    responses=error_responses(401),
+)
+async def answer_status(settings: SettingsDep) -> dict[str, object]:
+    """The viewer asks this to decide whether "Ask" answers or only shows evidence. The endpoint's
+    URL is not shown (it may be an internal host); the model name is."""
+    from api.chat import ENABLE_HINT
+
+    enabled = bool(settings.llm_base_url and settings.llm_model)
+    return {"enabled": enabled, "model": settings.llm_model if enabled else None,
+            "how_to_enable": None if enabled else ENABLE_HINT}
 
 
 def _sse(events: Iterator[tuple[str, dict[str, object]]]) -> Iterator[str]:

@@ -268,9 +268,12 @@ async function ask(ev) {
   $("ask-btn").disabled = true;
   setStatus("Retrieving and packing…");
   try {
-    const pkg = await api("/v1/context", { method: "POST", json: body });
-    setStatus("");
-    renderPackage(pkg);
+    // answer.js: with an LLM configured, stream /v1/answer (it renders the same package here).
+    if (!(window.folioAnswer && (await window.folioAnswer(body)))) {
+      const pkg = await api("/v1/context", { method: "POST", json: body });
+      setStatus("");
+      renderPackage(pkg);
+    }
   } catch (e) {
     setStatus(e.message, true);
   } finally {
