@@ -211,7 +211,7 @@ def build_server(
     run: Runner,
     principal: Callable[[Context[Any, Any]], Principal] = lambda ctx: FULL_ACCESS,
     *,
-    with_answer: bool | None = None,
+    with_answer: bool = False,
 ) -> MCPServer[Any]:
     """The MCP server over ``resources()`` (called per tool call, so it may load lazily).
 
@@ -289,8 +289,6 @@ def build_server(
             content.append(_image(out["image"]))
         return CallToolResult(content=content, structured_content=out["region"])
 
-    if with_answer is None:
-        with_answer = _answer_available(resources)
     if with_answer:
         _add_answer_tool(server, call)
     return server
@@ -332,7 +330,8 @@ def _context_result(pkg: dict[str, Any], images: dict[str, bytes]) -> CallToolRe
         if message["role"] == "system":
             system = parts if isinstance(parts, str) else "\n".join(p.get("text", "") for p in parts)
             continue
-        for part in [{"type": "text", "text": parts}] if isinstance(parts, str) else parts:
+        listed: list[dict[str, Any]] = [{"type": "text", "text": parts}] if isinstance(parts, str) else parts
+        for part in listed:
             if part.get("type") == "text":
                 content.append(TextContent(type="text", text=part["text"]))
                 continue
@@ -359,17 +358,6 @@ def _context_result(pkg: dict[str, Any], images: dict[str, bytes]) -> CallToolRe
 
 
 # ----------------------------------------------------------------------------------- answer tool
-def _answer_available(resources: Callable[[], Resources]) -> bool:
-    """The ``answer`` tool needs an LLM (``FOLIO_LLM_BASE_URL``) and the answer module (issue 11)."""
-    import importlib.util
-
-    try:
-        settings = resources().settings
-    except Exception:  # noqa: BLE001 - a store that cannot open yet: decided again on the next server
-        return False
-    return bool(settings.llm_base_url) and importlib.util.find_spec("api.answer") is not None
-
-
 def _add_answer_tool(server: MCPServer[Any], call: Callable[..., Awaitable[Any]]) -> None:
     @server.tool(
         name="answer",
@@ -383,15 +371,33 @@ def _add_answer_tool(server: MCPServer[Any], call: Callable[..., Awaitable[Any]]
         citations, each resolved to its region, and the citation check (kept, invented, uncited)."""
         body = {k: v for k, v in {"query": query, "budget": budget, "doc_ids": doc_ids}.items() if v is not None}
         out = await call(ctx, _answer, body)
-        return _json_result(out)
+        return _answer_result(out)
+
+
+def _answer_result(out: dict[str, Any]) -> CallToolResult:
+    """The answer text with its sources (and any invented ids) as content; the whole response
+    (citations resolved, the check, token usage) as structured content."""
+    lines = [out["answer"]]
+    if out["citations"]:
+        lines += ["", "Sources:"]
+        for c in out["citations"]:
+            pages = ",".join(str(p) for p in c["pages"])
+            lines.append(f"[{c['citation_id']}] {c['filename']} p.{pages} ({c['region_id']})")
+    invented = out["check"].get("invented_ids") or []
+    if invented:
+        lines += ["", "Cited but not in the evidence: " + ", ".join(f"[{i}]" for i in invented)]
+    return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=out)
 
 
 def _answer(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
-    from api import answer as answer_module
+    from api.answer import answer
+    from api.answer_schemas import AnswerRequest
 
-    fn = getattr(answer_module, "answer_in_process", None) or answer_module.answer_question
-    result = fn(res.store, res.retriever, body, res.settings, collections=collections)
-    return result.model_dump(mode="json") if hasattr(result, "model_dump") else dict(result)
+    req = AnswerRequest.model_validate({**body, "include_package": False, "stream": False})
+    out: dict[str, Any] = answer(res.store, res.retriever, req, res.settings, collections=collections).model_dump(
+        mode="json", exclude={"package"}
+    )
+    return out
 
 
 # ------------------------------------------------------------------------------------ transports
@@ -436,14 +442,8 @@ def serve_stdio(settings: Settings) -> None:
     async def run(fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn)
 
-    server = build_server(resources, run, with_answer=bool(settings.llm_base_url) and _has_answer_module())
+    server = build_server(resources, run, with_answer=bool(settings.llm_base_url))
     server.run("stdio")
-
-
-def _has_answer_module() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("api.answer") is not None
 
 
 def mount(app: FastAPI, path: str = "/mcp") -> None:
@@ -472,7 +472,7 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
         return result
 
     settings: Settings = app.state.settings
-    server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url) and _has_answer_module())
+    server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url))
     # Host and Origin are checked by folio's own middleware (api.middleware), for every route.
     server.streamable_http_app(
         stateless_http=True,

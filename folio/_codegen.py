@@ -190,7 +190,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict{field}
 
 
 class _Response(BaseModel):
@@ -210,7 +210,8 @@ def generate(openapi: Mapping[str, Any], roots: Iterable[str] = ROOTS) -> str:
     exported = sorted(class_name(n) for n in names)
     footer = ["__all__ = [", *[f'    "{n}",' for n in exported], "]", ""]
     footer += ["for _model in (" + ", ".join(exported) + "):", "    _model.model_rebuild()", ""]
-    return HEADER + "\n\n" + "\n\n\n".join(classes) + "\n\n\n" + "\n".join(footer)
+    header = HEADER.replace("{field}", ", Field" if any("Field(" in c for c in classes) else "")
+    return header + "\n\n" + "\n\n\n".join(classes) + "\n\n\n" + "\n".join(footer)
 
 
 def live_openapi() -> dict[str, Any]:

@@ -256,7 +256,10 @@ class Client:
         wait: bool = True,
     ) -> models.IngestResponse | models.JobOut:
         """Ingest a PDF (a path, bytes or a binary file). ``wait=False`` returns the queued ``JobOut``."""
-        return self._send(_Calls.upload(file, filename, doc_id, collection, wait))
+        result: models.IngestResponse | models.JobOut = self._send(
+            _Calls.upload(file, filename, doc_id, collection, wait)
+        )
+        return result
 
     def delete(self, doc_id: str, version_id: str | None = None) -> models.DeleteResponse:
         return self._send(_Calls.delete(doc_id, version_id))
@@ -360,7 +363,10 @@ class AsyncClient:
         collection: str | None = None,
         wait: bool = True,
     ) -> models.IngestResponse | models.JobOut:
-        return await self._send(_Calls.upload(file, filename, doc_id, collection, wait))
+        result: models.IngestResponse | models.JobOut = await self._send(
+            _Calls.upload(file, filename, doc_id, collection, wait)
+        )
+        return result
 
     async def delete(self, doc_id: str, version_id: str | None = None) -> models.DeleteResponse:
         return await self._send(_Calls.delete(doc_id, version_id))

@@ -125,3 +125,38 @@ def test_http_mount_keys_and_collections(data_copy: Path, tmp_path: Path) -> Non
             assert hidden.is_error and "region_not_found" in hidden.content[0].text
 
         run(outsider, transport(other))
+
+
+@pytest.mark.slow
+def test_answer_tool_when_an_llm_is_configured(data_copy: Path) -> None:
+    """With ``FOLIO_LLM_BASE_URL`` set, ``answer`` is listed and answers through the endpoint (a
+    loopback stand-in for an OpenAI-compatible server, ``tests/api/llm_standin.py``), with the
+    citation check: a packed id is resolved, an invented one reported."""
+    from tests.api.llm_standin import Reply, StandInLLM
+
+    with StandInLLM() as llm:
+        settings = make_settings(data_copy, llm_base_url=llm.url, llm_model="stand-in")
+        with live_server(settings) as base:
+
+            async def session(client: Any) -> None:
+                tools = {t.name for t in (await client.list_tools()).tools}
+                assert tools == TOOLS | {"answer"}
+                ctx = (
+                    await client.call_tool("get_context", {"query": QUESTION, "doc_ids": ["support-policy"]})
+                ).structured_content
+                cid = next(c for c, b in zip(ctx["citations"], ctx["blocks"], strict=True) if "30 minutes" in b["text"])
+                llm.replies.append(Reply(f"A priority-one incident is acknowledged within 30 minutes [{cid}] [S99]."))
+                result = await client.call_tool("answer", {"query": QUESTION, "doc_ids": ["support-policy"]})
+                assert not result.is_error, result.content
+                out = result.structured_content
+                assert out["answer"].startswith("A priority-one incident") and "package" not in out
+                assert [c["citation_id"] for c in out["citations"]] == [cid]
+                assert out["citations"][0]["region_id"] == ctx["citations"][cid]["region_id"]
+                assert out["check"]["invented_ids"] == ["S99"] and not out["faithful"]
+                assert f"[{cid}] support-policy-v2.pdf p.1" in result.content[0].text
+                assert "[S99]" in result.content[0].text.split("Cited but not in the evidence:")[1]
+                assert llm.requests and llm.requests[-1]["body"]["model"] == "stand-in"
+
+            from mcp.client.streamable_http import streamable_http_client
+
+            run(session, streamable_http_client(f"{base}/mcp"))
