@@ -98,7 +98,9 @@ def format_check(done: dict[str, Any]) -> str:
         lines.append("citations:")
     for c in done["citations"]:
         loc = c["locators"][0] if c["locators"] else None
-        box = f" bbox [{', '.join(f'{x:.0f}' for x in loc['bbox'])}]" if loc else ""
+        b = loc["bbox"] if loc else None
+        xs = [b["x0"], b["y0"], b["x1"], b["y1"]] if isinstance(b, dict) else (b or [])
+        box = f" bbox [{', '.join(f'{x:.0f}' for x in xs)}]" if xs else ""
         pages = ",".join(str(p) for p in c["pages"])
         lines.append(f"  [{c['citation_id']}] {c['filename']} p.{pages}{box}  {c['region_id']}")
     chk = done["check"]

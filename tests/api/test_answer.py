@@ -294,3 +294,32 @@ def test_images_are_inlined_as_data_urls(data: Path) -> None:
     part = msgs[1]["content"][1]
     assert part["image_url"]["url"].startswith("data:image/png;base64,iVBOR") and part["image_url"]["detail"] == "high"
     assert pkg.prompt.messages[1]["content"][1]["image_url"]["url"] == url and warnings == []
+
+
+def test_folio_ask_streams_then_prints_the_check(data: Path, llm: StandInLLM, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from api.cli import main
+
+    monkeypatch.setenv("FOLIO_LLM_BASE_URL", llm.url)
+    monkeypatch.setenv("FOLIO_LLM_MODEL", "stand-in")
+    llm.replies.append(Reply("Within 30 minutes [S9]."))
+    assert main(["ask", Q, "--doc", "support-policy", "--budget", "800", "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Within 30 minutes [S9].") and "check: NOT ok" in out and "invented S9" in out
+    assert "(folio, cl100k_base" in out and "(endpoint)" in out
+    assert llm.requests[-1]["body"]["stream"] is True
+
+    llm.replies.append(Reply('{"answer": "Within 30 minutes.", "citations": [], "insufficient": false}'))
+    assert main(["ask", Q, "--doc", "support-policy", "--structured", "--json", "--data", str(data)]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["structured"]["schema_valid"] is True and body["package"]["items"]
+
+
+def test_folio_ask_without_an_llm_says_how_to_enable(data: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from api.cli import main
+
+    monkeypatch.delenv("FOLIO_LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("FOLIO_LLM_MODEL", raising=False)
+    assert main(["ask", Q, "--data", str(data)]) == 1
+    assert "FOLIO_LLM_BASE_URL" in capsys.readouterr().err
