@@ -33,7 +33,6 @@ logger = logging.getLogger(__name__)
 # just before may still be reading its files (reads check for the latest version on every query,
 # so a read would have to last this long to notice).
 COMPACT_OLDER_THAN = timedelta(minutes=2)
-VERSION_TABLES = ("regions", "chunks", "figures", "pages", "summaries", "assets")
 
 
 def _dir_bytes(path: Path) -> int:
@@ -69,7 +68,7 @@ def compact(store: Store, older_than: timedelta = COMPACT_OLDER_THAN) -> dict[st
     writer still on an older version: use it only when nothing else uses the store.
     """
     before = sizes(store)
-    names = ["versions", *[n for n in VERSION_TABLES if store.table(n) is not None]]
+    names = store.table_names()
     for name in names:
         table = store.table(name)
         if table is None:
@@ -89,15 +88,15 @@ def check(store: Store, *, repair: bool = False) -> dict[str, Any]:
     repaired: list[str] = []
     if repair:
         repaired = [f"{d}@{v}" for d, v in store.recover()]
-    tables = {n: t for n in VERSION_TABLES if (t := store.table(n)) is not None}
+    tables = {t.name: t for t in store.version_tables()}
     # Rows first, then versions: a writer claims before its first row, so every row listed here
     # belongs to a claim the later versions read sees (no false orphans from a starting writer).
     present: dict[str, list[dict[str, Any]]] = {}
     for name, t in tables.items():
-        key = "region_id" if "region_id" in t.schema.names else "path"  # assets rows are keyed by path
-        cols = ["doc_id", "version_id", key] + (["writer"] if "writer" in t.schema.names else [])
+        id_col = "region_id" if "region_id" in t.schema.names else "path"  # assets rows are keyed by path
+        cols = ["doc_id", "version_id", id_col] + (["writer"] if "writer" in t.schema.names else [])
         present[name] = [
-            {**p, "region_id": p[key]} for p in t.search().select(cols).limit(None).to_arrow().to_pylist()
+            {**p, "region_id": p[id_col]} for p in t.search().select(cols).limit(None).to_arrow().to_pylist()
         ]
     asset_dirs = (
         sorted(p.name for p in store.assets_root.iterdir()) if store.local and store.assets_root.exists() else []

@@ -20,11 +20,14 @@ Everything here is a frozen pydantic model: hashable, so assembly can dedupe wit
 from __future__ import annotations
 
 import hashlib
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-PARSER_VERSION = "3"  # 2: furniture and TOC lines kept out of regions, page labels; 3: page "scanned" meta
+# 2: furniture and TOC lines kept out of regions, page labels; 3: page "scanned" meta;
+# 4: typed region payloads (image pixel size, OCR engine and confidence)
+PARSER_VERSION = "4"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]
@@ -38,7 +41,20 @@ class Frozen(BaseModel):
 
 
 class BBox(Frozen):
-    """A rectangle in points, in the coordinate convention of the module docstring."""
+    """A rectangle on a page in PDF points (1/72 inch), origin at the top-left corner of the page as
+    displayed (the CropBox with the page rotation applied), x to the right, y downward, so
+    ``x0 <= x1`` and ``y0 <= y1``. Every rectangle folio returns has this one JSON shape,
+    ``{"x0", "y0", "x1", "y1"}``; a viewer that renders the page at ``scale`` pixels per point
+    draws ``bbox * scale``."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", json_schema_extra={"x-coord-origin": "TOPLEFT", "x-units": "pt"}
+    )
+
+    # The convention belongs to the type, not to each value (docling-core's ``CoordOrigin``): PDF
+    # space (origin bottom-left) is turned into this at parse time, and nothing else is stored.
+    coord_origin: ClassVar[Literal["TOPLEFT"]] = "TOPLEFT"
+    units: ClassVar[Literal["pt"]] = "pt"
 
     x0: float
     y0: float
@@ -97,6 +113,103 @@ class Locator(Frozen):
     char_end: int | None = None
 
 
+class ImageRef(Frozen):
+    """A rendered image of a page or a figure crop, in the spirit of docling-core's ``ImageRef``.
+
+    ``path`` is the PNG asset relative to the data dir. ``width_px``/``height_px`` are the pixel size
+    of that PNG (what a vision model receives and is priced on); ``scale`` is pixels per PDF point
+    (``dpi = scale * 72``). Rows written before parser v4 know only the scale (pages) or nothing
+    (figures): those fields are None, and readers fall back to ``bbox * scale``.
+    """
+
+    path: str = ""
+    media_type: Literal["image/png"] = "image/png"
+    width_px: int | None = Field(default=None, ge=1)
+    height_px: int | None = Field(default=None, ge=1)
+    scale: float | None = Field(default=None, gt=0)
+
+    @property
+    def dpi(self) -> float | None:
+        return None if self.scale is None else self.scale * 72.0
+
+
+class OcrInfo(Frozen):
+    """Text that came from OCR: which engine, and how sure it was.
+
+    ``confidence`` is the engine's mean word confidence (0-100) over the lines kept (lines below
+    ``ingest.pdf_ocr.MIN_LINE_CONF`` are dropped before); None for rows written before parser v4.
+    """
+
+    engine: Literal["tesseract"] = "tesseract"
+    confidence: float | None = Field(default=None, ge=0, le=100)
+
+
+class TextPayload(Frozen):
+    """Paragraphs and sentences: only whether their text was OCRed (None: native text)."""
+
+    kind: Literal["text"] = "text"
+    ocr: OcrInfo | None = None
+
+
+class TablePayload(Frozen):
+    """A table part: its header row, which body rows it holds, and the part it continues.
+
+    A table continued over a page break is one region per page; rows count on across the parts
+    (``first_row``/``last_row`` are 1-based body-row numbers of the whole table, header excluded;
+    an empty part has ``last_row == first_row - 1``), and ``continued_from`` is the previous
+    part's region id. ``header`` is the header row the part is read under: a continuation that
+    does not repeat the header has the first part's. The table's Markdown is the region's text.
+    """
+
+    kind: Literal["table"] = "table"
+    header: tuple[str, ...] = ()
+    first_row: int = Field(default=1, ge=1)
+    last_row: int = Field(default=0, ge=0)
+    continued_from: str | None = None
+
+
+FigureSource = Literal["raster", "vector", "page-scan"]
+
+
+class FigurePayload(Frozen):
+    """A figure: caption, the text inside it, where it came from and its crop."""
+
+    kind: Literal["figure"] = "figure"
+    caption: str = ""
+    inner_text: str = ""
+    source: FigureSource = "vector"
+    image: ImageRef | None = None
+    ocr: OcrInfo | None = None  # some of ``inner_text`` was OCRed from the image
+
+
+class PagePayload(Frozen):
+    """A page: its render, whether its text came from OCR, whether it is a scan, its printed label.
+
+    ``scanned`` is None for rows written before parser v3 (readers then infer it, see
+    ``assembly.expand``); ``label`` is the PDF's /PageLabels label, "" when it has none.
+    """
+
+    kind: Literal["page"] = "page"
+    image: ImageRef | None = None
+    ocr: OcrInfo | None = None
+    scanned: bool | None = None
+    label: str = ""
+
+
+RegionPayload = Annotated[
+    TextPayload | TablePayload | FigurePayload | PagePayload, Field(discriminator="kind")
+]
+# Which payload kind each region kind carries (sections carry none).
+PAYLOAD_KIND: dict[RegionKind, str | None] = {
+    "section": None,
+    "paragraph": "text",
+    "sentence": "text",
+    "table": "table",
+    "figure": "figure",
+    "page": "page",
+}
+
+
 class Region(Frozen):
     """One addressable piece of a document version.
 
@@ -105,10 +218,13 @@ class Region(Frozen):
     ``section_id`` is the innermost enclosing section (a section's own id for sections), which
     bounds sentence windows. ``seq`` is the region's position in reading order among all regions
     of the same kind in this version; it orders windows and neighbours and is never part of an id.
-    ``meta`` carries kind-specific extras as plain strings: for tables ``markdown``, ``header``,
-    ``rows`` (``"1-20"``) and ``continued_from``; for figures ``caption``, ``inner_text``, ``source``
-    (``raster``/``vector``/``page-scan``) and ``image`` (asset path relative to the data dir); for
-    pages ``image`` and ``ocr`` (``"1"`` when the text came from OCR).
+    ``payload`` carries the kind-specific extras, typed per kind (``PAYLOAD_KIND``): a table's
+    header and rows, a figure's caption and crop, a page's render and OCR, a paragraph's OCR.
+
+    ``meta`` is the older, flat view of the payload as string pairs (``meta_get("image")``,
+    ``"render_scale"``, ``"width_px"``, ...), derived from the payload for readers that have not
+    moved to it yet. Regions built with ``meta=`` (rows written before parser v4, old tests) are
+    migrated into a payload on construction (``payload_from_meta``).
     """
 
     region_id: str
@@ -123,7 +239,33 @@ class Region(Frozen):
     level: int = 0
     seq: int = 0
     tokens: int = 0
-    meta: tuple[tuple[str, str], ...] = ()
+    payload: RegionPayload | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate_meta(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "meta" in data:
+            data = dict(data)
+            meta = data.pop("meta")
+            if data.get("payload") is None:
+                data["payload"] = payload_from_meta(data.get("kind", ""), meta)
+        return data
+
+    @model_validator(mode="after")
+    def _payload_fits_kind(self) -> Region:
+        want = PAYLOAD_KIND[self.kind]
+        have = None if self.payload is None else self.payload.kind
+        if have is not None and have != want:
+            raise ValueError(f"a {self.kind} region cannot carry a {have} payload")
+        return self
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """As pydantic's, but an ``update`` of ``meta`` (the legacy view) becomes a payload update,
+        so ``r.model_copy(update={"meta": (*r.meta, ("width_px", "800"))})`` keeps working."""
+        if update and "meta" in update:
+            update = dict(update)
+            update["payload"] = payload_from_meta(str(update.get("kind", self.kind)), update.pop("meta"))
+        return super().model_copy(update=update, deep=deep)
 
     @property
     def pages(self) -> list[int]:
@@ -133,11 +275,135 @@ class Region(Frozen):
     def first_page(self) -> int:
         return self.locators[0].page if self.locators else 0
 
+    @property
+    def meta(self) -> tuple[tuple[str, str], ...]:
+        """The payload as the flat string pairs regions carried before parser v4 (``meta_to_pairs``)."""
+        return payload_to_meta(self.payload, self.text)
+
     def meta_get(self, key: str, default: str | None = None) -> str | None:
         for k, v in self.meta:
             if k == key:
                 return v
         return default
+
+    @property
+    def image(self) -> ImageRef | None:
+        """The page render or figure crop, if any."""
+        p = self.payload
+        return p.image if isinstance(p, FigurePayload | PagePayload) else None
+
+    @property
+    def ocr(self) -> OcrInfo | None:
+        """How the text was OCRed, None when it is native (or the kind has no text of its own)."""
+        p = self.payload
+        return p.ocr if isinstance(p, TextPayload | FigurePayload | PagePayload) else None
+
+
+# The flat ``meta`` keys of rows written before parser v4, and the payload each maps to.
+LEGACY_META_KEYS = frozenset(
+    {"markdown", "header", "rows", "continued_from", "caption", "inner_text", "source", "image", "ocr",
+     "scanned", "render_scale", "label", "width_px", "height_px"}
+)
+
+
+def _flag(value: str | None) -> bool | None:
+    return None if value is None else value == "1"
+
+
+def _num(value: str | None) -> float | None:
+    try:
+        x = float(value) if value else None
+    except ValueError:
+        return None
+    return x if x is not None and x > 0 and x != float("inf") else None
+
+
+def _image_from_meta(m: Mapping[str, str]) -> ImageRef | None:
+    keys = ("image", "render_scale", "width_px", "height_px")
+    if not any(m.get(k) for k in keys):
+        return None
+    w, h = _num(m.get("width_px")), _num(m.get("height_px"))
+    return ImageRef(
+        path=m.get("image") or "",
+        width_px=None if w is None else max(1, int(w)),
+        height_px=None if h is None else max(1, int(h)),
+        scale=_num(m.get("render_scale")),
+    )
+
+
+def payload_from_meta(kind: str, meta: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> RegionPayload | None:
+    """Migrate the flat string ``meta`` of a region written before parser v4 into its typed payload.
+
+    >>> payload_from_meta("table", {"header": "A | B", "rows": "4-5", "continued_from": "d@v:p1:table1"})
+    TablePayload(kind='table', header=('A', 'B'), first_row=4, last_row=5, continued_from='d@v:p1:table1')
+    >>> payload_from_meta("page", (("image", "assets/d@v/page-1.png"), ("ocr", "0"), ("render_scale", "1.5"))).image
+    ImageRef(path='assets/d@v/page-1.png', media_type='image/png', width_px=None, height_px=None, scale=1.5)
+    """
+    m: dict[str, str] = dict(meta.items() if isinstance(meta, Mapping) else meta or ())
+    unknown = set(m) - LEGACY_META_KEYS
+    if unknown:
+        raise ValueError(f"unknown region meta keys {sorted(unknown)} for a {kind} region")
+    ocr = OcrInfo() if m.get("ocr") == "1" else None
+    if kind in ("paragraph", "sentence"):
+        return TextPayload(ocr=ocr)
+    if kind == "table":
+        first, _, last = (m.get("rows") or "").partition("-")
+        header = m.get("header") or ""
+        return TablePayload(
+            header=tuple(header.split(" | ")) if header else (),
+            first_row=int(first) if first.isdigit() else 1,
+            last_row=int(last) if last.isdigit() else 0,
+            continued_from=m.get("continued_from") or None,
+        )
+    if kind == "figure":
+        source = m.get("source") or "vector"
+        return FigurePayload(
+            caption=m.get("caption") or "",
+            inner_text=m.get("inner_text") or "",
+            source=source if source in ("raster", "vector", "page-scan") else "vector",
+            image=_image_from_meta(m),
+            ocr=ocr,
+        )
+    if kind == "page":
+        scanned = _flag(m.get("scanned"))
+        return PagePayload(image=_image_from_meta(m), ocr=ocr, scanned=scanned, label=m.get("label") or "")
+    if m:
+        raise ValueError(f"a {kind} region carries no meta, got {sorted(m)}")
+    return None
+
+
+def _image_pairs(image: ImageRef | None, *, with_path: bool) -> list[tuple[str, str]]:
+    out = [("image", image.path if image else "")] if with_path else []
+    if image is None:
+        return out
+    if image.scale is not None:
+        out.append(("render_scale", f"{image.scale:g}"))
+    if image.width_px is not None and image.height_px is not None:
+        out += [("width_px", str(image.width_px)), ("height_px", str(image.height_px))]
+    return out
+
+
+def payload_to_meta(payload: RegionPayload | None, text: str = "") -> tuple[tuple[str, str], ...]:
+    """The flat string view of a payload, key for key what parser v3 wrote (plus ``width_px`` and
+    ``height_px`` when the pixel size is known); ``text`` is a table's Markdown."""
+    if payload is None:
+        return ()
+    if isinstance(payload, TextPayload):
+        return (("ocr", "1"),) if payload.ocr else ()
+    if isinstance(payload, TablePayload):
+        out = [("markdown", text), ("header", " | ".join(payload.header)),
+               ("rows", f"{payload.first_row}-{payload.last_row}")]
+        if payload.continued_from:
+            out.append(("continued_from", payload.continued_from))
+        return tuple(out)
+    if isinstance(payload, FigurePayload):
+        image = _image_pairs(payload.image, with_path=True)
+        return (("caption", payload.caption), ("inner_text", payload.inner_text), ("source", payload.source),
+                image[0], *((("ocr", "1"),) if payload.ocr else ()), *image[1:])
+    image = _image_pairs(payload.image, with_path=True)
+    scanned = () if payload.scanned is None else (("scanned", "1" if payload.scanned else "0"),)
+    return (image[0], ("ocr", "1" if payload.ocr else "0"), *scanned, *image[1:],
+            *((("label", payload.label),) if payload.label else ()))
 
 
 def version_id_for(data: bytes) -> str:

@@ -67,11 +67,13 @@ def _flags() -> int:
     return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP)
 
 
-def _save_png(pix: Any, path: pathlib.Path) -> None:
+def _save_png(pix: Any, path: pathlib.Path) -> tuple[int, int]:
+    """Write a pixmap as PNG (atomically: a reader never sees half a file); its pixel size."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     pix.save(str(tmp), output="png")
     tmp.replace(path)
+    return int(pix.width), int(pix.height)
 
 
 def _first_pass(
@@ -146,13 +148,13 @@ def _render(page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: 
     import pymupdf
 
     mat = pymupdf.Matrix(scale, scale)
-    _save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
+    pd.image_size = _save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
     pd.image = f"{rel_dir}/page-{pd.index + 1}.png"
     for k, fig in enumerate(pd.figures, start=1):
         if fig.source == "page-scan":
             continue
         name = f"fig-p{pd.index + 1}-{k}.png"
-        _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
+        fig.image_size = _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
         fig.image = f"{rel_dir}/{name}"
 
 

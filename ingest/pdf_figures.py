@@ -29,6 +29,7 @@ class FigureData:
     caption: Block | None = None
     inner: list[Block] = field(default_factory=list)
     image: str | None = None  # crop asset path, when rendered
+    image_size: tuple[int, int] | None = None  # pixel size of the rendered crop
     ocr: bool = False  # ``inner`` includes text OCRed from the image
 
 

@@ -217,7 +217,7 @@ def blocks_from_tsv(tsv: str, x0: float, y0: float, sx: float, sy: float) -> lis
         text = " ".join(t for _, t, _ in words)
         if conf < MIN_LINE_CONF or not any(ch.isalnum() for ch in text):
             continue
-        line = Line(text=text, bbox=words[0][0], size=0.0, bold=False)
+        line = Line(text=text, bbox=words[0][0], size=0.0, bold=False, conf=conf)
         bx = words[0][0]
         for wbox, t, _ in words:
             line.words.append((wbox[0], wbox[1], wbox[2], wbox[3], t))

@@ -9,7 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ingest.model import BBox, Locator, Region, RegionKind, region_id_for
+from ingest.model import (
+    BBox,
+    FigurePayload,
+    ImageRef,
+    Locator,
+    OcrInfo,
+    PagePayload,
+    Region,
+    RegionKind,
+    RegionPayload,
+    TablePayload,
+    TextPayload,
+    region_id_for,
+)
 from ingest.pdf_figures import FigureData
 from ingest.pdf_headings import Heading, headings_from_fonts, headings_from_toc
 from ingest.pdf_sentences import split_sentences
@@ -27,6 +40,7 @@ class PageData:
     tables: list[TableData] = field(default_factory=list)
     figures: list[FigureData] = field(default_factory=list)
     image: str | None = None
+    image_size: tuple[int, int] | None = None  # pixel size of the rendered PNG
     ocr: bool = False
     scanned: bool = False
     text: str = ""
@@ -36,6 +50,20 @@ class PageData:
 
 def _bb(b: Box) -> BBox:
     return BBox(x0=b[0], y0=b[1], x1=b[2], y1=b[3])
+
+
+def _image_ref(path: str | None, size: tuple[int, int] | None, scale: float) -> ImageRef | None:
+    """The rendered PNG at ``path`` (None when nothing was rendered)."""
+    if not path:
+        return None
+    w, h = size if size is not None else (None, None)
+    return ImageRef(path=path, width_px=w, height_px=h, scale=scale)
+
+
+def _ocr_info(blocks: list[Block]) -> OcrInfo:
+    """Tesseract, with the mean confidence of ``blocks``' OCR lines (None when they carry none)."""
+    confs = [ln.conf for b in blocks for ln in b.lines if ln.conf is not None]
+    return OcrInfo(confidence=round(sum(confs) / len(confs), 1) if confs else None)
 
 
 @dataclass
@@ -127,7 +155,7 @@ def build_regions(
         locs: list[Locator],
         parent: str | None,
         sec: _Sec,
-        meta: tuple[tuple[str, str], ...] = (),
+        payload: RegionPayload | None = None,
     ) -> str:
         rid, seq = ids.next(page + 1, kind)
         out.append(
@@ -144,7 +172,7 @@ def build_regions(
                 level=sec.level,
                 seq=seq,
                 tokens=ntok(text),
-                meta=meta,
+                payload=payload,
             )
         )
         return rid
@@ -167,12 +195,11 @@ def build_regions(
             heading_path=(),
             seq=pno,
             tokens=ntok(pg.text),
-            meta=(
-                ("image", pg.image or ""),
-                ("ocr", "1" if pg.ocr else "0"),
-                ("scanned", "1" if pg.scanned else "0"),
-                ("render_scale", f"{scale:g}"),
-                *((("label", pg.label),) if pg.label else ()),
+            payload=PagePayload(
+                image=_image_ref(pg.image, pg.image_size, scale),
+                ocr=_ocr_info(pg.blocks) if pg.ocr else None,
+                scanned=pg.scanned,
+                label=pg.label,
             ),
         )
         # Order tables and figures after the last block starting above them.
@@ -195,7 +222,7 @@ def build_regions(
                     sec = section()
                     text = b.text
                     start = b.char_start
-                    ocr_meta = (("ocr", "1"),) if b.ocr or pg.ocr and pg.scanned else ()
+                    text_payload = TextPayload(ocr=_ocr_info([b]) if b.ocr or pg.ocr and pg.scanned else None)
                     pid = add(
                         "paragraph",
                         pno,
@@ -210,7 +237,7 @@ def build_regions(
                         ],
                         sec.region_id,
                         sec,
-                        ocr_meta,
+                        text_payload,
                     )
                     sec.body.append(text)
                     sec.add_box(pno, b.bbox)
@@ -233,7 +260,7 @@ def build_regions(
                             ],
                             pid,
                             sec,
-                            ocr_meta,
+                            text_payload,
                         )
             for obj in inserts.get(i, []):
                 sec = section()
@@ -259,10 +286,10 @@ def build_regions(
                         header = obj.header
                     md = to_markdown(header, rows)
                     last = first + len(rows) - 1
-                    tmeta = [("markdown", md), ("header", " | ".join(header)), ("rows", f"{first}-{last}")]
-                    if cont:
-                        tmeta.append(("continued_from", cont))
-                    rid = add("table", pno, md, [loc(obj.bbox)], sec.region_id, sec, tuple(tmeta))
+                    tpayload = TablePayload(
+                        header=tuple(header), first_row=first, last_row=last, continued_from=cont or None
+                    )
+                    rid = add("table", pno, md, [loc(obj.bbox)], sec.region_id, sec, tpayload)
                     sec.body.append(md)
                     prev_table = (rid, TableData(obj.bbox, header, rows, obj.header_in_table), pno, last)
                 else:
@@ -270,14 +297,14 @@ def build_regions(
                     inner = "\n".join(" ".join(b.text.split()) for b in obj.inner)
                     box = obj.bbox if obj.caption is None else union(obj.bbox, obj.caption.bbox)
                     text = "\n".join(t for t in (cap, inner) if t)
-                    meta = (
-                        ("caption", cap),
-                        ("inner_text", inner),
-                        ("source", obj.source),
-                        ("image", obj.image or ""),
-                        *((("ocr", "1"),) if obj.ocr else ()),
+                    fpayload = FigurePayload(
+                        caption=cap,
+                        inner_text=inner,
+                        source=obj.source,
+                        image=_image_ref(obj.image, obj.image_size, scale),
+                        ocr=_ocr_info(obj.inner) if obj.ocr else None,
                     )
-                    add("figure", pno, text, [loc(box)], sec.region_id, sec, meta)
+                    add("figure", pno, text, [loc(box)], sec.region_id, sec, fpayload)
                     if cap:
                         sec.body.append(cap)
         if pg.tables and prev_table is not None and prev_table[2] == pno and pg.tables[-1].bbox[3] < 0.6 * h:

@@ -31,6 +31,7 @@ class Line:
     # (x0, y0, x1, y1, word) in ``text`` order; character offsets are found only when a sentence
     # boundary falls inside the line (``word_spans``), which is rare and saves a pass over every word.
     words: list[tuple[float, float, float, float, str]] = field(default_factory=list)
+    conf: float | None = None  # OCR lines: Tesseract's mean word confidence (0-100); native text: None
 
     def word_spans(self) -> list[tuple[float, float, float, float, int, int]]:
         """Words with their ``[start, end)`` offsets in ``text`` (words not found are skipped)."""
@@ -62,6 +63,12 @@ class Block:
     @property
     def size(self) -> float:
         return max(ln.size for ln in self.lines)
+
+    @property
+    def conf(self) -> float | None:
+        """Mean OCR confidence (0-100) of the lines that have one; None for native text."""
+        confs = [ln.conf for ln in self.lines if ln.conf is not None]
+        return sum(confs) / len(confs) if confs else None
 
     @property
     def bold(self) -> bool:

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -70,24 +70,42 @@ from ingest.errors import (
 )
 from ingest.index import RegionIndex
 from ingest.model import DocumentVersion, Region
-from ingest.rows import (  # noqa: F401 (re-exported: callers import these from ingest.store)
-    CHUNKS_SCHEMA,
-    CLAIM_FIELDS,
+from ingest.rows import (
     COLLECTION_COLUMN,
     DEFAULT_COLLECTION,
     FTS_COLUMN,
-    REGIONS_SCHEMA,
     SEARCH_KINDS,
-    VERSIONS_SCHEMA,
     WRITER_FIELD,
-    _sql_str,
     check_collection,
-    region_to_row,
     row_collection,
-    row_to_region,
     sql_in,
 )
+from ingest.rows import sql_str as _sql_str
 from ingest.textnorm import fts_text
+
+if TYPE_CHECKING:
+    from lancedb.pydantic import LanceModel
+
+    from ingest.tables import TableSpec
+
+# Names callers have always imported from here. The table models and schemas live in
+# ``ingest.tables``, which imports LanceDB: they are loaded on first use (``__getattr__``), so that
+# importing this module stays cheap.
+__all__ = [
+    "COLLECTION_COLUMN", "DEFAULT_COLLECTION", "FTS_COLUMN", "SEARCH_KINDS", "WRITER_FIELD", "Claim", "Store",
+    "check_collection", "default_data_dir", "row_collection", "sql_in",
+]
+_FROM_TABLES = frozenset({"CHUNKS_SCHEMA", "CLAIM_FIELDS", "REGIONS_SCHEMA", "VERSIONS_SCHEMA", "region_to_row",
+                          "row_to_region"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_TABLES:
+        from ingest import tables
+
+        return getattr(tables, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 logger = logging.getLogger(__name__)
 
@@ -182,9 +200,11 @@ class Store:
         self._commits = 0
         self._versions_cache: tuple[int, list[dict[str, Any]]] | None = None
         self._cache_lock = threading.Lock()
-        self.versions = self._table("versions", VERSIONS_SCHEMA)
-        self.regions = self._table("regions", REGIONS_SCHEMA.append(WRITER_FIELD))
-        self.chunks = self._table("chunks", CHUNKS_SCHEMA.append(WRITER_FIELD))
+        from ingest.tables import CHUNKS, REGIONS, VERSIONS
+
+        self.versions = self._table(VERSIONS.name, VERSIONS.schema)
+        self.regions = self._table(REGIONS.name, REGIONS.schema)
+        self.chunks = self._table(CHUNKS.name, CHUNKS.schema)
         self._fts_dirty = False
         self._migrate_chunks()
         if recover:
@@ -213,11 +233,29 @@ class Store:
             return None
         return self._tables[name]
 
+    def table_names(self) -> list[str]:
+        """Names of the tables in the database, sorted."""
+        names: list[str] = []
+        token: str | None = None
+        while True:
+            page = self.db.list_tables(page_token=token)
+            names += page.tables
+            token = page.page_token
+            if not token:
+                return sorted(names)
+
     def version_tables(self) -> list[Any]:
+        """Every version-scoped table in the database: each table but ``versions`` that has the
+        ``doc_id`` and ``version_id`` columns, whichever layer created it (``ingest.tables.TableSpec``).
+
+        Found in the database rather than from a list of names, so a process that never imported
+        the layer owning a table (``folio check``, a delete) still cleans, checks and deletes its rows."""
         out = []
-        for name in ("regions", "chunks", "figures", "pages", "summaries", "assets"):
+        for name in self.table_names():
+            if name == "versions":
+                continue
             t = self.table(name)
-            if t is not None:
+            if t is not None and {"doc_id", "version_id"} <= set(t.schema.names):
                 out.append(t)
         return out
 
@@ -353,6 +391,8 @@ class Store:
         if self._claim_columns_ok:
             return
         with self._write_lock:
+            from ingest.tables import CLAIM_FIELDS
+
             missing = [f for f in CLAIM_FIELDS if f.name not in self.versions.schema.names]
             if missing:
                 logger.warning("adding writer-claim columns to versions (data written by an older folio)")
@@ -531,7 +571,9 @@ class Store:
         if not regions:
             return
         with self._write_lock:
-            data = pa.Table.from_pylist([region_to_row(r) for r in regions], schema=REGIONS_SCHEMA)
+            from ingest.tables import REGIONS, RegionRow, rows_table
+
+            data = rows_table(REGIONS, [RegionRow.from_region(r) for r in regions])
             tagged = self._tagged(self.regions, "regions", data)
             retry_conflicts(lambda: self.regions.add(tagged))
             if not self.local:
@@ -546,6 +588,8 @@ class Store:
             return
         if vectors.shape != (len(regions), TEXT_DIM):
             raise ValueError(f"expected vectors of shape ({len(regions)}, {TEXT_DIM}), got {vectors.shape}")
+        from ingest.tables import CHUNKS_SCHEMA
+
         table = pa.table(
             {
                 "region_id": [r.region_id for r in regions],
@@ -560,16 +604,24 @@ class Store:
                 ),
             },
             schema=CHUNKS_SCHEMA,
-        )
+        )  # column-wise, not as ChunkRow models: the vectors go from numpy to Arrow without Python floats
         with self._write_lock:
             tagged = self._tagged(self.chunks, "chunks", table)
             retry_conflicts(lambda: self.chunks.add(tagged))
             self._fts_dirty = True
 
-    def add_rows(self, table_name: str, schema: pa.Schema, rows: pa.Table | list[dict[str, Any]]) -> None:
-        """Append to a version-scoped table owned by another layer (figure or page vectors, summaries).
+    def add(self, spec: TableSpec, rows: Sequence[LanceModel] | pa.Table) -> None:
+        """Append rows of claimed versions to the version-scoped table ``spec`` describes, creating
+        the table from its row model when absent: how other layers write their tables (figure and
+        page vectors, summaries). The store sets each row's ``writer`` from its claim."""
+        from ingest.tables import rows_table
 
-        The store adds its ``writer`` column to that layer's schema."""
+        self.add_rows(spec.name, spec.schema, rows if isinstance(rows, pa.Table) else rows_table(spec, rows))
+
+    def add_rows(self, table_name: str, schema: pa.Schema, rows: pa.Table | list[dict[str, Any]]) -> None:
+        """Append to a version-scoped table given by name and Arrow schema (``add`` takes a ``TableSpec``).
+
+        The store adds its ``writer`` column to that schema."""
         if "writer" not in schema.names:
             schema = schema.append(WRITER_FIELD)
         with self._write_lock:
@@ -780,6 +832,8 @@ class Store:
             .to_arrow()
             .to_pylist()
         )
+        from ingest.tables import row_to_region
+
         index = RegionIndex(row_to_region(r) for r in rows)
         with self._cache_lock:
             self._index_cache[key] = index
@@ -792,6 +846,8 @@ class Store:
         rows = self.regions.search().where(f"region_id = {_sql_str(region_id)}").limit(1).to_arrow().to_pylist()
         if not rows:
             raise RegionNotFound(f"no such region: {region_id}")
+        from ingest.tables import row_to_region
+
         region = row_to_region(rows[0])
         if not self.has_ready(region.doc_id, region.version_id):
             raise RegionNotFound(f"no such region: {region_id}")

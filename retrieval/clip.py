@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from ingest.errors import InvalidRequest, ModelUnavailable
 from ingest.store import Store
+from ingest.tables import TableSpec, VersionScopedRow, vector_row
 from retrieval.scope import Scope
 from retrieval.text import Candidate, VectorCache, top_k
 from retrieval.threads import torch_single_thread
@@ -43,18 +43,15 @@ CLIP_ENABLE_HINT = (
 )
 
 
-def figures_schema(dim: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("region_id", pa.string()),
-            pa.field("doc_id", pa.string()),
-            pa.field("version_id", pa.string()),
-            pa.field("kind", pa.string()),
-            pa.field("page", pa.int32()),
-            pa.field("model", pa.string()),
-            pa.field("vector", pa.list_(pa.float32(), dim)),
-        ]
-    )
+class FigureVectorRow(VersionScopedRow):
+    """A row of ``figures``: the CLIP vector of one figure crop (``vector``, added per dimension)."""
+
+    model: str
+
+
+def figures_spec(dim: int) -> TableSpec:
+    """The ``figures`` table for ``dim``-dimensional CLIP vectors."""
+    return TableSpec(FIGURES_TABLE, vector_row("FigureVectorRow", dim, FigureVectorRow))
 
 
 class ClipModel:
@@ -147,8 +144,8 @@ class ClipFigureIndexer:
         self.batch_size = batch_size
 
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
-        figures = [r for r in parsed.regions if r.kind == "figure" and r.meta_get("image")]
-        schema = figures_schema(self.model.dim)
+        figures = [r for r in parsed.regions if r.kind == "figure" and r.image and r.image.path]
+        spec = figures_spec(self.model.dim)
         existing = store.table(FIGURES_TABLE)
         have = existing.schema.field("vector").type.list_size if existing is not None else self.model.dim
         if have != self.model.dim:
@@ -159,24 +156,24 @@ class ClipFigureIndexer:
         written = 0
         for start in range(0, len(figures), self.batch_size):
             batch = figures[start : start + self.batch_size]
-            opened = [(r, open_image(store, r.meta_get("image") or "")) for r in batch]
+            opened = [(r, open_image(store, r.image.path if r.image else "")) for r in batch]
             pairs = [(r, im) for r, im in opened if im is not None]
             if not pairs:
                 continue
             vecs = self.model.encode_images([im for _, im in pairs])
             rows = [
-                {
-                    "region_id": r.region_id,
-                    "doc_id": r.doc_id,
-                    "version_id": r.version_id,
-                    "kind": "figure",
-                    "page": r.first_page,
-                    "model": self.model.name,
-                    "vector": v.tolist(),
-                }
+                spec.model(
+                    region_id=r.region_id,
+                    doc_id=r.doc_id,
+                    version_id=r.version_id,
+                    kind="figure",
+                    page=r.first_page,
+                    model=self.model.name,
+                    vector=v.tolist(),
+                )
                 for (r, _), v in zip(pairs, vecs, strict=True)
             ]
-            store.add_rows(FIGURES_TABLE, schema, rows)
+            store.add(spec, rows)
             written += len(rows)
         return written
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from ingest.errors import ModelUnavailable
 from ingest.model import region_id_for
-from ingest.store import Store, sql_in
+from ingest.rows import sql_in
+from ingest.store import Store
+from ingest.tables import Int32, TableSpec, VersionScopedRow, vector_row
 from retrieval.clip import open_image
 from retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
 from retrieval.scope import Scope
@@ -68,19 +69,16 @@ MODEL_TYPES: dict[str, str] = {
 }
 
 
-def pages_schema(dim: int) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("region_id", pa.string()),
-            pa.field("doc_id", pa.string()),
-            pa.field("version_id", pa.string()),
-            pa.field("kind", pa.string()),
-            pa.field("page", pa.int32()),
-            pa.field("model", pa.string()),
-            pa.field("n_vectors", pa.int32()),
-            pa.field("vectors", pa.list_(pa.list_(pa.float32(), dim))),
-        ]
-    )
+class PageVectorsRow(VersionScopedRow):
+    """A row of ``pages``: the ColPali multivector of one rendered page (``vectors``, added per dimension)."""
+
+    model: str
+    n_vectors: Int32
+
+
+def pages_spec(dim: int) -> TableSpec:
+    """The ``pages`` table for ColPali multivectors of ``dim``-dimensional token vectors."""
+    return TableSpec(PAGES_TABLE, vector_row("PageVectorsRow", dim, PageVectorsRow, multi=True))
 
 
 def detect_family(config: dict[str, Any]) -> str:
@@ -202,12 +200,9 @@ class ColPaliPageIndexer:
         self.pool_method = pool_method
 
     def _pages(self, parsed: ParsedDocument) -> list[tuple[str, str, str, int, str]]:
-        regions = [r for r in parsed.regions if r.kind == "page" and r.meta_get("image")]
+        regions = [(r, r.image.path) for r in parsed.regions if r.kind == "page" and r.image and r.image.path]
         if regions:
-            return [
-                (r.region_id, r.doc_id, r.version_id, r.first_page, r.meta_get("image") or "")
-                for r in regions
-            ]
+            return [(r.region_id, r.doc_id, r.version_id, r.first_page, path) for r, path in regions]
         doc_id, version_id = getattr(parsed, "doc_id", ""), getattr(parsed, "version_id", "")
         return [
             (region_id_for(doc_id, version_id, p.page, "page", 1), doc_id, version_id, p.page, p.image)
@@ -216,7 +211,7 @@ class ColPaliPageIndexer:
         ]
 
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
-        schema = pages_schema(self.model.dim)
+        spec = pages_spec(self.model.dim)
         written = 0
         pages = self._pages(parsed)
         for start in range(0, len(pages), 4):
@@ -230,18 +225,18 @@ class ColPaliPageIndexer:
             for ((rid, doc_id, version_id, page, _), _im), v in zip(loaded, vecs, strict=True):
                 pv = pool(v, self.pool_factor, self.pool_method)
                 rows.append(
-                    {
-                        "region_id": rid,
-                        "doc_id": doc_id,
-                        "version_id": version_id,
-                        "kind": "page",
-                        "page": page,
-                        "model": self.model.name,
-                        "n_vectors": len(pv),
-                        "vectors": pv.tolist(),
-                    }
+                    spec.model(
+                        region_id=rid,
+                        doc_id=doc_id,
+                        version_id=version_id,
+                        kind="page",
+                        page=page,
+                        model=self.model.name,
+                        n_vectors=len(pv),
+                        vectors=pv.tolist(),
+                    )
                 )
-            store.add_rows(PAGES_TABLE, schema, rows)
+            store.add(spec, rows)
             written += len(rows)
         return written
 

@@ -22,13 +22,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
+from lancedb.pydantic import Vector
 
 from ingest.embed import TEXT_DIM
 from ingest.errors import ModelUnavailable
 from ingest.index import RegionIndex
 from ingest.model import CHILD_KINDS, Region
-from ingest.store import Store, sql_in
+from ingest.rows import sql_in
+from ingest.store import Store
+from ingest.tables import TableSpec, VersionScopedRow
 from retrieval.fusion import rrf
 from retrieval.llm import ChatClient
 from retrieval.scope import Scope
@@ -40,18 +42,17 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SUMMARIES_TABLE = "summaries"
-SUMMARIES_SCHEMA = pa.schema(
-    [
-        pa.field("region_id", pa.string()),
-        pa.field("doc_id", pa.string()),
-        pa.field("version_id", pa.string()),
-        pa.field("kind", pa.string()),
-        pa.field("page", pa.int32()),
-        pa.field("text", pa.string()),
-        pa.field("method", pa.string()),
-        pa.field("vector", pa.list_(pa.float32(), TEXT_DIM)),
-    ]
-)
+
+
+class SummaryRow(VersionScopedRow):
+    """A row of ``summaries``: one section's summary, how it was made, and its MiniLM vector."""
+
+    text: str
+    method: str  # extractive | llm
+    vector: Vector(TEXT_DIM)  # type: ignore[valid-type]
+
+
+SUMMARIES = TableSpec(SUMMARIES_TABLE, SummaryRow)
 _TOKEN = re.compile(r"\w{3,}", re.UNICODE)
 _STOP = frozenset(
     "the and for that with this from are was were which when where will shall must can may not but "
@@ -156,20 +157,19 @@ class SummaryIndexer:
         if not rows:
             return 0
         vecs = self.encoder.encode([t for _, t, _ in rows])
-        store.add_rows(
-            SUMMARIES_TABLE,
-            SUMMARIES_SCHEMA,
+        store.add(
+            SUMMARIES,
             [
-                {
-                    "region_id": s.region_id,
-                    "doc_id": s.doc_id,
-                    "version_id": s.version_id,
-                    "kind": "section",
-                    "page": s.first_page,
-                    "text": t,
-                    "method": m,
-                    "vector": v.tolist(),
-                }
+                SummaryRow(
+                    region_id=s.region_id,
+                    doc_id=s.doc_id,
+                    version_id=s.version_id,
+                    kind="section",
+                    page=s.first_page,
+                    text=t,
+                    method=m,
+                    vector=v.tolist(),
+                )
                 for (s, t, m), v in zip(rows, vecs, strict=True)
             ],
         )

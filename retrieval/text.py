@@ -23,7 +23,8 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from ingest.store import FTS_COLUMN, Store, _sql_str
+from ingest.rows import FTS_COLUMN, sql_in, sql_str
+from ingest.store import Store
 from ingest.textnorm import fts_text
 from retrieval.scope import Scope
 from retrieval.threads import torch_single_thread
@@ -101,8 +102,6 @@ def load_vectors(
     keys = list(keys)
     if not keys:
         return {}
-    from ingest.store import sql_in
-
     where = f"{sql_in('version_id', (v for _, v in keys))} AND {sql_in('doc_id', (d for d, _ in keys))}"
     cols = ["region_id", "doc_id", "version_id", "kind", "page", vector_column]
     names = set(table.schema.names)
@@ -300,7 +299,7 @@ class TextRetriever:
 
 
 def region_filter(region_ids: Iterable[str]) -> str:
-    return "region_id IN (" + ", ".join(_sql_str(r) for r in region_ids) + ")"
+    return "region_id IN (" + ", ".join(sql_str(r) for r in region_ids) + ")"
 
 
 def ensure_scalar_indexes(store: Store) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.model import Region, version_id_for
+from ingest.model import FigurePayload, Region, TablePayload, version_id_for
 from ingest.parse import ParsedDocument, parse_pdf
 from ingest.pdf_ocr import ocr_available
 from ingest.tokens import get_tokenizer
@@ -70,7 +70,8 @@ def test_fixture_headings_tree_and_ids(policy: ParsedDocument) -> None:
 
 def test_fixture_table(policy: ParsedDocument) -> None:
     (table,) = kind(policy, "table")
-    assert table.meta_get("header") == "Severity | Response | Owner"
+    assert table.payload == TablePayload(header=("Severity", "Response", "Owner"), first_row=1, last_row=3)
+    assert table.meta_get("header") == "Severity | Response | Owner"  # the legacy view still reads
     assert table.meta_get("rows") == "1-3"
     assert "| P1 | 30 minutes | On-call engineer |" in table.text
     # Table cells are not repeated as paragraph text.
@@ -91,6 +92,15 @@ def test_fixture_figure(policy: ParsedDocument, assets: pathlib.Path) -> None:
     (page,) = kind(policy, "page")
     assert page.meta_get("render_scale") == "1.5"
     assert (assets.parent / (policy.pages[0].image or "")).is_file()
+    # The payloads record the pixel size of the PNGs actually written (what a vision model is sent).
+    from PIL import Image
+
+    for r in (fig, page):
+        assert r.image is not None and r.image.scale == 1.5 and r.image.media_type == "image/png"
+        with Image.open(assets.parent / r.image.path) as im:
+            assert (r.image.width_px, r.image.height_px) == im.size
+    # 595 pt x 1.5 = 892.5: MuPDF's pixmap is 893 px wide, which bbox * scale cannot tell.
+    assert page.image is not None and (page.image.width_px, page.image.height_px) == (893, 1263)
 
 
 def test_sentence_line_boxes_inside_paragraph(policy: ParsedDocument, rmanual: ParsedDocument) -> None:
@@ -176,6 +186,12 @@ def test_scanned_page_is_ocred() -> None:
     assert len(words & got) >= 0.6 * len(words)
     assert len(kind(doc, "sentence")) > 10
     assert all(s.meta_get("ocr") == "1" for s in kind(doc, "sentence"))
+    # OCR payloads: engine and Tesseract's mean confidence (lines under MIN_LINE_CONF were dropped).
+    from ingest.pdf_ocr import MIN_LINE_CONF
+
+    assert page.ocr is not None and page.ocr.engine == "tesseract"
+    assert page.ocr.confidence is not None and MIN_LINE_CONF <= page.ocr.confidence <= 100
+    assert all(s.ocr is not None and s.ocr.confidence is not None for s in kind(doc, "sentence"))
 
 
 def test_scanned_page_without_ocr_warns() -> None:
@@ -203,6 +219,8 @@ def test_text_in_a_large_image_is_ocred(fedreg_p8_ocr: ParsedDocument) -> None:
     assert doc.ocr_pages == 1 and not doc.pages[0].scanned and doc.pages[0].ocr
     (fig,) = kind(doc, "figure")
     assert fig.meta_get("ocr") == "1" and "75% N1" in (fig.meta_get("inner_text") or "")
+    assert isinstance(fig.payload, FigurePayload) and fig.payload.source == "raster"
+    assert fig.ocr is not None and fig.ocr.confidence is not None and fig.ocr.confidence > 0
     img = fig.locators[0].bbox
     hits = [s for s in kind(doc, "sentence") if "75% N1" in s.text]
     assert hits, "the flaps-up thrust setting must be a searchable sentence"
@@ -218,6 +236,7 @@ def test_text_in_a_large_image_is_ocred(fedreg_p8_ocr: ParsedDocument) -> None:
     assert page.text[loc.char_start : loc.char_end].replace("\n", " ") == s.text
     # The native header stays native text, in front of the image's text.
     native = [p for p in kind(doc, "paragraph") if p.meta_get("ocr") is None]
+    assert all(p.ocr is None for p in native)
     assert native and native[0].seq < paras[s.parent_id or ""].seq
 
 
