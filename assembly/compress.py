@@ -16,8 +16,9 @@ resolves to the region, page and box; the item's ``expansion`` is ``compressed``
 Images are never sent compressed: a figure or page image goes as the compressed text it carries.
 
 ``compress_share`` holds that share of the room back from whole items so the compressed tail has
-room at all (greedy packing otherwise fills the budget); whatever the tail leaves unused goes to
-whole candidates that fit it, in priority order. Pure: no I/O, and the cost of a compressed block
+room at all (greedy packing otherwise fills the budget), but never so much that the top candidate
+no longer fits whole; whatever the tail leaves unused goes to whole candidates that fit it, in
+priority order. Pure: no I/O, and the cost of a compressed block
 is counted exactly like any other block, so the budget guarantee is unchanged. Greedy packing only
 (monotone packing promises that a bigger budget never drops an item; a tail fitted into leftover
 room cannot promise that).
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from assembly.fallback import carried
 from assembly.render import Body
@@ -43,38 +44,26 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[A-Z0-9•‘“-])")
 _TERM = re.compile(r"[-+$€£]?\d[\d.,:/%-]*\d%?|[-+$€£]?\d%?|\b[A-Za-z]*[A-Z][A-Za-z]*\d[\w.-]*|\b[A-Z]{2,}[\w-]*")
 
 
-class Cand(Protocol):
-    """The fields of ``assembly.core._Cand`` this module reads and writes."""
-
-    unit: Any
-    body: Body
-    cid: str
-    open: str
-    image_url: str | None
-    image_tokens: int
-    cost: int
-    text_tokens: int
-    wrapper_tokens: int
-    status: str
-    fallback_from: str | None
-    rung: str | None
-    carried: frozenset[int] | None
-    full_cost: int
-
-
-def reserve(o: AssemblyOptions, room: int) -> int:
-    """Tokens held back from whole items for the compressed tail (0 when compression is off)."""
+def reserve(o: AssemblyOptions, room: int, cands: Sequence[Any] = ()) -> int:
+    """Tokens held back from whole items for the compressed tail (0 when compression is off), never
+    so many that the top candidate no longer fits whole (the best evidence is not cut for the tail)."""
     if o.compress == "off" or o.packing != "greedy" or room <= 0:
         return 0
-    return int(o.compress_share * room)
+    held = int(o.compress_share * room)
+    if cands:
+        held = min(held, max(0, room - cands[0].cost))
+    return held
 
 
-def compress_rest(cands: Sequence[Cand], slack: int, room: int, query: str, hits: Sequence[Any],
+def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits: Sequence[Any],
                   regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int,
                   reopen: Callable[[Any, Body], str]) -> int:
     """Give each ``excluded_budget`` candidate, in priority order, its compressed body when it fits
     ``slack``; then fill what is left with whole candidates that fit. Returns the new slack.
 
+    ``cands`` are ``assembly.core._Cand`` values in priority order (this reads ``unit``, ``body``,
+    ``cost``, ``status`` and ``image_tokens``, and on success sets what a fallback rung sets: ``body``,
+    ``open``, the token counts, ``rung="compressed"``, ``fallback_from``, ``carried``, ``status``).
     ``hits`` are the sorted hits (a candidate's ``unit.triggers`` index them), ``regions`` the hit
     regions by the same index, ``reopen`` builds a block's open line for a new body.
     """

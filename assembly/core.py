@@ -195,7 +195,7 @@ def assemble(
         used_slots[m] = used_slots.get(m, 0) + 1
         packable.append(c)
     if options.packing == "greedy":
-        held = compress_reserve(options, room)  # room for the compressed tail (assembly.compress)
+        held = compress_reserve(options, room, packable)  # room for the compressed tail (assembly.compress)
         slack = held + _pack_greedy(packable, room - held, options, expander, shits, regions, count, close_tokens)
     else:
         costs = [c.cost for c in packable]
