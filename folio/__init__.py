@@ -9,11 +9,12 @@ package only calls it (over HTTP, or in-process through ``folio.local``).
 from __future__ import annotations
 
 from folio import errors, models
-from folio.client import AsyncClient, Client
+from folio.client import AnswerEvent, AsyncClient, Client
 from folio.errors import APIConnectionError, APIError, APITimeoutError, ClientError, NotFound
 
 __all__ = [
     "APIConnectionError",
+    "AnswerEvent",
     "APIError",
     "APITimeoutError",
     "AsyncClient",

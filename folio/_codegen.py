@@ -30,6 +30,8 @@ from typing import Any
 
 # The schemas the client's methods send or return; the models are these and what they reference.
 ROOTS = (
+    "AnswerRequest",
+    "AnswerResponse",
     "ContextPackage",
     "ContextRequest",
     "DeleteResponse",

@@ -5,7 +5,9 @@
 ...     pkg = client.context("How fast must a P1 incident be acknowledged?", budget=1500)
 ...     print(pkg.budget.used, [item.citation_id for item in pkg.items])
 
-Results are the models in ``folio.models`` (generated from the server's OpenAPI schema); errors are
+``answer`` asks the server's configured LLM (``POST /v1/answer``); ``answer_stream`` yields its
+server-sent events (``package``, ``delta`` ..., ``done``), raising the typed error of an ``error``
+event. Results are the models in ``folio.models`` (generated from the server's OpenAPI schema); errors are
 the exceptions in ``folio.errors``, carrying the server's error code. Both clients build each call
 the same way (``_Call``) and differ only in how they send it.
 
@@ -17,7 +19,7 @@ to call an app in-process.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar, overload
@@ -89,6 +91,64 @@ def _request_body(model: type[BaseModel], query: str, options: Mapping[str, Any]
     return body
 
 
+@dataclass(frozen=True)
+class AnswerEvent:
+    """One server-sent event of a streamed answer: ``package`` (the package and the usage known
+    before the model is asked), ``delta`` (``data["text"]``), ``done`` (``answer`` is the
+    ``AnswerResponse``, the citation check included, without the package)."""
+
+    event: str
+    data: dict[str, Any]
+    answer: models.AnswerResponse | None = None
+
+
+class _SSE:
+    """Server-sent events from lines (``event:``/``data:`` fields, a blank line ends an event)."""
+
+    def __init__(self) -> None:
+        self.event = "message"
+        self.data: list[str] = []
+
+    def feed(self, line: str) -> AnswerEvent | None:
+        if line.startswith("event:"):
+            self.event = line[6:].strip()
+        elif line.startswith("data:"):
+            self.data.append(line[5:].lstrip())
+        elif not line and self.data:
+            event, raw = self.event, "\n".join(self.data)
+            self.event, self.data = "message", []
+            return _answer_event(event, raw)
+        return None
+
+
+def _answer_event(event: str, raw: str) -> AnswerEvent:
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        raise ResponseError(f"POST /v1/answer: a {event} event whose data is not JSON") from e
+    if event == "error":  # the one error shape plus the status the error would have had
+        raise error_for(int(data.get("status") or 502), data)
+    if event == "done":
+        try:
+            return AnswerEvent(event, data, models.AnswerResponse.model_validate(data))
+        except ValidationError as e:
+            raise ResponseError(f"POST /v1/answer: the done event is not an AnswerResponse: {e}") from e
+    return AnswerEvent(event, data)
+
+
+def _events(lines: Iterable[str]) -> Iterator[AnswerEvent]:
+    sse = _SSE()
+    for line in lines:
+        found = sse.feed(line)
+        if found is not None:
+            yield found
+            if found.event == "done":
+                return
+    raise ResponseError("POST /v1/answer: the stream ended before its done event")
+
+
 class _Calls:
     """The calls of the API, shared by the two clients."""
 
@@ -146,6 +206,11 @@ class _Calls:
     def context(query: str, options: Mapping[str, Any]) -> _Call[models.ContextPackage]:
         body = _request_body(models.ContextRequest, query, options)
         return _Call("POST", "/v1/context", models.ContextPackage, json=body)
+
+    @staticmethod
+    def answer(query: str, options: Mapping[str, Any], stream: bool) -> _Call[models.AnswerResponse]:
+        body = _request_body(models.AnswerRequest, query, {**options, "stream": stream})
+        return _Call("POST", "/v1/answer", models.AnswerResponse, json=body)
 
     @staticmethod
     def verify(
@@ -279,6 +344,26 @@ class Client:
         ``doc_ids``, ``include_images`` ...)."""
         return self._send(_Calls.context(query, options))
 
+    def answer(self, query: str, **options: Any) -> models.AnswerResponse:
+        """A cited answer from the server's configured LLM, with the citation check; ``options`` are
+        ``AnswerRequest`` fields (every context option, ``response_format``, ``json_schema`` ...).
+        Without an LLM on the server this raises ``ServiceUnavailable`` (``llm_not_configured``)."""
+        return self._send(_Calls.answer(query, options, stream=False))
+
+    def answer_stream(self, query: str, **options: Any) -> Iterator[AnswerEvent]:
+        """``answer`` as it is written: the events up to and including ``done``."""
+        call = _Calls.answer(query, options, stream=True)
+        try:
+            with self._http.stream(call.method, call.path, json=call.json) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    _parse(call, response)
+                yield from _events(response.iter_lines())
+        except httpx.TimeoutException as e:
+            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
+        except httpx.TransportError as e:
+            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
+
     def verify(
         self,
         answer: str,
@@ -382,6 +467,29 @@ class AsyncClient:
 
     async def context(self, query: str, **options: Any) -> models.ContextPackage:
         return await self._send(_Calls.context(query, options))
+
+    async def answer(self, query: str, **options: Any) -> models.AnswerResponse:
+        return await self._send(_Calls.answer(query, options, stream=False))
+
+    async def answer_stream(self, query: str, **options: Any) -> AsyncIterator[AnswerEvent]:
+        call = _Calls.answer(query, options, stream=True)
+        sse = _SSE()
+        try:
+            async with self._http.stream(call.method, call.path, json=call.json) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    _parse(call, response)
+                async for line in response.aiter_lines():
+                    found = sse.feed(line)
+                    if found is not None:
+                        yield found
+                        if found.event == "done":
+                            return
+        except httpx.TimeoutException as e:
+            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
+        except httpx.TransportError as e:
+            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
+        raise ResponseError("POST /v1/answer: the stream ended before its done event")
 
     async def verify(
         self,

@@ -14,7 +14,9 @@ into an exception of the status's class that carries the code::
         ├── Conflict                409
         ├── PayloadTooLarge         413
         ├── InvalidRequest          422 (also a ValueError): validation_error, not_a_pdf, corrupt_pdf ...
-        ├── ServiceUnavailable      503: a model or the keys file is not available
+        ├── UpstreamError           502: the LLM endpoint failed or replied with garbage (llm_upstream_error)
+        │   └── UpstreamTimeout     504: it did not answer in time (llm_timeout; also a TimeoutError)
+        ├── ServiceUnavailable      503: no LLM configured (llm_not_configured), no keys file ...
         │   └── Overloaded          503 overloaded, with .retry_after seconds
         └── ServerError             other 5xx (folio's own bugs: quote .request_id)
 
@@ -83,6 +85,14 @@ class InvalidRequest(APIError, ValueError):
     pass
 
 
+class UpstreamError(APIError):
+    pass
+
+
+class UpstreamTimeout(UpstreamError, TimeoutError):
+    pass
+
+
 class ServiceUnavailable(APIError):
     pass
 
@@ -105,7 +115,9 @@ _BY_STATUS: dict[int, type[APIError]] = {
     409: Conflict,
     413: PayloadTooLarge,
     422: InvalidRequest,
+    502: UpstreamError,
     503: ServiceUnavailable,
+    504: UpstreamTimeout,
 }
 
 

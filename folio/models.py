@@ -21,6 +21,87 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, protected_namespaces=(), validate_default=True)
 
 
+class AnswerRequest(_Request):
+    query: str
+    budget: int | None = None
+    tokenizer: str | None = None
+    doc_ids: list[str] | None = None
+    versions: dict[str, str] | None = None
+    pages: list[int] | None = None
+    kinds: list[str] | None = None
+    k: int | None = None
+    retrieval_strategy: str | None = None
+    quotas: dict[str, int] | None = None
+    rerank: bool | None = None
+    context_window: int | None = None
+    reserve_output: int | None = None
+    strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None = None
+    window_before: int | None = None
+    window_after: int | None = None
+    parent_max_tokens: int | None = None
+    neighbors: int | None = None
+    include_images: bool | None = None
+    image_tokens: ImageTokens | None = None
+    render_scale: float | None = None
+    structural_truncation: bool | None = None
+    order: Literal["relevance", "document", "edges"] | None = None
+    max_items: int | None = None
+    score_threshold: float | None = None
+    min_relevance: float | None = None
+    threshold_mode: Literal["relative", "absolute"] | None = None
+    mmr_lambda: float | None = None
+    modality_slots: dict[str, int] | None = None
+    sub_questions: list[str] | None = None
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] | None = None
+    image_url_template: str | None = None
+    citation_style: Literal["typed", "uniform"] | None = None
+    page_units: Literal["off", "large_sections", "all"] | None = None
+    page_max_share: float | None = None
+    window_share: float | None = None
+    window_source: Literal["section", "page"] | None = None
+    excerpt_growth: int | None = None
+    block_format: Literal["compact", "tagged"] | None = None
+    packing: Literal["monotone", "greedy"] | None = None
+    fallbacks: bool | None = None
+    max_image_share: float | None = None
+    compress: Literal["off", "extractive"] | None = None
+    compress_share: float | None = None
+    stream: bool | None = None
+    response_format: Literal["text", "json"] | None = None
+    json_schema: dict[str, Any] | None = None
+    enforce_schema: bool | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    timeout_s: float | None = None
+    include_package: bool | None = None
+
+
+class AnswerResponse(_Response):
+    query: str
+    answer: str
+    raw: str | None = None
+    refused: bool
+    model: str | None = None
+    finish_reason: str | None = None
+    citations: list[CitationOut]
+    check: VerifyReport
+    faithful: bool
+    structured: StructuredCheck | None = None
+    usage: AnswerUsage
+    warnings: list[str] | None = None
+    package: ContextPackage | None = None
+
+
+class AnswerUsage(_Response):
+    prompt_tokens: int
+    completion_tokens: int | None
+    endpoint_prompt_tokens: int | None
+    schema_tokens: int
+    budget_limit: int
+    tokenizer: str
+
+
 class BBoxOut(_Response):
     x0: float
     y0: float
@@ -43,6 +124,21 @@ class BudgetInfo(_Response):
     tokenizer: str
     breakdown: Breakdown
     image_formula: str
+
+
+class CitationOut(_Response):
+    citation_id: str
+    region_id: str
+    region_ids: list[str]
+    doc_id: str
+    version_id: str
+    filename: str
+    modality: str
+    expansion: str
+    pages: list[int]
+    locators: list[LocatorOut]
+    image_url: str | None = None
+    viewer_url: str
 
 
 class CitationSupport(_Response):
@@ -401,6 +497,18 @@ class SourceOut(_Response):
     score: float
 
 
+class StructuredCheck(_Response):
+    schema_name: Literal["folio", "custom"]
+    json_valid: bool | None
+    schema_valid: bool | None
+    errors: list[str] | None = None
+    fenced: bool = False
+    value: Any | None = None
+    cited_ids: list[str] | None = None
+    invented_ids: list[str] | None = None
+    faithful: bool
+
+
 class VerifyReport(_Response):
     kept_ids: list[str]
     invented_ids: list[str]
@@ -431,9 +539,13 @@ class VersionOut(_Response):
 
 
 __all__ = [
+    "AnswerRequest",
+    "AnswerResponse",
+    "AnswerUsage",
     "BBoxOut",
     "Breakdown",
     "BudgetInfo",
+    "CitationOut",
     "CitationSupport",
     "ContextItem",
     "ContextPackage",
@@ -467,10 +579,11 @@ __all__ = [
     "SearchResponse",
     "SentenceCheck",
     "SourceOut",
+    "StructuredCheck",
     "VerifyReport",
     "VerifyRequest",
     "VersionOut",
 ]
 
-for _model in (BBoxOut, Breakdown, BudgetInfo, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, VerifyReport, VerifyRequest, VersionOut):
+for _model in (AnswerRequest, AnswerResponse, AnswerUsage, BBoxOut, Breakdown, BudgetInfo, CitationOut, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, StructuredCheck, VerifyReport, VerifyRequest, VersionOut):
     _model.model_rebuild()

@@ -44,8 +44,10 @@ def test_error_shape_becomes_typed_exceptions() -> None:
     assert (e.status, e.code, e.message, e.request_id) == (404, "region_not_found", "no such region: x", "r1")
     busy = errors.error_for(503, {"error": {"code": "overloaded", "message": "busy"}}, {"retry-after": "2"})
     assert isinstance(busy, errors.Overloaded) and busy.retry_after == 2.0
-    proxy = errors.error_for(502, "<html>Bad Gateway</html>", {"x-request-id": "r2"})
-    assert isinstance(proxy, errors.ServerError) and proxy.code == "http_502" and proxy.request_id == "r2"
+    proxy = errors.error_for(500, "<html>Internal Server Error</html>", {"x-request-id": "r2"})
+    assert isinstance(proxy, errors.ServerError) and proxy.code == "http_500" and proxy.request_id == "r2"
+    late = errors.error_for(504, {"error": {"code": "llm_timeout", "message": "the model did not answer"}})
+    assert isinstance(late, errors.UpstreamTimeout) and isinstance(late, TimeoutError)
 
 
 def test_connection_errors() -> None:
@@ -199,3 +201,47 @@ def test_langchain_retriever(server: tuple[str, str, str, Path]) -> None:
             return await retriever.ainvoke(QUESTION)
 
     assert [d.metadata["region_id"] for d in asyncio.run(via_async_client())] == [i.region_id for i in pkg.items]
+
+
+@pytest.mark.slow
+def test_answer_and_its_stream(server: tuple[str, str, str, Path], api_master: Path, tmp_path: Path) -> None:
+    """``answer`` / ``answer_stream`` against a server whose LLM is the loopback stand-in
+    (``tests/api/llm_standin.py``); without an LLM, the typed 503; a stalled endpoint, the typed 504
+    from the stream's error event."""
+    from tests.api.llm_standin import Reply, StandInLLM
+
+    base, key, _, _ = server
+    with pytest.raises(errors.ServiceUnavailable) as off, folio.Client(base, api_key=key) as c:
+        c.answer(QUESTION)
+    assert off.value.code == "llm_not_configured"
+
+    data = tmp_path / "data"
+    shutil.copytree(api_master, data)
+    with StandInLLM() as llm, live_server(make_settings(data, llm_base_url=llm.url, llm_model="stand-in")) as url:
+        with folio.Client(url) as c:
+            pkg = c.context(QUESTION, doc_ids=["support-policy"])
+            cid = next(i.citation_id for i in pkg.items if "30 minutes" in i.text)
+            llm.replies.append(Reply(f"Within 30 minutes [{cid}]."))
+            done = c.answer(QUESTION, doc_ids=["support-policy"], include_package=False)
+            assert isinstance(done, models.AnswerResponse) and done.faithful
+            assert [x.citation_id for x in done.citations] == [cid] and done.package is None
+
+            llm.replies.append(Reply(f"Within 30 minutes [{cid}] [S99]."))
+            events = list(c.answer_stream(QUESTION, doc_ids=["support-policy"]))
+            assert [e.event for e in events][0] == "package" and events[-1].event == "done"
+            assert "".join(e.data["text"] for e in events if e.event == "delta") == f"Within 30 minutes [{cid}] [S99]."
+            final = events[-1].answer
+            assert final is not None and final.check.invented_ids == ["S99"] and not final.faithful
+
+            llm.replies.append(Reply("late", delay=2.5))
+            with pytest.raises(errors.UpstreamTimeout) as late:
+                list(c.answer_stream(QUESTION, doc_ids=["support-policy"], timeout_s=1))
+            assert late.value.code == "llm_timeout"
+
+        async def streamed() -> list[folio.AnswerEvent]:
+            llm.replies.append(Reply(f"Within 30 minutes [{cid}]."))
+            async with folio.AsyncClient(url) as ac:
+                return [e async for e in ac.answer_stream(QUESTION, doc_ids=["support-policy"])]
+
+        got = asyncio.run(streamed())
+        assert got[-1].answer is not None and got[-1].answer.faithful
