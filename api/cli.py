@@ -15,51 +15,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from api.cli_common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    ProgressBar,
+    add_data_arg,
+    open_store,
+    os_error_message,
+    settings_for,
+    validation_message,
+)
 from ingest.errors import FolioError
-
-EXIT_USAGE = 2
-EXIT_FAILED = 1
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr (silent when stderr is not a terminal, unless forced)."""
-
-    def __init__(self, label: str, *, enabled: bool | None = None) -> None:
-        self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self._last = 0.0
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if done < total and now - self._last < 0.1:
-            return
-        self._last = now
-        width = 24
-        frac = done / total if total else 1.0
-        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        sys.stderr.write(f"\r{self.label[:32]:32} {stage:12} [{bar}] {done}/{total}   ")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 90 + "\r")
-            sys.stderr.flush()
-
-
-def add_data_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--data", metavar="DIR", default=None, help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)"
-    )
-
-
-def open_store(args: argparse.Namespace) -> Any:
-    from api.settings import Settings
-    from ingest.store import Store
-
-    settings = Settings()
-    return Store(args.data or settings.data)
 
 
 def _format_report(r: dict[str, Any]) -> str:
@@ -78,12 +46,12 @@ def _format_report(r: dict[str, Any]) -> str:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from api.settings import Settings
     from ingest.pipeline import ingest_path
+    from ingest.store import Store
     from retrieval.visual import indexers_from_settings
 
-    settings = Settings()
-    store = open_store(args)
+    settings = settings_for(args)
+    store = Store(settings.data)
     paths: list[Path] = []
     for raw in args.paths:
         p = Path(raw)
@@ -274,17 +242,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Usage errors (argparse, invalid options, unreadable files) exit 2, failures 1,
+    with one line on stderr each."""
+    from api.settings import warn_unknown_env
+
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    warn_unknown_env()
     try:
         code: int = args.func(args)
         return code
     except FolioError as e:
         print(f"folio: {e}", file=sys.stderr)
         return EXIT_FAILED
+    except ValidationError as e:  # an option the API would answer with 422
+        print(f"folio: {validation_message(e)}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:  # a file named on the command line that cannot be read or written
+        print(f"folio: {os_error_message(e)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("folio: interrupted", file=sys.stderr)
         return 130

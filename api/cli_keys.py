@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
+from api.cli_common import EXIT_FAILED, EXIT_USAGE
 
 
 def _keys_path(args: argparse.Namespace) -> Path | None:

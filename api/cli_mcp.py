@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from api.cli import EXIT_USAGE, add_data_arg
+from api.cli_common import EXIT_USAGE, add_data_arg
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -13,9 +13,16 @@ import logging
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from api.cli import EXIT_FAILED, EXIT_USAGE, ProgressBar, add_data_arg
+from api.cli_common import EXIT_FAILED, EXIT_USAGE, ProgressBar, add_data_arg, choices, settings_for
+from assembly.types import Strategy
+from retrieval.hit import RetrievalStrategy
+
+if TYPE_CHECKING:
+    from api.settings import Settings
+    from ingest.store import Store
+    from retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -24,15 +31,6 @@ DEMO_QUESTIONS = (
     "How do I read a CSV file into R?",
     "How fast must a priority-one incident be acknowledged?",
 )
-
-
-def _settings(args: argparse.Namespace) -> Any:
-    from api.settings import Settings
-
-    settings = Settings()
-    if getattr(args, "data", None):
-        settings = settings.model_copy(update={"data": args.data})
-    return settings
 
 
 def is_loopback(host: str) -> bool:
@@ -50,7 +48,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from api.app import create_app
 
-    settings = _settings(args)
+    settings = settings_for(args)
     host = args.host or settings.host
     port = args.port or settings.port
     settings = settings.model_copy(update={"host": host, "port": port})
@@ -81,7 +79,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------------- context
-def _retriever(settings: Any) -> tuple[Any, Any]:
+def _retriever(settings: Settings) -> tuple[Store, Retriever]:
     from ingest.store import Store
     from ingest.torchfix import ensure_torchvision
 
@@ -132,9 +130,9 @@ def cmd_context(args: argparse.Namespace) -> int:
     from api.schemas import ContextRequest
     from api.service import build_context
 
-    settings = _settings(args)
+    settings = settings_for(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k}
-    if args.budget:
+    if args.budget is not None:
         body["budget"] = args.budget
     if args.doc:
         body["doc_ids"] = args.doc
@@ -172,9 +170,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     try:
         package = ContextPackage.model_validate_json(Path(args.package).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        print(f"folio: no such file: {args.package}", file=sys.stderr)
-        return EXIT_USAGE
     except ValueError as e:
         print(f"folio: {args.package} is not a context package: {str(e).splitlines()[0]}", file=sys.stderr)
         return EXIT_USAGE
@@ -200,7 +195,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ingest.pipeline import doc_id_from_filename, ingest_path
     from retrieval.visual import indexers_from_settings
 
-    settings = _settings(args)
+    settings = settings_for(args)
     samples = Path(args.samples) if args.samples else ROOT / "sample_pdfs"
     pdfs = sorted(samples.glob("*.pdf"))
     if not pdfs:
@@ -244,7 +239,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print()
         print(format_package(pkg, prompt=False))
     if args.serve:
-                return cmd_serve(
+        return cmd_serve(
             argparse.Namespace(data=settings.data, host=args.host, port=args.port, verbose=args.verbose)
         )
     print(
@@ -274,8 +269,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
     )
-    p.add_argument("--strategy", default=None, help="expansion: auto, raw, window, parent, neighbors, page")
-    p.add_argument("--retrieval", default=None, help="retrieval strategy (default hybrid)")
+    p.add_argument("--strategy", default=None, choices=choices(Strategy), help="expansion (default auto)")
+    p.add_argument(
+        "--retrieval", default=None, choices=choices(RetrievalStrategy), help="retrieval strategy (default hybrid)"
+    )
     p.add_argument(
         "--tokenizer", default=None, help="cl100k_base, o200k_base, a FOLIO_TOKENIZERS name or hf:<dir> (local)"
     )

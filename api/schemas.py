@@ -15,7 +15,8 @@ from annotated_types import Ge, Le, MaxLen
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from assembly.types import AssemblyOptions, ContextPackage
-from ingest.model import COORD_CONVENTION
+from ingest.model import COORD_CONVENTION, BBox, RegionKind
+from retrieval.hit import Modality, RetrievalStrategy
 
 
 class Schema(BaseModel):
@@ -159,12 +160,9 @@ DOC_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 VERSION_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 TOKENIZER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
-RetrievalStrategy = Annotated[str, Field(min_length=1, max_length=32)]
 DocId = Annotated[str, Field(pattern=DOC_ID_PATTERN)]
 VersionId = Annotated[str, Field(pattern=VERSION_ID_PATTERN)]
 Page = Annotated[int, Field(ge=1, le=MAX_PAGE)]
-Kind = Annotated[str, Field(min_length=1, max_length=32)]
-Modality = Literal["text", "table", "figure", "page"]
 Quota = Annotated[int, Field(ge=0, le=500)]
 
 DocIds = Annotated[
@@ -179,7 +177,7 @@ Pages = Annotated[
     list[Page] | None, Field(description="restrict to these 1-based pages", max_length=MAX_FILTER_ITEMS)
 ]
 Kinds = Annotated[
-    list[Kind] | None,
+    list[RegionKind] | None,
     Field(description="restrict to these region kinds (sentence, table, figure, page)", max_length=16),
 ]
 Quotas = Annotated[
@@ -213,8 +211,8 @@ class HitOut(Schema):
     region_id: str
     doc_id: str
     version_id: str
-    kind: str
-    modality: str
+    kind: RegionKind
+    modality: Modality
     pages: list[int]
     score: float
     rank: int
@@ -296,7 +294,7 @@ _ASSEMBLY_TYPES: dict[str, Any] = {
     "sub_questions": Annotated[
         tuple[Annotated[str, MaxLen(MAX_QUESTION_CHARS)], ...], MaxLen(MAX_SUB_QUESTIONS)
     ],
-    "modality_slots": Annotated[dict[str, Annotated[int, Le(MAX_FILTER_ITEMS)]] | None, MaxLen(4)],
+    "modality_slots": Annotated[dict[Modality, Annotated[int, Le(MAX_FILTER_ITEMS)]] | None, MaxLen(4)],
 }
 
 
@@ -358,19 +356,12 @@ class VerifyRequest(Schema):
 
 
 # -------------------------------------------------------------------------------------- regions
-class BBoxOut(Schema):
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-
 class RegionLocatorOut(Schema):
     page: int
-    bbox: BBoxOut
+    bbox: BBox
     page_width: float
     page_height: float
-    line_boxes: list[BBoxOut] = []
+    line_boxes: list[BBox] = []
     char_start: int | None = None
     char_end: int | None = None
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from api.schemas import SearchRequest, _ContextRequestBase
     from api.settings import Settings
     from ingest.pipeline import VersionIndexer
+    from retrieval.hit import RetrievalStrategy
     from retrieval.search import Retriever, SearchResult
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ def search_hits(
     retriever: Retriever,
     req: SearchRequest | _ContextRequestBase,
     *,
-    strategy: str,
+    strategy: RetrievalStrategy,
     collections: Collection[str] | None = None,
 ) -> SearchResult:
     """Run the retriever for a search or context request (same filters for both endpoints); the

@@ -52,6 +52,7 @@ from assembly.types import (
     AssemblyOptions,
     Breakdown,
     BudgetInfo,
+    CandidateStatus,
     ContextItem,
     ContextPackage,
     Coverage,
@@ -87,7 +88,7 @@ class _Cand:
     cost: int
     text_tokens: int
     wrapper_tokens: int
-    status: str = "excluded_budget"  # included | truncated | excluded_budget | excluded_slot | ...
+    status: CandidateStatus = "excluded_budget"
     fallback_from: str | None = None  # the expansion that did not fit, when a rung was sent
     rung: str | None = None  # the rung's expansion name
     carried: frozenset[int] | None = None  # trigger indices the sent body carries (None: all)

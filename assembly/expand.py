@@ -28,7 +28,7 @@ from assembly.types import AssemblyOptions
 from assembly.words import content_words
 from ingest.index import RegionSource
 from ingest.model import Region
-from retrieval.hit import Hit
+from retrieval.hit import Hit, Modality
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +125,8 @@ class Unit:
     excerpt: tuple[int, int] | None = None  # page sent as this [start, end) slice of its text
 
     @property
-    def modality(self) -> str:
-        if self.kind in ("span", "region"):
+    def modality(self) -> Modality:
+        if self.kind == "span" or self.kind == "region":
             return "text"
         return self.kind
 

@@ -12,7 +12,7 @@ from functools import cached_property
 
 from assembly.expand import SectionView, Unit, split_table, table_markdown, table_text
 from assembly.types import LocatorOut
-from ingest.model import Region
+from ingest.model import BBox, Region
 
 
 @dataclass(frozen=True)
@@ -159,19 +159,15 @@ def truncations(u: Unit, trigger_regions: set[str]) -> Iterator[Body]:
 
 def locators_of(regions: tuple[Region, ...] | list[Region]) -> list[LocatorOut]:
     """One locator per page: the union bbox of the regions on it, plus every line box."""
-    by_page: dict[int, tuple[list[float], list[list[float]]]] = {}
+    by_page: dict[int, tuple[BBox, list[BBox]]] = {}
     for r in regions:
         for loc in r.locators:
-            b = loc.bbox
             cur = by_page.get(loc.page)
             if cur is None:
-                cur = ([b.x0, b.y0, b.x1, b.y1], [])
-                by_page[loc.page] = cur
+                by_page[loc.page] = (loc.bbox, list(loc.line_boxes))
             else:
-                bb = cur[0]
-                bb[0], bb[1] = min(bb[0], b.x0), min(bb[1], b.y0)
-                bb[2], bb[3] = max(bb[2], b.x1), max(bb[3], b.y1)
-            cur[1].extend([lb.x0, lb.y0, lb.x1, lb.y1] for lb in loc.line_boxes)
+                cur[1].extend(loc.line_boxes)
+                by_page[loc.page] = (cur[0].union(loc.bbox), cur[1])
     return [
         LocatorOut(page=p, bbox=bb, line_boxes=lb or None)
         for p, (bb, lb) in sorted(by_page.items())

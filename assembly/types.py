@@ -13,13 +13,28 @@ Terms used throughout the package:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ingest.model import BBox
+from retrieval.hit import Modality
+
 Strategy = Literal["auto", "raw", "window", "parent", "neighbors", "page"]
 Order = Literal["relevance", "document", "edges"]
-Fate = str  # "included" | "truncated" | "excluded_budget" | "duplicate" | "merged_into:<id>" | ...
+Packed = Literal["included", "truncated"]
+"""The status of a packed item."""
+CandidateStatus = Packed | Literal["excluded_budget", "excluded_slot", "excluded_max_items"]
+"""Where packing left a candidate: packed, or why not (budget, modality slot, ``max_items``)."""
+Exclusion = Literal[
+    "excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region",
+    "no_content",
+]
+"""Why a hit is not in the prompt: packing's reasons, then those decided before packing."""
+MergedInto = Annotated[str, Field(pattern=r"^merged_into:[A-Z]+[0-9]+$")]
+"""``merged_into:<citation id>``: the hit is carried by another candidate's item."""
+Fate = Packed | Exclusion | MergedInto
+"""The fate of one hit in the manifest."""
 
 DEFAULT_BUDGET = 4096
 
@@ -101,7 +116,7 @@ class AssemblyOptions(_Frozen):
     )
     threshold_mode: Literal["relative", "absolute"] = "relative"
     mmr_lambda: float | None = Field(None, ge=0.0, le=1.0)
-    modality_slots: dict[str, int] | None = None
+    modality_slots: dict[Modality, int] | None = None
     sub_questions: tuple[str, ...] = ()
     system_prompt: str | None = None
     prompt_format: Literal["openai", "anthropic"] = "openai"
@@ -179,12 +194,10 @@ class AssemblyOptions(_Frozen):
 
     @field_validator("modality_slots")
     @classmethod
-    def _slots(cls, v: dict[str, int] | None) -> dict[str, int] | None:
+    def _slots(cls, v: dict[Modality, int] | None) -> dict[Modality, int] | None:
         if v is None:
             return v
         for k, n in v.items():
-            if k not in ("text", "table", "figure", "page"):
-                raise ValueError(f"modality_slots key must be text/table/figure/page, got {k!r}")
             if n < 0:
                 raise ValueError(f"modality_slots[{k!r}] must be >= 0, got {n}")
         return v
@@ -223,9 +236,29 @@ class AssemblyOptions(_Frozen):
 
 
 class LocatorOut(_Frozen):
+    """Where a packed item sits on one page: the union of its regions' boxes there, and their line
+    boxes (to highlight lines rather than the rectangle). Boxes are ``ingest.model.BBox``."""
+
     page: int
-    bbox: list[float]
-    line_boxes: list[list[float]] | None = None
+    bbox: BBox
+    line_boxes: list[BBox] | None = None
+
+    @field_validator("bbox", mode="before")
+    @classmethod
+    def _list_bbox(cls, v: Any) -> Any:
+        """A package saved before boxes had one shape (``[x0, y0, x1, y1]``) still reads."""
+        return _box_from_list(v)
+
+    @field_validator("line_boxes", mode="before")
+    @classmethod
+    def _list_line_boxes(cls, v: Any) -> Any:
+        return [_box_from_list(b) for b in v] if isinstance(v, list) else v
+
+
+def _box_from_list(v: Any) -> Any:
+    if isinstance(v, list | tuple) and len(v) == 4:
+        return {"x0": v[0], "y0": v[1], "x1": v[2], "y1": v[3]}
+    return v
 
 
 class ContextItem(_Frozen):
@@ -241,14 +274,14 @@ class ContextItem(_Frozen):
     doc_id: str
     version_id: str
     filename: str
-    modality: str
+    modality: Modality
     expansion: str
     trigger_ids: list[str]
     pages: list[int]
     locators: list[LocatorOut]
     text: str
     tokens: int
-    status: Literal["included", "truncated"]
+    status: Packed
     image_url: str | None = None
     image_tokens: int = 0
     score: float
@@ -261,7 +294,7 @@ class ContextItem(_Frozen):
 class ExcludedEntry(_Frozen):
     region_id: str
     pages: list[int]
-    reason: str
+    reason: Exclusion | MergedInto
     tokens: int
     detail: str = ""
 
@@ -358,8 +391,8 @@ class ContextPackage(_Frozen):
     prompt: PromptOut
     refused: bool
     refusal_reason: str | None = None
-    strategy: str
-    order: str
+    strategy: Strategy
+    order: Order
 
     def citation_map(self) -> dict[str, ContextItem]:
         return {it.citation_id: it for it in self.items}

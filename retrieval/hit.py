@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
+
+from ingest.model import RegionKind
+
+Modality = Literal["text", "table", "figure", "page"]
+"""What a hit is to the reader: ``text`` (sentences, paragraphs, sections), a table, a figure or a page."""
+
+RetrievalStrategy = Literal["hybrid", "bm25", "dense", "summary"]
+"""``Retriever.search`` strategies (see ``retrieval.search``)."""
 
 
 class Source(BaseModel):
@@ -28,8 +38,8 @@ class Hit(BaseModel):
     region_id: str
     doc_id: str
     version_id: str
-    kind: str
-    modality: str
+    kind: RegionKind
+    modality: Modality
     pages: tuple[int, ...]
     score: float
     rank: int

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from ingest.errors import DocumentNotFound, InvalidRequest, VersionNotFound
 from ingest.store import Store, sql_in
+from retrieval.hit import Modality
 
-MODALITY_BY_KIND: dict[str, str] = {
+MODALITY_BY_KIND: dict[str, Modality] = {
     "sentence": "text",
     "paragraph": "text",
     "section": "text",
@@ -26,7 +27,7 @@ MODALITY_BY_KIND: dict[str, str] = {
 KNOWN_KINDS = frozenset(MODALITY_BY_KIND)
 
 
-def modality_of(kind: str) -> str:
+def modality_of(kind: str) -> Modality:
     return MODALITY_BY_KIND.get(kind, "text")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from ingest.errors import InvalidRequest
 from ingest.index import MergedSource
@@ -27,7 +27,7 @@ from retrieval.clip import ClipModel, ClipRetriever
 from retrieval.colpali import ColPaliModel, ColPaliRetriever
 from retrieval.config import ModelSettings
 from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
-from retrieval.hit import Hit, Source
+from retrieval.hit import Hit, RetrievalStrategy, Source
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
 from retrieval.pageref import PageRef, parse_page_refs, resolve
 from retrieval.rerank import LLMReranker, Reranker
@@ -38,7 +38,7 @@ from retrieval.visual import load_clip, load_colpali, off_status, on_status
 
 logger = logging.getLogger(__name__)
 
-STRATEGIES = ("hybrid", "bm25", "dense", "summary")
+STRATEGIES: tuple[RetrievalStrategy, ...] = get_args(RetrievalStrategy)
 DEFAULT_QUOTAS: dict[str, int] = {"table": 2, "figure": 2, "page": 2}
 MAX_K = 1000
 MAX_PAGEREF_VERSIONS = 50  # page references are resolved in at most this many versions of the scope
@@ -118,7 +118,7 @@ class Retriever:
         pages: Sequence[int] | None = None,
         kinds: Sequence[str] | None = None,
         k: int = 50,
-        strategy: str = "hybrid",
+        strategy: RetrievalStrategy = "hybrid",
         quotas: Mapping[str, int] | None = None,
         rerank: bool = False,
     ) -> list[Hit]:
@@ -143,7 +143,7 @@ class Retriever:
         pages: Sequence[int] | None = None,
         kinds: Sequence[str] | None = None,
         k: int = 50,
-        strategy: str = "hybrid",
+        strategy: RetrievalStrategy = "hybrid",
         quotas: Mapping[str, int] | None = None,
         rerank: bool = False,
     ) -> SearchResult:

@@ -8,7 +8,7 @@ from fastapi.responses import FileResponse, Response
 from api.deps import CallerDep, ImageCallerDep, StoreDep, require_key, require_key_or_query
 from api.errors import AssetNotFound
 from api.routes.documents import image_file
-from api.schemas import BBoxOut, RegionLocatorOut, RegionOut, error_responses
+from api.schemas import RegionLocatorOut, RegionOut, error_responses
 from api.service import region_image_url, visible_region
 from ingest.store import DEFAULT_COLLECTION
 
@@ -38,10 +38,10 @@ def get_region(region_id: str, store: StoreDep, caller: CallerDep) -> RegionOut:
         locators=[
             RegionLocatorOut(
                 page=loc.page,
-                bbox=BBoxOut(**loc.bbox.model_dump()),
+                bbox=loc.bbox,
                 page_width=loc.page_width,
                 page_height=loc.page_height,
-                line_boxes=[BBoxOut(**b.model_dump()) for b in loc.line_boxes],
+                line_boxes=list(loc.line_boxes),
                 char_start=loc.char_start,
                 char_end=loc.char_end,
             )

@@ -164,8 +164,9 @@ function boxesOf(locators) {
   return out;
 }
 
+// One box shape everywhere in the API: {x0, y0, x1, y1} in PDF points, origin top-left (BBox).
 function asList(b) {
-  return Array.isArray(b) ? b : [b.x0, b.y0, b.x1, b.y1];
+  return [b.x0, b.y0, b.x1, b.y1];
 }
 
 function drawHighlight() {

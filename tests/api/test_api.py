@@ -77,7 +77,7 @@ def test_context_package_contract(client: TestClient) -> None:
             "tokens",
         ):
             assert key in item
-        assert item["locators"] and all(len(loc["bbox"]) == 4 for loc in item["locators"])
+        assert item["locators"] and all(set(loc["bbox"]) == {"x0", "y0", "x1", "y1"} for loc in item["locators"])
     assert "30 minutes" in " ".join(i["text"] for i in pkg["items"])
     hits = pkg["retrieval"]["hits"]
     assert [h["rank"] for h in hits] == sorted(h["rank"] for h in hits)
@@ -169,7 +169,7 @@ def test_error_shapes(client: TestClient) -> None:
         client.post("/v1/context", json={"query": "x", "doc_ids": ["nope"]}), 404, "document_not_found"
     )
     assert_error(
-        client.post("/v1/search", json={"query": "x", "strategy": "telepathy"}), 422, "invalid_request"
+        client.post("/v1/search", json={"query": "x", "strategy": "telepathy"}), 422, "validation_error"
     )
 
 

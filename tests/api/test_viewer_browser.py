@@ -59,7 +59,7 @@ def _expected(locators: list[dict[str, Any]], page_width: float, shown: float) -
     for loc in locators:
         boxes = loc.get("line_boxes") or [loc["bbox"]]
         for b in boxes:
-            x0, y0, x1, y1 = b if isinstance(b, list) else (b["x0"], b["y0"], b["x1"], b["y1"])
+            x0, y0, x1, y1 = b["x0"], b["y0"], b["x1"], b["y1"]
             out.append((x0 * scale, y0 * scale, (x1 - x0) * scale, (y1 - y0) * scale))
     return out
 
