@@ -28,9 +28,9 @@ class AnswerRequest(_Request):
     doc_ids: list[str] | None = None
     versions: dict[str, str] | None = None
     pages: list[int] | None = None
-    kinds: list[str] | None = None
+    kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None = None
     k: int | None = None
-    retrieval_strategy: str | None = None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
     context_window: int | None = None
@@ -102,7 +102,7 @@ class AnswerUsage(_Response):
     tokenizer: str
 
 
-class BBoxOut(_Response):
+class BBox(_Response):
     x0: float
     y0: float
     x1: float
@@ -154,7 +154,7 @@ class ContextItem(_Response):
     doc_id: str
     version_id: str
     filename: str
-    modality: str
+    modality: Literal["text", "table", "figure", "page"]
     expansion: str
     trigger_ids: list[str]
     pages: list[int]
@@ -179,8 +179,8 @@ class ContextPackage(_Response):
     prompt: PromptOut
     refused: bool
     refusal_reason: str | None = None
-    strategy: str
-    order: str
+    strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"]
+    order: Literal["relevance", "document", "edges"]
 
 
 class ContextRequest(_Request):
@@ -190,9 +190,9 @@ class ContextRequest(_Request):
     doc_ids: list[str] | None = None
     versions: dict[str, str] | None = None
     pages: list[int] | None = None
-    kinds: list[str] | None = None
+    kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None = None
     k: int | None = None
-    retrieval_strategy: str | None = None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
     context_window: int | None = None
@@ -290,7 +290,7 @@ class ErrorResponse(_Response):
 class ExcludedEntry(_Response):
     region_id: str
     pages: list[int]
-    reason: str
+    reason: Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content"] | str
     tokens: int
     detail: str = ""
 
@@ -310,8 +310,8 @@ class HitOut(_Response):
     region_id: str
     doc_id: str
     version_id: str
-    kind: str
-    modality: str
+    kind: Literal["section", "paragraph", "sentence", "table", "figure", "page"]
+    modality: Literal["text", "table", "figure", "page"]
     pages: list[int]
     score: float
     rank: int
@@ -372,8 +372,8 @@ class JobProgress(_Response):
 
 class LocatorOut(_Response):
     page: int
-    bbox: list[float]
-    line_boxes: list[list[float]] | None = None
+    bbox: BBox
+    line_boxes: list[BBox] | None = None
 
 
 class ManifestEntry(_Response):
@@ -381,7 +381,7 @@ class ManifestEntry(_Response):
     rank: int
     score: float
     pages: list[int]
-    fate: str
+    fate: Literal["included", "truncated"] | Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content"] | str
     tokens: int
     reason: str
     citation_id: str | None = None
@@ -420,10 +420,10 @@ class PromptOut(_Response):
 
 class RegionLocatorOut(_Response):
     page: int
-    bbox: BBoxOut
+    bbox: BBox
     page_width: float
     page_height: float
-    line_boxes: list[BBoxOut] = []
+    line_boxes: list[BBox] = []
     char_start: int | None = None
     char_end: int | None = None
 
@@ -469,9 +469,9 @@ class SearchRequest(_Request):
     doc_ids: list[str] | None = None
     versions: dict[str, str] | None = None
     pages: list[int] | None = None
-    kinds: list[str] | None = None
+    kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None = None
     k: int | None = None
-    strategy: str | None = None
+    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
 
@@ -542,7 +542,7 @@ __all__ = [
     "AnswerRequest",
     "AnswerResponse",
     "AnswerUsage",
-    "BBoxOut",
+    "BBox",
     "Breakdown",
     "BudgetInfo",
     "CitationOut",
@@ -585,5 +585,5 @@ __all__ = [
     "VersionOut",
 ]
 
-for _model in (AnswerRequest, AnswerResponse, AnswerUsage, BBoxOut, Breakdown, BudgetInfo, CitationOut, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, StructuredCheck, VerifyReport, VerifyRequest, VersionOut):
+for _model in (AnswerRequest, AnswerResponse, AnswerUsage, BBox, Breakdown, BudgetInfo, CitationOut, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, StructuredCheck, VerifyReport, VerifyRequest, VersionOut):
     _model.model_rebuild()
