@@ -66,39 +66,30 @@ def get_counter(name: str) -> TokenCounter:
 def image_pixels(region: Region, default_scale: float) -> tuple[int, int]:
     """Pixel size of the image the model receives for ``region``.
 
-    In order of preference: the pixel size ingest recorded (``meta`` ``width_px``/``height_px``);
-    else the first locator's bbox (a page region's bbox is the page) in points times the scale the
-    region was rendered at (``meta`` ``render_scale``); else times ``default_scale``
-    (``AssemblyOptions.render_scale``, for regions that record neither).
+    In order of preference: the pixel size ingest recorded (``region.image.width_px``/``height_px``,
+    parser v4); else the first locator's bbox (a page region's bbox is the page) in points times the
+    scale it was rendered at (``region.image.scale``); else times ``default_scale``
+    (``AssemblyOptions.render_scale``, for rows that recorded neither).
 
-    >>> from ingest.model import BBox, Locator
+    >>> from ingest.model import BBox, ImageRef, Locator, PagePayload
     >>> loc = Locator(page=1, bbox=BBox(x0=0, y0=0, x1=612, y1=792), page_width=612, page_height=792)
     >>> page = Region(region_id="d@v:p1:page1", doc_id="d", version_id="v", kind="page", text="",
-    ...               locators=(loc,), meta=(("render_scale", "1.5"),))
+    ...               locators=(loc,), payload=PagePayload(image=ImageRef(scale=1.5)))
     >>> image_pixels(page, 2.0)
     (918, 1188)
-    >>> image_pixels(page.model_copy(update={"meta": (("width_px", "800"), ("height_px", "600"))}), 2.0)
+    >>> image_pixels(page.model_copy(update={"payload": PagePayload(image=ImageRef(width_px=800, height_px=600))}), 2.0)
     (800, 600)
+    >>> image_pixels(page.model_copy(update={"payload": PagePayload()}), 2.0)
+    (1224, 1584)
     """
-    w, h = _positive(region.meta_get("width_px")), _positive(region.meta_get("height_px"))
-    if w is not None and h is not None:
-        return max(1, int(w)), max(1, int(h))
+    img = region.image
+    if img is not None and img.width_px and img.height_px:
+        return img.width_px, img.height_px
     if not region.locators:
         return 1, 1
-    scale = _positive(region.meta_get("render_scale")) or default_scale
+    scale = img.scale if img is not None and img.scale else default_scale
     bb = region.locators[0].bbox
     return max(1, round(bb.width * scale)), max(1, round(bb.height * scale))
-
-
-def _positive(value: str | None) -> float | None:
-    """``value`` as a finite positive number, else None (absent or unreadable meta)."""
-    if not value:
-        return None
-    try:
-        x = float(value)
-    except ValueError:
-        return None
-    return x if math.isfinite(x) and x > 0 else None
 
 
 def image_token_cost(width: int, height: int, cfg: ImageTokens) -> int:
