@@ -139,7 +139,6 @@ def ingest_job(
     doc_id: str | None,
     settings: Settings,
     indexers: Sequence[VersionIndexer],
-    on_done: Callable[[], None] | None = None,
     collection: str = DEFAULT_COLLECTION,
 ) -> Callable[[Callable[[str, int, int], None]], dict[str, Any]]:
     """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
@@ -159,8 +158,6 @@ def ingest_job(
             max_pages=settings.max_pages,
             collection=collection,
         )
-        if on_done is not None:
-            on_done()
         rep = report.model_dump(mode="json")
         return {
             "doc_id": report.doc_id,

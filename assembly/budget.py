@@ -43,10 +43,6 @@ class TokenCounter:
                 self._cache.popitem(last=False)
         return n
 
-    def truncate_to(self, text: str, max_tokens: int) -> str:
-        """Longest token-prefix of ``text`` with at most ``max_tokens`` tokens (no cache)."""
-        ids = self.tokenizer.encode(text)
-        return self.tokenizer.decode(ids[:max_tokens]) if len(ids) > max_tokens else text
 
 
 _counters: dict[str, TokenCounter] = {}

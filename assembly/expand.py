@@ -300,7 +300,7 @@ class Expander:
         if page is None:
             return None
         image = self.o.include_images
-        if image and self.o.strategy == "auto" and not (self.scanned(page) or visual_hit(hit, page)):
+        if image and self.o.strategy == "auto" and not (self.scanned(page) or visual_hit(hit)):
             image = False
         u = Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
                  {"page_image" if image else "page_text"}, regions=[page], image=image)
@@ -343,7 +343,7 @@ class Expander:
             return self._page(i, hit, r, r.first_page)
         if s == "auto" and self.o.page_units == "all" and (
             r.kind in ("sentence", "paragraph", "table", "section")
-            or (r.kind == "figure" and not visual_hit(hit, r))
+            or (r.kind == "figure" and not visual_hit(hit))
         ):
             u = self._page_text(i, hit, r)
             if u is not None:
@@ -355,7 +355,7 @@ class Expander:
         if r.kind == "figure":
             # auto: a figure that only text retrievers found goes as its caption and in-figure text, like
             # a text-found page; its pixels are sent when a visual retriever (or OCR) vouches for them
-            img = self.o.include_images and (s != "auto" or visual_hit(hit, r))
+            img = self.o.include_images and (s != "auto" or visual_hit(hit))
             return Unit("figure", ("figure", r.region_id), r.doc_id, r.version_id, [i], hit.score,
                         hit.rank, {"figure" if img else "figure_text"}, regions=[r], image=img)
         if r.kind == "page":
@@ -506,7 +506,7 @@ class Expander:
 TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref"})
 
 
-def visual_hit(hit: Hit, region: Region) -> bool:
+def visual_hit(hit: Hit) -> bool:
     """True unless every retriever that found ``hit`` read text (bm25, dense, summary, pageref);
     rerankers do not count. Hits without provenance count as visual. (Scanned pages are visual
     whoever found them: ``Expander.scanned``.)"""
@@ -538,11 +538,3 @@ def table_text(parts: Sequence[Region]) -> str:
         h, r = split_table(table_markdown(p))
         rows.extend(r if h == first_header else h + r)
     return "\n".join(first_header + rows)
-
-
-def group_by_page(regions: Sequence[Region]) -> dict[int, list[Region]]:
-    out: dict[int, list[Region]] = defaultdict(list)
-    for r in regions:
-        for loc in r.locators:
-            out[loc.page].append(r)
-    return out

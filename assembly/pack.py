@@ -78,16 +78,6 @@ def pack_monotone(costs: Sequence[int], room: int) -> list[bool]:
     return [e <= room for e in entry_budgets(costs)]
 
 
-def pack_greedy(costs: Sequence[int], room: int) -> list[bool]:
-    used, out = 0, []
-    for c in costs:
-        ok = used + c <= room
-        out.append(ok)
-        if ok:
-            used += c
-    return out
-
-
 def mmr_order(scores: Sequence[float], words: Sequence[frozenset[str]], lam: float) -> list[int]:
     """Maximal marginal relevance over candidates already in priority order; returns indices."""
     n = len(scores)

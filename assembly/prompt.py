@@ -109,7 +109,7 @@ class Block:
     image_url: str | None
 
 
-def _text(fmt: str, t: str) -> dict[str, Any]:
+def _text(t: str) -> dict[str, Any]:
     return {"type": "text", "text": t}
 
 
@@ -125,15 +125,15 @@ def _image(options: AssemblyOptions, url: str) -> dict[str, Any]:
 
 def build_prompt(options: AssemblyOptions, query: str, blocks: Sequence[Block], refused: bool) -> PromptOut:
     fmt = options.prompt_format
-    content: list[dict[str, Any]] = [_text(fmt, REFUSAL_NOTE if refused else CONTEXT_HEADER)]
+    content: list[dict[str, Any]] = [_text(REFUSAL_NOTE if refused else CONTEXT_HEADER)]
     for b in blocks:
-        content.append(_text(fmt, b.open))
+        content.append(_text(b.open))
         if b.body:
-            content.append(_text(fmt, b.body))
+            content.append(_text(b.body))
         if b.image_url is not None:
             content.append(_image(options, b.image_url))
-        content.append(_text(fmt, block_close(options.block_format)))
-    content.append(_text(fmt, question_part(query)))
+        content.append(_text(block_close(options.block_format)))
+    content.append(_text(question_part(query)))
     system = system_text(options)
     user = {"role": "user", "content": content}
     if fmt == "anthropic":

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
+from ingest.embed import TextEncoder
 from ingest.errors import InvalidRequest
 from ingest.index import MergedSource
 from ingest.store import Store
@@ -33,7 +34,7 @@ from retrieval.pageref import PageRef, parse_page_refs, resolve
 from retrieval.rerank import LLMReranker, Reranker
 from retrieval.scope import Scope, modality_of, resolve_scope
 from retrieval.summary import SummaryRouter
-from retrieval.text import Candidate, TextEncoder, TextRetriever
+from retrieval.text import Candidate, TextRetriever
 from retrieval.visual import load_clip, load_colpali, off_status, on_status
 
 logger = logging.getLogger(__name__)
@@ -307,10 +308,9 @@ class Retriever:
         from retrieval.clip import CLIP_ENABLE_HINT
         from retrieval.colpali import COLPALI_ENABLE_HINT
 
-        enc_name = getattr(self.text_encoder, "name", type(self.text_encoder).__name__)
         out: dict[str, dict[str, Any]] = {
             "bm25": on_status("lancedb-fts"),
-            "dense": on_status(str(enc_name)),
+            "dense": on_status(self.text_encoder.name),
             "summary": on_status(f"extractive+llm:{self.llm.model}" if self.llm is not None and self.llm_summaries
                                  else "extractive"),
         }

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from lancedb.pydantic import Vector
 
-from ingest.embed import TEXT_DIM
+from ingest.embed import TEXT_DIM, TextEncoder
 from ingest.errors import ModelUnavailable
 from ingest.index import RegionIndex
 from ingest.model import CHILD_KINDS, Region
@@ -34,7 +34,7 @@ from ingest.tables import TableSpec, VersionScopedRow
 from retrieval.fusion import rrf
 from retrieval.llm import ChatClient
 from retrieval.scope import Scope
-from retrieval.text import TextEncoder, top_k
+from retrieval.text import top_k
 
 if TYPE_CHECKING:
     from ingest.parse import ParsedDocument

@@ -19,11 +19,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ingest.rows import FTS_COLUMN, sql_in, sql_str
+from ingest.embed import TextEncoder
+from ingest.rows import FTS_COLUMN, sql_in
 from ingest.store import Store
 from ingest.textnorm import fts_text
 from retrieval.scope import Scope
@@ -33,10 +34,6 @@ logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 64
-
-
-class TextEncoder(Protocol):
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
 class Candidate(NamedTuple):
@@ -296,10 +293,6 @@ class TextRetriever:
             )
             for r in rows
         ]
-
-
-def region_filter(region_ids: Iterable[str]) -> str:
-    return "region_id IN (" + ", ".join(sql_str(r) for r in region_ids) + ")"
 
 
 def ensure_scalar_indexes(store: Store) -> list[str]:

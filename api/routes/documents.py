@@ -190,7 +190,6 @@ async def upload_document(
             doc_id=doc_id,
             settings=settings,
             indexers=state.indexers,
-            on_done=getattr(state, "on_ingested", None),
             collection=collection,
         )
         job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id, collection=collection)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from assembly import AssemblyOptions, assemble, verify_answer
 from assembly.dedupe import merge_intervals
-from assembly.pack import entry_budgets, pack_greedy, pack_monotone
+from assembly.pack import entry_budgets, pack_monotone
 from ingest.index import RegionIndex
 
 from .recount import recount
@@ -131,17 +131,12 @@ def test_entry_budgets_feasible_monotone_and_prioritised(cs) -> None:  # type: i
         assert sum(cs[i] for i in chosen) <= room
         assert prev <= chosen
         prev = chosen
-        # a candidate never enters unless every earlier one that greedy would take alone still fits
-        greedy = {i for i, ok in enumerate(pack_greedy(cs, room)) if ok}
-        if chosen != greedy:
-            assert sum(cs[i] for i in chosen) <= sum(cs[i] for i in greedy)
     assert prev == set(range(len(cs)))
     assert all(e <= top for e in es)
 
 
-def test_greedy_is_not_monotone_but_the_chain_rule_is() -> None:
-    cs = [6, 5, 4]
-    assert pack_greedy(cs, 10) == [True, False, True] and pack_greedy(cs, 11) == [True, True, False]
+def test_the_chain_rule_is_monotone() -> None:
+    cs = [6, 5, 4]  # greedy would take [6, 4] at 10 and drop the 4 at 11; the chain rule never drops one
     assert pack_monotone(cs, 10) == [True, False, False] and pack_monotone(cs, 11) == [True, True, False]
 
 
