@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
@@ -217,7 +219,14 @@ def build_server(
 
     ``run`` runs blocking work (a worker thread, or the API's query pool); ``principal`` says
     whose collections a call may see."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     server: MCPServer[Any] = MCPServer(name="folio", instructions=INSTRUCTIONS, version=_version())
+    # MCPServer() calls logging.basicConfig (a rich handler on the root logger when it has none):
+    # logging is the application's to configure (``folio serve``, the CLI, a test), so undo that.
+    for handler in root.handlers[len(handlers) :]:
+        root.removeHandler(handler)
+    root.setLevel(level)
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
     async def call(ctx: Context[Any, Any], fn: Callable[..., T], *args: Any) -> T:
@@ -452,8 +461,6 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
     The route is added to the app itself (not a sub-app mount), so the app's middleware (request
     ids, Host/Origin guard, body limits) applies; the MCP session manager runs inside the app's
     lifespan."""
-    from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
-    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.routing import Route
 
     def resources() -> Resources:
@@ -473,32 +480,40 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
 
     settings: Settings = app.state.settings
     server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url))
-    # Host and Origin are checked by folio's own middleware (api.middleware), for every route.
-    server.streamable_http_app(
-        stateless_http=True,
-        json_response=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        max_request_body_size=settings.max_request_bytes,
-    )
-    handler = _Authenticated(StreamableHTTPASGIApp(server.session_manager))
+    handler = _Authenticated(server, settings)
     app.router.routes.append(Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"]))
 
     outer = app.router.lifespan_context
 
     @asynccontextmanager
     async def lifespan(a: Any) -> AsyncIterator[Any]:
-        async with outer(a) as state, server.session_manager.run():
+        # A session manager runs once: each start of the app (a test may start one app twice) gets its own.
+        async with outer(a) as state, handler.start().run():
             yield state
 
     app.router.lifespan_context = lifespan
 
 
 class _Authenticated:
-    """ASGI wrapper: the REST API's key check (``api.deps``) in front of the MCP endpoint; the
-    caller's principal goes into the scope's state for the tools."""
+    """The MCP endpoint: the REST API's key check (``api.deps``) in front of the SDK's streamable
+    HTTP handler; the caller's principal goes into the scope's state for the tools."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, server: MCPServer[Any], settings: Settings) -> None:
+        self.server = server
+        self.settings = settings
+        self.manager: StreamableHTTPSessionManager | None = None
+
+    def start(self) -> StreamableHTTPSessionManager:
+        """A fresh session manager (stateless, JSON responses) for one run of the app."""
+        # Host and Origin are checked by folio's own middleware (api.middleware), for every route.
+        self.server.streamable_http_app(
+            stateless_http=True,
+            json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            max_request_body_size=self.settings.max_request_bytes,
+        )
+        self.manager = self.server.session_manager
+        return self.manager
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from starlette.requests import Request
@@ -515,5 +530,7 @@ class _Authenticated:
         except FolioError as e:
             await folio_error_response(e)(scope, receive, send)
             return
+        if self.manager is None:  # the app was not started (no lifespan): nothing can serve MCP
+            raise RuntimeError("the MCP session manager runs in the app's lifespan, which has not started")
         scope.setdefault("state", {})[PRINCIPAL_KEY] = caller
-        await self.app(scope, receive, send)
+        await self.manager.handle_request(scope, receive, send)

@@ -160,3 +160,19 @@ def test_answer_tool_when_an_llm_is_configured(data_copy: Path) -> None:
             from mcp.client.streamable_http import streamable_http_client
 
             run(session, streamable_http_client(f"{base}/mcp"))
+
+
+@pytest.mark.slow
+def test_http_mount_survives_a_restart_of_the_app(data_copy: Path) -> None:
+    """The SDK's session manager runs once; each start of the app gets a fresh one (JSON-RPC by hand)."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    app = create_app(make_settings(data_copy))
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    for _ in range(2):
+        with TestClient(app) as c:
+            listed = c.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers)
+            assert listed.status_code == 200, listed.text
+            assert {t["name"] for t in listed.json()["result"]["tools"]} == TOOLS
