@@ -65,6 +65,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.doc_id and len(paths) != 1:
         print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
         return EXIT_USAGE
+    if args.ray:  # one Ray task per document (api/cluster_cli.py)
+        from api.cluster_cli import run as ingest_on_ray
+
+        return ingest_on_ray(args, paths, settings, store)
     indexers = indexers_from_settings(settings)
     reports: list[dict[str, Any]] = []
     failures = 0
@@ -194,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--password", default=None, help="password for an encrypted PDF")
     p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
+    p.add_argument(
+        "--ray", metavar="ADDRESS", default=None, help="ingest on this Ray cluster, one task per document (auto, HOST:PORT)"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable reports")
     add_data_arg(p)
     p.set_defaults(func=cmd_ingest)

@@ -1,0 +1,120 @@
+"""A whole folio cluster on one machine, for the tests, ``benchmarks/bench_cluster.py`` and
+``scripts/cluster_demo.sh``: an S3-compatible server (moto's standalone server, loopback only),
+a multi-node Ray cluster (``ray.cluster_utils.Cluster``: a head that runs no tasks plus worker
+nodes) and ``folio serve`` replicas. Needs the ``cluster`` extra.
+
+Not for production: there the object store is S3 / MinIO / GCS and Ray runs as a real cluster
+(``docs/scaling.md``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+REGION = "us-east-1"
+# moto accepts any credentials; these only have to be present and the same everywhere.
+KEY_ID, SECRET = "folio-test", "folio-test-secret"
+
+
+# Ray binds and advertises the machine's address unless told it is not clustering with other hosts;
+# this makes every Ray process (nodes, workers, drivers that inherit it) use 127.0.0.1.
+LOOPBACK_RAY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class LocalS3:
+    """moto's S3 server on 127.0.0.1 in a thread of this process, with one bucket."""
+
+    def __init__(self, bucket: str = "folio", port: int | None = None) -> None:
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one log line per request otherwise
+        self.bucket = bucket
+        self.port = port or free_port()
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        """The variables a folio process needs to reach this server (``ingest/objstore.py``)."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": KEY_ID,
+            "AWS_SECRET_ACCESS_KEY": SECRET,
+            "AWS_REGION": REGION,
+        }
+
+    def start(self) -> LocalS3:
+        import boto3
+
+        self._server.start()
+        client = boto3.client(
+            "s3", endpoint_url=self.endpoint, aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET, region_name=REGION
+        )
+        client.create_bucket(Bucket=self.bucket)
+        return self
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+def start_ray(workers: int = 2, cpus_per_worker: float = 1, object_store_mb: int = 80) -> Any:
+    """A Ray cluster of a head (no CPUs: it schedules, it does not ingest) and ``workers`` nodes."""
+    os.environ.update(LOOPBACK_RAY)  # before Ray is imported: its nodes and workers inherit it
+    from ray.cluster_utils import Cluster
+
+    mem = object_store_mb * 1024 * 1024
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 0, "include_dashboard": False, "object_store_memory": mem},
+    )
+    for _ in range(workers):
+        cluster.add_node(num_cpus=cpus_per_worker, object_store_memory=mem)
+    cluster.wait_for_nodes()
+    return cluster
+
+
+def start_replica(
+    data: str, *, env: Mapping[str, str], port: int | None = None, log: Any = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``folio serve --data DATA`` in a child process; returns it and its base URL once it answers."""
+    port = port or free_port()
+    folio = os.path.join(os.path.dirname(sys.executable), "folio")
+    cmd = [folio, "serve", "--data", data, "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(
+        cmd, env={**os.environ, **env}, stdout=log or subprocess.DEVNULL, stderr=log or subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_http(url + "/v1/health", proc)
+    return proc, url
+
+
+def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited with {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"{url} did not answer within {timeout:.0f} s")
