@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--password", default=None, help="password for an encrypted PDF")
     p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
     p.add_argument(
-        "--ray", metavar="ADDRESS", default=None, help="ingest on this Ray cluster, one task per document (auto, HOST:PORT)"
+        "--ray", metavar="ADDRESS", default=None, help="ingest on this Ray cluster, one task per document"
     )
     p.add_argument("--json", action="store_true", help="machine-readable reports")
     add_data_arg(p)
