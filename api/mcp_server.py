@@ -9,7 +9,8 @@ Tools:
   content (text, and figure/page images as image content) plus the citation map
   ``{citation id: region, document version, pages, boxes}`` as structured content;
 - ``get_region``: what a citation points at: text, page, box, and the region's image;
-- ``answer``: only when an LLM is configured (``FOLIO_LLM_BASE_URL``) and ``api.answer`` exists.
+- ``answer``: only when an LLM is configured (``FOLIO_LLM_BASE_URL`` and ``FOLIO_LLM_MODEL``): the
+  answer of ``POST /v1/answer`` (``api.answer``), its citations resolved, the citation check.
 
 Two transports share these tools:
 
@@ -451,7 +452,7 @@ def serve_stdio(settings: Settings) -> None:
     async def run(fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn)
 
-    server = build_server(resources, run, with_answer=bool(settings.llm_base_url))
+    server = build_server(resources, run, with_answer=bool(settings.llm_base_url and settings.llm_model))
     server.run("stdio")
 
 
@@ -479,7 +480,7 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
         return result
 
     settings: Settings = app.state.settings
-    server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url))
+    server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url and settings.llm_model))
     handler = _Authenticated(server, settings)
     app.router.routes.append(Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"]))
 
