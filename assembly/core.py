@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
@@ -59,6 +59,7 @@ from assembly.types import (
     ExcludedEntry,
     ManifestEntry,
     PageRefOut,
+    PromptOut,
     RetrievalHitOut,
     RetrievalInfo,
 )
@@ -97,8 +98,31 @@ class _Cand:
     fmt: str = "compact"
 
 
-def _roles(options: AssemblyOptions) -> list[str]:
-    return ["user", "system"]  # openai: system + user messages; anthropic: system string + user
+_ROLES = ("user", "system")  # openai: system + user messages; anthropic: system string + user
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The prompt without evidence: its parts' token counts and the room they leave (``room``)."""
+
+    limit: int
+    sys_tokens: int
+    q_tokens: int
+    overhead: int
+    close_tokens: int  # one block's closing line
+    room: int
+
+
+@dataclass
+class _Found:
+    """The hits in priority order (``shits``) and what became of each before packing: its unit
+    (``unit_of``; ``units`` in order) or its fate (``fate``: duplicate, below threshold, ...)."""
+
+    shits: list[Hit]
+    units: list[Unit] = field(default_factory=list)
+    unit_of: dict[int, Unit] = field(default_factory=dict)
+    regions: dict[int, Region] = field(default_factory=dict)
+    fate: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
 def assemble(
@@ -116,29 +140,67 @@ def assemble(
     counter = get_counter(options.tokenizer)
     count = counter.count
     names = dict(filenames or {})
-    limit = options.limit
+    frame = _frame(query, options, count)
+    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
+    expander = Expander(source, options, count, parent_cap(options, frame.room), counter.name,
+                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
+                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
+                        page_hits=_page_hits(shits))
+    found = _expand_hits(shits, source, expander, options)
+    survivors, bodies = _prioritise(dedupe(found.units), options)
+    cands = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
+    packable = _apply_caps(cands, options)
+    _pack(packable, query, options, frame, expander, found, count)
+    packed = order_items(
+        [c for c in packable if c.status in ("included", "truncated")],
+        group=lambda c: (c.unit.doc_id, c.unit.version_id, c.unit.section_key or c.body.context_id),
+        score=lambda c: c.unit.score,
+        position=_position,
+        how=options.order,
+    )
+    reason = _refusal_reason(hits, found.fate, cands, frame.room) if not packed else None
+    prompt, used, packed, reason = _render(query, options, packed, cands, reason, frame, count)
+    manifest, excluded = _manifest(shits, found.fate, found.unit_of, cands, found.regions)
+    return ContextPackage(
+        query=query,
+        budget=BudgetInfo(limit=frame.limit, used=used, tokenizer=counter.name,
+                          breakdown=_breakdown(packed, frame, used),
+                          image_formula=describe_formula(options.image_tokens)),
+        items=[_item(c, names, shits) for c in packed],
+        excluded=excluded,
+        manifest=manifest,
+        retrieval=RetrievalInfo(
+            hits=[RetrievalHitOut(region_id=h.region_id, pages=list(h.pages), score=h.score,
+                                  retriever=h.retriever, rank=h.rank) for h in shits],
+            coverage_before=_coverage(shits, range(len(shits))),
+            coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
+                                             if c.carried is None or i in c.carried]),
+            page_refs=_page_refs(query, shits, source),
+            notes=list(retrieval_notes),
+        ),
+        prompt=prompt,
+        refused=not packed,
+        refusal_reason=reason,
+        strategy=options.strategy,
+        order=options.order,
+    )
 
+
+def _frame(query: str, options: AssemblyOptions, count: Callable[[str], int]) -> _Frame:
     sys_tokens = count(system_text(options))
     q_tokens = count(question_part(query))
-    header_tokens = count(CONTEXT_HEADER)
-    close_tokens = count(block_close(options.block_format))
-    overhead = message_overhead(count, _roles(options))
-    fixed = sys_tokens + q_tokens + header_tokens + overhead
-    room = limit - fixed
+    overhead = message_overhead(count, _ROLES)
+    fixed = sys_tokens + q_tokens + count(CONTEXT_HEADER) + overhead
+    return _Frame(limit=options.limit, sys_tokens=sys_tokens, q_tokens=q_tokens, overhead=overhead,
+                  close_tokens=count(block_close(options.block_format)), room=options.limit - fixed)
 
-    # -- candidates: one per hit, in priority order -----------------------------------------------
-    order = sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))
-    shits = [hits[i] for i in order]
-    fate: dict[int, tuple[str, str]] = {}
+
+def _expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, options: AssemblyOptions) -> _Found:
+    """One unit per usable hit, in priority order; every other hit gets its fate."""
+    found = _Found(shits=list(shits))
+    fate = found.fate
     seen: dict[str, int] = {}
     top = shits[0].score if shits else 0.0
-    units: list[Unit] = []
-    unit_of: dict[int, Unit] = {}
-    regions: dict[int, Region] = {}
-    expander = Expander(source, options, count, parent_cap(options, room), counter.name,
-                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
-                        page_cap=page_cap(options, room), window_tokens=window_tokens(options, room),
-                        page_hits=_page_hits(shits))
     weak = _weak_retrieval(shits, options)
     for i, h in enumerate(shits):
         if weak:
@@ -155,17 +217,18 @@ def assemble(
         if r is None:
             fate[i] = ("missing_region", "region not found in the source (deleted version?)")
             continue
-        regions[i] = r
+        found.regions[i] = r
         u = expander.expand(i, h, r)
         if u is None:
             fate[i] = ("no_content", "no text and images are off")
             continue
-        units.append(u)
-        unit_of[i] = u
+        found.units.append(u)
+        found.unit_of[i] = u
+    return found
 
-    survivors = dedupe(units)
 
-    # -- bodies, coverage, priority ---------------------------------------------------------------
+def _prioritise(survivors: list[Unit], options: AssemblyOptions) -> tuple[list[Unit], list[Body]]:
+    """The survivors with their bodies, reordered for sub-question coverage and MMR when asked."""
     bodies = [body_of(u) for u in survivors]
     subq = [content_words(q) for q in options.sub_questions]
     if subq:
@@ -178,10 +241,12 @@ def assemble(
         perm = mmr_order([u.score for u in survivors], [content_words(b.text) for b in bodies],
                          options.mmr_lambda)
         survivors, bodies = [survivors[k] for k in perm], [bodies[k] for k in perm]
+    return survivors, bodies
 
-    cands = _make_cands(survivors, bodies, options, names, count, close_tokens)
 
-    # -- caps, then pack ------------------------------------------------------------------------
+def _apply_caps(cands: Sequence[_Cand], options: AssemblyOptions) -> list[_Cand]:
+    """The candidates left after ``max_items`` and ``modality_slots`` (applied before the budget, so a
+    bigger budget never drops an item); the others get their status."""
     slots = dict(options.modality_slots or {})
     used_slots: dict[str, int] = {}
     packable: list[_Cand] = []
@@ -195,9 +260,17 @@ def assemble(
             continue
         used_slots[m] = used_slots.get(m, 0) + 1
         packable.append(c)
-    if options.packing == "greedy":
-        held = compress_reserve(options, room, packable)  # room for the compressed tail (assembly.compress)
-        slack = held + _pack_greedy(packable, room - held, options, expander, shits, regions, count, close_tokens)
+    return packable
+
+
+def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Frame, ex: Expander, found: _Found,
+          count: Callable[[str], int]) -> None:
+    """Set each candidate's status: greedy (with fallbacks and the compressed tail) or monotone packing,
+    then structural truncation into what is left when asked."""
+    room, close_tokens, shits = frame.room, frame.close_tokens, found.shits
+    if o.packing == "greedy":
+        held = compress_reserve(o, room, packable)  # room for the compressed tail (assembly.compress)
+        slack = held + _pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens)
     else:
         costs = [c.cost for c in packable]
         fits = pack_monotone(costs, room) if room > 0 else [False] * len(costs)
@@ -206,36 +279,28 @@ def assemble(
             if ok:
                 c.status = "included"
                 slack -= c.cost
-    if options.structural_truncation and room > 0:
+    if o.structural_truncation and room > 0:
         for c in packable:
             if c.status == "excluded_budget" and slack > 0:
                 t = _truncate(c, slack, shits, count, close_tokens)
                 if t is not None:
                     slack -= t.cost
-    if options.compress != "off" and options.packing == "greedy" and room > 0:
-        slack = compress_rest(packable, slack, room, query, shits, regions, count, close_tokens, _reopen)
-    packed = [c for c in packable if c.status in ("included", "truncated")]
+    if o.compress != "off" and o.packing == "greedy" and room > 0:
+        compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, _reopen)
 
-    # -- order, render, count -------------------------------------------------------------------
-    packed = order_items(
-        packed,
-        group=lambda c: (c.unit.doc_id, c.unit.version_id, c.unit.section_key or c.body.context_id),
-        score=lambda c: c.unit.score,
-        position=_position,
-        how=options.order,
-    )
-    refused = not packed
-    reason: str | None = None
-    if refused:
-        reason = _refusal_reason(hits, fate, cands, room)
+
+def _render(query: str, options: AssemblyOptions, packed: list[_Cand], cands: Sequence[_Cand], reason: str | None,
+            frame: _Frame, count: Callable[[str], int]) -> tuple[PromptOut, int, list[_Cand], str | None]:
+    """The prompt of the packed items and its exact token count; refuses (no evidence) when it would
+    exceed the limit, and sends nothing when even the prompt without evidence does not fit."""
+    limit = frame.limit
     blocks = [Block(c.open, c.body.text, c.image_url) for c in packed]
-    prompt = build_prompt(options, query, blocks, refused)
-    img_total = sum(c.image_tokens for c in packed)
-    used = count_prompt(prompt, count, img_total)
+    prompt = build_prompt(options, query, blocks, not packed)
+    used = count_prompt(prompt, count, sum(c.image_tokens for c in packed))
     if used > limit:
         if packed:  # cannot happen: costs are exact; kept as a hard guard
             log.error("assembled prompt %d > limit %d; refusing", used, limit)
-            packed, refused, reason = [], True, "internal accounting error"
+            packed, reason = [], "internal accounting error"
             for c in cands:
                 if c.status in ("included", "truncated"):
                     c.status = "excluded_budget"
@@ -246,32 +311,7 @@ def assemble(
                       f"the limit is {limit}")
             prompt = prompt.model_copy(update={"messages": [], "system": None})
             used = 0
-    breakdown = _breakdown(packed, sys_tokens, q_tokens, overhead, used)
-
-    items = [_item(c, names, shits) for c in packed]
-    manifest, excluded = _manifest(shits, fate, unit_of, cands, regions, count)
-    return ContextPackage(
-        query=query,
-        budget=BudgetInfo(limit=limit, used=used, tokenizer=counter.name, breakdown=breakdown,
-                          image_formula=describe_formula(options.image_tokens)),
-        items=items,
-        excluded=excluded,
-        manifest=manifest,
-        retrieval=RetrievalInfo(
-            hits=[RetrievalHitOut(region_id=h.region_id, pages=list(h.pages), score=h.score,
-                                  retriever=h.retriever, rank=h.rank) for h in shits],
-            coverage_before=_coverage(shits, range(len(shits))),
-            coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
-                                             if c.carried is None or i in c.carried]),
-            page_refs=_page_refs(query, shits, source),
-            notes=list(retrieval_notes),
-        ),
-        prompt=prompt,
-        refused=refused,
-        refusal_reason=reason,
-        strategy=options.strategy,
-        order=options.order,
-    )
+    return prompt, used, packed, reason
 
 
 def parent_cap(o: AssemblyOptions, room: int) -> int:
@@ -325,13 +365,13 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
             if _truncate(c, slack, shits, count, close_tokens) is not None:
                 slack -= c.cost
             continue
-        if _fallback(c, slack, ex, shits, regions, count, close_tokens):
+        if _fallback(c, slack, ex, regions, count, close_tokens):
             slack -= c.cost
     return slack
 
 
-def _fallback(c: _Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],
-              count: Callable[[str], int], close_tokens: int) -> bool:
+def _fallback(c: _Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
+              close_tokens: int) -> bool:
     """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``assembly.fallback``."""
     u = c.unit
     trig = sorted(u.triggers)
@@ -488,8 +528,7 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
 
 
 def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of: Mapping[int, Unit],
-              cands: Sequence[_Cand], regions: Mapping[int, Region], count: Callable[[str], int]
-              ) -> tuple[list[ManifestEntry], list[ExcludedEntry]]:
+              cands: Sequence[_Cand], regions: Mapping[int, Region]) -> tuple[list[ManifestEntry], list[ExcludedEntry]]:
     by_unit = {id(c.unit): c for c in cands}
     manifest: list[ManifestEntry] = []
     excluded: list[ExcludedEntry] = []
@@ -594,12 +633,13 @@ def _refusal_reason(hits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], ca
     return "no evidence fits the budget"
 
 
-def _breakdown(packed: Sequence[_Cand], sys_t: int, q_t: int, overhead: int, used: int) -> Breakdown:
+def _breakdown(packed: Sequence[_Cand], frame: _Frame, used: int) -> Breakdown:
     if used == 0:
         return Breakdown()
     text = sum(c.text_tokens for c in packed)
     wrappers = sum(c.wrapper_tokens for c in packed)
     images = sum(c.image_tokens for c in packed)
+    sys_t, q_t, overhead = frame.sys_tokens, frame.q_tokens, frame.overhead
     head = used - (sys_t + q_t + overhead + text + wrappers + images)  # context header or refusal note
     return Breakdown(system=sys_t, question=q_t, wrappers=wrappers + head, text=text, images=images,
                      overhead=overhead)
