@@ -95,6 +95,8 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
 
     The rules of the module docstring run in order; each sees only the units still alive."""
     alive = sorted(units, key=_prio)
+    # Every rule takes (alive, units) so that they run as one list; only _table_crops reads ``units``
+    # (a table merged away still absorbs the figures cropped from it).
     for rule in (_same_key, _page_excerpts, _span_union, _tables_in_sections, _table_crops, _page_images,
                  _text_pages):
         rule(alive, units)
