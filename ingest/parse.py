@@ -271,27 +271,8 @@ def parse_pdf(
         warnings.append("OCR requested but Tesseract (eng) is not installed; scanned pages are indexed as images only")
     rel_dir = f"{assets_dir.name}/{doc_id}@{version_id}" if assets_dir is not None else ""
     asset_dir = assets_dir / f"{doc_id}@{version_id}" if assets_dir is not None else None
-    issues: list[PageIssue] = []
-    pages: list[PageData] = []
-    n = doc.page_count
-    if progress:
-        progress(0, n)  # opened: a watchdog times pages from here
     try:
-        for i in range(n):
-            try:
-                page = doc.load_page(i)
-                pages.append(_first_pass(page, ocr=budget, asset_dir=asset_dir, rel_dir=rel_dir, scale=render_scale))
-            except MemoryError:
-                raise  # the document is over its memory budget: not a page problem
-            except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
-                logger.warning("page %d failed: %s", i + 1, exc)
-                issues.append(
-                    PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
-                )
-                r = doc.load_page(i).rect if i < n else None
-                pages.append(PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0))
-            if progress:
-                progress(i + 1, n)
+        pages, issues = _first_passes(doc, budget, asset_dir, rel_dir, render_scale, progress)
         mark_furniture(pages)
         for p in pages:
             page_text(p)
@@ -300,30 +281,61 @@ def parse_pdf(
         regions = build_regions(pages, toc, doc_id, version_id, title.strip() or filename, render_scale)
     finally:
         doc.close()
-    ocr_pages = sum(1 for p in pages if p.ocr)
     for p in pages:
         warnings.extend(p.warnings)
         if p.scanned and not p.ocr:
             warnings.append(f"page {p.index + 1} is a scanned image without a text layer; indexed as an image only")
-    infos = [
-        PageInfo(
-            page=p.index + 1,
-            width=p.width,
-            height=p.height,
-            text_chars=len(p.text),
-            ocr=p.ocr,
-            scanned=p.scanned,
-            image=p.image,
-        )
-        for p in pages
-    ]
     return ParsedDocument(
         doc_id=doc_id,
         version_id=version_id,
         filename=filename,
-        pages=infos,
+        pages=[_page_info(p) for p in pages],
         regions=regions,
         warnings=warnings,
         issues=issues,
-        ocr_pages=ocr_pages,
+        ocr_pages=sum(1 for p in pages if p.ocr),
+    )
+
+
+def _first_passes(
+    doc: pymupdf.Document,
+    budget: OcrBudget | None,
+    asset_dir: pathlib.Path | None,
+    rel_dir: str,
+    scale: float,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[list[PageData], list[PageIssue]]:
+    """The first pass over every page. A page that fails is recorded as a ``PageIssue`` and kept as
+    an empty page of its size (US Letter when even its size cannot be read), so ids and page
+    numbers of the rest do not move."""
+    issues: list[PageIssue] = []
+    pages: list[PageData] = []
+    n = doc.page_count
+    if progress:
+        progress(0, n)  # opened: a watchdog times pages from here
+    for i in range(n):
+        try:
+            page = doc.load_page(i)
+            pages.append(_first_pass(page, ocr=budget, asset_dir=asset_dir, rel_dir=rel_dir, scale=scale))
+        except MemoryError:
+            raise  # the document is over its memory budget: not a page problem
+        except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
+            logger.warning("page %d failed: %s", i + 1, exc)
+            issues.append(PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
+            r = doc.load_page(i).rect if i < n else None
+            pages.append(PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0))
+        if progress:
+            progress(i + 1, n)
+    return pages, issues
+
+
+def _page_info(p: PageData) -> PageInfo:
+    return PageInfo(
+        page=p.index + 1,
+        width=p.width,
+        height=p.height,
+        text_chars=len(p.text),
+        ocr=p.ocr,
+        scanned=p.scanned,
+        image=p.image,
     )

@@ -8,6 +8,7 @@ regions of its kind on its (first) page in that order; ``seq`` counts them acros
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ingest.model import (
     BBox,
@@ -97,58 +98,100 @@ class _Ids:
         return region_id_for(self.doc_id, self.version_id, page, kind, n), s
 
 
+# A table at the top of a page continues the last table of the previous page when it starts in the
+# top CONTINUATION_TOP of its page (room for a running header and a repeated heading, no body text
+# before it), the previous part reached into the bottom part of its page, below CUT_OFF_BOTTOM of
+# the page height (the page break cut it off), and both have the same number of columns. Measured
+# on the corpus's continued tables (R manual, Federal Register); a part ending higher up was a whole
+# table followed by text, and a part starting lower down a new table under a paragraph.
+CONTINUATION_TOP = 0.35
+CUT_OFF_BOTTOM = 0.6
+
+
+@dataclass(slots=True)
+class _TablePart:
+    """The last table written: its region id, data (header as read), page (0-based) and last row number."""
+
+    region_id: str
+    data: TableData
+    page: int
+    last_row: int
+
+
 def build_regions(
     pages: list[PageData], toc: list[list[object]], doc_id: str, version_id: str, title: str, scale: float
 ) -> list[Region]:
-    tokenizer = get_tokenizer()
-    counted: dict[str, int] = {}
+    """Every region of a version, in reading order; sections last (their text is known only at the end)."""
+    return _RegionBuilder(pages, doc_id, version_id, title, scale).build(toc)
 
-    def ntok(text: str) -> int:
+
+class _RegionBuilder:
+    """The state one pass over the pages shares: id counters, the open section stack, the regions
+    written so far, the table that the next page may continue, and a token count cache."""
+
+    def __init__(self, pages: list[PageData], doc_id: str, version_id: str, title: str, scale: float) -> None:
+        self.pages, self.doc_id, self.version_id, self.title, self.scale = pages, doc_id, version_id, title, scale
+        self.tokenizer = get_tokenizer()
+        self.counted: dict[str, int] = {}
+        self.ids = _Ids(doc_id, version_id)
+        self.out: list[Region] = []
+        self.sections: list[_Sec] = []
+        self.stack: list[_Sec] = []
+        self.current: _Sec | None = None
+        self.prev_table: _TablePart | None = None
+
+    def build(self, toc: list[list[object]]) -> list[Region]:
+        blocks = [p.blocks for p in self.pages]
+        heads = headings_from_toc(toc, blocks) if toc else None
+        if heads is None:
+            heads = headings_from_fonts(blocks)
+        by_pos: dict[tuple[int, int], list[Heading]] = {}
+        for hd in heads:
+            by_pos.setdefault((hd.page, hd.block), []).append(hd)
+        for pno, pg in enumerate(self.pages):
+            page_region = self.page_region(pno, pg)  # first: its id never depends on the others
+            self.page_body(pno, pg, by_pos)
+            self.out.append(page_region)
+        self.out.extend(self.section_regions())
+        return self.out
+
+    # ------------------------------------------------------------------ helpers
+    def ntok(self, text: str) -> int:
         # A one-sentence paragraph, its sentence and often its section share one text: count once.
-        n = counted.get(text)
+        n = self.counted.get(text)
         if n is None:
-            n = counted[text] = tokenizer.count(text)
+            n = self.counted[text] = self.tokenizer.count(text)
         return n
 
-    blocks = [p.blocks for p in pages]
-    heads = headings_from_toc(toc, blocks) if toc else None
-    if heads is None:
-        heads = headings_from_fonts(blocks)
-    by_pos: dict[tuple[int, int], list[Heading]] = {}
-    for hd in heads:
-        by_pos.setdefault((hd.page, hd.block), []).append(hd)
-    ids = _Ids(doc_id, version_id)
-    out: list[Region] = []
-    sections: list[_Sec] = []
-    stack: list[_Sec] = []
-    current: _Sec | None = None
+    @staticmethod
+    def loc(pno: int, pg: PageData, box: Box, **kw: Any) -> Locator:
+        return Locator(page=pno + 1, bbox=_bb(box), page_width=pg.width, page_height=pg.height, **kw)
 
-    def open_section(hd: Heading | None, page: int, box: Box) -> _Sec:
-        nonlocal current
+    def open_section(self, hd: Heading | None, page: int, box: Box) -> _Sec:
         if hd is None:
-            sec = _Sec(None, title, 1, page, box)
+            sec = _Sec(None, self.title, 1, page, box)
         else:
-            while stack and stack[-1].level >= hd.level:
-                stack.pop()
-            sec = _Sec(hd, hd.title, hd.level, page, box, parent=stack[-1] if stack else None)
-        sec.region_id, _ = ids.next(page + 1, "section")
+            while self.stack and self.stack[-1].level >= hd.level:
+                self.stack.pop()
+            sec = _Sec(hd, hd.title, hd.level, page, box, parent=self.stack[-1] if self.stack else None)
+        sec.region_id, _ = self.ids.next(page + 1, "section")
         sec.path = (sec.parent.path if sec.parent else ()) + (sec.title,)
         sec.add_box(page, box)
         sec.body.append(sec.title)
         if hd is not None:
-            stack.append(sec)
-        sections.append(sec)
-        current = sec
+            self.stack.append(sec)
+        self.sections.append(sec)
+        self.current = sec
         return sec
 
-    def section() -> _Sec:
-        return (
-            current
-            if current is not None
-            else open_section(None, pno, (0.0, 0.0, pg.width, min(20.0, pg.height)))
-        )
+    def section(self, pno: int, pg: PageData) -> _Sec:
+        """The open section; content before the first heading opens an untitled one (the title)."""
+        if self.current is not None:
+            return self.current
+        return self.open_section(None, pno, (0.0, 0.0, pg.width, min(20.0, pg.height)))
 
     def add(
+        self,
         kind: RegionKind,
         page: int,
         text: str,
@@ -157,12 +200,12 @@ def build_regions(
         sec: _Sec,
         payload: RegionPayload | None = None,
     ) -> str:
-        rid, seq = ids.next(page + 1, kind)
-        out.append(
+        rid, seq = self.ids.next(page + 1, kind)
+        self.out.append(
             Region(
                 region_id=rid,
-                doc_id=doc_id,
-                version_id=version_id,
+                doc_id=self.doc_id,
+                version_id=self.version_id,
                 kind=kind,
                 text=text,
                 locators=tuple(locs),
@@ -171,168 +214,160 @@ def build_regions(
                 heading_path=sec.path,
                 level=sec.level,
                 seq=seq,
-                tokens=ntok(text),
+                tokens=self.ntok(text),
                 payload=payload,
             )
         )
         return rid
 
-    prev_table: tuple[str, TableData, int, int] | None = None  # id, data, page, last row number
-    for pno, pg in enumerate(pages):
-        w, h = pg.width, pg.height
-
-        def loc(box: Box, _p: int = pno, _w: float = w, _h: float = h, **kw: object) -> Locator:
-            return Locator(page=_p + 1, bbox=_bb(box), page_width=_w, page_height=_h, **kw)
-
-        # Page region first: its id never depends on the others.
-        add_page = Region(
-            region_id=region_id_for(doc_id, version_id, pno + 1, "page", 1),
-            doc_id=doc_id,
-            version_id=version_id,
+    # -------------------------------------------------------------------- pages
+    def page_region(self, pno: int, pg: PageData) -> Region:
+        return Region(
+            region_id=region_id_for(self.doc_id, self.version_id, pno + 1, "page", 1),
+            doc_id=self.doc_id,
+            version_id=self.version_id,
             kind="page",
             text=pg.text,
-            locators=(loc((0.0, 0.0, w, h), char_start=0, char_end=len(pg.text)),),
+            locators=(self.loc(pno, pg, (0.0, 0.0, pg.width, pg.height), char_start=0, char_end=len(pg.text)),),
             heading_path=(),
             seq=pno,
-            tokens=ntok(pg.text),
+            tokens=self.ntok(pg.text),
             payload=PagePayload(
-                image=_image_ref(pg.image, pg.image_size, scale),
+                image=_image_ref(pg.image, pg.image_size, self.scale),
                 ocr=_ocr_info(pg.blocks) if pg.ocr else None,
                 scanned=pg.scanned,
                 label=pg.label,
             ),
         )
-        # Order tables and figures after the last block starting above them.
-        inserts: dict[int, list[TableData | FigureData]] = {}
-        placed: list[TableData | FigureData] = [*pg.tables, *pg.figures]
-        for obj in placed:
-            y0 = obj.bbox[1]
-            pos = max((i for i, b in enumerate(pg.blocks) if b.bbox[1] <= y0 + 1 and not b.ocr), default=-1)
-            inserts.setdefault(pos, []).append(obj)
-        for v in inserts.values():
-            v.sort(key=lambda o: (o.bbox[1], o.bbox[0]))
+
+    def page_body(self, pno: int, pg: PageData, by_pos: dict[tuple[int, int], list[Heading]]) -> None:
+        """Headings, paragraphs (with their sentences), tables and figures of one page, in reading order."""
+        inserts = _placements(pg)
         for hd in by_pos.get((pno, -1), []):
-            open_section(hd, pno, (0.0, 0.0, w, min(20.0, h)))
+            self.open_section(hd, pno, (0.0, 0.0, pg.width, min(20.0, pg.height)))
         for i in range(-1, len(pg.blocks)):
             if i >= 0:
                 b = pg.blocks[i]
                 for hd in by_pos.get((pno, i), []):
-                    open_section(hd, pno, b.bbox)
+                    self.open_section(hd, pno, b.bbox)
                 if b.role == "para":
-                    sec = section()
-                    text = b.text
-                    start = b.char_start
-                    text_payload = TextPayload(ocr=_ocr_info([b]) if b.ocr or pg.ocr and pg.scanned else None)
-                    pid = add(
-                        "paragraph",
-                        pno,
-                        text,
-                        [
-                            loc(
-                                b.bbox,
-                                line_boxes=tuple(_bb(ln.bbox) for ln in b.lines),
-                                char_start=start,
-                                char_end=start + len(text),
-                            )
-                        ],
-                        sec.region_id,
-                        sec,
-                        text_payload,
-                    )
-                    sec.body.append(text)
-                    sec.add_box(pno, b.bbox)
-                    for s_text, a, e in split_sentences(text):
-                        lbs = line_boxes_for_span(b, a, e)
-                        box = lbs[0]
-                        for lb in lbs[1:]:
-                            box = union(box, lb)
-                        add(
-                            "sentence",
-                            pno,
-                            s_text,
-                            [
-                                loc(
-                                    box,
-                                    line_boxes=tuple(_bb(x) for x in lbs),
-                                    char_start=start + a,
-                                    char_end=start + e,
-                                )
-                            ],
-                            pid,
-                            sec,
-                            text_payload,
-                        )
+                    self.paragraph(pno, pg, b)
             for obj in inserts.get(i, []):
-                sec = section()
+                sec = self.section(pno, pg)
                 sec.add_box(pno, obj.bbox)
                 if isinstance(obj, TableData):
-                    first = 1
-                    cont = ""
-                    if (
-                        prev_table is not None
-                        and prev_table[2] == pno - 1
-                        and obj.bbox[1] < 0.35 * h
-                        and prev_table[1].bbox[3] > 0.6 * pages[pno - 1].height
-                        and len(prev_table[1].header) == len(obj.header)
-                        and obj is pg.tables[0]
-                    ):
-                        cont = prev_table[0]
-                        first = prev_table[3] + 1
-                    rows = obj.rows
-                    if cont and obj.header != prev_table[1].header:  # type: ignore[index]
-                        rows = [obj.header, *rows]  # no repeated header: the first row is data
-                        header = prev_table[1].header  # type: ignore[index]
-                    else:
-                        header = obj.header
-                    md = to_markdown(header, rows)
-                    last = first + len(rows) - 1
-                    tpayload = TablePayload(
-                        header=tuple(header), first_row=first, last_row=last, continued_from=cont or None
-                    )
-                    rid = add("table", pno, md, [loc(obj.bbox)], sec.region_id, sec, tpayload)
-                    sec.body.append(md)
-                    prev_table = (rid, TableData(obj.bbox, header, rows, obj.header_in_table), pno, last)
+                    self.table(pno, pg, obj, sec)
                 else:
-                    cap = " ".join(obj.caption.text.split()) if obj.caption else ""
-                    inner = "\n".join(" ".join(b.text.split()) for b in obj.inner)
-                    box = obj.bbox if obj.caption is None else union(obj.bbox, obj.caption.bbox)
-                    text = "\n".join(t for t in (cap, inner) if t)
-                    fpayload = FigurePayload(
-                        caption=cap,
-                        inner_text=inner,
-                        source=obj.source,
-                        image=_image_ref(obj.image, obj.image_size, scale),
-                        ocr=_ocr_info(obj.inner) if obj.ocr else None,
-                    )
-                    add("figure", pno, text, [loc(box)], sec.region_id, sec, fpayload)
-                    if cap:
-                        sec.body.append(cap)
-        if pg.tables and prev_table is not None and prev_table[2] == pno and pg.tables[-1].bbox[3] < 0.6 * h:
-            prev_table = None
-        out.append(add_page)
-    # Sections: text = heading + own body; one locator per page with own content.
-    for k, sec in enumerate(sections):
-        parent = sec.parent.region_id if sec.parent else None
-        locs = tuple(
-            Locator(page=p + 1, bbox=_bb(b), page_width=pages[p].width, page_height=pages[p].height)
-            for p, b in sorted(sec.boxes.items())
-        )
-        text = "\n\n".join(sec.body)
-        rid = sec.region_id
-        out.append(
-            Region(
-                region_id=rid,
-                doc_id=doc_id,
-                version_id=version_id,
-                kind="section",
-                text=text,
-                locators=locs,
-                parent_id=parent,
-                section_id=rid,
-                heading_path=sec.path,
-                level=sec.level,
-                seq=k,
-                tokens=ntok(text),
+                    self.figure(pno, pg, obj, sec)
+        if (
+            pg.tables
+            and self.prev_table is not None
+            and self.prev_table.page == pno
+            and pg.tables[-1].bbox[3] < CUT_OFF_BOTTOM * pg.height
+        ):
+            self.prev_table = None
+
+    def paragraph(self, pno: int, pg: PageData, b: Block) -> None:
+        sec = self.section(pno, pg)
+        text = b.text
+        start = b.char_start
+        payload = TextPayload(ocr=_ocr_info([b]) if b.ocr or pg.ocr and pg.scanned else None)
+        line_boxes = tuple(_bb(ln.bbox) for ln in b.lines)
+        loc = self.loc(pno, pg, b.bbox, line_boxes=line_boxes, char_start=start, char_end=start + len(text))
+        pid = self.add("paragraph", pno, text, [loc], sec.region_id, sec, payload)
+        sec.body.append(text)
+        sec.add_box(pno, b.bbox)
+        for s_text, a, e in split_sentences(text):
+            lbs = line_boxes_for_span(b, a, e)
+            box = lbs[0]
+            for lb in lbs[1:]:
+                box = union(box, lb)
+            loc = self.loc(
+                pno, pg, box, line_boxes=tuple(_bb(x) for x in lbs), char_start=start + a, char_end=start + e
             )
+            self.add("sentence", pno, s_text, [loc], pid, sec, payload)
+
+    def continues(self, pno: int, pg: PageData, obj: TableData) -> _TablePart | None:
+        """The previous page's last table, when ``obj`` continues it (``CONTINUATION_TOP``)."""
+        prev = self.prev_table
+        if (
+            prev is not None
+            and prev.page == pno - 1
+            and obj.bbox[1] < CONTINUATION_TOP * pg.height
+            and prev.data.bbox[3] > CUT_OFF_BOTTOM * self.pages[pno - 1].height
+            and len(prev.data.header) == len(obj.header)
+            and obj is pg.tables[0]
+        ):
+            return prev
+        return None
+
+    def table(self, pno: int, pg: PageData, obj: TableData, sec: _Sec) -> None:
+        prev = self.continues(pno, pg, obj)
+        first = prev.last_row + 1 if prev else 1
+        rows, header = obj.rows, obj.header
+        if prev is not None and obj.header != prev.data.header:
+            rows = [obj.header, *rows]  # no repeated header: the first row is data
+            header = prev.data.header
+        md = to_markdown(header, rows)
+        last = first + len(rows) - 1
+        payload = TablePayload(
+            header=tuple(header), first_row=first, last_row=last, continued_from=prev.region_id if prev else None
         )
-    return out
+        rid = self.add("table", pno, md, [self.loc(pno, pg, obj.bbox)], sec.region_id, sec, payload)
+        sec.body.append(md)
+        self.prev_table = _TablePart(rid, TableData(obj.bbox, header, rows, obj.header_in_table), pno, last)
+
+    def figure(self, pno: int, pg: PageData, obj: FigureData, sec: _Sec) -> None:
+        cap = " ".join(obj.caption.text.split()) if obj.caption else ""
+        inner = "\n".join(" ".join(b.text.split()) for b in obj.inner)
+        box = obj.bbox if obj.caption is None else union(obj.bbox, obj.caption.bbox)
+        text = "\n".join(t for t in (cap, inner) if t)
+        payload = FigurePayload(
+            caption=cap,
+            inner_text=inner,
+            source=obj.source,
+            image=_image_ref(obj.image, obj.image_size, self.scale),
+            ocr=_ocr_info(obj.inner) if obj.ocr else None,
+        )
+        self.add("figure", pno, text, [self.loc(pno, pg, box)], sec.region_id, sec, payload)
+        if cap:
+            sec.body.append(cap)
+
+    def section_regions(self) -> list[Region]:
+        """Sections: text = heading + own body; one locator per page with own content."""
+        out = []
+        for k, sec in enumerate(self.sections):
+            locs = tuple(self.loc(p, self.pages[p], b) for p, b in sorted(sec.boxes.items()))
+            text = "\n\n".join(sec.body)
+            out.append(
+                Region(
+                    region_id=sec.region_id,
+                    doc_id=self.doc_id,
+                    version_id=self.version_id,
+                    kind="section",
+                    text=text,
+                    locators=locs,
+                    parent_id=sec.parent.region_id if sec.parent else None,
+                    section_id=sec.region_id,
+                    heading_path=sec.path,
+                    level=sec.level,
+                    seq=k,
+                    tokens=self.ntok(text),
+                )
+            )
+        return out
+
+
+def _placements(pg: PageData) -> dict[int, list[TableData | FigureData]]:
+    """Tables and figures by the index of the last text block that starts above them (-1: none),
+    top to bottom, left to right: where they go in reading order. OCR blocks do not count (their
+    place is the image's own)."""
+    inserts: dict[int, list[TableData | FigureData]] = {}
+    placed: list[TableData | FigureData] = [*pg.tables, *pg.figures]
+    for obj in placed:
+        y0 = obj.bbox[1]
+        pos = max((i for i, b in enumerate(pg.blocks) if b.bbox[1] <= y0 + 1 and not b.ocr), default=-1)
+        inserts.setdefault(pos, []).append(obj)
+    for v in inserts.values():
+        v.sort(key=lambda o: (o.bbox[1], o.bbox[0]))
+    return inserts

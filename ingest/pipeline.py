@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from ingest.embed import TextEncoder, default_text_encoder
 from ingest.model import PARSER_VERSION, IngestReport, version_id_for
-from ingest.store import DEFAULT_COLLECTION, SEARCH_KINDS, Store, check_collection
+from ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
+from ingest.store import Store
 
 if TYPE_CHECKING:
     from ingest.limits import IngestLimits
@@ -95,26 +96,9 @@ def ingest_bytes(
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
     open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages, filename=filename).close()
-
-    def unchanged() -> IngestReport:
-        v = store.get_version(doc_id, version_id)
-        prior = store.version_report(doc_id, version_id)
-        return IngestReport(
-            doc_id=doc_id,
-            version_id=version_id,
-            filename=v.filename,
-            pages=v.pages,
-            regions_by_kind=prior.get("regions_by_kind", {}),
-            tables=prior.get("tables", 0),
-            figures=prior.get("figures", 0),
-            ocr_pages=prior.get("ocr_pages", 0),
-            seconds=time.perf_counter() - started,
-            status="unchanged",
-        )
-
     store.check_collection_free(doc_id, check_collection(collection))  # a doc_id lives in one collection
     if store.has_ready(doc_id, version_id):
-        return unchanged()
+        return _unchanged(store, doc_id, version_id, started)
 
     def report_progress(stage: str, done: int, total: int) -> None:
         if progress:
@@ -123,7 +107,7 @@ def ingest_bytes(
     # Claims the version; waits while another live writer holds it. False: that writer (same
     # bytes) committed meanwhile, so this ingest is a no-op too.
     if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION, collection=collection):
-        return unchanged()
+        return _unchanged(store, doc_id, version_id, started)
     try:
         parsed = parse_with_limits(
             data,
@@ -138,32 +122,8 @@ def ingest_bytes(
             max_pages=max_pages,
             max_bytes=max_bytes,
         )
-        store.add_regions(parsed.regions)
-        searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
-        enc = encoder or default_text_encoder()
-        texts = [r.text for r in searchable]
-        vectors = enc.encode(texts, progress=lambda d, t: report_progress("embed", d, t))
-        store.add_chunks(searchable, vectors)
-        for indexer in indexers:
-            n = indexer.index_version(store, parsed)
-            report_progress(f"index:{indexer.name}", n, n)
-        by_kind: dict[str, int] = {}
-        for r in parsed.regions:
-            by_kind[r.kind] = by_kind.get(r.kind, 0) + 1
-        report = IngestReport(
-            doc_id=doc_id,
-            version_id=version_id,
-            filename=filename,
-            pages=len(parsed.pages),
-            regions_by_kind=by_kind,
-            tables=by_kind.get("table", 0),
-            figures=by_kind.get("figure", 0),
-            ocr_pages=parsed.ocr_pages,
-            warnings=tuple(parsed.warnings),
-            issues=tuple(parsed.issues),
-            seconds=0.0,
-            status="partial" if parsed.issues else "created",
-        )
+        _write_version(store, parsed, encoder or default_text_encoder(), indexers, report_progress)
+        report = _report(parsed)
         report_progress("commit", 0, 1)
         store.commit_version(
             doc_id,
@@ -179,6 +139,63 @@ def ingest_bytes(
         store.abort_version(doc_id, version_id)
         raise
     return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+
+
+def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> IngestReport:
+    """The report of a version that was already stored: its counts as recorded when it was written."""
+    v = store.get_version(doc_id, version_id)
+    prior = store.version_report(doc_id, version_id)
+    return IngestReport(
+        doc_id=doc_id,
+        version_id=version_id,
+        filename=v.filename,
+        pages=v.pages,
+        regions_by_kind=prior.get("regions_by_kind", {}),
+        tables=prior.get("tables", 0),
+        figures=prior.get("figures", 0),
+        ocr_pages=prior.get("ocr_pages", 0),
+        seconds=time.perf_counter() - started,
+        status="unchanged",
+    )
+
+
+def _write_version(
+    store: Store,
+    parsed: ParsedDocument,
+    encoder: TextEncoder,
+    indexers: Sequence[VersionIndexer],
+    report_progress: Progress,
+) -> None:
+    """The claimed version's rows: regions, searchable chunks with their text vectors, then each
+    indexer's rows (figure and page vectors, summaries)."""
+    store.add_regions(parsed.regions)
+    searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
+    vectors = encoder.encode([r.text for r in searchable], progress=lambda d, t: report_progress("embed", d, t))
+    store.add_chunks(searchable, vectors)
+    for indexer in indexers:
+        n = indexer.index_version(store, parsed)
+        report_progress(f"index:{indexer.name}", n, n)
+
+
+def _report(parsed: ParsedDocument) -> IngestReport:
+    """What an ingest reports (and stores with the version): counts, warnings and page issues."""
+    by_kind: dict[str, int] = {}
+    for r in parsed.regions:
+        by_kind[r.kind] = by_kind.get(r.kind, 0) + 1
+    return IngestReport(
+        doc_id=parsed.doc_id,
+        version_id=parsed.version_id,
+        filename=parsed.filename,
+        pages=len(parsed.pages),
+        regions_by_kind=by_kind,
+        tables=by_kind.get("table", 0),
+        figures=by_kind.get("figure", 0),
+        ocr_pages=parsed.ocr_pages,
+        warnings=tuple(parsed.warnings),
+        issues=tuple(parsed.issues),
+        seconds=0.0,
+        status="partial" if parsed.issues else "created",
+    )
 
 
 def ingest_path(store: Store, path: str | Path, **kwargs: object) -> IngestReport:

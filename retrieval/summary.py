@@ -27,7 +27,7 @@ from lancedb.pydantic import Vector
 from ingest.embed import TEXT_DIM, TextEncoder
 from ingest.errors import ModelUnavailable
 from ingest.index import RegionIndex
-from ingest.model import CHILD_KINDS, Region
+from ingest.model import CHILD_KINDS, FigurePayload, Region, TablePayload
 from ingest.rows import sql_in
 from ingest.store import Store
 from ingest.tables import TableSpec, VersionScopedRow
@@ -89,8 +89,10 @@ def extractive_summaries(
         lead = [r.text for r in index.in_section(sid, "sentence")[:sentences]]
         if not lead:
             lead = [bodies[sid][:300]]
-        captions = [r.meta_get("caption") or "" for r in index.in_section(sid, "figure")]
-        captions += [r.meta_get("header") or "" for r in index.in_section(sid, "table")]
+        figures = [r.payload for r in index.in_section(sid, "figure")]
+        tables = [r.payload for r in index.in_section(sid, "table")]
+        captions = [p.caption if isinstance(p, FigurePayload) else "" for p in figures]
+        captions += [" | ".join(p.header) if isinstance(p, TablePayload) else "" for p in tables]
         weights = {t: c * math.log(1 + n / df[t]) for t, c in tf[sid].items()}
         terms = [t for t, _ in sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:key_terms]]
         parts = [" > ".join(s.heading_path) or s.text.split("\n", 1)[0], " ".join(lead)]
