@@ -101,9 +101,10 @@ class _Ids:
 # A table at the top of a page continues the last table of the previous page when it starts in the
 # top CONTINUATION_TOP of its page (room for a running header and a repeated heading, no body text
 # before it), the previous part reached into the bottom part of its page, below CUT_OFF_BOTTOM of
-# the page height (the page break cut it off), and both have the same number of columns. Measured
-# on the corpus's continued tables (R manual, Federal Register); a part ending higher up was a whole
-# table followed by text, and a part starting lower down a new table under a paragraph.
+# the page height (the page break cut it off), and both have the same number of columns. A part
+# ending higher up is a whole table with text after it; a table starting lower down has body text
+# above it, so it is a new table. Heuristic values from the first parser, pinned by the Federal
+# Register's cost table split over pages 5-6 (tests/ingest/test_parse.py); not tuned on a wider set.
 CONTINUATION_TOP = 0.35
 CUT_OFF_BOTTOM = 0.6
 
