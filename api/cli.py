@@ -22,27 +22,13 @@ from api.cli_common import (
     EXIT_USAGE,
     ProgressBar,
     add_data_arg,
+    format_report,
     open_store,
     os_error_message,
     settings_for,
     validation_message,
 )
 from ingest.errors import FolioError
-
-
-def _format_report(r: dict[str, Any]) -> str:
-    kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["regions_by_kind"].items()))
-    line = (
-        f"{r['filename']}: {r['status']} {r['doc_id']}@{r['version_id']}  {r['pages']} pages, "
-        f"{r['tables']} tables, {r['figures']} figures, {r['ocr_pages']} OCRed pages, {r['seconds']:.1f}s"
-    )
-    if kinds:
-        line += f"\n    regions: {kinds}"
-    for w in r.get("warnings", []):
-        line += f"\n    warning: {w}"
-    for issue in r.get("issues", []):
-        line += f"\n    page {issue['page']}: {issue['message']}"
-    return line
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -98,7 +84,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             if out["status"] == "failed":
                 print(f"{p.name}: failed: {out['error']['message']}", file=sys.stderr)
             else:
-                print(_format_report(out))
+                print(format_report(out))
     if any(r["status"] != "unchanged" for r in reports):
         store.maintain()  # compact what this run wrote (and older churn), keeping recent versions
     if args.json:

@@ -72,6 +72,22 @@ def open_store(args: argparse.Namespace) -> Store:
     return Store(settings_for(args).data)
 
 
+def format_report(r: dict[str, Any]) -> str:
+    """One ingest report (``IngestReport`` fields plus ``status``) as the lines ``folio ingest`` prints."""
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["regions_by_kind"].items()))
+    line = (
+        f"{r['filename']}: {r['status']} {r['doc_id']}@{r['version_id']}  {r['pages']} pages, "
+        f"{r['tables']} tables, {r['figures']} figures, {r['ocr_pages']} OCRed pages, {r['seconds']:.1f}s"
+    )
+    if kinds:
+        line += f"\n    regions: {kinds}"
+    for w in r.get("warnings", []):
+        line += f"\n    warning: {w}"
+    for issue in r.get("issues", []):
+        line += f"\n    page {issue['page']}: {issue['message']}"
+    return line
+
+
 def choices(literal: Any) -> tuple[str, ...]:
     """The values of a ``Literal`` type, for argparse ``choices`` (the API's 422 and the CLI's usage
     error come from the same list).

@@ -25,6 +25,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class _JobBoard:
         options: dict[str, Any] = {"max_retries": MAX_RETRIES, "num_cpus": spec.get("num_cpus", 1)}
         if spec.get("num_gpus"):
             options["num_gpus"] = spec["num_gpus"]
-        ref = ingest_task.options(**options).remote(spec, ray.put(data), job_id)  # type: ignore[attr-defined]
+        ref = ingest_task.options(**options).remote(spec, ray.put(data), job_id)
         with self._lock:
             self._jobs[job_id] = job
             self._refs[job_id] = ref
@@ -141,7 +142,7 @@ class _JobBoard:
         with self._lock:
             return [dict(j) for j in reversed(self._jobs.values())]
 
-    def _resolve(self, job_ids: list[str]) -> None:
+    def _resolve(self, job_ids: Sequence[str]) -> None:  # ``list`` here is the method of that name
         """Fold finished tasks into their jobs (without waiting for unfinished ones)."""
         ray = _ray()
         with self._lock:
@@ -238,7 +239,7 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     DEAD_WRITERS.update(ray.get(board_actor.started.remote(job_id, worker)))
     store = _store(spec["store"], spec.get("storage_options") or {})
     settings = spec.get("settings") or {}
-    last = [0.0, ""]
+    last: list[Any] = [0.0, ""]  # when and at which stage progress was last sent
     reported: set[str] = set()
 
     def progress(stage: str, done: int, total: int) -> None:

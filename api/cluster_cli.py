@@ -32,7 +32,7 @@ def _overall(jobs: list[dict[str, Any]]) -> tuple[str, int, int]:
 
 def run(args: argparse.Namespace, paths: list[Path], settings: Any, store: Any) -> int:
     """Submit ``paths`` to the cluster at ``args.ray``; print reports; exit code like ``folio ingest``."""
-    from api.cli import EXIT_FAILED, ProgressBar, _format_report
+    from api.cli_common import EXIT_FAILED, ProgressBar, format_report
     from api.cluster import board, connect, job_spec
 
     connect(args.ray)
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace, paths: list[Path], settings: Any, store: Any) 
                     if out["status"] == "failed":
                         print(f"{out['filename']}: failed: {out['error']['message']}", file=sys.stderr)
                     else:
-                        print(_format_report(out))
+                        print(format_report(out))
             if pending:
                 time.sleep(POLL_S)
     finally:

@@ -9,13 +9,14 @@ only ranks. Ties are broken by id so the result does not depend on the order the
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import TypeVar, get_args
 
 from ingest.errors import InvalidRequest
-from retrieval.hit import Source
+from retrieval.hit import Modality, Source
 
 DEFAULT_RRF_K = 60
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 def rrf(
@@ -94,23 +95,33 @@ def page_first(
     return [(h, s) for _, h, s in keyed]
 
 
-def check_quotas(quotas: Mapping[str, int] | None, k: int) -> dict[str, int]:
-    """Validate ``{modality: minimum slots}``; the minimums together may not exceed ``k``."""
+def check_quotas(quotas: Mapping[Modality, int] | None, k: int) -> dict[Modality, int]:
+    """Validate ``{modality: minimum slots}``; the minimums together may not exceed ``k``.
+
+    >>> check_quotas({"figure": 2}, 10)
+    {'figure': 2}
+    >>> check_quotas({"video": 1}, 10)
+    Traceback (most recent call last):
+    ...
+    ingest.errors.InvalidRequest: unknown modality 'video' in quotas; use text, table, figure or page
+    """
     if not quotas:
         return {}
-    out: dict[str, int] = {}
+    out: dict[Modality, int] = {}
     for name, n in quotas.items():
+        if name not in get_args(Modality):  # Python callers: an unknown name would never match
+            raise InvalidRequest(f"unknown modality {name!r} in quotas; use text, table, figure or page")
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise InvalidRequest(f"quota for {name!r} must be a non-negative integer, got {n!r}")
         if n:
-            out[str(name)] = n
+            out[name] = n
     if sum(out.values()) > k:
         raise InvalidRequest(f"quotas add up to {sum(out.values())}, more than k={k}")
     return out
 
 
 def apply_quotas(
-    items: Sequence[T], k: int, quotas: Mapping[str, int], modality: Callable[[T], str]
+    items: Sequence[T], k: int, quotas: Mapping[K, int], modality: Callable[[T], K]
 ) -> list[T]:
     """The best ``k`` items such that each modality gets at least its quota when it has enough items.
 
@@ -124,7 +135,7 @@ def apply_quotas(
     if not quotas:
         return list(items[:k])
     chosen: set[int] = set()
-    taken: dict[str, int] = {}
+    taken: dict[K, int] = {}
     for i, item in enumerate(items):
         m = modality(item)
         if taken.get(m, 0) < quotas.get(m, 0):

@@ -28,7 +28,7 @@ from retrieval.clip import ClipModel, ClipRetriever
 from retrieval.colpali import ColPaliModel, ColPaliRetriever
 from retrieval.config import ModelSettings
 from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
-from retrieval.hit import Hit, RetrievalStrategy, Source
+from retrieval.hit import Hit, Modality, RetrievalStrategy, Source
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
 from retrieval.pageref import PageRef, parse_page_refs, resolve
 from retrieval.rerank import LLMReranker, Reranker
@@ -40,7 +40,7 @@ from retrieval.visual import load_clip, load_colpali, off_status, on_status
 logger = logging.getLogger(__name__)
 
 STRATEGIES: tuple[RetrievalStrategy, ...] = get_args(RetrievalStrategy)
-DEFAULT_QUOTAS: dict[str, int] = {"table": 2, "figure": 2, "page": 2}
+DEFAULT_QUOTAS: dict[Modality, int] = {"table": 2, "figure": 2, "page": 2}
 MAX_K = 1000
 MAX_PAGEREF_VERSIONS = 50  # page references are resolved in at most this many versions of the scope
 
@@ -120,7 +120,7 @@ class Retriever:
         kinds: Sequence[str] | None = None,
         k: int = 50,
         strategy: RetrievalStrategy = "hybrid",
-        quotas: Mapping[str, int] | None = None,
+        quotas: Mapping[Modality, int] | None = None,
         rerank: bool = False,
     ) -> list[Hit]:
         return self.search_detailed(
@@ -145,7 +145,7 @@ class Retriever:
         kinds: Sequence[str] | None = None,
         k: int = 50,
         strategy: RetrievalStrategy = "hybrid",
-        quotas: Mapping[str, int] | None = None,
+        quotas: Mapping[Modality, int] | None = None,
         rerank: bool = False,
     ) -> SearchResult:
         """Like :meth:`search`, also returning which retrievers ran and any notes (reranker fallbacks)."""
