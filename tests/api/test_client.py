@@ -185,7 +185,7 @@ def test_langchain_retriever(server: tuple[str, str, str, Path]) -> None:
 
     from folio.adapters.langchain import FolioRetriever
 
-    base, key, _, _ = server
+    base, key, _, data = server
     with folio.Client(base, api_key=key) as c:
         pkg = c.context(QUESTION, budget=700, doc_ids=["support-policy"])
         docs = FolioRetriever(source=c, options={"budget": 700, "doc_ids": ["support-policy"]}).invoke(QUESTION)
@@ -201,6 +201,8 @@ def test_langchain_retriever(server: tuple[str, str, str, Path]) -> None:
             return await retriever.ainvoke(QUESTION)
 
     assert [d.metadata["region_id"] for d in asyncio.run(via_async_client())] == [i.region_id for i in pkg.items]
+    in_process = FolioRetriever.from_source(str(data), budget=700, doc_ids=["support-policy"]).invoke(QUESTION)
+    assert [d.metadata["region_id"] for d in in_process] == [i.region_id for i in pkg.items]
 
 
 @pytest.mark.slow
