@@ -58,9 +58,9 @@ def test_rrf_k_must_be_positive_int(bad: object) -> None:
 
 
 @given(
-    st.lists(st.sampled_from("tfpg"), max_size=30),
+    st.lists(st.sampled_from(["text", "table", "figure", "page"]), max_size=30),
     st.integers(min_value=1, max_value=15),
-    st.dictionaries(st.sampled_from("fpg"), st.integers(min_value=0, max_value=3), max_size=3),
+    st.dictionaries(st.sampled_from(["table", "figure", "page"]), st.integers(min_value=0, max_value=3), max_size=3),
 )
 def test_quotas_are_minimums_and_keep_order(mods: list[str], k: int, quotas: dict[str, int]) -> None:
     if sum(quotas.values()) > k:
@@ -76,6 +76,11 @@ def test_quotas_are_minimums_and_keep_order(mods: list[str], k: int, quotas: dic
         assert sum(1 for x, _ in out if x == m) >= min(n, mods.count(m))
     if not q:
         assert out == items[:k]
+
+
+def test_unknown_quota_modality_is_an_error_not_a_silent_no_match() -> None:
+    with pytest.raises(InvalidRequest, match="unknown modality 'figures'"):
+        check_quotas({"figures": 1}, 10)  # type: ignore[dict-item]
 
 
 def test_negative_quota_rejected() -> None:
