@@ -1,6 +1,7 @@
 """Request and response schemas of the REST API (separate from the domain values in ``ingest``).
 
-The contract is DESIGN.md's "REST contract": fields may be added, never renamed. List responses
+The contract is the README's "REST API and viewer" and the OpenAPI snapshot
+(``tests/api/data/openapi.json``): fields may be added, never renamed. List responses
 are ``{data, count}``; every error is ``ErrorResponse``. ``ContextRequest`` is generated from
 ``assembly.types.AssemblyOptions`` so that every assembly option is accepted at the top level of
 the request and documented in OpenAPI without a second copy of the defaults.

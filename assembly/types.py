@@ -1,7 +1,8 @@
 """Assembly's inputs (``AssemblyOptions``) and outputs (``ContextPackage``, ``VerifyReport``).
 
-The output models serialise with ``model_dump()`` to the REST contract of DESIGN.md
-(``POST /v1/context``); evaluations depend on that shape, so fields are only ever added.
+The output models serialise with ``model_dump()`` to the REST contract (``POST /v1/context``: README,
+"REST API and viewer"; the OpenAPI snapshot in ``tests/api/data/openapi.json``); evaluations depend on
+that shape, so fields are only ever added.
 
 Terms used throughout the package:
 
