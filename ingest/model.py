@@ -1,6 +1,6 @@
 """The domain model that ingestion produces and every later stage reads.
 
-Three identities, never confused (see DESIGN.md, "Identity"):
+Three identities, never confused (README, "Identity"):
 
 - ``doc_id``: the user's stable name for a document across its versions.
 - ``version_id``: first 16 hex digits of the sha256 of the file bytes. Same bytes, same version.

@@ -7,8 +7,14 @@ Tables (every row of every version-scoped table carries ``doc_id`` and ``version
 - ``regions``: every region of every version, no vectors (sections, paragraphs, pages, ...).
 - ``chunks``: the small searchable units (sentences, tables, figures, page texts) with their MiniLM
   vectors and LanceDB's native full-text index on ``text``. Images never enter these scans.
-- ``figures`` / ``pages`` (created by the retrieval layer's encoders when CLIP / ColPali are on):
-  CLIP image vectors of figure crops; ColPali page multivectors.
+- ``figures`` / ``pages`` / ``summaries`` (created by the retrieval layer's indexers when CLIP /
+  ColPali / summaries are on): CLIP image vectors of figure crops; ColPali page multivectors;
+  section summaries. The retrieval layer describes them by ``TableSpec`` and writes them with
+  ``Store.add``; the store knows no list of them (``Store.version_tables`` finds every table with
+  the version key).
+
+Every schema is derived from a row model (``ingest/tables.py``); regions are stored and read back
+through ``RegionRow``, which migrates rows of older parser versions.
 
 Rendered page images and figure crops are PNG files under ``<data>/assets/<doc_id>@<version_id>/``;
 on an object store (``s3://…``) they are rows of the version-scoped ``assets`` table instead
