@@ -118,3 +118,88 @@ def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: fl
             pass
         time.sleep(0.5)
     raise TimeoutError(f"{url} did not answer within {timeout:.0f} s")
+
+
+# ---------------------------------------------------------------------------------- the demo
+DEMO_PDFS = ("support-policy-v1.pdf", "support-policy-v2.pdf", "linnsequencer-brochure-scan.pdf")
+
+
+def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: int = 8100, stay: bool = True) -> int:
+    """The whole cluster on this machine (``scripts/cluster_demo.sh``): S3 server, Ray head and
+    ``workers`` worker nodes, ``replicas`` API replicas; ingests the sample PDFs through Ray, asks
+    every replica the same question, then keeps running until Ctrl-C (``stay=False``: stops)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    say = lambda msg: print(f"cluster-demo: {msg}", file=sys.stderr, flush=True)  # noqa: E731
+    s3 = LocalS3(port=s3_port).start()
+    os.environ.update(s3.env())
+    say(f"S3 server (moto) at {s3.endpoint}, bucket {s3.bucket}")
+    cluster = start_ray(workers=workers)
+    env = {**s3.env(), **LOOPBACK_RAY, "FOLIO_RAY_ADDRESS": cluster.address}
+    say(f"Ray head at {cluster.address} (no CPUs) + {workers} worker nodes (1 CPU each)")
+    data = f"s3://{s3.bucket}/demo"
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        urls = []
+        for i in range(replicas):
+            proc, url = start_replica(data, env=env, port=api_port + i)
+            procs.append(proc)
+            urls.append(url)
+            say(f"API replica {i + 1}: {url} (viewer {url}/viewer)")
+        folio = os.path.join(os.path.dirname(sys.executable), "folio")
+        pdfs = [str(root / "sample_pdfs" / n) for n in DEMO_PDFS]
+        say(f"folio ingest --ray {cluster.address} --data {data} {' '.join(DEMO_PDFS)}")
+        done = subprocess.run(
+            [folio, "ingest", "--ray", cluster.address, "--data", data, *pdfs], env={**os.environ, **env}
+        )
+        if done.returncode:
+            return done.returncode
+        question = {"query": "How fast must a priority-one incident be acknowledged?", "budget": 600}
+        for url in urls:
+            pkg = httpx.post(url + "/v1/context", json=question, timeout=120).json()
+            firsts = [i["region_id"] for i in pkg["items"][:3]]
+            say(f"{url}: {len(pkg['items'])} items, {pkg['budget']['used']} tokens; first: {firsts}")
+        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        say("try it (in another shell):")
+        say(f"  export {exports}")
+        say(f"  .venv/bin/folio context 'Are there exceptions?' --data {data}")
+        say(f"  curl -s -F file=@sample_pdfs/R-data-import-export.pdf {urls[0]}/v1/documents")
+        say(f"  curl -s {urls[-1]}/v1/jobs   # the job, read on another replica")
+        if stay:
+            say("running; Ctrl-C stops everything")
+            while all(p.poll() is None for p in procs):
+                time.sleep(1)
+        return 0
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        import ray
+
+        ray.shutdown()
+        cluster.shutdown()
+        s3.stop()
+        say("stopped")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="folio's whole cluster on this machine (S3, Ray, API replicas)")
+    ap.add_argument("--replicas", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--s3-port", type=int, default=9000)
+    ap.add_argument("--api-port", type=int, default=8100)
+    ap.add_argument("--exit", action="store_true", help="stop after the ingest and the queries")
+    a = ap.parse_args()
+    raise SystemExit(
+        demo(replicas=a.replicas, workers=a.workers, s3_port=a.s3_port, api_port=a.api_port, stay=not a.exit)
+    )
