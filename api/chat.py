@@ -22,9 +22,12 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ingest.errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    from api.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -240,11 +243,10 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
-def client_from_settings(settings: Any, *, timeout: float = 60.0) -> AnswerClient:
+def client_from_settings(settings: Settings, *, timeout: float = 60.0) -> AnswerClient:
     """The configured endpoint, or ``LLMNotConfigured`` (503) saying how to configure one."""
-    base = getattr(settings, "llm_base_url", None)
-    model = getattr(settings, "llm_model", None)
+    base, model = settings.llm_base_url, settings.llm_model
     if not base or not model:
         missing = " and ".join(n for n, v in (("FOLIO_LLM_BASE_URL", base), ("FOLIO_LLM_MODEL", model)) if not v)
         raise LLMNotConfigured(f"no LLM is configured for answers ({missing} not set): {ENABLE_HINT}")
-    return AnswerClient(base, model, api_key=getattr(settings, "llm_api_key", None), timeout=timeout)
+    return AnswerClient(base, model, api_key=settings.llm_api_key, timeout=timeout)

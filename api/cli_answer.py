@@ -10,7 +10,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from api.settings import Settings
+    from ingest.store import Store
+    from retrieval.search import Retriever
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -23,7 +28,7 @@ def _settings(args: argparse.Namespace) -> Any:
     return settings.model_copy(update={"data": args.data}) if args.data else settings
 
 
-def _store_and_retriever(settings: Any) -> tuple[Any, Any]:
+def _store_and_retriever(settings: Settings) -> tuple[Store, Retriever]:
     from ingest.store import Store
     from ingest.torchfix import ensure_torchvision
 

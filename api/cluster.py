@@ -26,7 +26,11 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from api.settings import Settings
+    from ingest.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -298,7 +302,8 @@ ingest_task = _LazyRemote(_remote_task)
 
 
 def job_spec(
-    store: Any, *, filename: str, doc_id: str | None, collection: str, settings: Any, password: str | None = None
+    store: Store, *, filename: str, doc_id: str | None, collection: str, settings: Settings,
+    password: str | None = None,
 ) -> dict[str, Any]:
     """What a task needs besides the bytes: the store's URI and options, and the ingest settings
     (``Settings`` fields; the API keys stay behind)."""

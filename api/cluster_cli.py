@@ -14,7 +14,11 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from api.settings import Settings
+    from ingest.store import Store
 
 POLL_S = 0.3
 
@@ -30,7 +34,7 @@ def _overall(jobs: list[dict[str, Any]]) -> tuple[str, int, int]:
     return (stages or "queued"), finished, len(jobs)
 
 
-def run(args: argparse.Namespace, paths: list[Path], settings: Any, store: Any) -> int:
+def run(args: argparse.Namespace, paths: list[Path], settings: Settings, store: Store) -> int:
     """Submit ``paths`` to the cluster at ``args.ray``; print reports; exit code like ``folio ingest``."""
     from api.cli_common import EXIT_FAILED, ProgressBar, format_report
     from api.cluster import board, connect, job_spec

@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from api.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +75,7 @@ class ClusterJobRunner:
         filename: str,
         doc_id: str | None,
         collection: str,
-        settings: Any,
+        settings: Settings,
     ) -> RemoteJob:
         import ray
 
@@ -112,11 +115,10 @@ class ClusterJobRunner:
         return out
 
 
-def job_runner(settings: Any) -> Any:
+def job_runner(settings: Settings) -> Any:
     """The runner for ``create_app``: on the cluster when ``settings.ray_address`` is set, else in-process."""
-    address = getattr(settings, "ray_address", None)
-    if address:
-        return ClusterJobRunner(address)
+    if settings.ray_address:
+        return ClusterJobRunner(settings.ray_address)
     from api.jobs import JobRunner
 
     return JobRunner()
