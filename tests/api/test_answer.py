@@ -323,3 +323,24 @@ def test_folio_ask_without_an_llm_says_how_to_enable(data: Path, monkeypatch: py
     monkeypatch.delenv("FOLIO_LLM_MODEL", raising=False)
     assert main(["ask", Q, "--data", str(data)]) == 1
     assert "FOLIO_LLM_BASE_URL" in capsys.readouterr().err
+
+
+def test_answers_stay_inside_the_keys_collections(data: Path, llm: StandInLLM, tmp_path: Path) -> None:
+    from api.keys import KeyRecord, hash_secret, write_keys
+
+    keys = tmp_path / "keys.json"
+    write_keys(keys, [KeyRecord(id="other", sha256=hash_secret("folio_test_other"), collections=("other",),
+                                access="read"),
+                      KeyRecord(id="mine", sha256=hash_secret("folio_test_mine"), collections=("default",),
+                                access="read")])
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in", keys_file=str(keys))
+    with TestClient(create_app(settings)) as c:
+        assert_error(c.post("/v1/answer", json={"query": Q}), 401, "unauthorized")
+        other = {"X-API-Key": "folio_test_other"}
+        assert_error(c.post("/v1/answer", json={"query": Q, "doc_ids": DOC}, headers=other), 404,
+                     "document_not_found")
+        body = c.post("/v1/answer", json={"query": Q}, headers=other).json()
+        assert body["refused"] is True and body["package"]["items"] == [] and llm.requests == []
+        llm.replies.append(Reply("Within 30 minutes."))
+        mine = c.post("/v1/answer", json={"query": Q, "doc_ids": DOC}, headers={"X-API-Key": "folio_test_mine"})
+        assert mine.status_code == 200 and mine.json()["package"]["items"] and len(llm.requests) == 1
