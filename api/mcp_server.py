@@ -145,13 +145,25 @@ def get_context(res: Resources, collections: frozenset[str] | None, body: dict[s
     req = ContextRequest.model_validate(body)
     package = build_context(res.store, res.retriever, req, res.settings, collections=collections)
     pkg = package.model_dump(mode="json")
+    sent = {_image_part_url(part) for message in pkg["prompt"]["messages"] for part in _parts(message["content"])}
     images: dict[str, bytes] = {}
     for item in package.items:
-        if item.image_url:
+        if item.image_url and item.image_url in sent:
             png = _region_png(res.store, item.region_id)
             if png is not None:
                 images[item.image_url] = png
     return {"package": pkg, "images": images}
+
+
+def _parts(content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A message's content as a list of parts (a plain string is one text part)."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+def _image_part_url(part: dict[str, Any]) -> str | None:
+    """The URL of an image part, OpenAI (``image_url.url``) or Anthropic (``source.url``) shape."""
+    url = (part.get("image_url") or {}).get("url") or (part.get("source") or {}).get("url")
+    return str(url) if url else None
 
 
 def get_region(
@@ -340,13 +352,12 @@ def _context_result(pkg: dict[str, Any], images: dict[str, bytes]) -> CallToolRe
         if message["role"] == "system":
             system = parts if isinstance(parts, str) else "\n".join(p.get("text", "") for p in parts)
             continue
-        listed: list[dict[str, Any]] = [{"type": "text", "text": parts}] if isinstance(parts, str) else parts
-        for part in listed:
+        for part in _parts(parts):
             if part.get("type") == "text":
                 content.append(TextContent(type="text", text=part["text"]))
                 continue
-            url = (part.get("image_url") or {}).get("url") or (part.get("source") or {}).get("url")
-            if url in images:
+            url = _image_part_url(part)
+            if url is not None and url in images:
                 content.append(_image(images[url]))
             else:
                 content.append(TextContent(type="text", text=f"(image: {url})"))

@@ -60,6 +60,15 @@ async def check_tools(client: Any) -> None:
         assert where["doc_id"] == "support-policy" and where["version_id"] and where["pages"]
         assert where["locators"] and all("bbox" in loc for loc in where["locators"])
 
+    # Image parts of the prompt come back as MCP image content (the PNG itself, not folio's URL).
+    pictured = await client.call_tool(
+        "get_context",
+        {"query": "escalation path diagram", "budget": 3000, "strategy": "raw", "doc_ids": ["support-policy"]},
+    )
+    pngs = [base64.b64decode(c.data) for c in pictured.content if c.type == "image"]
+    assert pngs and all(png.startswith(PNG) for png in pngs)
+    assert not any(c.type == "text" and c.text.startswith("(image:") for c in pictured.content)
+
     region_id = next(iter(ctx["citations"].values()))["region_id"]
     region = await client.call_tool("get_region", {"region_id": region_id})
     assert not region.is_error
