@@ -50,6 +50,7 @@ from assembly.prompt import (
 from assembly.render import Body, body_of, locators_of, truncations
 from assembly.types import (
     AssemblyOptions,
+    BlockFormat,
     Breakdown,
     BudgetInfo,
     CandidateStatus,
@@ -95,7 +96,7 @@ class _Cand:
     carried: frozenset[int] | None = None  # trigger indices the sent body carries (None: all)
     full_cost: int = 0
     source: str = ""  # file name shown in the open line
-    fmt: str = "compact"
+    fmt: BlockFormat = "compact"
 
 
 _ROLES = ("user", "system")  # openai: system + user messages; anthropic: system string + user

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from assembly.types import Order
+
 T = TypeVar("T")
 
 
@@ -28,8 +30,11 @@ def order_items(
     group: Callable[[T], tuple[str, ...]],
     score: Callable[[T], float],
     position: Callable[[T], tuple[float, ...]],
-    how: str,
+    how: Order,
 ) -> list[T]:
+    """``items`` grouped (by section, see ``assembly.core``), members in document position, groups in
+    ``how`` order: ``document`` (reading order), ``relevance`` (best group first) or ``edges`` (the
+    strongest groups at both ends of the prompt, the weakest in the middle: ``edges_positions``)."""
     groups: dict[tuple[str, ...], list[T]] = {}
     for it in items:
         groups.setdefault(group(it), []).append(it)

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assembly.types import AssemblyOptions, PromptOut
+from assembly.types import AssemblyOptions, BlockFormat, PromptOut
+from retrieval.hit import Modality
 
 MESSAGE_OVERHEAD = 3
 REPLY_PRIMING = 3
@@ -76,8 +77,8 @@ def pages_label(pages: Sequence[int]) -> str:
     return "pp." + ",".join(str(p) for p in pages)
 
 
-def block_open(cid: str, modality: str, filename: str, pages: Sequence[int], section: str | None,
-               fmt: str = "compact") -> str:
+def block_open(cid: str, modality: Modality, filename: str, pages: Sequence[int], section: str | None,
+               fmt: BlockFormat = "compact") -> str:
     """The line that opens a block: ``[S1] manual.pdf p.12 | Priority incidents`` (compact) or
     ``<block id="S1" type="text" source="manual.pdf p.12" section="Priority incidents">`` (tagged)."""
     if fmt == "compact":
@@ -88,7 +89,7 @@ def block_open(cid: str, modality: str, filename: str, pages: Sequence[int], sec
     return f'<block id="{cid}" type="{modality}" source="{_attr(filename)} {pages_label(pages)}"{sec}>\n'
 
 
-def block_close(fmt: str = "compact") -> str:
+def block_close(fmt: BlockFormat = "compact") -> str:
     return COMPACT_CLOSE if fmt == "compact" else BLOCK_CLOSE
 
 

@@ -23,6 +23,7 @@ from retrieval.hit import Modality
 
 Strategy = Literal["auto", "raw", "window", "parent", "neighbors", "page"]
 Order = Literal["relevance", "document", "edges"]
+BlockFormat = Literal["compact", "tagged"]
 Packed = Literal["included", "truncated"]
 """The status of a packed item."""
 CandidateStatus = Packed | Literal["excluded_budget", "excluded_slot", "excluded_max_items"]
@@ -148,7 +149,7 @@ class AssemblyOptions(_Frozen):
         description="auto, window_source=page: a page excerpt grows to window_share x min(excerpt_growth, hits on "
         "that page) of the room, so a page many hits point at is read deeper.",
     )
-    block_format: Literal["compact", "tagged"] = Field(
+    block_format: BlockFormat = Field(
         "compact",
         description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "
         "line; tagged: '<block id=... type=... source=... section=...>' ... '</block>' (about 20 more tokens "
