@@ -161,7 +161,7 @@ class _JobBoard:
             except Exception as e:  # noqa: BLE001 - the task crashed or its workers kept dying: the job failed
                 out = {
                     "status": "failed",
-                    "error": {"code": "internal_error", "message": f"{type(e).__name__}: {str(e)[:500]}"},
+                    "error": {"code": "internal_error", "message": f"{type(e).__name__}: …{str(e)[-1500:]}"},
                     "http_status": 500,
                 }
             with self._lock:

@@ -28,6 +28,8 @@ KEY_ID, SECRET = "folio-test", "folio-test-secret"
 # Ray binds and advertises the machine's address unless told it is not clustering with other hosts;
 # this makes every Ray process (nodes, workers, drivers that inherit it) use 127.0.0.1.
 LOOPBACK_RAY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+# Ray reads it when it is imported: set it before anything here imports Ray.
+os.environ.update(LOOPBACK_RAY)
 
 
 def free_port() -> int:
