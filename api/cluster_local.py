@@ -134,7 +134,10 @@ def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: 
 
     root = Path(__file__).resolve().parent.parent
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    say = lambda msg: print(f"cluster-demo: {msg}", file=sys.stderr, flush=True)  # noqa: E731
+
+    def say(msg: str) -> None:
+        print(f"cluster-demo: {msg}", file=sys.stderr, flush=True)
+
     s3 = LocalS3(port=s3_port).start()
     os.environ.update(s3.env())
     say(f"S3 server (moto) at {s3.endpoint}, bucket {s3.bucket}")
