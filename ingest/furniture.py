@@ -7,7 +7,9 @@ them:
 * ``role="furniture"``: a block in the top or bottom band of the page that is a bare page number
   ("12", "Page 3 of 9", "- iv -"), or whose text, digits masked, recurs in the same band on at least
   ``MIN_REPEATS`` pages (a running header such as "Issue 26 (2024-02-28) Copyright ... 28"). Blocks set
-  larger than the body text are never furniture (slide titles and headings repeat too).
+  larger than the body text are never furniture (slide titles and headings repeat too). The first copy
+  of a running header or footer stays evidence on its page: what it says (a catalog number, a date, a
+  confidentiality line) is asked about too, and once per document costs almost nothing.
 * ``role="toc"``: a block whose lines mostly end in dot leaders and a page number
   ("Installation ........ 12"): navigation, kept out of paragraphs and sentences.
 
@@ -97,8 +99,15 @@ def mark_furniture(pages: Sequence[PageData]) -> int:
             cands.append((b, band, key))
             seen[(band, key)].add(p.index)
     changed = 0
-    for b, band, key in cands:
-        if _PAGE_NUMBER.match(b.text) or len(seen[(band, key)]) >= MIN_REPEATS:
+    kept: set[tuple[str, str]] = set()
+    for b, band, key in cands:  # pages in order, so the first copy of a running text is kept
+        if _PAGE_NUMBER.match(b.text):
+            b.role = "furniture"
+            changed += 1
+        elif len(seen[(band, key)]) >= MIN_REPEATS:
+            if (band, key) not in kept:
+                kept.add((band, key))
+                continue
             b.role = "furniture"
             changed += 1
     for p in pages:

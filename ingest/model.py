@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # 2: furniture and TOC lines kept out of regions, page labels; 3: page "scanned" meta;
 # 4: typed region payloads (image pixel size, OCR engine and confidence)
-PARSER_VERSION = "4"
+# 5: the first copy of a running header/footer kept as evidence (ingest/furniture.py)
+PARSER_VERSION = "5"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]

@@ -16,19 +16,22 @@ optional reranker reorders the fused small units before anything is expanded.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from ingest.embed import TextEncoder
 from ingest.errors import InvalidRequest
-from ingest.index import MergedSource
+from ingest.index import MergedSource, RegionIndex
+from ingest.model import Region
 from ingest.store import Store
 from retrieval.clip import ClipModel, ClipRetriever
 from retrieval.colpali import ColPaliModel, ColPaliRetriever
 from retrieval.config import ModelSettings
 from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from retrieval.hit import Hit, Modality, RetrievalStrategy, Source
+from retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
 from retrieval.pageref import PageRef, parse_page_refs, resolve
 from retrieval.rerank import LLMReranker, Reranker
@@ -42,7 +45,11 @@ logger = logging.getLogger(__name__)
 STRATEGIES: tuple[RetrievalStrategy, ...] = get_args(RetrievalStrategy)
 DEFAULT_QUOTAS: dict[Modality, int] = {"table": 2, "figure": 2, "page": 2}
 MAX_K = 1000
-MAX_PAGEREF_VERSIONS = 50  # page references are resolved in at most this many versions of the scope
+# Weight in fusion of the lists of pages and objects a question names ("page 12", "Table 1"). Measured with
+# benchmarks/eval_quality.py: 2.0 lost wide-set answers at 1k/2k against 1.0 (README, "Quality").
+REF_WEIGHT = 1.0
+MAX_PAGEREF_VERSIONS = 50  # page and label references are resolved in at most this many versions of the scope
+LABEL_CACHE_VERSIONS = 64  # versions whose label index (retrieval.labelref) is kept
 
 
 @dataclass
@@ -71,12 +78,16 @@ class Retriever:
         page_order: bool = False,
         page_decay: float = 0.5,
         llm_summaries: bool = False,
+        ref_weight: float = REF_WEIGHT,
     ) -> None:
         if text_encoder is None:
             from ingest.embed import default_text_encoder
 
             text_encoder = default_text_encoder()
         self.store = store
+        self.ref_weight = ref_weight
+        self._label_cache: dict[tuple[str, str], LabelIndex[Region]] = {}
+        self._label_lock = threading.Lock()
         self.text_encoder = text_encoder
         self.text = TextRetriever(store, text_encoder)
         self.clip = ClipRetriever(store, clip) if clip is not None else None
@@ -192,6 +203,11 @@ class Retriever:
         refs = parse_page_refs(query)
         if refs and strategy in ("hybrid", "summary"):
             lists["pageref"] = self._page_ref_candidates(refs, scope, lists)
+        labels = parse_label_refs(query)
+        if labels and strategy in ("hybrid", "summary"):
+            named = self._label_ref_candidates(labels, scope)
+            if named:
+                lists["labelref"] = named
         result.retrievers = [n for n, lst in lists.items()]
         hits = self._fuse(lists, routes)
         if self.page_order and hits:
@@ -233,6 +249,40 @@ class Retriever:
                     out.append(c)
         return out
 
+    def _label_ref_candidates(self, refs: Sequence[LabelRef], scope: Scope) -> list[Candidate]:
+        """One ranked list for the numbered objects a question names (``retrieval.labelref``): tables
+        and figures whose caption starts with the label, then paragraphs that do (as their first sentence,
+        the unit retrievers rank)."""
+        out: list[Candidate] = []
+        for doc_id, version_id in scope.versions[:MAX_PAGEREF_VERSIONS]:
+            index = self.store.region_index(doc_id, version_id)
+            for r in self._labels(doc_id, version_id, index).find(refs):
+                if r.kind == "paragraph":
+                    first = next((c for c in index.children(r.region_id) if c.kind == "sentence"), None)
+                    if first is None:
+                        continue
+                    r = first
+                page = r.first_page
+                if scope.pages is not None and page not in scope.pages:
+                    continue
+                if scope.kinds is not None and r.kind not in scope.kinds:
+                    continue
+                out.append(Candidate(r.region_id, doc_id, version_id, r.kind, page, 1.0))
+        return out
+
+    def _labels(self, doc_id: str, version_id: str, index: RegionIndex) -> LabelIndex[Region]:
+        """The version's label index, built once (versions are immutable; the newest 64 are kept)."""
+        key = (doc_id, version_id)
+        with self._label_lock:
+            labels = self._label_cache.pop(key, None)
+        if labels is None:
+            labels = LabelIndex(index.regions())
+        with self._label_lock:
+            self._label_cache[key] = labels
+            while len(self._label_cache) > LABEL_CACHE_VERSIONS:
+                self._label_cache.pop(next(iter(self._label_cache)))
+        return labels
+
     def _page_order(self, hits: list[Hit], lists: Mapping[str, Sequence[Candidate]]) -> list[Hit]:
         """Distinct strong pages first (``fusion.page_first``): the page is the unit users cite and the
         evidence usually lives on the page that several retrievers and several hits point at."""
@@ -249,7 +299,8 @@ class Retriever:
             for c in cands:
                 info.setdefault(c.region_id, c)
         hits: list[Hit] = []
-        for rid, score, sources in rrf(ranked, k=self.rrf_k):
+        weights = {"pageref": self.ref_weight, "labelref": self.ref_weight}
+        for rid, score, sources in rrf(ranked, k=self.rrf_k, weights=weights):
             c = info[rid]
             route = routes.get(rid)
             if route is not None:
