@@ -110,11 +110,13 @@ class Settings(BaseSettings):
 
 
 
-# FOLIO_ variables read outside Settings: ingest limits (``ingest.limits.IngestLimits.from_env``) and
-# the test suite's switches. Anything else with the prefix is a typo.
+# FOLIO_ variables read outside Settings: ingest limits (``ingest.limits.IngestLimits.from_env``), the
+# embedder (``ingest.embed``) and the test suite's switches. Anything else with the prefix is a typo;
+# tests/api/test_settings.py fails when the code reads one that is not listed here.
 OTHER_ENV = frozenset({
     "FOLIO_INGEST_TIMEOUT_S", "FOLIO_PAGE_TIMEOUT_S", "FOLIO_INGEST_MEMORY_MB", "FOLIO_OCR_BUDGET_S",
-    "FOLIO_INGEST_ISOLATE", "FOLIO_GEN_TEST_DATA", "FOLIO_HYPOTHESIS_EXAMPLES", "FOLIO_KILL_ITERATIONS",
+    "FOLIO_INGEST_ISOLATE", "FOLIO_EMBED_BACKEND", "FOLIO_QUERY_BACKEND", "FOLIO_EMBED_THREADS",
+    "FOLIO_MODEL_CACHE", "FOLIO_GEN_TEST_DATA", "FOLIO_HYPOTHESIS_EXAMPLES", "FOLIO_KILL_ITERATIONS",
     "FOLIO_BENCH_DATA",
     # folio on a cluster: object-store options (ingest/objstore.py), Ray resources per document (api/cluster.py)
     "FOLIO_STORAGE_OPTIONS", "FOLIO_RAY_CPUS_PER_DOC", "FOLIO_RAY_GPUS_PER_DOC",
