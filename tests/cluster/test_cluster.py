@@ -176,6 +176,13 @@ def test_upload_through_one_replica_runs_on_ray_and_shows_on_the_other(replicas:
     pkg = _context(b, doc_ids=["policy"])
     assert pkg["items"] and {i["doc_id"] for i in pkg["items"]} == {"policy"}
     assert any(j["job_id"] == job_id for j in httpx.get(a + "/v1/jobs", timeout=30).json()["data"])
+    # wait=true (the default): the replica awaits the cluster's job and answers with its result.
+    v1 = (SAMPLES / "support-policy-v1.pdf").read_bytes()
+    resp = httpx.post(b + "/v1/documents", files={"file": ("policy.pdf", v1)}, data={"doc_id": "policy"}, timeout=300)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["status"] == "created" and resp.json()["doc_id"] == "policy"
+    versions = httpx.get(a + "/v1/documents/policy", timeout=30).json()["versions"]
+    assert len(versions) == 2
 
 
 def test_delete_through_one_replica_hides_it_on_the_other(replicas: list[str]) -> None:
