@@ -204,7 +204,8 @@ def table(results: dict[str, Any]) -> str:
     ing = results["ingest"]
     n_pages = ing["in-process, local disk"]["pages"]
     lines = [
-        f"Corpus slice: {results['docs']} documents x first {results['pages']} pages ({n_pages} pages), OCR off.",
+        f"Corpus slice: {results['docs']} documents x first {results['pages']} pages ({n_pages} pages), OCR off; "
+        f"{results.get('cores')} cores, load average {results.get('load_average_1m_at_end')} at the end.",
         "",
         "| ingest | wall | pages/s |",
         "| --- | ---: | ---: |",
@@ -258,6 +259,7 @@ def main() -> None:
         results["images"] = image_storage(paths, s3)
     s3.stop()
     results["cores"] = os.cpu_count()
+    results["load_average_1m_at_end"] = round(os.getloadavg()[0], 1)
     results["date"] = time.strftime("%Y-%m-%d")
     OUT.write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
