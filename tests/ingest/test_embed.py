@@ -1,0 +1,69 @@
+"""The embedding backends: ONNX fp32 reproduces torch fp32, int8 stays close and ranks the same;
+the process keeps one encoder per backend; queries always go through an fp32 backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ingest.embed import MiniLM, text_encoder
+
+TEXTS = [
+    "Install the package with pip and run the tests.",
+    "The FAA must receive comments on this proposed AD by September 21, 2020.",
+    "Colour management converts between device colour spaces through ICC profiles.",
+    "gnuplot plots functions and data in two and three dimensions.",
+    "A P1 incident must be acknowledged within 30 minutes.",
+    "Tables are read with read.table, CSV files with read.csv.",
+    "Beamer frames hold the content of one slide.",
+    "Why3 discharges verification conditions with external provers.",
+    "Die Kernel-Entwicklung wird von Linus Torvalds koordiniert.",
+    "x",
+    "",
+    "Reportlab draws text and graphics on a PDF canvas; platypus lays out flowables in frames and "
+    "templates, splitting paragraphs and tables across pages. " * 6,
+]
+QUERIES = ["how do I read a CSV file", "when are comments due", "who coordinates kernel development"]
+
+
+@pytest.fixture(scope="module")
+def vectors() -> dict[str, np.ndarray]:
+    return {b: text_encoder(b).encode(TEXTS + QUERIES) for b in ("torch", "onnx", "onnx-int8")}
+
+
+def test_onnx_fp32_reproduces_torch(vectors: dict[str, np.ndarray]) -> None:
+    cos = (vectors["torch"] * vectors["onnx"]).sum(1)
+    assert cos.min() > 0.9999
+
+
+def test_int8_is_close_to_fp32_and_ranks_the_same(vectors: dict[str, np.ndarray]) -> None:
+    ref, q8 = vectors["torch"], vectors["onnx-int8"]
+    cos = (ref * q8).sum(1)
+    assert cos.mean() >= 0.98 and cos.min() >= 0.95
+    assert np.allclose(np.linalg.norm(q8, axis=1), 1.0, atol=1e-4)
+    docs_fp32, docs_int8 = ref[: len(TEXTS)], q8[: len(TEXTS)]
+    queries = ref[len(TEXTS) :]  # queries are always encoded in fp32 (MiniLM.encode_queries)
+    for q in queries:
+        assert np.argsort(-(docs_fp32 @ q))[:3].tolist() == np.argsort(-(docs_int8 @ q))[:3].tolist()
+
+
+def test_one_encoder_per_backend_per_process() -> None:
+    assert text_encoder("onnx-int8") is text_encoder("onnx-int8")
+    assert text_encoder("torch") is text_encoder("torch")
+
+
+def test_backends_are_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FOLIO_EMBED_BACKEND", "torch")
+    assert MiniLM().document_backend == "torch"
+    monkeypatch.delenv("FOLIO_EMBED_BACKEND")
+    assert MiniLM().document_backend == "onnx-int8"
+    assert MiniLM().query_backend == "onnx"
+    with pytest.raises(ValueError):
+        MiniLM(query_backend="onnx-int8")  # stored fp32 vectors need fp32 queries
+    with pytest.raises(ValueError):
+        MiniLM(document_backend="tpu")
+
+
+def test_query_vectors_are_fp32(vectors: dict[str, np.ndarray]) -> None:
+    q = MiniLM().encode_queries(QUERIES)
+    assert (q * vectors["torch"][len(TEXTS) :]).sum(1).min() > 0.9999
