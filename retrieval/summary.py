@@ -179,7 +179,10 @@ class SummaryIndexer:
         if table is not None:
             from lancedb.index import FTS
 
-            table.create_index("text", config=FTS(with_position=False), replace=True)
+            from ingest.claims import retry_conflicts
+
+            # Concurrent writers (Ray workers, replicas) rebuild this index too: a conflict is retried.
+            retry_conflicts(lambda: table.create_index("text", config=FTS(with_position=False), replace=True))
         return len(rows)
 
 

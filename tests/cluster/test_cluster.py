@@ -247,6 +247,10 @@ def test_killed_worker_is_retried_and_no_partial_version_shows(cluster: dict[str
         time.sleep(0.1)
     stop.set()
     watcher.join()
+    reader_store = Store(DATA)  # and once more now that it is done
+    for v in reader_store.list_versions("manual"):
+        rows = reader_store.regions.count_rows(f"doc_id = 'manual' AND version_id = '{v.version_id}'")
+        seen.append((v.regions, rows))
     assert killed is not None, "the task finished before it could be killed"
     assert snap["status"] == "done", snap
     assert snap["attempts"] >= 2 and snap["worker"]["pid"] != killed
