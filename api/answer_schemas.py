@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from api.schemas import ContextRequest, Schema
 from assembly.types import ContextPackage, LocatorOut, VerifyReport
+from retrieval.hit import Modality
 
 MAX_SCHEMA_CHARS = 20_000
 MAX_SCHEMA_DEPTH = 32
@@ -106,7 +107,7 @@ class CitationOut(Schema):
     doc_id: str
     version_id: str
     filename: str
-    modality: str
+    modality: Modality
     expansion: str = Field(description="what was sent: section, page text, window, compressed ...")
     pages: list[int]
     locators: list[LocatorOut] = Field(description="page + bbox (PDF points, top-left origin) + line boxes")

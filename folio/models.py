@@ -133,7 +133,7 @@ class CitationOut(_Response):
     doc_id: str
     version_id: str
     filename: str
-    modality: str
+    modality: Literal["text", "table", "figure", "page"]
     expansion: str
     pages: list[int]
     locators: list[LocatorOut]
