@@ -512,26 +512,28 @@ class Store:
     ) -> bool:
         doc_id, version_id = claim.doc_id, claim.version_id
         now = time.time()
-        row = {
-            "doc_id": doc_id,
-            "version_id": version_id,
-            "filename": filename,
-            "pages": 0,
-            "size_bytes": size_bytes,
-            "parser_version": parser_version,
-            "created_at": now,
-            "regions": 0,
-            "status": "pending",
-            "writer_pid": os.getpid(),
-            "report": "{}",
-            "writer": claim.writer,
-            "writer_host": HOST,
-            "writer_start": PROCESS_START,
-            "heartbeat": now,
-            "counts": "{}",
-            "collection": collection,
-        }
-        data = pa.Table.from_pylist([row], schema=self.versions.schema)
+        from ingest.tables import VersionRow
+
+        row = VersionRow(
+            doc_id=doc_id,
+            version_id=version_id,
+            filename=filename,
+            pages=0,
+            size_bytes=size_bytes,
+            parser_version=parser_version,
+            created_at=now,
+            regions=0,
+            status="pending",
+            writer_pid=os.getpid(),
+            report="{}",
+            writer=claim.writer,
+            writer_host=HOST,
+            writer_start=PROCESS_START,
+            heartbeat=now,
+            counts="{}",
+            collection=collection,
+        )
+        data = pa.Table.from_pylist([row.model_dump()], schema=self.versions.schema)
         result = retry_conflicts(
             lambda: self.versions.merge_insert(["doc_id", "version_id"]).when_not_matched_insert_all().execute(data)
         )
