@@ -5,6 +5,8 @@ runs the exact code path of ``POST /v1/context`` in-process."""
 from __future__ import annotations
 
 import logging
+import threading
+import weakref
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +28,31 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+_FILENAMES: weakref.WeakKeyDictionary[Store, dict[tuple[int, frozenset[str] | None], dict[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+_FILENAMES_LOCK = threading.Lock()
+
+
 def version_filenames(store: Store, collections: Collection[str] | None = None) -> dict[str, str]:
     """version_id → file name, over every ready version (old versions can be queried too) of
     ``collections`` (None: all). Same bytes in two collections share a version id, so the
-    filter matters: the other collection's file name must not show."""
-    return {v.version_id: v.filename for v in store.list_versions(collections=collections)}
+    filter matters: the other collection's file name must not show.
+
+    Asked on every context request: kept per store while its versions table is at the same
+    LanceDB version (a commit or delete moves it). Callers must not mutate the result."""
+    key = (store.versions.version, frozenset(collections) if collections is not None else None)
+    with _FILENAMES_LOCK:
+        per_store = _FILENAMES.setdefault(store, {})
+        hit = per_store.get(key)
+    if hit is not None:
+        return hit
+    names = {v.version_id: v.filename for v in store.list_versions(collections=collections)}
+    with _FILENAMES_LOCK:
+        if any(k[0] != key[0] for k in per_store):
+            per_store.clear()  # an older table version: never asked again
+        per_store[key] = names
+    return names
 
 
 def visible_version(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
@@ -45,6 +46,7 @@ logger = logging.getLogger(__name__)
 STRATEGIES: tuple[RetrievalStrategy, ...] = get_args(RetrievalStrategy)
 DEFAULT_QUOTAS: dict[Modality, int] = {"table": 2, "figure": 2, "page": 2}
 MAX_K = 1000
+SOURCE_CACHE_SIZE = 64  # region sources kept by source_for (distinct version sets)
 # Weight in fusion of the lists of pages and objects a question names ("page 12", "Table 1"). Measured with
 # benchmarks/eval_quality.py: 2.0 lost wide-set answers at 1k/2k against 1.0 (README, "Quality").
 REF_WEIGHT = 1.0
@@ -104,6 +106,10 @@ class Retriever:
         self.page_order = page_order
         self.page_decay = page_decay
         self._status_overrides = dict(status_overrides or {})
+        # source_for's results, so that assembly's per-source caches (section views, page
+        # paragraphs, token counts) live across requests; keyed by the versions table's version.
+        self._sources: OrderedDict[tuple[int, frozenset[tuple[str, str]]], MergedSource] = OrderedDict()
+        self._sources_lock = threading.Lock()
 
     @classmethod
     def from_settings(cls, store: Store, settings: ModelSettings) -> Retriever:
@@ -352,7 +358,20 @@ class Retriever:
             for item in hits_or_versions:
                 pairs.append((item.doc_id, item.version_id) if isinstance(item, Hit) else (item[0], item[1]))
         unique = list(dict.fromkeys(pairs))
-        return MergedSource([self.store.region_index(d, v) for d, v in unique])
+        # One object per set of versions while the versions table is unchanged: the regions of a
+        # version never change, and a commit or delete starts afresh (the table version moves).
+        key = (self.store.versions.version, frozenset(unique))
+        with self._sources_lock:
+            source = self._sources.get(key)
+            if source is not None:
+                self._sources.move_to_end(key)
+                return source
+        source = MergedSource([self.store.region_index(d, v) for d, v in unique])
+        with self._sources_lock:
+            source = self._sources.setdefault(key, source)
+            while len(self._sources) > SOURCE_CACHE_SIZE:
+                self._sources.popitem(last=False)
+        return source
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Per retriever: enabled, model, reason when off, how to enable."""
