@@ -66,9 +66,16 @@ def _v3_row(kind: str, n: int) -> dict[str, object]:
 
 
 def test_rows_written_by_parser_v3_read_back_as_typed_payloads(tmp_path: Path) -> None:
-    from ingest.tables import REGIONS_SCHEMA
+    import lancedb
 
+    from ingest.tables import REGIONS_SCHEMA
+    from tests.ingest.test_tables import WRITTEN_BEFORE
+
+    # A regions table as folio created it before issue 13 (hand-written schema, its column order).
+    old_schema = pa.schema(list(WRITTEN_BEFORE["regions"].items()))
+    lancedb.connect(str(tmp_path / "data" / "lancedb")).create_table("regions", schema=old_schema)
     store = Store(tmp_path / "data")
+    assert store.regions.schema.names == old_schema.names
     assert store.begin_version(DOC, VER, "manual.pdf", 1, "3")
     rows = [_v3_row(kind, 1) for kind in V3_META]
     store.add_rows("regions", REGIONS_SCHEMA, pa.Table.from_pylist(rows, schema=REGIONS_SCHEMA))
@@ -94,6 +101,17 @@ def test_rows_written_by_parser_v3_read_back_as_typed_payloads(tmp_path: Path) -
     for kind, region in got.items():
         assert dict(region.meta) == V3_META[kind], kind
         assert region.locators == (LOC,) and region.heading_path == ("Wiring",)
+
+    # A new version's typed payloads go into the same old table and come back equal.
+    ver2 = "ffeeddccbbaa9988"
+    fig = Region(region_id=f"{DOC}@{ver2}:p2:figure1", doc_id=DOC, version_id=ver2, kind="figure", text="K1",
+                 locators=(LOC,), payload=FigurePayload(caption="K1", source="vector", image=ImageRef(
+                     path=f"assets/{DOC}@{ver2}/fig-p2-1.png", width_px=435, height_px=570, scale=1.5),
+                     ocr=OcrInfo(confidence=91.5)))
+    assert store.begin_version(DOC, ver2, "manual.pdf", 2, "5")
+    store.add_regions([fig])
+    store.commit_version(DOC, ver2, pages=1, regions=1, report={})
+    assert Store(tmp_path / "data").get_region(fig.region_id) == fig
 
 
 def test_new_ingest_stores_the_pixel_size_of_the_rendered_pngs(tmp_path: Path, samples: Path) -> None:
