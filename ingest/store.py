@@ -172,7 +172,7 @@ class Store:
 
         import lancedb
 
-        from ingest.objstore import is_local, storage_options_from_env
+        from ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
 
         self.uri = str(uri or default_data_dir())
         self.local = is_local(self.uri)
@@ -190,12 +190,14 @@ class Store:
             storage_options=self.storage_options or None,
         )
         self._tables: dict[str, Any] = {}
+        if not self.local:
+            sweep_staging()  # what killed writers of this machine left in their staging folders
         # Remote stores: a local staging folder the parser renders into; ``add_regions`` moves its
         # PNGs into the ``assets`` table.
         self.assets_root = (
             Path(self.uri) / "assets"
             if self.local
-            else Path(tempfile.gettempdir()) / f"folio-staging-{uuid.uuid4().hex[:12]}" / "assets"
+            else Path(tempfile.gettempdir()) / f"{STAGING_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}" / "assets"
         )
         self._write_lock = threading.RLock()
         self._index_cache: OrderedDict[str, RegionIndex] = OrderedDict()
@@ -700,14 +702,15 @@ class Store:
         from lancedb.index import FTS
 
         with self._write_lock:
-            if not self._fts_dirty and self._has_fts():
+            if not self._fts_dirty and self.has_fts():
                 return
             if self.chunks.count_rows() == 0:
                 return
             retry_conflicts(lambda: self.chunks.create_index(FTS_COLUMN, config=FTS(with_position=True), replace=True))
             self._fts_dirty = False
 
-    def _has_fts(self) -> bool:
+    def has_fts(self) -> bool:
+        """Whether the chunks table has its full-text index (False also when the listing fails)."""
         try:
             return any(FTS_COLUMN in idx.columns for idx in self.chunks.list_indices())
         except Exception:  # noqa: BLE001 - an index listing failure only means "rebuild"

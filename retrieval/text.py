@@ -222,7 +222,7 @@ class TextRetriever:
         table = self.store.chunks
         if not self._fts_ready:
             # The index exists once any version was committed; checked until then, never after.
-            self._fts_ready = self.store._has_fts()
+            self._fts_ready = self.store.has_fts()
             if not self._fts_ready:
                 return []
         where = scope.where()
