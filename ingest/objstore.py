@@ -32,6 +32,8 @@ import pyarrow as pa
 if TYPE_CHECKING:
     from ingest.store import Store
 
+# Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
+STAGING_PREFIX = "folio-staging-"
 ASSETS_TABLE = "assets"
 ASSETS_SCHEMA = pa.schema(
     [
@@ -109,6 +111,22 @@ def upload_staged(store: Store, doc_id: str, version_id: str) -> int:
         store.add_rows(ASSETS_TABLE, ASSETS_SCHEMA, pa.Table.from_pylist(batch, schema=ASSETS_SCHEMA))
     discard_staged(store, doc_id, version_id)
     return len(files)
+
+
+def sweep_staging(tmp: str | None = None) -> list[str]:
+    """Remove the staging folders of processes of this machine that are gone (a writer killed
+    between parse and upload leaves its PNGs there); returns what was removed."""
+    import tempfile
+
+    from ingest.claims import _pid_alive
+
+    removed = []
+    for folder in Path(tmp or tempfile.gettempdir()).glob(STAGING_PREFIX + "*"):
+        pid = folder.name.removeprefix(STAGING_PREFIX).split("-", 1)[0]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+    return removed
 
 
 def discard_staged(store: Store, doc_id: str, version_id: str) -> None:
