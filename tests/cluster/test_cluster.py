@@ -247,7 +247,7 @@ def test_killed_worker_is_retried_and_no_partial_version_shows(cluster: dict[str
         time.sleep(0.1)
     stop.set()
     watcher.join()
-    reader_store = Store(DATA)  # and once more now that it is done
+    reader_store = Store(DATA)  # and once more now that it is done (opening it also sweeps dead staging folders)
     for v in reader_store.list_versions("manual"):
         rows = reader_store.regions.count_rows(f"doc_id = 'manual' AND version_id = '{v.version_id}'")
         seen.append((v.regions, rows))
@@ -259,6 +259,17 @@ def test_killed_worker_is_retried_and_no_partial_version_shows(cluster: dict[str
     versions = store.list_versions("manual", include_pending=True)
     assert len(versions) == 1 and versions[0].pages == 24
     _assert_consistent(store)
+    # The dead worker's staged renders are gone from local disk (its orphaned parser may still be
+    # finishing a page: sweep until it is gone too).
+    import tempfile
+
+    from ingest.objstore import STAGING_PREFIX, sweep_staging
+
+    deadline = time.monotonic() + 30
+    while list(Path(tempfile.gettempdir()).glob(f"{STAGING_PREFIX}{killed}-*")) and time.monotonic() < deadline:
+        time.sleep(1)
+        sweep_staging()
+    assert not list(Path(tempfile.gettempdir()).glob(f"{STAGING_PREFIX}{killed}-*"))
 
 
 def test_concurrent_ingests_into_one_store(cluster: dict[str, Any]) -> None:
