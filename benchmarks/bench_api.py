@@ -7,6 +7,7 @@ and re-uploaded under new doc ids until the phase ends). Reports throughput, p50
 errors per phase, and the ratio ingest p99 / idle p99 (target < 4, zero errors).
 
     .venv/bin/python benchmarks/bench_api.py [--seconds 20] [--concurrency 4]
+    .venv/bin/python benchmarks/bench_api.py --scaling 1,4,16,64 --health-clients 100 --seconds 15
 
 Writes benchmarks/results/api.json and prints a Markdown table.
 """
@@ -66,6 +67,7 @@ def _pct(values: list[float], q: float) -> float:
 def run_phase(base: str, seconds: float, concurrency: int, max_requests: int) -> dict[str, Any]:
     latencies: list[float] = []
     errors: list[str] = []
+    shed: list[float] = []
     lock = threading.Lock()
     stop = time.monotonic() + seconds
     counter = iter(range(max_requests))
@@ -82,6 +84,11 @@ def run_phase(base: str, seconds: float, concurrency: int, max_requests: int) ->
                 t0 = time.perf_counter()
                 try:
                     r = client.post("/v1/context", json={"query": q, "budget": 1500})
+                    if r.status_code == 503 and "retry-after" in r.headers:  # deliberate load shedding
+                        with lock:
+                            shed.append(time.perf_counter() - t0)
+                        time.sleep(min(float(r.headers["retry-after"]), 1.0) / 10)
+                        continue
                     ok = r.status_code == 200 and "items" in r.json()
                     err = None if ok else f"HTTP {r.status_code}: {r.text[:120]}"
                 except httpx.HTTPError as e:
@@ -98,8 +105,9 @@ def run_phase(base: str, seconds: float, concurrency: int, max_requests: int) ->
         list(pool.map(worker, range(concurrency)))
     wall = time.perf_counter() - t0
     return {
-        "requests": len(latencies) + len(errors),
+        "requests": len(latencies) + len(errors) + len(shed),
         "errors": len(errors),
+        "shed_503": len(shed),
         "error_samples": errors[:3],
         "throughput_rps": round(len(latencies) / wall, 2),
         "p50_ms": round(_pct(latencies, 0.50) * 1000, 1),
@@ -107,6 +115,74 @@ def run_phase(base: str, seconds: float, concurrency: int, max_requests: int) ->
         "mean_ms": round(statistics.fmean(latencies) * 1000, 1) if latencies else None,
         "seconds": round(wall, 1),
     }
+
+
+def health_phase(base: str, seconds: float, clients: int, max_requests: int) -> dict[str, Any]:
+    """``/v1/health`` latency from one probe (every 20 ms) while ``clients`` load ``/v1/context``
+    (``clients`` = 0: the same probe on an idle server, the baseline)."""
+    probes: list[float] = []
+    failures: list[str] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        with httpx.Client(base_url=base, timeout=60) as c:
+            while not done.is_set():
+                t0 = time.perf_counter()
+                r = c.get("/v1/health")
+                probes.append(time.perf_counter() - t0)
+                if r.status_code != 200:
+                    failures.append(f"HTTP {r.status_code}")
+                time.sleep(0.02)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    load = run_phase(base, seconds, clients, max_requests) if clients else None
+    if not clients:
+        time.sleep(seconds)
+    done.set()
+    prober.join()
+    return {
+        "clients": clients,
+        "probes": len(probes),
+        "failures": len(failures),
+        "health_p50_ms": round(_pct(probes, 0.50) * 1000, 1),
+        "health_p99_ms": round(_pct(probes, 0.99) * 1000, 1),
+        "context": load,
+    }
+
+
+def scaling(base: str, seconds: float, levels: list[int], health_clients: int) -> dict[str, Any]:
+    """``/v1/context`` at each client count, then ``/v1/health`` idle and under ``health_clients``."""
+    rows = [dict(clients=n, **run_phase(base, seconds, n, 100_000)) for n in levels]
+    health = [health_phase(base, seconds, 0, 0), health_phase(base, seconds, health_clients, 100_000)]
+    return {"context": rows, "health": health}
+
+
+def scaling_table(res: dict[str, Any]) -> str:
+    rows, (idle, loaded) = res["context"], res["health"]
+    first = rows[0]
+    lines = [
+        "| clients | requests | 200 | 503 (shed) | errors | req/s | req/s vs first row | p50 ms | p99 ms |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        ok = r["requests"] - r["errors"] - r["shed_503"]
+        lines.append(
+            f"| {r['clients']} | {r['requests']} | {ok} | {r['shed_503']} | {r['errors']} | {r['throughput_rps']} | "
+            f"{r['throughput_rps'] / first['throughput_rps']:.2f}x | {r['p50_ms']} | {r['p99_ms']} |"
+        )
+    ctx = loaded["context"]
+    lines += [
+        "",
+        "| /v1/health probe | probes | failures | p50 ms | p99 ms | p99 vs idle |",
+        "|---|---:|---:|---:|---:|---:|",
+        f"| idle server | {idle['probes']} | {idle['failures']} | {idle['health_p50_ms']} | "
+        f"{idle['health_p99_ms']} | 1.00x |",
+        f"| {loaded['clients']} context clients ({ctx['throughput_rps']} req/s, {ctx['shed_503']} shed, "
+        f"{ctx['errors']} errors) | {loaded['probes']} | {loaded['failures']} | {loaded['health_p50_ms']} | "
+        f"{loaded['health_p99_ms']} | {loaded['health_p99_ms'] / max(idle['health_p99_ms'], 1e-9):.2f}x |",
+    ]
+    return "\n".join(lines)
 
 
 def main() -> int:
@@ -118,6 +194,8 @@ def main() -> int:
         "--ingest-pages", type=int, default=6, help="pages of the PDF ingested during the load phase"
     )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "api.json"))
+    ap.add_argument("--scaling", default="", help="client counts, e.g. 1,4,16,64: context scaling + health under load")
+    ap.add_argument("--health-clients", type=int, default=100)
     args = ap.parse_args()
 
     data = Path(tempfile.mkdtemp(prefix="folio-bench-api-"))
@@ -159,6 +237,14 @@ def main() -> int:
             for q in QUESTIONS:  # warm-up
                 c.post("/v1/context", json={"query": q, "budget": 1500}).raise_for_status()
 
+        if args.scaling:
+            res = scaling(base, args.seconds, [int(n) for n in args.scaling.split(",")], args.health_clients)
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).with_name("api-scaling.json").write_text(json.dumps(res, indent=2) + "\n")
+            table = scaling_table(res)
+            Path(args.out).with_name("api-scaling.md").write_text(table + "\n")
+            print(table)
+            return 0
         idle = run_phase(base, args.seconds, args.concurrency, args.max_requests)
 
         ingest_pdf = _excerpt(SAMPLES / "federal-register-2020-17221.pdf", args.ingest_pages)

@@ -11,7 +11,8 @@ region per page. Hits: 70% sentences, 10% tables, 10% figures, 10% pages, random
   and cut at the budget (no expansion, dedupe, citations or images).
 
 Run: ``.venv/bin/python benchmarks/bench_assembly.py`` (prints a Markdown table, writes
-``benchmarks/results/assembly.json``).
+``benchmarks/results/assembly.json``). ``--server-path DATA [QUESTIONS]``: 200 real candidates per
+question through the server's code path over an ingested store (see ``server_path``).
 """
 
 from __future__ import annotations
@@ -138,5 +139,60 @@ def main() -> None:
                                "python": sys.version.split()[0]}, indent=2))
 
 
+def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: int = 12) -> None:
+    """Assembly at ``n`` candidates through the server's code path (``api.service.build_context``
+    after retrieval): ``Retriever.source_for`` + ``version_filenames`` + ``assemble`` over a real
+    store, against the per-request path the server had before issue 9 (a new ``MergedSource`` and a
+    fresh file-name listing on every call, so assembly's per-source caches never survived).
+    Retrieval runs once per question, outside the timing; old and new alternate call by call."""
+    from api.service import version_filenames
+    from ingest.index import MergedSource
+    from ingest.pipeline import doc_id_from_filename
+    from ingest.store import Store
+    from retrieval.search import Retriever
+
+    store = Store(data, recover=False)
+    retriever = Retriever(store)
+    have = {v.doc_id for v in store.list_versions()}
+    qs = [json.loads(line) for line in Path(questions).read_text().splitlines() if line.strip()]
+    qs = [q for q in qs if doc_id_from_filename(q["doc"]) in have][:limit]
+    opts = AssemblyOptions(budget=1500, tokenizer="cl100k_base")
+    old: list[float] = []
+    new: list[float] = []
+    sizes: list[int] = []
+    for q in qs:
+        hits = retriever.search(q["question"], doc_ids=[doc_id_from_filename(q["doc"])], k=n)
+        sizes.append(len(hits))
+
+        def before() -> None:
+            src = MergedSource([store.region_index(h.doc_id, h.version_id)  # noqa: B023
+                                for h in {(h.doc_id, h.version_id): h for h in hits}.values()])  # noqa: B023
+            names = {v.version_id: v.filename for v in store.list_versions()}
+            assemble(q["question"], hits, src, opts, filenames=names)  # noqa: B023
+
+        def after() -> None:
+            assemble(q["question"], hits, retriever.source_for(hits), opts,  # noqa: B023
+                     filenames=version_filenames(store))
+
+        before()
+        after()  # warm-up: tokenizer, region indexes
+        for _ in range(reps):
+            for fn, into in ((before, old), (after, new)):
+                t0 = time.perf_counter()
+                fn()
+                into.append((time.perf_counter() - t0) * 1000)
+    print(f"Assembly through the server path, {len(qs)} questions x {reps} calls, "
+          f"{statistics.median(sizes):.0f} candidates (median), budget 1500, cl100k_base\n")
+    print("| path | p50 ms | p99 ms | p50 vs per-request |")
+    print("|---|---:|---:|---:|")
+    for name, xs in (("per-request source (before)", old), ("cached source (server now)", new)):
+        print(f"| {name} | {statistics.median(xs):.2f} | {pct(xs, 0.99):.2f} | "
+              f"{statistics.median(xs) / statistics.median(old):.2f}x |")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--server-path":
+        server_path(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else str(ROOT.parent / "shared" / "eval" /
+                                                                             "dev_questions.jsonl"))
+    else:
+        main()

@@ -1,6 +1,7 @@
 """Ingest throughput on the whole corpus: folio's parser vs bare ``get_text("dict")`` and pymupdf4llm.
 
     python benchmarks/bench_ingest.py [--corpus DIR] [--files a.pdf ...] [--sample-pages 15]
+    python benchmarks/bench_ingest.py --pipeline [--files a.pdf ...]   # end to end, old path vs new
 
 Per document, each in its own subprocess:
 
@@ -123,6 +124,71 @@ def rss_only(path: str, fraction: float) -> dict[str, Any]:
     return {"pages": n, "fraction": fraction, "peak_rss_mb": _rss_mb(), "render_pps": n / secs}
 
 
+# ------------------------------------------------------------------ end to end: new vs old path
+OLD_PATH_ENV = {"FOLIO_EMBED_BACKEND": "torch", "FOLIO_TABLES_BASELINE": "1"}
+NEW_PATH_ENV = {"FOLIO_EMBED_BACKEND": "onnx-int8", "FOLIO_TABLES_BASELINE": "0"}
+
+
+def pipeline_run(files: list[str]) -> dict[str, Any]:
+    """``folio ingest``'s work on ``files`` in one process (model loaded once, as the CLI does):
+    validate, parse with OCR on, embed, write, commit, into a fresh store. Per file seconds."""
+    from ingest.embed import default_text_encoder
+    from ingest.pipeline import ingest_path
+    from ingest.store import Store
+
+    t = time.perf_counter()
+    default_text_encoder().encode(["warm up"])  # the model load, reported apart
+    load_s = time.perf_counter() - t
+    out: dict[str, Any] = {"load_s": load_s, "docs": []}
+    with tempfile.TemporaryDirectory() as td:
+        store = Store(pathlib.Path(td) / "data")
+        for f in files:
+            t = time.perf_counter()
+            rep = ingest_path(store, f, ocr=True)
+            out["docs"].append(
+                {"file": pathlib.Path(f).name, "pages": rep.pages, "ocr_pages": rep.ocr_pages,
+                 "seconds": time.perf_counter() - t}
+            )
+    return out
+
+
+def pipeline_table(files: list[str]) -> str:
+    """Old path (fp32 torch MiniLM, PyMuPDF's own table character pass, every ruled page through
+    find_tables) against the new one, in the same run; each in its own process."""
+    import os
+
+    results = {}
+    for name, env in (("old", OLD_PATH_ENV), ("new", NEW_PATH_ENV)):
+        r = subprocess.run(
+            [sys.executable, __file__, "--pipeline-one", *files],
+            capture_output=True, text=True, cwd=ROOT, check=True, env={**os.environ, **env},
+        )
+        results[name] = json.loads(r.stdout.strip().splitlines()[-1])
+        print(f"pipeline {name}: done", file=sys.stderr, flush=True)
+    old, new = results["old"], results["new"]
+    lines = [
+        "| file | pages | OCR pages | old s | new s | old p/s | new p/s | new/old |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for o, n in zip(old["docs"], new["docs"], strict=True):
+        lines.append(
+            f"| {o['file']} | {o['pages']} | {o['ocr_pages']} | {o['seconds']:.1f} | {n['seconds']:.1f} | "
+            f"{o['pages'] / o['seconds']:.2f} | {n['pages'] / n['seconds']:.2f} | {o['seconds'] / n['seconds']:.2f}x |"
+        )
+    pages = sum(d["pages"] for d in old["docs"])
+    so, sn = sum(d["seconds"] for d in old["docs"]), sum(d["seconds"] for d in new["docs"])
+    lines.append(
+        f"| TOTAL | {pages} | {sum(d['ocr_pages'] for d in old['docs'])} | {so:.1f} | {sn:.1f} | "
+        f"{pages / so:.2f} | {pages / sn:.2f} | **{so / sn:.2f}x** |"
+    )
+    lines.append(
+        f"| with model load | | | {so + old['load_s']:.1f} | {sn + new['load_s']:.1f} | "
+        f"{pages / (so + old['load_s']):.2f} | {pages / (sn + new['load_s']):.2f} | "
+        f"{(so + old['load_s']) / (sn + new['load_s']):.2f}x |"
+    )
+    return "\n".join(lines)
+
+
 def _child(args: list[str]) -> dict[str, Any]:
     r = subprocess.run(
         [sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT, check=True
@@ -139,7 +205,20 @@ def main() -> None:
     ap.add_argument("--one")
     ap.add_argument("--rss")
     ap.add_argument("--fraction", type=float, default=1.0)
+    ap.add_argument("--pipeline", action="store_true", help="end-to-end ingest, old path vs new, same run")
+    ap.add_argument("--pipeline-one", nargs="*", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.pipeline_one:
+        print(json.dumps(pipeline_run(a.pipeline_one)))
+        return
+    if a.pipeline:
+        files = a.files or sorted(str(p) for p in pathlib.Path(a.corpus).glob("*.pdf"))
+        table = pipeline_table(files)
+        print(table)
+        out = ROOT / "benchmarks" / "results"
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "ingest-pipeline.md").write_text(table + "\n")
+        return
     if a.one:
         print(json.dumps(measure(a.one, a.sample_pages)))
         return
