@@ -159,6 +159,7 @@ def _cells_from_words(tb: Any, words: list[Box5], split: bool) -> list[list[str]
     of that cell (rows separated by dot leaders rather than rules, as in the Federal Register).
     """
     out: list[list[str]] = []
+    words = [wd for wd in words if _in(wd, *tb.bbox)]  # every cell lies in the table's box
     for i, row in enumerate(tb.rows):
         cells = list(row.cells)
         ys = [row.bbox[1]]
@@ -169,13 +170,14 @@ def _cells_from_words(tb: Any, words: list[Box5], split: bool) -> list[list[str]
                 ys = [row.bbox[1]] + [t - 1 for t in tops[1:]]
         ys.append(row.bbox[3])
         for a, b in zip(ys, ys[1:], strict=False):
+            band = [wd for wd in words if a <= (wd[1] + wd[3]) / 2 <= b]  # same test as _in, y only
             sub: list[str] = []
             for c in cells:
                 if c is None:
                     sub.append("")
                     continue
                 x0, _, x1, _ = c
-                sub.append(" ".join(wd[4] for wd in words if _in(wd, x0, a, x1, b)))
+                sub.append(" ".join(wd[4] for wd in band if _in(wd, x0, a, x1, b)))
             out.append(sub)
     return out
 
