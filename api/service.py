@@ -21,6 +21,7 @@ from retrieval.scope import Scope, resolve_scope
 if TYPE_CHECKING:
     from api.schemas import SearchRequest, _ContextRequestBase
     from api.settings import Settings
+    from assembly.compress import Compressor
     from ingest.pipeline import VersionIndexer
     from retrieval.hit import RetrievalStrategy
     from retrieval.search import Retriever, SearchResult
@@ -133,9 +134,11 @@ def build_context(
     settings: Settings,
     *,
     collections: Collection[str] | None = None,
+    compressor: Compressor | None = None,
 ) -> ContextPackage:
     """Retrieve, then assemble: what ``POST /v1/context`` and ``folio context`` return (within
-    ``collections``, see ``search_hits``)."""
+    ``collections``, see ``search_hits``). ``compress="llm"`` uses ``compressor``, else one on the
+    configured LLM (``api.compress_llm``; none configured: ``LLMNotConfigured``, 503)."""
     from assembly import assemble
 
     options = assembly_options(
@@ -144,11 +147,16 @@ def build_context(
         default_budget=settings.default_budget,
         tokenizers=settings.request_tokenizers(),
     )
+    if options.compress == "llm" and compressor is None:
+        from api.compress_llm import llm_compressor
+
+        compressor = llm_compressor(settings)  # before retrieval: no endpoint fails fast
     found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
     source = retriever.source_for(found.hits)
     filenames = version_filenames(store, collections)
     package: ContextPackage = assemble(
-        req.query, found.hits, source, options, filenames=filenames, retrieval_notes=found.notes
+        req.query, found.hits, source, options, filenames=filenames, retrieval_notes=found.notes,
+        compressor=compressor,
     )
     return package
 

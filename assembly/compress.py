@@ -22,6 +22,15 @@ priority order. Pure: no I/O, and the cost of a compressed block
 is counted exactly like any other block, so the budget guarantee is unchanged. Greedy packing only
 (monotone packing promises that a bigger budget never drops an item; a tail fitted into leftover
 room cannot promise that).
+
+With ``compress="llm"`` a ``Compressor`` (``(question, text, max_tokens) -> text``, passed to
+``assemble``; the API builds it from the configured endpoint, this package makes no network calls)
+writes the compressed body instead, from the candidate's whole text, within the same per-item cap.
+Its reply is recounted with folio's tokenizer and cut at a word boundary to fit (the endpoint's
+tokenizer is not folio's), so the budget guarantee holds as above. The block keeps the candidate's
+regions (the model compressed all of them), id and ``expansion: "compressed"``. A call that raises
+(timeout, upstream error) or returns nothing sends that candidate extractive and adds a note; after a
+timeout the model is not asked again for this package.
 """
 
 from __future__ import annotations
@@ -39,9 +48,15 @@ from ingest.model import Region
 ITEM_SHARE = 0.1
 ITEM_FLOOR = 48
 MAX_TERMS = 8
+LLM_FLOOR = 16  # fewer text tokens than this: not worth a model call
+MAX_NOTE = 200
 JOIN = " … "
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[A-Z0-9•‘“-])")
 _TERM = re.compile(r"[-+$€£]?\d[\d.,:/%-]*\d%?|[-+$€£]?\d%?|\b[A-Za-z]*[A-Z][A-Za-z]*\d[\w.-]*|\b[A-Z]{2,}[\w-]*")
+
+
+Compressor = Callable[[str, str, int], str]
+"""``compressor(question, text, max_tokens)``: the compressed ``text`` (``compress="llm"``); may raise."""
 
 
 def reserve(o: AssemblyOptions, room: int, cands: Sequence[Any] = ()) -> int:
@@ -57,7 +72,8 @@ def reserve(o: AssemblyOptions, room: int, cands: Sequence[Any] = ()) -> int:
 
 def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits: Sequence[Any],
                   regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int,
-                  reopen: Callable[[Any, Body], str]) -> int:
+                  reopen: Callable[[Any, Body], str], compressor: Compressor | None = None,
+                  notes: list[str] | None = None) -> int:
     """Give each ``excluded_budget`` candidate, in priority order, its compressed body when it fits
     ``slack``; then fill what is left with whole candidates that fit. Returns the new slack.
 
@@ -65,10 +81,13 @@ def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits:
     ``cost``, ``status`` and ``image_tokens``, and on success sets what a fallback rung sets: ``body``,
     ``open``, the token counts, ``rung="compressed"``, ``fallback_from``, ``carried``, ``status``).
     ``hits`` are the sorted hits (a candidate's ``unit.triggers`` index them), ``regions`` the hit
-    regions by the same index, ``reopen`` builds a block's open line for a new body.
+    regions by the same index, ``reopen`` builds a block's open line for a new body. With a
+    ``compressor`` (``compress="llm"``) the model writes each body; what went wrong is added to ``notes``.
     """
     qw = content_words(query)
     cap = max(ITEM_FLOOR, int(ITEM_SHARE * room))
+    model = _Model(compressor, notes if notes is not None else []) if compressor is not None else None
+    sent = {r.region_id for c in cands if c.status in ("included", "truncated") for r in c.body.regions}
     for c in cands:
         if c.status != "excluded_budget":
             continue
@@ -76,38 +95,125 @@ def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits:
             break
         trig = sorted(c.unit.triggers)
         trigger_regions = [regions[i] for i in trig if i in regions]
-        body = compressed_body(c.unit, c.body, qw, trigger_regions, count, min(cap, slack))
-        if body is None:
-            continue
-        opener = reopen(c, body)
-        tt = count(body.text)
-        total = tt + count(opener) + close_tokens
-        if total > slack:
-            body = compressed_body(c.unit, c.body, qw, trigger_regions, count, min(cap, slack) - (total - slack))
-            if body is None:
-                continue
-            opener = reopen(c, body)
-            tt = count(body.text)
-            total = tt + count(opener) + close_tokens
-            if total > slack:
-                continue
-        keep = frozenset(i for i in trig if i in regions and _carries(regions[i], body))
-        if not keep:
-            continue  # a compressed block that carries none of its hits is not their evidence
+        fit = None
+        if model is not None and not sent & {r.region_id for r in c.body.regions}:
+            fit = _fit_llm(c, query, model, count, min(cap, slack), slack, close_tokens, reopen)
+        keep: frozenset[int] | None = None
+        if fit is None:
+            fit = _fit_extractive(c, qw, trigger_regions, count, min(cap, slack), slack, close_tokens, reopen)
+            if fit is None or sent & {r.region_id for r in fit[0].regions}:
+                continue  # no region twice: another packed block already carries one of these
+            keep = frozenset(i for i in trig if i in regions and _carries(regions[i], fit[0]))
+            if not keep:
+                continue  # a compressed block that carries none of its hits is not their evidence
+        body, opener, tt, total = fit
         u = c.unit
         c.fallback_from = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
         c.full_cost = c.cost
         c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = body, opener, tt, total - tt, total
         c.image_url, c.image_tokens = None, 0
         c.rung = "compressed"
-        c.carried = None if keep == frozenset(trig) else keep
+        c.carried = None if keep is None or keep == frozenset(trig) else keep
         c.status = "included"
+        sent.update(r.region_id for r in body.regions)
         slack -= total
     for c in cands:  # the tail's unused room: whole candidates, in priority order
         if c.status == "excluded_budget" and c.cost <= slack and not c.image_tokens:
             c.status = "included"
             slack -= c.cost
     return slack
+
+
+_Fit = tuple[Body, str, int, int]  # body, open line, text tokens, total tokens
+
+
+def _fit_extractive(c: Any, qw: frozenset[str], trigger_regions: Sequence[Region], count: Callable[[str], int],
+                    cap: int, slack: int, close_tokens: int, reopen: Callable[[Any, Body], str]) -> _Fit | None:
+    """The extractive body of ``c`` within ``cap`` text tokens whose block fits ``slack``."""
+    body = compressed_body(c.unit, c.body, qw, trigger_regions, count, cap)
+    if body is None:
+        return None
+    opener = reopen(c, body)
+    tt = count(body.text)
+    total = tt + count(opener) + close_tokens
+    if total > slack:
+        body = compressed_body(c.unit, c.body, qw, trigger_regions, count, cap - (total - slack))
+        if body is None:
+            return None
+        opener = reopen(c, body)
+        tt = count(body.text)
+        total = tt + count(opener) + close_tokens
+        if total > slack:
+            return None
+    return body, opener, tt, total
+
+
+class _Model:
+    """``compress="llm"``: the compressor, the notes of what went wrong, and whether to ask again."""
+
+    def __init__(self, fn: Compressor, notes: list[str]) -> None:
+        self.fn, self.notes, self.stopped = fn, notes, False
+
+    def ask(self, cid: str, query: str, text: str, max_tokens: int) -> str | None:
+        if self.stopped:
+            return None
+        why = ""
+        try:
+            out = self.fn(query, text, max_tokens)
+            if not isinstance(out, str) or not out.strip():
+                why = "the model returned no text"
+        except Exception as e:  # the compressor is the caller's: whatever it raises, this item goes extractive
+            why = f"{type(e).__name__}: {str(e)[:MAX_NOTE]}"
+            if isinstance(e, TimeoutError):
+                self.stopped = True
+                why += "; the model is not asked again for this package"
+        if why:
+            self.notes.append(f"LLM compression of {cid} failed ({why}); sent extractive compression instead")
+            return None
+        return out.strip()
+
+
+def _fit_llm(c: Any, query: str, model: _Model, count: Callable[[str], int], cap: int, slack: int,
+             close_tokens: int, reopen: Callable[[Any, Body], str]) -> _Fit | None:
+    """The model's compression of ``c``'s whole text, recounted and cut to fit ``cap`` and ``slack``."""
+    b = c.body
+    opener = reopen(c, Body("", b.regions, b.context, b.context_id))  # same regions, same open line
+    wrap = count(opener) + close_tokens
+    limit = min(cap, slack - wrap)
+    source = b.text
+    if getattr(c.unit, "image", False):  # an image goes as the text it carries
+        source = "\n\n".join(r.text for r in (*c.unit.regions, *c.unit.absorbed) if r.text.strip())
+    if limit < LLM_FLOOR or not source.strip():
+        return None
+    text = model.ask(c.cid, query, source, limit)
+    if text is None:
+        return None
+    text = fit_tokens(text, limit, count)
+    if not text:
+        return None
+    tt = count(text)
+    return Body(text, b.regions, b.context, b.context_id), opener, tt, tt + wrap
+
+
+def fit_tokens(text: str, limit: int, count: Callable[[str], int]) -> str:
+    """``text`` when it counts at most ``limit`` tokens, else its longest prefix ending at a word
+    boundary that fits with an `` …`` mark (empty when not even one word does).
+
+    >>> fit_tokens("one two three four", 3, lambda s: len(s.split()))
+    'one two …'
+    """
+    if count(text) <= limit:
+        return text
+    cuts = [m.start() for m in re.finditer(r"\s+", text)]
+    lo, hi, best = 0, len(cuts) - 1, ""
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        cand = text[:cuts[mid]].rstrip() + " …"
+        if count(cand) <= limit:
+            best, lo = cand, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers: Sequence[Region],

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
-from assembly.compress import compress_rest
+from assembly.compress import Compressor, compress_rest
 from assembly.compress import reserve as compress_reserve
 from assembly.dedupe import dedupe
 from assembly.expand import Expander, Unit
@@ -65,6 +65,7 @@ from assembly.types import (
     RetrievalInfo,
 )
 from assembly.words import content_words, coverage_of
+from ingest.errors import InvalidRequest
 from ingest.index import RegionSource
 from ingest.model import Region
 from retrieval.hit import Hit
@@ -134,10 +135,16 @@ def assemble(
     *,
     filenames: Mapping[str, str] | None = None,
     retrieval_notes: Sequence[str] = (),
+    compressor: Compressor | None = None,
 ) -> ContextPackage:
     """Build the context package for ``query`` from ranked ``hits``; see the package docstring.
 
-    ``retrieval_notes`` (``SearchResult.notes``) are passed through to ``retrieval.notes``."""
+    ``retrieval_notes`` (``SearchResult.notes``) are passed through to ``retrieval.notes``, followed by
+    what compression did not do as asked. ``compressor`` writes the compressed bodies of
+    ``compress="llm"`` (``assembly.compress.Compressor``); that option without one is ``InvalidRequest``."""
+    if options.compress == "llm" and compressor is None:
+        raise InvalidRequest("compress='llm' needs an LLM compressor (the server's configured LLM endpoint: "
+                             "FOLIO_LLM_BASE_URL and FOLIO_LLM_MODEL); use compress='extractive' without one")
     counter = get_counter(options.tokenizer)
     count = counter.count
     names = dict(filenames or {})
@@ -151,7 +158,8 @@ def assemble(
     survivors, bodies = _prioritise(dedupe(found.units), options)
     cands = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
     packable = _apply_caps(cands, options)
-    _pack(packable, query, options, frame, expander, found, count)
+    notes = list(retrieval_notes)
+    _pack(packable, query, options, frame, expander, found, count, compressor, notes)
     packed = order_items(
         [c for c in packable if c.status in ("included", "truncated")],
         group=lambda c: (c.unit.doc_id, c.unit.version_id, c.unit.section_key or c.body.context_id),
@@ -177,7 +185,7 @@ def assemble(
             coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
                                              if c.carried is None or i in c.carried]),
             page_refs=_page_refs(query, shits, source),
-            notes=list(retrieval_notes),
+            notes=notes,
         ),
         prompt=prompt,
         refused=not packed,
@@ -265,7 +273,7 @@ def _apply_caps(cands: Sequence[_Cand], options: AssemblyOptions) -> list[_Cand]
 
 
 def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Frame, ex: Expander, found: _Found,
-          count: Callable[[str], int]) -> None:
+          count: Callable[[str], int], compressor: Compressor | None = None, notes: list[str] | None = None) -> None:
     """Set each candidate's status: greedy (with fallbacks and the compressed tail) or monotone packing,
     then structural truncation into what is left when asked."""
     room, close_tokens, shits = frame.room, frame.close_tokens, found.shits
@@ -287,7 +295,8 @@ def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Fra
                 if t is not None:
                     slack -= t.cost
     if o.compress != "off" and o.packing == "greedy" and room > 0:
-        compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, _reopen)
+        compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, _reopen,
+                      compressor if o.compress == "llm" else None, notes)
 
 
 def _render(query: str, options: AssemblyOptions, packed: list[_Cand], cands: Sequence[_Cand], reason: str | None,

@@ -171,11 +171,13 @@ class AssemblyOptions(_Frozen):
         description="greedy packing: image parts may use at most this share of the evidence room; an image "
         "over the share is sent as its text representation (with fallbacks on) or excluded. None: no cap.",
     )
-    compress: Literal["off", "extractive"] = Field(
+    compress: Literal["off", "extractive", "llm"] = Field(
         "off",
         description="greedy packing: a candidate still excluded for budget after packing goes in compressed "
         "(its trigger sentences and the sentences sharing most words with the question, plus a 'Key terms:' "
-        "line), cited to its region, expansion 'compressed' (assembly.compress). Measured in the README.",
+        "line), cited to its region, expansion 'compressed' (assembly.compress). Measured in the README. "
+        "'llm': the configured LLM endpoint writes the compressed text (recounted and cut to fit; extractive "
+        "when the call fails, with a note in retrieval.notes); needs FOLIO_LLM_BASE_URL and FOLIO_LLM_MODEL.",
     )
     compress_share: float = Field(
         0.0, ge=0.0, le=0.9,
@@ -350,7 +352,8 @@ class RetrievalInfo(_Frozen):
     page_refs: list[PageRefOut] = []
     notes: list[str] = Field(
         default_factory=list,
-        description="what retrieval did not do as asked, e.g. a rerank that failed and kept the fused order",
+        description="what retrieval or assembly did not do as asked, e.g. a rerank that failed and kept the "
+        "fused order, or an LLM compression that failed and went in extractive",
     )
 
 

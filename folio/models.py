@@ -65,7 +65,7 @@ class AnswerRequest(_Request):
     packing: Literal["monotone", "greedy"] | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
-    compress: Literal["off", "extractive"] | None = None
+    compress: Literal["off", "extractive", "llm"] | None = None
     compress_share: float | None = None
     stream: bool | None = None
     response_format: Literal["text", "json"] | None = None
@@ -227,7 +227,7 @@ class ContextRequest(_Request):
     packing: Literal["monotone", "greedy"] | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
-    compress: Literal["off", "extractive"] | None = None
+    compress: Literal["off", "extractive", "llm"] | None = None
     compress_share: float | None = None
 
 
