@@ -306,12 +306,19 @@ class FolioREST:
         return out
 
 
+def _box(b: Any) -> tuple[float, float, float, float]:
+    """A locator's bbox as ``(x0, y0, x1, y1)``: the API's ``{x0, y0, x1, y1}`` object (or an older list)."""
+    if isinstance(b, dict):
+        return float(b["x0"]), float(b["y0"]), float(b["x1"]), float(b["y1"])
+    return float(b[0]), float(b[1]), float(b[2]), float(b[3])
+
+
 def folio_record(
     q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float
 ) -> dict[str, Any]:
     hits = sorted(pkg["retrieval"]["hits"], key=lambda h: h["rank"])
     items = pkg["items"]
-    locs = [(int(loc["page"]), loc["bbox"]) for it in items for loc in it.get("locators") or []]
+    locs = [(int(loc["page"]), _box(loc["bbox"])) for it in items for loc in it.get("locators") or []]
     body_tokens = sum(int(it.get("tokens") or 0) for it in items)
     extra = {
         "refused": bool(pkg.get("refused")),
