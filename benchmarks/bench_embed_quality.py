@@ -1,6 +1,7 @@
 """Page recall@10 with document vectors from another embedding backend, on both development sets.
 
     python benchmarks/bench_embed_quality.py --backend onnx-int8 [--data data/eval-quality] [--out DIR]
+    python benchmarks/bench_embed_quality.py --speed ../shared/corpus/R-data-import-export.pdf
 
 Copies each set's ingested store (``DATA/{manuals,wide}/folio``, written with fp32 torch vectors),
 re-encodes every chunk's text with ``--backend`` into the copy, and measures gold-page recall of
@@ -71,6 +72,32 @@ def recall_at_10(store_dir: Path, questions: Path, strategy: str = "hybrid") -> 
     return {"r10": 100 * statistics.mean(per.values()), "n": len(per), "per": per}
 
 
+def speed(pdf: Path, reps: int = 3) -> None:
+    """Encoding time of one document's searchable units per backend: alternating runs, medians."""
+    from ingest.embed import BACKENDS, text_encoder
+    from ingest.parse import parse_pdf
+    from ingest.rows import SEARCH_KINDS
+
+    parsed = parse_pdf(pdf.read_bytes(), doc_id="b", filename=pdf.name, assets_dir=None, ocr=False)
+    texts = [r.text for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
+    encoders = {b: text_encoder(b) for b in BACKENDS}
+    for enc in encoders.values():
+        enc.encode(texts[:8])  # warm-up
+    times: dict[str, list[float]] = {b: [] for b in BACKENDS}
+    for _ in range(reps):
+        for b, enc in encoders.items():
+            t = time.perf_counter()
+            enc.encode(texts)
+            times[b].append(time.perf_counter() - t)
+    base = statistics.median(times["torch"])
+    print(f"{pdf.name}: {len(texts)} units, {len(parsed.pages)} pages, {reps} alternating runs\n")
+    print("| backend | median s | units/s | speed-up vs fp32 torch |")
+    print("|---|---:|---:|---:|")
+    for b in BACKENDS:
+        m = statistics.median(times[b])
+        print(f"| {b} | {m:.2f} | {len(texts) / m:.0f} | {base / m:.2f}x |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backend", default="onnx-int8")
@@ -78,7 +105,11 @@ def main() -> None:
     ap.add_argument("--out", default="/tmp/folio-embed-quality")
     ap.add_argument("--strategy", default="hybrid")
     ap.add_argument("--reuse", action="store_true", help="keep re-encoded copies from an earlier run")
+    ap.add_argument("--speed", help="a PDF: time the backends on its units instead")
     a = ap.parse_args()
+    if a.speed:
+        speed(Path(a.speed))
+        return
     rows = []
     for name, questions in SETS.items():
         src, dst = Path(a.data) / name / "folio", Path(a.out) / a.backend / name / "folio"

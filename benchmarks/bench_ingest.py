@@ -2,6 +2,7 @@
 
     python benchmarks/bench_ingest.py [--corpus DIR] [--files a.pdf ...] [--sample-pages 15]
     python benchmarks/bench_ingest.py --pipeline [--files a.pdf ...]   # end to end, old path vs new
+    python benchmarks/bench_ingest.py --parse-ratio                    # structure parse / get_text, old vs new
 
 Per document, each in its own subprocess:
 
@@ -189,6 +190,53 @@ def pipeline_table(files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def parse_ratio_one(path: str) -> dict[str, Any]:
+    """Bare ``get_text("dict")`` and the structure parse (no OCR, no renders) of one document,
+    each the best of two alternating runs in this process."""
+    import pymupdf
+
+    from ingest.parse import parse_pdf
+
+    data = pathlib.Path(path).read_bytes()
+    doc = pymupdf.open(stream=data, filetype="pdf")
+    d_s, p_s = [], []
+    for _ in range(2):
+        t = time.perf_counter()
+        for p in doc:
+            p.get_text("dict")
+        d_s.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        parse_pdf(data, doc_id="b", filename=pathlib.Path(path).name, assets_dir=None, ocr=False)
+        p_s.append(time.perf_counter() - t)
+    return {"file": pathlib.Path(path).name, "pages": doc.page_count, "dict_s": min(d_s), "parse_s": min(p_s)}
+
+
+def parse_ratio_table(files: list[str]) -> str:
+    """Structure parse / bare get_text("dict") per document, new table path and old, same run."""
+    import os
+
+    lines = [
+        "| file | pages | dict s | structure s (new) | new / dict | structure s (old) | old / dict | old / new |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for f in files:
+        res = {}
+        for name, flag in (("old", "1"), ("new", "0")):
+            r = subprocess.run(
+                [sys.executable, __file__, "--parse-one", f], capture_output=True, text=True, cwd=ROOT,
+                check=True, env={**os.environ, "FOLIO_TABLES_BASELINE": flag, "FOLIO_INGEST_ISOLATE": "0"},
+            )
+            res[name] = json.loads(r.stdout.strip().splitlines()[-1])
+        o, n = res["old"], res["new"]
+        d = min(o["dict_s"], n["dict_s"])  # the floor, from either process
+        lines.append(
+            f"| {n['file']} | {n['pages']} | {d:.2f} | {n['parse_s']:.2f} | {n['parse_s'] / d:.1f}x | "
+            f"{o['parse_s']:.2f} | {o['parse_s'] / d:.1f}x | {o['parse_s'] / n['parse_s']:.2f}x |"
+        )
+        print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
 def _child(args: list[str]) -> dict[str, Any]:
     r = subprocess.run(
         [sys.executable, __file__, *args], capture_output=True, text=True, cwd=ROOT, check=True
@@ -207,7 +255,16 @@ def main() -> None:
     ap.add_argument("--fraction", type=float, default=1.0)
     ap.add_argument("--pipeline", action="store_true", help="end-to-end ingest, old path vs new, same run")
     ap.add_argument("--pipeline-one", nargs="*", help=argparse.SUPPRESS)
+    ap.add_argument("--parse-ratio", action="store_true", help="structure parse / get_text per document, old vs new")
+    ap.add_argument("--parse-one", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.parse_one:
+        print(json.dumps(parse_ratio_one(a.parse_one)))
+        return
+    if a.parse_ratio:
+        files = a.files or sorted(str(p) for p in pathlib.Path(a.corpus).glob("*.pdf"))
+        print(parse_ratio_table(files))
+        return
     if a.pipeline_one:
         print(json.dumps(pipeline_run(a.pipeline_one)))
         return
