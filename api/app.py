@@ -62,6 +62,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     store = Store(settings.data)
     app.state.store = store
     app.state.retriever = Retriever.from_settings(store, settings)
+    # Load the query encoder now (and, on a machine's first start, export its ONNX file), not on
+    # the first request.
+    app.state.retriever.text.embed_query("warm up")
     app.state.indexers = indexers_from_settings(settings)
     for name, path in settings.tokenizers.items():  # the only tokenizer paths the server opens
         register_tokenizer(name, path)
