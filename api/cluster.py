@@ -279,18 +279,7 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
             "error": {"code": e.code, "message": str(e)},
             "http_status": e.http_status,
         }
-    return {
-        "status": "done",
-        "result": {
-            "doc_id": report.doc_id,
-            "collection": collection,
-            "version_id": report.version_id,
-            "filename": report.filename,
-            "pages": report.pages,
-            "status": report.status,
-            "report": report.model_dump(mode="json"),
-        },
-    }
+    return {"status": "done", "result": report.job_result(collection)}
 
 
 def _remote_task() -> Any:

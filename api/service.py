@@ -188,15 +188,6 @@ def ingest_job(
             max_pages=settings.max_pages,
             collection=collection,
         )
-        rep = report.model_dump(mode="json")
-        return {
-            "doc_id": report.doc_id,
-            "collection": collection,
-            "version_id": report.version_id,
-            "filename": report.filename,
-            "pages": report.pages,
-            "status": report.status,
-            "report": rep,
-        }
+        return report.job_result(collection)
 
     return work

@@ -469,6 +469,18 @@ class IngestReport(Frozen):
     seconds: float = 0.0
     status: Literal["created", "unchanged", "partial"] = "created"
 
+    def job_result(self, collection: str) -> dict[str, Any]:
+        """What an ingest job reports when it is done (``/v1/jobs``), in-process or on Ray."""
+        return {
+            "doc_id": self.doc_id,
+            "collection": collection,
+            "version_id": self.version_id,
+            "filename": self.filename,
+            "pages": self.pages,
+            "status": self.status,
+            "report": self.model_dump(mode="json"),
+        }
+
 
 class DocumentVersion(Frozen):
     """A stored, fully written version of a document."""
