@@ -7,7 +7,8 @@ the API replica or CLI that submitted it, and any replica reads the same job tab
 keeps the newest ``KEEP`` finished jobs; it is lost only with the Ray cluster itself).
 
 One task ingests one document end to end (``ingest.pipeline.ingest_bytes``: parse on the worker's
-CPU, embed with the worker's encoder, on a GPU when the task was given one, commit), against the
+CPU, embed with the worker's CPU encoder, commit; ``FOLIO_RAY_GPUS_PER_DOC`` reserves a GPU for a
+task, but the encoder does not use one yet: docs/scaling.md), against the
 same store URI (an object store, for workers on several machines). A worker that dies mid-document
 is retried by Ray (``max_retries``): its pending claim is dead (its pid on this host; on another
 host the board tells the retry which writer ids belonged to the dead attempts), so the retry removes

@@ -158,7 +158,8 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
     import pymupdf
 
     from api.cluster_local import KEY_ID, REGION, SECRET
-    from ingest.objstore import ASSETS_SCHEMA, storage_options_from_env
+    from ingest.objstore import storage_options_from_env
+    from ingest.tables import ASSETS
 
     pngs: list[tuple[str, bytes]] = []
     for p in paths:
@@ -170,10 +171,10 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
     total = sum(len(b) for _, b in pngs)
     db = lancedb.connect("s3://folio/imgbench", storage_options=storage_options_from_env("s3://folio/imgbench"))
     rows = pa.Table.from_pylist(
-        [{"doc_id": "d", "version_id": "x", "path": k, "data": b} for k, b in pngs], schema=ASSETS_SCHEMA
+        [{"doc_id": "d", "version_id": "x", "path": k, "data": b} for k, b in pngs], schema=ASSETS.schema
     )
     t = time.perf_counter()
-    table = db.create_table("assets", schema=ASSETS_SCHEMA, mode="overwrite")
+    table = db.create_table("assets", schema=ASSETS.schema, mode="overwrite")
     table.add(rows)
     lance_write = time.perf_counter() - t
     client = boto3.client(

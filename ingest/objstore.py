@@ -34,16 +34,7 @@ if TYPE_CHECKING:
 
 # Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
 STAGING_PREFIX = "folio-staging-"
-ASSETS_TABLE = "assets"
-ASSETS_SCHEMA = pa.schema(
-    [
-        pa.field("doc_id", pa.string()),
-        pa.field("version_id", pa.string()),
-        # the relative path regions name in their ``image`` meta: ``assets/<doc>@<version>/page-1.png``
-        pa.field("path", pa.string()),
-        pa.field("data", pa.large_binary()),
-    ]
-)
+ASSETS_TABLE = "assets"  # its row model is ``ingest.tables.AssetRow``
 
 
 def is_local(uri: str) -> bool:
@@ -95,6 +86,8 @@ def upload_staged(store: Store, doc_id: str, version_id: str) -> int:
     if not folder.is_dir():
         return 0
     files = sorted(p for p in folder.rglob("*") if p.is_file())
+    from ingest.tables import ASSETS
+
     prefix = f"{Path(store.assets_root).name}/"
     # Batches of about 64 MB: one LanceDB commit each, bounded memory.
     batch: list[dict[str, Any]] = []
@@ -105,10 +98,10 @@ def upload_staged(store: Store, doc_id: str, version_id: str) -> int:
         batch.append({"doc_id": doc_id, "version_id": version_id, "path": rel, "data": data})
         size += len(data)
         if size > 64 * 1024 * 1024:
-            store.add_rows(ASSETS_TABLE, ASSETS_SCHEMA, pa.Table.from_pylist(batch, schema=ASSETS_SCHEMA))
+            store.add_rows(ASSETS.name, ASSETS.schema, pa.Table.from_pylist(batch, schema=ASSETS.schema))
             batch, size = [], 0
     if batch:
-        store.add_rows(ASSETS_TABLE, ASSETS_SCHEMA, pa.Table.from_pylist(batch, schema=ASSETS_SCHEMA))
+        store.add_rows(ASSETS.name, ASSETS.schema, pa.Table.from_pylist(batch, schema=ASSETS.schema))
     discard_staged(store, doc_id, version_id)
     return len(files)
 

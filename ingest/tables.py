@@ -200,9 +200,21 @@ def vector_row(name: str, dim: int, base: type[VersionScopedRow], *, multi: bool
     return model
 
 
+class AssetRow(LanceModel):
+    """A row of ``assets``: one PNG (page render or figure crop) of a version on a remote store
+    (``ingest/objstore.py``). ``path`` is what regions name in their image payload."""
+
+    doc_id: str
+    version_id: str
+    path: str  # ``assets/<doc>@<version>/page-1.png``
+    data: Annotated[bytes, ArrowType(pa.large_binary())]
+    writer: str | None = None
+
+
 VERSIONS = TableSpec("versions", VersionRow)
 REGIONS = TableSpec("regions", RegionRow)
 CHUNKS = TableSpec("chunks", ChunkRow)
+ASSETS = TableSpec("assets", AssetRow)
 
 VERSIONS_SCHEMA = VERSIONS.schema
 CLAIM_FIELDS: tuple[pa.Field, ...] = tuple(

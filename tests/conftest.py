@@ -19,21 +19,11 @@ ensure_torchvision()
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_pdfs"
-SHARED = ROOT.parent / "shared"
 
 
 @pytest.fixture(scope="session")
 def samples() -> Path:
     return SAMPLES
-
-
-@pytest.fixture(scope="session")
-def corpus() -> Path:
-    """The development corpus beside the repo (CI has it at ../shared too)."""
-    path = SHARED / "corpus"
-    if not path.exists():
-        pytest.fail(f"development corpus missing at {path}")
-    return path
 
 
 @pytest.fixture(scope="session")

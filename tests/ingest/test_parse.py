@@ -15,7 +15,6 @@ from ingest.pdf_ocr import ocr_available
 from ingest.tokens import get_tokenizer
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "sample_pdfs"
-CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
 
 
 def _parse(name: str, tmp: pathlib.Path | None = None, **kw: object) -> ParsedDocument:
