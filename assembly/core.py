@@ -601,8 +601,14 @@ def _page_refs(query: str, shits: Sequence[Hit], source: RegionSource) -> list[P
     out = []
     for ref in refs:
         nums = {str(n) for n in ref.numbers}
-        pages = sorted({p for p, r in named if str(p) in nums or (r is not None and r.meta_get("label") in nums)})
-        out.append(PageRefOut(text=ref.text, numbers=list(ref.numbers), pages=pages))
+        if ref.position == "start":
+            pages = sorted({p for p, _ in named if p in ref.numbers})
+        elif ref.position == "end":  # the last page is the highest page any reference can name
+            pages = [max(p for p, _ in named)] if named else []
+        else:
+            pages = sorted({p for p, r in named if str(p) in nums or (r is not None and r.meta_get("label") in nums)})
+        out.append(PageRefOut(text=ref.text, numbers=list(ref.numbers) if ref.position == "printed" else [],
+                              pages=pages))
     return out
 
 

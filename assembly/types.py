@@ -337,8 +337,9 @@ class Coverage(_Frozen):
 
 
 class PageRefOut(_Frozen):
-    """A page reference understood in the question ("page 12", "pp. 51-53"): the numbers it names and
-    the physical pages the retriever resolved it to (through printed page labels, then page indices)."""
+    """A page reference understood in the question ("page 12", "pp. 51-53", "the last slide"): the
+    printed numbers it names (none for a page named by position) and the physical pages the retriever
+    resolved it to (through printed page labels, then page indices)."""
 
     text: str
     numbers: list[int]

@@ -67,3 +67,32 @@ def test_named_page_is_retrieved_and_recorded(labelled_store: object) -> None:
     # without a page reference the pageref list is not used
     plain = retriever.search("What are the checks?", doc_ids=["labelled"], k=10)
     assert not any(s.retriever == "pageref" for h in plain for s in h.sources)
+
+
+def test_pages_named_by_position() -> None:
+    refs = parse_page_refs("What is on the title page, the second slide and the last page?")
+    assert [(r.first, r.position) for r in refs] == [(1, "start"), (2, "start"), (1, "end")]
+    labels = ["i", "ii", "1", "2", "3", "4"]
+    # physical pages, whatever the labels say: the cover is page 1 (labelled "i"), the last is page 6
+    assert resolve(refs, labels, 6) == [1, 2, 6]
+    mixed = parse_page_refs("Was steht auf der letzten Seite? 首页的结论是什么？")
+    assert [r.position for r in mixed] == ["end", "start"]
+    # words that only look like positions are not references
+    assert parse_page_refs("Does the warranty cover the first year of service?") == []
+
+
+def test_last_page_is_retrieved_and_recorded(labelled_store: object) -> None:
+    from api.service import version_filenames
+    from assembly import assemble
+    from assembly.types import AssemblyOptions
+    from retrieval.search import Retriever
+
+    retriever = Retriever(labelled_store)  # type: ignore[arg-type]
+    query = "What does the last page say about checks?"
+    hits = retriever.search(query, doc_ids=["labelled"], k=10)
+    ref_hits = [h for h in hits if any(s.retriever == "pageref" for s in h.sources)]
+    assert ref_hits and list(ref_hits[0].pages) == [6]
+    pkg = assemble(query, hits, retriever.source_for(hits), AssemblyOptions(budget=600),
+                   filenames=version_filenames(labelled_store))  # type: ignore[arg-type]
+    assert [(r.numbers, r.pages) for r in pkg.retrieval.page_refs] == [([], [6])]
+    assert "belt tension" in " ".join(it.text for it in pkg.items)
