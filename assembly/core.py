@@ -291,7 +291,7 @@ def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Fra
     if o.structural_truncation and room > 0:
         for c in packable:
             if c.status == "excluded_budget" and slack > 0:
-                t = _truncate(c, slack, shits, count, close_tokens)
+                t = _truncate(c, slack, shits, count, close_tokens, ex.query_words)
                 if t is not None:
                     slack -= t.cost
     if o.compress != "off" and o.packing == "greedy" and room > 0:
@@ -372,7 +372,7 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
         if not o.fallbacks or slack < close_tokens + FLOOR_SLACK:  # no block fits in less
             continue
         if c.unit.kind == "table":
-            if _truncate(c, slack, shits, count, close_tokens) is not None:
+            if _truncate(c, slack, shits, count, close_tokens, ex.query_words) is not None:
                 slack -= c.cost
             continue
         if _fallback(c, slack, ex, regions, count, close_tokens):
@@ -468,10 +468,10 @@ def _section_of(u: Unit, b: Body) -> str | None:
 
 
 def _truncate(c: _Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],
-              close_tokens: int) -> _Cand | None:
+              close_tokens: int, query_words: frozenset[str] = frozenset()) -> _Cand | None:
     """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length)."""
     trig = {shits[i].region_id for i in sorted(c.unit.triggers)[:1]}
-    variants = list(truncations(c.unit, trig))
+    variants = list(truncations(c.unit, trig, query_words))
     cnt = count
     lo, hi, best = 0, len(variants) - 1, None
     while lo <= hi:  # variants are longest first; find the first (longest) that fits

@@ -27,7 +27,7 @@ from typing import Literal
 from assembly.types import AssemblyOptions
 from assembly.words import content_words
 from ingest.index import RegionSource
-from ingest.model import Region
+from ingest.model import Region, RegionKind
 from retrieval.hit import Hit, Modality
 
 log = logging.getLogger(__name__)
@@ -123,6 +123,7 @@ class Unit:
     paras: list[Region] = field(default_factory=list)  # page sent as text: its chosen paragraphs
     promoted: bool = False  # a page sent as text in place of a smaller unit (``page_units``)
     excerpt: tuple[int, int] | None = None  # page sent as this [start, end) slice of its text
+    more_excerpts: list[tuple[int, int]] = field(default_factory=list)  # further slices of that page, in order
 
     @property
     def modality(self) -> Modality:
@@ -150,7 +151,7 @@ class _SourceCache:
     def __init__(self) -> None:
         self.views: dict[str, SectionView] = {}
         self.cont: dict[tuple[str, str], dict[str, Region]] = {}
-        self.page_paras: dict[tuple[str, str], dict[int, list[Region]]] = {}
+        self.page_paras: dict[tuple[str, str, str], dict[int, list[Region]]] = {}
 
 
 # Structural views derived from a source, kept while the source object lives. Sources are
@@ -254,11 +255,18 @@ class Expander:
 
     def paragraphs_on(self, page: Region) -> list[Region]:
         """Paragraphs that start on ``page``'s page, in reading order (cached per version)."""
-        key = (page.doc_id, page.version_id)
+        return self._blocks_on(page, "paragraph")
+
+    def tables_on(self, page: Region) -> list[Region]:
+        """Tables that start on ``page``'s page, in reading order (cached per version)."""
+        return self._blocks_on(page, "table")
+
+    def _blocks_on(self, page: Region, kind: RegionKind) -> list[Region]:
+        key = (page.doc_id, page.version_id, kind)
         by_page = self._page_paras.get(key)
         if by_page is None:
             by_page = defaultdict(list)
-            for p in self.source.of_kind(page.doc_id, page.version_id, "paragraph"):
+            for p in self.source.of_kind(page.doc_id, page.version_id, kind):
                 if p.text.strip() and p.locators:
                     by_page[p.first_page].append(p)
             for lst in by_page.values():
@@ -267,22 +275,49 @@ class Expander:
         return by_page.get(page.first_page, [])
 
     def best_paragraphs(self, page: Region, cap: int) -> list[Region]:
-        """The page's paragraphs sharing most query words, best first, while their sum fits ``cap``
-        (at least one). Paragraphs that are hits themselves are left to their own candidates."""
-        paras = [p for p in self.paragraphs_on(page) if p.region_id not in self.hit_ids]
-        if not paras:
+        """The page's paragraphs and tables sharing most query words, best first, while their sum fits
+        ``cap`` (at least one). A table too large for what is left comes as its header and the rows
+        sharing most words with the question (a copy of the table region with that text: same id and
+        box), when it shares a word. Blocks that are hits themselves are left to their own candidates.
+        (Leaving out blocks that share no word was measured: it lost 2 answers on the wide set at 2k,
+        slides whose evidence is code output or numbers.)"""
+        blocks = [p for p in (*self.paragraphs_on(page), *self.tables_on(page)) if p.region_id not in self.hit_ids]
+        if not blocks:
             return []
         qw = self.query_words
-        ranked = sorted(range(len(paras)), key=lambda k: (-len(qw & content_words(paras[k].text)), k))
+        shared = [len(qw & content_words(p.text)) for p in blocks]
+        ranked = sorted(range(len(blocks)), key=lambda k: (-shared[k], k))
         out: list[Region] = []
         total = 0
         for k in ranked:
-            n = self.count(paras[k].text)
-            if out and total + n > cap:
+            block, n = blocks[k], self.count(blocks[k].text)
+            if total + n > cap and block.kind == "table" and shared[k]:
+                block = self.table_rows(block, cap - total)
+                n = self.count(block.text) if block is not None else 0
+            if block is None or (out and total + n > cap):
                 continue
-            out.append(paras[k])
+            out.append(block)
             total += n
         return out
+
+    def table_rows(self, table: Region, limit: int) -> Region | None:
+        """``table`` cut to its header and the rows sharing most query words that fit ``limit`` tokens,
+        in table order (None when not even one row fits)."""
+        from assembly.render import ranked_rows
+
+        header, rows = split_table(table_markdown(table))
+        order = ranked_rows(rows, self.query_words)
+        keep: list[int] = []
+        used = self.count("\n".join(header))
+        for i in order:
+            n = self.count(rows[i]) + 1
+            if used + n > limit:
+                break
+            keep.append(i)
+            used += n
+        if not keep:
+            return None
+        return table.model_copy(update={"text": "\n".join(header + [rows[i] for i in sorted(keep)])})
 
     # -- units -----------------------------------------------------------------------------
     def _span(self, i: int, hit: Hit, r: Region, v: SectionView, lo: int, hi: int, full: bool,

@@ -6,12 +6,13 @@ boundaries (spans) or row boundaries (tables, header kept). Images are never tru
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from assembly.expand import SectionView, Unit, split_table, table_markdown, table_text
 from assembly.types import LocatorOut
+from assembly.words import content_words
 from ingest.model import BBox, Region
 
 
@@ -105,8 +106,8 @@ def body_of(u: Unit) -> Body:
         if u.image:
             text = "\n\n".join(t for t in extra if t)
         elif u.excerpt is not None:
-            a, b = u.excerpt
-            text = page.text[a:b].strip()
+            slices = sorted([u.excerpt, *u.more_excerpts])
+            text = "\n[…]\n".join(page.text[a:b].strip() for a, b in slices)
             return Body(text, (page,), page, page.region_id)
         elif u.paras:
             text = "\n\n".join(t for t in [*(p.text.strip() for p in u.paras), *extra] if t)
@@ -134,12 +135,13 @@ def runs_body(v: SectionView, runs: list[tuple[int, int]]) -> Body:
     return Body(text, regions, ctx, cid)
 
 
-def truncations(u: Unit, trigger_regions: set[str]) -> Iterator[Body]:
+def truncations(u: Unit, trigger_regions: set[str], query_words: frozenset[str] = frozenset()) -> Iterator[Body]:
     """Shorter structural versions of ``u``, longest first.
 
     Spans shrink to contiguous sentence runs around the highest-priority trigger sentence (so the
     matched sentence survives and the cut happens at sentence boundaries); tables keep their header
-    and drop trailing rows. Images yield nothing.
+    and the rows sharing most words with the question (``ranked_rows``; the leading rows when none
+    does), in table order. Images yield nothing.
     """
     if u.kind == "span" and u.view is not None:
         v = u.view
@@ -153,8 +155,22 @@ def truncations(u: Unit, trigger_regions: set[str]) -> Iterator[Body]:
             yield Body(_span_text(v, lo, hi), tuple(v.sentences[lo:hi + 1]), ctx, cid)
     elif u.kind == "table":
         header, rows = split_table(table_text(u.regions))
+        order = ranked_rows(rows, query_words)
         for k in range(len(rows) - 1, 0, -1):
-            yield Body("\n".join(header + rows[:k]), tuple(u.regions), u.regions[0], u.regions[0].region_id)
+            keep = sorted(order[:k])
+            yield Body("\n".join(header + [rows[i] for i in keep]), tuple(u.regions), u.regions[0],
+                       u.regions[0].region_id)
+
+
+def ranked_rows(rows: Sequence[str], query_words: frozenset[str]) -> list[int]:
+    """Row indices, the rows sharing most words with the question first, then table order: a row is
+    found through its labels and the header words it repeats, and a table cut to fit keeps it.
+
+    >>> ranked_rows(["| a | 1 |", "| total revenue | 9 |", "| b | 2 |"], frozenset({"total", "revenue"}))
+    [1, 0, 2]
+    """
+    shared = [len(query_words & content_words(r)) for r in rows]
+    return sorted(range(len(rows)), key=lambda i: (-shared[i], i))
 
 
 def locators_of(regions: tuple[Region, ...] | list[Region]) -> list[LocatorOut]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ingest.textnorm import fts_text
+
 _WORD = re.compile(r"[^\W_]+(?:[.,][0-9]+)*", re.UNICODE)
 STOPWORDS = frozenset(
     """a an and are as at be been but by can could did do does for from had has have how i if in into is
@@ -16,12 +18,15 @@ STOPWORDS = frozenset(
 
 @lru_cache(maxsize=65536)
 def content_words(text: str) -> frozenset[str]:
-    """Lower-cased words and numbers minus stopwords.
+    """Lower-cased words and numbers minus stopwords; a CJK run (written without spaces) counts as
+    its overlapping character bigrams, as the full-text index sees it (``ingest.textnorm``).
 
     >>> sorted(content_words("The P1 target is 15 minutes."))
     ['15', 'minutes', 'p1', 'target']
+    >>> sorted(content_words("营业收入预测"))
+    ['业收', '入预', '收入', '营业', '预测']
     """
-    return frozenset(w for w in _WORD.findall(text.lower()) if w not in STOPWORDS)
+    return frozenset(w for w in _WORD.findall(fts_text(text).lower()) if w not in STOPWORDS)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

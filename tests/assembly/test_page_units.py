@@ -101,3 +101,55 @@ def test_excerpt_grows_with_the_hits_on_its_page() -> None:
     assert base.items[0].expansion == "page_excerpt" and grown.items[0].expansion == "page_excerpt"
     assert len(grown.items[0].text) > len(base.items[0].text)
     assert grown.budget.used <= 600 and grown.budget.used == recount(grown)
+
+
+def test_excerpts_a_few_lines_apart_join_into_one() -> None:
+    regs = _two_page_doc()
+    idx = RegionIndex(regs)
+    a = find(regs, "number 3 about")
+    near = assemble("inspection of the housing", [hit(a, 0.9, 1), hit(find(regs, "number 12 about"), 0.8, 2)], idx,
+                    AssemblyOptions(budget=400))
+    assert len(near.items) == 1 and near.items[0].expansion == "page_excerpt"
+    assert "number 8 about" in near.items[0].text  # the lines between the two excerpts come along
+    assert near.items[0].text in by_kind(regs, "page")[0].text
+    far = assemble("inspection of the housing", [hit(a, 0.9, 1), hit(find(regs, "number 18 about"), 0.8, 2)], idx,
+                   AssemblyOptions(budget=400))
+    # further apart they are still one item (a page is never sent twice), the gap marked
+    assert len(far.items) == 1 and "[…]" in far.items[0].text and "number 18 about" in far.items[0].text
+    assert far.items[0].text not in by_kind(regs, "page")[0].text
+    for pkg in (near, far):
+        assert pkg.budget.used <= 400 and pkg.budget.used == recount(pkg)
+
+
+def _service_doc(rows: int = 60) -> list:  # type: ignore[type-arg]
+    body = [[f"part {k:02d} of the pump", f"{100 * (k + 1)} hours"] for k in range(rows)]
+    body[47] = ["coolant flush", "2000 hours"]
+    return make_doc("svc", [("Service", [["The schedule below lists every maintenance task."],
+                                         ("table", ["task", "interval"], body)])])
+
+
+def test_a_table_cut_to_fit_keeps_the_rows_the_question_names() -> None:
+    regs = _service_doc()
+    idx = RegionIndex(regs)
+    table = by_kind(regs, "table")[0]
+    pkg = assemble("How often is the coolant flush due?", [hit(table, 0.9, 1)], idx,
+                   AssemblyOptions(budget=400, page_units="off"))
+    item = pkg.items[0]
+    assert item.status == "truncated" and pkg.budget.used <= 400 and pkg.budget.used == recount(pkg)
+    assert "| task | interval |" in item.text and "coolant flush" in item.text  # row 48 of 60
+    rows = [ln for ln in item.text.splitlines() if ln.startswith("| part")]
+    assert rows == sorted(rows)  # kept rows stay in table order
+
+
+def test_a_page_too_large_sends_a_tables_matching_rows() -> None:
+    regs = _service_doc()
+    idx = RegionIndex(regs)
+    table = by_kind(regs, "table")[0]
+    page = next(p for p in by_kind(regs, "page") if p.first_page == table.first_page)
+    pkg = assemble("How often is the coolant flush due?", [hit(page, 0.9, 1, "bm25")], idx,
+                   AssemblyOptions(budget=500))
+    item = pkg.items[0]
+    assert item.expansion == "page_paragraphs" and pkg.budget.used <= 500 and pkg.budget.used == recount(pkg)
+    assert "| task | interval |" in item.text and "| coolant flush | 2000 hours |" in item.text
+    assert "part 59" not in item.text  # not the whole table
+    assert table.region_id in {x for it in pkg.items for x in it.region_ids}
