@@ -34,6 +34,19 @@ logger = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 64
+# Standard abbreviations of document nouns, both ways: a question says "catalog number", the footer
+# "Cat. No."; a question says "Fig. 3", the caption "Figure 3". Added to the full-text query only (an
+# OR query: an extra term can add a match, never remove one).
+_ABBREVIATIONS = {
+    "number": "no", "catalog": "cat", "catalogue": "cat", "figure": "fig", "figures": "figs", "volume": "vol",
+    "section": "sec", "chapter": "ch", "equation": "eq", "reference": "ref", "department": "dept",
+    "approximately": "approx", "corporation": "corp", "incorporated": "inc", "company": "co", "limited": "ltd",
+    "international": "intl", "government": "govt", "quantity": "qty", "amount": "amt", "account": "acct",
+    "telephone": "tel", "manufacturer": "mfr", "maximum": "max", "minimum": "min", "average": "avg",
+    "standard": "std", "version": "ver", "revision": "rev", "appendix": "app", "nummer": "nr",
+    "abbildung": "abb", "tabelle": "tab",
+}
+_EXPANSIONS = {**_ABBREVIATIONS, **{v: k for k, v in _ABBREVIATIONS.items() if v not in ("no", "co", "min", "max")}}
 
 
 class Candidate(NamedTuple):
@@ -52,9 +65,14 @@ def fts_query(text: str) -> str:
 
     >>> fts_query('C++ "unbalanced (AND title:foo) 75%')
     'C unbalanced AND title foo 75'
+    >>> fts_query("Which catalog number is printed?")
+    'Which catalog number is printed cat no'
     """
-    terms = [t for t in _WORD.findall(text) if len(t) <= 64]
-    return " ".join(terms[:MAX_QUERY_TERMS])
+    terms = [t for t in _WORD.findall(text) if len(t) <= 64][:MAX_QUERY_TERMS]
+    have = {t.casefold() for t in terms}
+    extra = [_EXPANSIONS[t] for t in dict.fromkeys(x.casefold() for x in terms) if t in _EXPANSIONS
+             and _EXPANSIONS[t] not in have]
+    return " ".join(terms + extra[: max(0, MAX_QUERY_TERMS - len(terms))])
 
 
 @dataclass

@@ -243,3 +243,27 @@ def test_old_data_dirs_get_the_fts_column(tmp_path: Any) -> None:
     assert "fts" in reopened.chunks.schema.names
     hits = Retriever(reopened).search("pump filter", strategy="bm25", k=3)
     assert [h.region_id for h in hits] == [region.region_id]
+
+
+def test_full_text_query_matches_standard_abbreviations(tmp_path: Path) -> None:
+    """ "catalog number" finds "Cat. No." and "Abbildung" finds "Abb.": the full-text query carries
+    the abbreviations both ways (retrieval.text.fts_query)."""
+    import pymupdf
+
+    from ingest.pipeline import ingest_bytes
+    from ingest.store import Store
+    from retrieval.search import Retriever
+
+    doc = pymupdf.open()
+    lines = ["Cat. No. 28171E", "Abb. 2 zeigt den Kleeblattknoten.", "The pump housing is cast iron.",
+             "Valves are checked every week by the operator."]
+    for text in lines:
+        page = doc.new_page(width=595, height=842)
+        page.insert_textbox(pymupdf.Rect(60, 100, 535, 300), text, fontsize=11)
+    store = Store(tmp_path / "data")
+    ingest_bytes(store, bytes(doc.tobytes()), filename="abbr.pdf", doc_id="abbr", ocr=False)
+    retriever = Retriever(store)
+    top = retriever.search("Which catalog number is given?", doc_ids=["abbr"], k=3, strategy="bm25")
+    assert top and list(top[0].pages) == [1]
+    fig = retriever.search("Was steht in der Abbildung?", doc_ids=["abbr"], k=3, strategy="bm25")
+    assert fig and list(fig[0].pages) == [2]
