@@ -50,6 +50,7 @@ SOURCE_CACHE_SIZE = 64  # region sources kept by source_for (distinct version se
 # Weight in fusion of the lists of pages and objects a question names ("page 12", "Table 1"). Measured with
 # benchmarks/eval_quality.py: 2.0 lost wide-set answers at 1k/2k against 1.0 (README, "Quality").
 REF_WEIGHT = 1.0
+EXACT_REF_BOOST = 2.0  # a page reference that resolves to one page per number counts this much more
 MAX_PAGEREF_VERSIONS = 50  # page and label references are resolved in at most this many versions of the scope
 LABEL_CACHE_VERSIONS = 64  # versions whose label index (retrieval.labelref) is kept
 
@@ -207,15 +208,18 @@ class Retriever:
                 seen_pages = {(c.doc_id, c.version_id, c.page) for lst in lists.values() for c in lst[:20]}
                 lists["colpali"] = self.colpali.search(query, scope, depth, extra_pages=seen_pages)
         refs = parse_page_refs(query)
+        weights = {"pageref": self.ref_weight, "labelref": self.ref_weight}
         if refs and strategy in ("hybrid", "summary"):
-            lists["pageref"] = self._page_ref_candidates(refs, scope, lists)
+            lists["pageref"], exact = self._page_ref_candidates(refs, scope, lists)
+            if exact:
+                weights["pageref"] *= EXACT_REF_BOOST
         labels = parse_label_refs(query)
         if labels and strategy in ("hybrid", "summary"):
             named = self._label_ref_candidates(labels, scope)
             if named:
                 lists["labelref"] = named
         result.retrievers = [n for n, lst in lists.items()]
-        hits = self._fuse(lists, routes)
+        hits = self._fuse(lists, routes, weights)
         if self.page_order and hits:
             hits = self._page_order(hits, lists)
         modality = {h.region_id: h.modality for h in hits}
@@ -231,17 +235,23 @@ class Retriever:
         return result
 
     def _page_ref_candidates(self, refs: Sequence[PageRef], scope: Scope, lists: Mapping[str, Sequence[Candidate]]
-                             ) -> list[Candidate]:
+                             ) -> tuple[list[Candidate], bool]:
         """One ranked list for the pages a question names (``retrieval.pageref``): each resolved page,
-        then the other retrievers' candidates on those pages in their order."""
+        then the other retrievers' candidates on those pages in their order. Also whether the reference
+        is exact: one version in scope and one page per named number (the printed label and the
+        physical index agree, or only one exists)."""
         out: list[Candidate] = []
         wanted: set[tuple[str, str, int]] = set()
+        named = sum(len(r.numbers) for r in refs)
+        exact = len(scope.versions) == 1
         for doc_id, version_id in scope.versions[:MAX_PAGEREF_VERSIONS]:
             by_no = {r.first_page: r for r in
                      self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page")}
             last = max(by_no, default=0)
             labels = [(by_no[p].meta_get("label") or "") if p in by_no else "" for p in range(1, last + 1)]
-            for pno in resolve(refs, labels, last):
+            resolved = resolve(refs, labels, last)
+            exact = exact and len(resolved) == named
+            for pno in resolved:
                 r = by_no.get(pno)
                 if r is None or (scope.pages is not None and pno not in scope.pages):
                     continue
@@ -253,7 +263,7 @@ class Retriever:
                 if (c.doc_id, c.version_id, c.page) in wanted and c.region_id not in seen:
                     seen.add(c.region_id)
                     out.append(c)
-        return out
+        return out, exact and bool(out)
 
     def _label_ref_candidates(self, refs: Sequence[LabelRef], scope: Scope) -> list[Candidate]:
         """One ranked list for the numbered objects a question names (``retrieval.labelref``): tables
@@ -297,7 +307,8 @@ class Retriever:
                              ranked, k=self.rrf_k, decay=self.page_decay)
         return [h.model_copy(update={"score": sc, "rank": i + 1}) for i, (h, sc) in enumerate(ordered)]
 
-    def _fuse(self, lists: Mapping[str, Sequence[Candidate]], routes: Mapping[str, Any]) -> list[Hit]:
+    def _fuse(self, lists: Mapping[str, Sequence[Candidate]], routes: Mapping[str, Any],
+              weights: Mapping[str, float]) -> list[Hit]:
         info: dict[str, Candidate] = {}
         ranked: dict[str, list[tuple[str, float]]] = {}
         for name, cands in lists.items():
@@ -305,7 +316,6 @@ class Retriever:
             for c in cands:
                 info.setdefault(c.region_id, c)
         hits: list[Hit] = []
-        weights = {"pageref": self.ref_weight, "labelref": self.ref_weight}
         for rid, score, sources in rrf(ranked, k=self.rrf_k, weights=weights):
             c = info[rid]
             route = routes.get(rid)

@@ -96,3 +96,23 @@ def test_last_page_is_retrieved_and_recorded(labelled_store: object) -> None:
                    filenames=version_filenames(labelled_store))  # type: ignore[arg-type]
     assert [(r.numbers, r.pages) for r in pkg.retrieval.page_refs] == [([], [6])]
     assert "belt tension" in " ".join(it.text for it in pkg.items)
+
+
+def test_an_exact_page_reference_counts_double(labelled_store: object) -> None:
+    """A reference that resolves to one page per named number (here "page 5": no printed "5", one
+    physical page 5) weighs EXACT_REF_BOOST in fusion; "page 2" (printed 2 = physical 4, and physical 2)
+    keeps the plain weight."""
+    from retrieval.search import EXACT_REF_BOOST, Retriever
+
+    retriever = Retriever(labelled_store)  # type: ignore[arg-type]
+
+    def pageref_weight(query: str) -> tuple[list[int], float]:
+        hits = retriever.search(query, doc_ids=["labelled"], k=10)
+        named = next(h for h in hits if any(s.retriever == "pageref" and s.rank == 1 for s in h.sources))
+        others = sum(1 / (retriever.rrf_k + s.rank) for s in named.sources if s.retriever != "pageref")
+        return list(named.pages), (named.score - others) * (retriever.rrf_k + 1)
+
+    pages, weight = pageref_weight("What does page 5 say?")
+    assert pages == [5] and abs(weight - EXACT_REF_BOOST) < 1e-6
+    pages, weight = pageref_weight("What does page 2 say?")
+    assert pages == [4] and abs(weight - 1.0) < 1e-6
