@@ -290,9 +290,10 @@ class Expander:
         out: list[Region] = []
         total = 0
         for k in ranked:
-            block, n = blocks[k], self.count(blocks[k].text)
-            if total + n > cap and block.kind == "table" and shared[k]:
-                block = self.table_rows(block, cap - total)
+            block: Region | None = blocks[k]
+            n = self.count(blocks[k].text)
+            if total + n > cap and blocks[k].kind == "table" and shared[k]:
+                block = self.table_rows(blocks[k], cap - total)
                 n = self.count(block.text) if block is not None else 0
             if block is None or (out and total + n > cap):
                 continue

@@ -7,7 +7,17 @@ from pathlib import Path
 import pyarrow as pa
 
 from ingest.store import Store
-from ingest.tables import ASSETS, CHUNKS, REGIONS, VERSIONS, Int32, TableSpec, VersionScopedRow, arrow_schema, vector_row
+from ingest.tables import (
+    ASSETS,
+    CHUNKS,
+    REGIONS,
+    VERSIONS,
+    Int32,
+    TableSpec,
+    VersionScopedRow,
+    arrow_schema,
+    vector_row,
+)
 
 S, I32, I64, F64 = pa.string(), pa.int32(), pa.int64(), pa.float64()
 
