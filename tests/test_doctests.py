@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ingest", "retrieval", "assembly", "api")
+PACKAGES = ("ingest", "retrieval", "assembly", "api", "folio")
 
 
 def modules_with_examples() -> list[str]:

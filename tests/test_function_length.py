@@ -16,7 +16,7 @@ ALLOWED = {
 
 def long_functions() -> dict[str, int]:
     out = {}
-    for pkg in ("ingest", "retrieval", "assembly", "api"):
+    for pkg in ("ingest", "retrieval", "assembly", "api", "folio"):
         for path in sorted((ROOT / pkg).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

@@ -1,4 +1,4 @@
-"""The four packages type-check under ``mypy --strict`` (configured in pyproject.toml, pydantic plugin)."""
+"""The packages (and the folio client) type-check under ``mypy --strict`` (configured in pyproject.toml, pydantic plugin)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_mypy_strict_is_clean() -> None:
 
     assert importlib.util.find_spec("mypy"), "mypy is a dev dependency; install with pip install -e '.[dev]'"
     out = subprocess.run(
-        [sys.executable, "-m", "mypy", "ingest", "retrieval", "assembly", "api"],
+        [sys.executable, "-m", "mypy", "ingest", "retrieval", "assembly", "api", "folio"],
         cwd=ROOT,
         capture_output=True,
         text=True,
