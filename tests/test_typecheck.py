@@ -1,4 +1,4 @@
-"""The packages (and the folio client) type-check under ``mypy --strict`` (configured in pyproject.toml, pydantic plugin)."""
+"""The four packages and the folio client type-check under ``mypy --strict`` (pyproject.toml, pydantic plugin)."""
 
 from __future__ import annotations
 
