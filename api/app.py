@@ -71,7 +71,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         get_tokenizer(name)
     get_tokenizer(settings.tokenizer)  # load the BPE once, not on the first request
     app.state.health = HealthCache(lambda: store_counts(store))
-    pool = QueryPool(settings.query_workers, settings.query_queue, nice=settings.query_nice)
+    pool = QueryPool(settings.query_workers, settings.query_queue)
     app.state.query_pool = pool
     runner = job_runner(settings)  # on the Ray cluster when FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py)
     runner.start()

@@ -6,11 +6,6 @@ unbounded. Query routes instead hand their work to this pool: ``workers`` thread
 default: the work is CPU-bound, more threads only add GIL contention) and at most ``queue`` waiting
 requests. Past that, ``submit`` fails at once with ``Overloaded`` (503 + ``Retry-After``), so a
 client learns to back off in milliseconds instead of timing out after seconds.
-
-The worker threads run at a lower CPU priority (``nice``, default 10; on Linux a thread's nice
-value is its own), so when the cores are saturated the kernel runs the event loop thread first:
-health probes, uploads and the 503s above are answered while queries wait for CPU. Measured in
-``benchmarks/bench_api.py --scaling`` (README).
 """
 
 from __future__ import annotations
@@ -18,9 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import logging
-import os
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,33 +20,18 @@ from typing import Any, ParamSpec, TypeVar
 
 from api.errors import Overloaded
 
-logger = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
 
 
-def lower_thread_priority(nice: int) -> None:
-    """Raise the calling thread's nice value by ``nice`` (Linux: ``setpriority`` on a thread id
-    touches that thread only; elsewhere it would renice the whole process, so nothing is done)."""
-    if nice <= 0 or not sys.platform.startswith("linux"):
-        return
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-    except OSError as exc:  # not permitted in some sandboxes: run at normal priority
-        logger.warning("query workers run at normal priority: %s", exc)
-
-
 class QueryPool:
-    def __init__(self, workers: int, queue: int, *, retry_after: int = 1, nice: int = 0) -> None:
+    def __init__(self, workers: int, queue: int, *, retry_after: int = 1) -> None:
         if workers < 1 or queue < 0:
             raise ValueError(f"need workers >= 1 and queue >= 0, got {workers} and {queue}")
         self.workers = workers
         self.capacity = workers + queue
         self.retry_after = retry_after
-        self._executor = ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix="folio-query", initializer=lower_thread_priority, initargs=(nice,)
-        )
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="folio-query")
         self._lock = threading.Lock()
         self._pending = 0  # running + queued; decremented when the work ends, not when the client leaves
 

@@ -66,10 +66,6 @@ class Settings(BaseSettings):
     query_queue: int = Field(
         32, ge=0, le=10_000, description="queries waiting for a worker before new ones get 503 + Retry-After"
     )
-    query_nice: int = Field(
-        10, ge=0, le=19, description="nice value of the query worker threads (Linux: per thread), so that the "
-        "event loop (health, uploads, 503s) is scheduled ahead of query work on a busy machine; 0: off"
-    )
     max_request_bytes: int = Field(
         10 * 1024 * 1024, ge=1024, description="JSON request body limit (uploads have max_upload_bytes)"
     )

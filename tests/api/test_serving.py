@@ -4,7 +4,6 @@ benchmarks/bench_api.py measure those."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
@@ -74,23 +73,3 @@ def test_health_answers_while_every_query_worker_is_busy(
             busy.join(60)
         assert results == [200]
         assert client.post("/v1/context", json=body).status_code == 200  # the worker is free again
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux behaviour")
-def test_query_workers_run_niced_and_the_caller_does_not() -> None:
-    import asyncio
-    import os
-
-    from api.pool import QueryPool
-
-    def nice_here() -> int:
-        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-    before = nice_here()
-    pool = QueryPool(1, 0, nice=5)
-    try:
-        worker_nice = asyncio.run(pool.run(nice_here))
-    finally:
-        pool.shutdown()
-    assert worker_nice == min(19, before + 5)
-    assert nice_here() == before  # the event loop's thread keeps its priority
