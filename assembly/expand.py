@@ -304,8 +304,6 @@ class Expander:
     def table_rows(self, table: Region, limit: int) -> Region | None:
         """``table`` cut to its header and the rows sharing most query words that fit ``limit`` tokens,
         in table order (None when not even one row fits)."""
-        from assembly.render import ranked_rows
-
         header, rows = split_table(table_markdown(table))
         order = ranked_rows(rows, self.query_words)
         keep: list[int] = []
@@ -563,6 +561,17 @@ def split_table(md: str) -> tuple[list[str], list[str]]:
             and "-" in lines[1]:
         return lines[:2], lines[2:]
     return lines[:1], lines[1:]
+
+
+def ranked_rows(rows: Sequence[str], query_words: frozenset[str]) -> list[int]:
+    """Row indices, the rows sharing most words with the question first, then table order: a row is
+    found through its labels and the header words it repeats, and a table cut to fit keeps it.
+
+    >>> ranked_rows(["| a | 1 |", "| total revenue | 9 |", "| b | 2 |"], frozenset({"total", "revenue"}))
+    [1, 0, 2]
+    """
+    shared = [len(query_words & content_words(r)) for r in rows]
+    return sorted(range(len(rows)), key=lambda i: (-shared[i], i))
 
 
 def table_text(parts: Sequence[Region]) -> str:

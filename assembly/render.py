@@ -6,13 +6,12 @@ boundaries (spans) or row boundaries (tables, header kept). Images are never tru
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from assembly.expand import SectionView, Unit, split_table, table_markdown, table_text
+from assembly.expand import SectionView, Unit, ranked_rows, split_table, table_markdown, table_text
 from assembly.types import LocatorOut
-from assembly.words import content_words
 from ingest.model import BBox, Region
 
 
@@ -160,17 +159,6 @@ def truncations(u: Unit, trigger_regions: set[str], query_words: frozenset[str] 
             keep = sorted(order[:k])
             yield Body("\n".join(header + [rows[i] for i in keep]), tuple(u.regions), u.regions[0],
                        u.regions[0].region_id)
-
-
-def ranked_rows(rows: Sequence[str], query_words: frozenset[str]) -> list[int]:
-    """Row indices, the rows sharing most words with the question first, then table order: a row is
-    found through its labels and the header words it repeats, and a table cut to fit keeps it.
-
-    >>> ranked_rows(["| a | 1 |", "| total revenue | 9 |", "| b | 2 |"], frozenset({"total", "revenue"}))
-    [1, 0, 2]
-    """
-    shared = [len(query_words & content_words(r)) for r in rows]
-    return sorted(range(len(rows)), key=lambda i: (-shared[i], i))
 
 
 def locators_of(regions: tuple[Region, ...] | list[Region]) -> list[LocatorOut]:

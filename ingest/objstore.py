@@ -82,12 +82,12 @@ def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None)
 def upload_staged(store: Store, doc_id: str, version_id: str) -> int:
     """Move the PNGs the parser staged for one claimed version into the ``assets`` table (as that
     version's rows, under its writer) and remove them from local disk. Returns the number of images."""
+    from ingest.tables import ASSETS
+
     folder = Path(store.assets_root) / f"{doc_id}@{version_id}"
     if not folder.is_dir():
         return 0
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    from ingest.tables import ASSETS
-
     prefix = f"{Path(store.assets_root).name}/"
     # Batches of about 64 MB: one LanceDB commit each, bounded memory.
     batch: list[dict[str, Any]] = []

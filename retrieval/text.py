@@ -46,7 +46,10 @@ _ABBREVIATIONS = {
     "standard": "std", "version": "ver", "revision": "rev", "appendix": "app", "nummer": "nr",
     "abbildung": "abb", "tabelle": "tab",
 }
-_EXPANSIONS = {**_ABBREVIATIONS, **{v: k for k, v in _ABBREVIATIONS.items() if v not in ("no", "co", "min", "max")}}
+_EXPANSIONS = dict(_ABBREVIATIONS)
+for _full, _short in _ABBREVIATIONS.items():  # "cat" -> "catalog" (the first full form), not "catalogue"
+    if _short not in ("no", "co", "min", "max"):  # too common as words to expand
+        _EXPANSIONS.setdefault(_short, _full)
 
 
 class Candidate(NamedTuple):
