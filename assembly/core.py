@@ -394,14 +394,15 @@ def _fallback(c: _Cand, slack: int, ex: Expander, regions: Mapping[int, Region],
     floor = span_floor(u, anchors)
     if floor is not None and count(floor) + c.wrapper_tokens - FLOOR_SLACK > slack:
         return False
-    for rung in rungs(u, c.body, anchors, ex):
+    on_page = [(i, regions[i]) for i in trig if i in regions]
+    for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page):
         b = rung.body
         opener = _reopen(c, b)
         tt = count(b.text)
         total = tt + count(opener) + close_tokens
         if total > slack:
             continue
-        keep = None if rung.carries_all else frozenset(
+        keep = None if rung.carries_all else rung.keep if rung.keep is not None else frozenset(
             i for i in trig if i in regions and carried(regions[i], b))
         if keep is not None and not keep:
             continue  # a rung that carries none of the hits is not evidence for them

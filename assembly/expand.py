@@ -274,14 +274,16 @@ class Expander:
             self._page_paras[key] = by_page
         return by_page.get(page.first_page, [])
 
-    def best_paragraphs(self, page: Region, cap: int) -> list[Region]:
+    def best_paragraphs(self, page: Region, cap: int, own: frozenset[str] = frozenset()) -> list[Region]:
         """The page's paragraphs and tables sharing most query words, best first, while their sum fits
         ``cap`` (at least one). A table too large for what is left comes as its header and the rows
         sharing most words with the question (a copy of the table region with that text: same id and
-        box), when it shares a word. Blocks that are hits themselves are left to their own candidates.
+        box), when it shares a word. Blocks that are hits themselves are left to their own candidates,
+        except the hits in ``own`` (the region ids of the hits the page's candidate carries).
         (Leaving out blocks that share no word was measured: it lost 2 answers on the wide set at 2k,
         slides whose evidence is code output or numbers.)"""
-        blocks = [p for p in (*self.paragraphs_on(page), *self.tables_on(page)) if p.region_id not in self.hit_ids]
+        blocks = [p for p in (*self.paragraphs_on(page), *self.tables_on(page))
+                  if p.region_id not in self.hit_ids or p.region_id in own]
         if not blocks:
             return []
         qw = self.query_words
@@ -486,16 +488,22 @@ class Expander:
         """A window cut from the page text around the hit (about ``limit`` tokens, a third before and two
         thirds after, at line boundaries): unlike a window of the section's sentences it carries what
         sits beside the hit on the page, such as table cells, captions and list items."""
-        loc = r.locators[0] if r.locators else None
-        if loc is None or loc.char_start is None or len({x.page for x in r.locators}) != 1:
+        span = char_span(r)
+        if span is None:
             return None
         page = self.source.page(r.doc_id, r.version_id, r.first_page)
-        if page is None or not page.text.strip():
+        if page is None or not page.text.strip() or span[1] > len(page.text):
             return None
         text = page.text
-        a, b = loc.char_start, loc.char_end if loc.char_end is not None else loc.char_start
-        if not 0 <= a <= b <= len(text):
-            return None
+        lo, hi = self.excerpt_bounds(text, span[0], span[1], limit)
+        if lo == 0 and hi >= len(text.rstrip()):
+            return self._whole_page(i, hit, r, page)
+        return Unit("page", ("excerpt", page.region_id, str(lo)), r.doc_id, r.version_id, [i], hit.score,
+                    hit.rank, {"page_excerpt"}, regions=[page], image=False, excerpt=(lo, hi))
+
+    def excerpt_bounds(self, text: str, a: int, b: int, limit: int) -> tuple[int, int]:
+        """The line-aligned slice of ``text`` around ``[a, b)`` of about ``limit`` tokens, a third before
+        and two thirds after (the matched lines always, however long)."""
         per_token = max(1.0, len(text) / max(1, self.count(text)))
         room = max(0, int(limit * per_token) - (b - a))
         lo, hi = max(0, a - room // 3), min(len(text), b + room - room // 3)
@@ -507,10 +515,7 @@ class Expander:
             if nl < 0:
                 break
             hi = nl
-        if lo == 0 and hi >= len(text.rstrip()):
-            return self._whole_page(i, hit, r, page)
-        return Unit("page", ("excerpt", page.region_id, str(lo)), r.doc_id, r.version_id, [i], hit.score,
-                    hit.rank, {"page_excerpt"}, regions=[page], image=False, excerpt=(lo, hi))
+        return lo, hi
 
     def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
         pid = v.sent_para[pos]
@@ -548,6 +553,15 @@ def visual_hit(hit: Hit) -> bool:
     return not names or not all(n in TEXT_RETRIEVERS for n in names)
 
 
+
+
+def char_span(r: Region) -> tuple[int, int] | None:
+    """``[start, end)`` of ``r`` in its page's text, when it lies on one page and its locator has offsets."""
+    loc = r.locators[0] if r.locators else None
+    if loc is None or loc.char_start is None or len({x.page for x in r.locators}) != 1:
+        return None
+    a, b = loc.char_start, loc.char_end if loc.char_end is not None else loc.char_start
+    return (a, b) if 0 <= a <= b else None
 
 
 def table_markdown(t: Region) -> str:

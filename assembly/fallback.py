@@ -14,8 +14,12 @@ rung that fits. Only when no rung fits is the candidate ``excluded_budget``. The
 - figure image: its text surrogate (caption and in-figure/OCR text), modality still ``figure``,
   no image part (expansion ``figure_text``).
 - page image: the page text (when it is within the parent cap), then the page's paragraphs that
-  share most words with the question (up to the cap), then the best such paragraph.
-- page text: the best paragraphs, then the best paragraph.
+  share most words with the question (up to the cap), then the rungs of a page text.
+- page text: the best paragraphs (up to the cap); then, in at most half of the room left and no more
+  than a window, the page text around its strongest text hits (slices joined by ``[…]``) and the best
+  paragraphs that fit, the hits' own tables among them cut to their header and matching rows (a table
+  among the hits puts those first); then the best paragraph. Half, so that the distinct pages after it
+  still get room (measured: sized to all that is left, coverage fell on both sets).
 
 A rung is recorded on the item (``expansion`` names the rung, ``fallback_from`` the representation
 that did not fit) and in the manifest. Hits whose evidence a rung no longer carries (a trigger whose
@@ -29,13 +33,16 @@ fitting at a later candidate's expense) and break "more budget never removes evi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from assembly.dedupe import merge_intervals
-from assembly.expand import Expander, SectionView, Unit
+from assembly.expand import Expander, SectionView, Unit, char_span
 from assembly.render import Body, runs_body
 from ingest.model import Region
+
+EXCERPT_HITS = 3
+GAP_LINE = "\n[…]\n"
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,7 @@ class Rung:
     body: Body
     expansion: str
     carries_all: bool = False  # the whole page text carries every hit on the page
+    keep: frozenset[int] | None = None  # the hits it carries, when the rung knows them (page excerpts)
 
 
 def anchor_of(v: SectionView, r: Region) -> tuple[int, int] | None:
@@ -80,23 +88,67 @@ def span_rungs(u: Unit, anchors: Sequence[tuple[int, int]], before: int, after: 
         yield Rung(runs_body(v, runs), name)
 
 
-def page_rungs(u: Unit, current: Body, ex: Expander) -> Iterator[Rung]:
+def page_rungs(u: Unit, current: Body, ex: Expander, room: int | None = None,
+               triggers: Sequence[tuple[int, Region]] = ()) -> Iterator[Rung]:
+    """Page text (for an image), the best paragraphs up to the page cap; then, sized to half of ``room``
+    (the tokens left for the body) and at most a window, the page around its hits and the best paragraphs
+    that fit (a table among the hits: its matching rows first); then the best paragraph."""
     page = u.regions[0]
     seen = {current.text}
     text = page.text.strip()
     if u.image and text and ex.count(text) <= ex.page_cap:
         seen.add(text)
         yield Rung(Body(text, (page, *u.absorbed), page, page.region_id), "page_text", True)
-    paras = ex.best_paragraphs(page, ex.page_cap)
-    if not paras:
-        return
-    chosen = sorted(paras, key=lambda p: (p.first_page, p.locators[0].bbox.y0, p.seq))
-    for group in (chosen, paras[:1]):
-        body_text = "\n\n".join(p.text.strip() for p in group)
-        if body_text in seen:
-            continue
-        seen.add(body_text)
-        yield Rung(Body(body_text, tuple(group), page, page.region_id), "page_paragraphs")
+    groups: list[tuple[list[Region], str]] = []
+    own = frozenset(r.region_id for _, r in triggers)
+    paras = ex.best_paragraphs(page, ex.page_cap, own)
+    if paras:
+        groups.append((paras, "page_paragraphs"))
+    if room is not None:  # at most half of what is left and a window's size: the next pages still get room
+        room = room // 2 if ex.window_tokens is None else min(room // 2, ex.window_tokens)
+    if room is not None and room > 0:
+        yield from _unseen(_group_rungs(groups, page), seen)
+        groups = []
+        fit = ex.best_paragraphs(page, room, own)
+        sized = [*_group_rungs([(fit, "page_paragraphs")] if fit else [], page)]
+        excerpt = excerpt_rung(page, triggers, room, ex)
+        if excerpt is not None:  # a table among the hits: its matching rows first, else the text around the hits
+            table_hit = any(r.kind == "table" for _, r in triggers)
+            sized = [*sized, excerpt] if table_hit else [excerpt, *sized]
+        yield from _unseen(sized, seen)
+    if paras:
+        groups.append((paras[:1], "page_paragraphs"))
+    yield from _unseen(_group_rungs(groups, page), seen)
+
+
+def _group_rungs(groups: Sequence[tuple[list[Region], str]], page: Region) -> Iterator[Rung]:
+    for group, name in groups:
+        chosen = sorted(group, key=lambda p: (p.first_page, p.locators[0].bbox.y0, p.seq))
+        body_text = "\n\n".join(p.text.strip() for p in chosen)
+        yield Rung(Body(body_text, tuple(chosen), page, page.region_id), name)
+
+
+def _unseen(rs: Iterable[Rung], seen: set[str]) -> Iterator[Rung]:
+    for r in rs:
+        if r.body.text not in seen:
+            seen.add(r.body.text)
+            yield r
+
+
+def excerpt_rung(page: Region, triggers: Sequence[tuple[int, Region]], room: int, ex: Expander) -> Rung | None:
+    """The page text around its strongest text hits (at most ``EXCERPT_HITS``, in priority order), ``room``
+    tokens shared among them, slices joined by ``[…]``; fewer hits while it does not fit."""
+    text = page.text
+    spans = [(i, sp) for i, r in triggers if r.kind in ("sentence", "paragraph") and r.first_page == page.first_page
+             and (sp := char_span(r)) is not None and sp[1] <= len(text)]
+    for k in range(min(EXCERPT_HITS, len(spans)), 0, -1):
+        cut = [(i, ex.excerpt_bounds(text, a, b, room // k)) for i, (a, b) in spans[:k]]
+        slices = merge_intervals(sorted(s for _, s in cut))
+        body = GAP_LINE.join(text[a:b].strip() for a, b in slices)
+        if body.strip() and ex.count(body) <= room:
+            return Rung(Body(body, (page,), page, page.region_id), "page_excerpt",
+                        keep=frozenset(i for i, _ in cut))
+    return None
 
 
 def span_floor(u: Unit, anchors: Sequence[tuple[int, int]]) -> str | None:
@@ -112,14 +164,17 @@ def span_floor(u: Unit, anchors: Sequence[tuple[int, int]]) -> str | None:
     return runs_body(v, [(a, b)]).text
 
 
-def rungs(u: Unit, current: Body, anchors: Sequence[tuple[int, int]], ex: Expander) -> Iterator[Rung]:
-    """The ladder below ``current`` (the unit's full body), largest first; tables are cut in core."""
+def rungs(u: Unit, current: Body, anchors: Sequence[tuple[int, int]], ex: Expander, room: int | None = None,
+          triggers: Sequence[tuple[int, Region]] = ()) -> Iterator[Rung]:
+    """The ladder below ``current`` (the unit's full body), largest first; tables are cut in core.
+    ``room`` (tokens left for the body) and ``triggers`` (the unit's hits with their regions, in priority
+    order) size the page rungs to what is left."""
     if u.kind == "span":
         yield from span_rungs(u, anchors, ex.o.window_before, ex.o.window_after)
     elif u.kind == "figure" and u.image:
         yield Rung(current, "figure_text")
     elif u.kind == "page":
-        yield from page_rungs(u, current, ex)
+        yield from page_rungs(u, current, ex, room, triggers)
 
 
 def carried(trigger: Region, body: Body) -> bool:

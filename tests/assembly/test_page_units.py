@@ -153,3 +153,53 @@ def test_a_page_too_large_sends_a_tables_matching_rows() -> None:
     assert "| task | interval |" in item.text and "| coolant flush | 2000 hours |" in item.text
     assert "part 59" not in item.text  # not the whole table
     assert table.region_id in {x for it in pkg.items for x in it.region_ids}
+
+
+def _left_short_doc() -> list:  # type: ignore[type-arg]
+    """Page 1: prose the first hit sends whole; page 2: a long schedule table; page 3: a gauge note."""
+    prose = [[f"Routine note {k} on housing inspection and seal wear of the pump."] for k in range(40)]
+    rows = [[f"part {k:02d} of the pump", f"{100 * (k + 1)} hours"] for k in range(44)]
+    rows[30] = ["coolant flush", "2000 hours"]
+    return make_doc("left", [("Care", prose), ("Schedule", [("table", ["task", "interval"], rows)]),
+                             ("Gauge", [["The gauge reads coolant pressure in bar."]])])
+
+
+def test_a_page_left_short_of_room_sends_its_hit_tables_matching_rows() -> None:
+    """The table page fits the page cap but not what the first page leaves: its fallback is the header and
+    the rows the question names (the table is the page's own hit), in at most half of the room left, so the
+    third page still goes in."""
+    regs = _left_short_doc()
+    idx = RegionIndex(regs)
+    first, table = find(regs, "Routine note 3 "), by_kind(regs, "table")[0]
+    gauge = find(regs, "gauge reads")
+    assert len({first.first_page, table.first_page, gauge.first_page}) == 3
+    q = "How often is the coolant flush due?"
+    pkg = assemble(q, [hit(first, 0.9, 1), hit(table, 0.8, 2), hit(gauge, 0.7, 3)], idx,
+                   AssemblyOptions(budget=1000))
+    assert pkg.budget.used <= 1000 and pkg.budget.used == recount(pkg)
+    by_page = {it.pages[0]: it for it in pkg.items}
+    assert by_page[first.first_page].expansion == "page_text"
+    cut = by_page[table.first_page]
+    assert cut.expansion == "page_paragraphs" and "| coolant flush | 2000 hours |" in cut.text
+    assert "| task | interval |" in cut.text and "part 43" not in cut.text
+    assert gauge.first_page in by_page
+
+
+def test_a_page_left_short_of_room_sends_the_text_around_its_hits() -> None:
+    """A text page that does not fit what is left goes as the lines around its hit (the value on the next
+    line, which shares no word with the question), not as the paragraph sharing most words with it."""
+    filler = [[f"Routine note {k} on housing inspection and seal wear."] for k in range(40)]
+    body = [["The flow rate of the pump is measured at the outlet flange with a calibrated gauge."],
+            *[[f"Seal check {k} of the impeller housing."] for k in range(12)],
+            ["Rated flow at full load:"], ["42 litres per minute"],
+            *[[f"Bearing check {k} of the motor."] for k in range(12)]]
+    regs = make_doc("flow", [("Care", filler), ("Flow", body)])
+    idx = RegionIndex(regs)
+    first, rated = find(regs, "Routine note 3 "), find(regs, "Rated flow")
+    assert first.first_page != rated.first_page
+    q = "What is the rated flow of the pump?"
+    pkg = assemble(q, [hit(first, 0.9, 1), hit(rated, 0.8, 2)], idx, AssemblyOptions(budget=700))
+    assert pkg.budget.used <= 700 and pkg.budget.used == recount(pkg)
+    item = next(it for it in pkg.items if it.pages == [rated.first_page])
+    assert item.expansion == "page_excerpt" and "42 litres per minute" in item.text
+    assert rated.region_id in item.trigger_ids
