@@ -49,36 +49,25 @@ TAGS = [
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    from ingest.store import Store
-    from ingest.tokens import get_tokenizer, register_tokenizer
-    from ingest.torchfix import ensure_torchvision
+    from api.query_worker import open_resources
     from retrieval.visual import indexers_from_settings
 
     settings: Settings = app.state.settings
     warn_unknown_env()  # a misspelled FOLIO_ variable would otherwise be ignored in silence
-    ensure_torchvision()
-    from retrieval.search import Retriever
-
-    store = Store(settings.data)
+    # Loads the query encoder (and, on a machine's first start, exports its ONNX file) and the
+    # tokenizers now, not on the first request.
+    store, app.state.retriever = open_resources(settings)
     app.state.store = store
-    app.state.retriever = Retriever.from_settings(store, settings)
-    # Load the query encoder now (and, on a machine's first start, export its ONNX file), not on
-    # the first request.
-    app.state.retriever.text.embed_query("warm up")
     app.state.indexers = indexers_from_settings(settings)
-    for name, path in settings.tokenizers.items():  # the only tokenizer paths the server opens
-        register_tokenizer(name, path)
-        get_tokenizer(name)
-    get_tokenizer(settings.tokenizer)  # load the BPE once, not on the first request
     app.state.health = HealthCache(lambda: store_counts(store))
-    pool = QueryPool(settings.query_workers, settings.query_queue)
+    pool = QueryPool(settings.query_workers, settings.query_queue, processes=settings.query_processes,
+                     settings=settings)
     app.state.query_pool = pool
     runner = job_runner(settings)  # on the Ray cluster when FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py)
     runner.start()
     app.state.jobs = runner
-    logger.info(
-        "folio ready: data=%s, %d query workers, queue %d", store.uri, settings.query_workers, settings.query_queue
-    )
+    logger.info("folio ready: data=%s, %d query workers (%d processes), queue %d", store.uri, pool.workers,
+                settings.query_processes, settings.query_queue)
     try:
         yield
     finally:

@@ -5,24 +5,17 @@ event loop stays free for ``/v1/health`` and uploads."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
 from api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
-from api.schemas import (
-    ContextRequest,
-    HitOut,
-    SearchRequest,
-    SearchResponse,
-    SourceOut,
-    VerifyRequest,
-    error_responses,
-)
-from api.service import build_context, search_hits, version_filenames
+from api.pool import QueryPool
+from api.query_ops import OPS
+from api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
 from assembly.types import ContextPackage, VerifyReport
-from ingest.errors import InvalidRequest
 from ingest.store import Store
 
 if TYPE_CHECKING:
@@ -32,6 +25,17 @@ if TYPE_CHECKING:
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
 
 
+async def _run(op: str, req: BaseModel, pool: QueryPool, store: Store, retriever: Retriever, settings: Settings,
+               collections: frozenset[str] | None) -> Response:
+    """``op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
+    FastAPI would encode an ``async def`` route's return value on the event loop, where a large
+    package would hold up every other request."""
+    fn = OPS[op][1]
+    local = functools.partial(fn, req, store, retriever, settings, collections)
+    body = await pool.run_query(op, req.model_dump_json() if pool.processes else "", collections, local)
+    return Response(body, media_type="application/json")
+
+
 @router.post(
     "/search",
     summary="Ranked hits on small units (sentences, tables, figures, pages)",
@@ -39,43 +43,11 @@ router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
     responses=error_responses(401, 404, 422, 503),
 )
 async def search(
-    req: SearchRequest, store: StoreDep, retriever: RetrieverDep, pool: QueryPoolDep, caller: CallerDep
+    req: SearchRequest, store: StoreDep, retriever: RetrieverDep, settings: SettingsDep, pool: QueryPoolDep,
+    caller: CallerDep,
 ) -> Response:
     """Hits only from the collections the key sees; naming a document elsewhere is a 404."""
-    return await pool.run(_search, req, store, retriever, caller.collections)
-
-
-def _json(model: BaseModel) -> Response:
-    """Serialized on the worker: FastAPI would encode an ``async def`` route's return value on the
-    event loop, where a large package would hold up every other request."""
-    return Response(model.model_dump_json(), media_type="application/json")
-
-
-def _search(
-    req: SearchRequest, store: Store, retriever: Retriever, collections: frozenset[str] | None
-) -> Response:
-    found = search_hits(store, retriever, req, strategy=req.strategy, collections=collections)
-    names = version_filenames(store, collections)
-    data = []
-    for h in found.hits:
-        region = store.region_index(h.doc_id, h.version_id).get(h.region_id)
-        data.append(
-            HitOut(
-                region_id=h.region_id,
-                doc_id=h.doc_id,
-                version_id=h.version_id,
-                kind=h.kind,
-                modality=h.modality,
-                pages=list(h.pages),
-                score=h.score,
-                rank=h.rank,
-                retriever=h.retriever,
-                sources=[SourceOut(**s.model_dump()) for s in h.sources],
-                filename=names.get(h.version_id),
-                text=region.text[:500] if region else None,
-            )
-        )
-    return _json(SearchResponse(data=data, count=len(data), notes=found.notes))
+    return await _run("search", req, pool, store, retriever, settings, caller.collections)
 
 
 @router.post(
@@ -96,17 +68,7 @@ async def context(
     ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
     ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt. ``tokenizer``
     names one of the server's tokenizers, never a path."""
-    return await pool.run(_context, req, store, retriever, settings, caller.collections)
-
-
-def _context(
-    req: ContextRequest,  # type: ignore[valid-type]
-    store: Store,
-    retriever: Retriever,
-    settings: Settings,
-    collections: frozenset[str] | None,
-) -> Response:
-    return _json(build_context(store, retriever, req, settings, collections=collections))
+    return await _run("context", req, pool, store, retriever, settings, caller.collections)
 
 
 @router.post(
@@ -125,18 +87,4 @@ async def verify(
 ) -> Response:
     """A ``context_request`` is built within the key's collections; a ``package`` sent in is
     checked as it is (it reads nothing from the store)."""
-    return await pool.run(_verify, req, store, retriever, settings, caller.collections)
-
-
-def _verify(
-    req: VerifyRequest, store: Store, retriever: Retriever, settings: Settings, collections: frozenset[str] | None
-) -> Response:
-    from assembly import verify_answer
-
-    if req.package is not None:
-        package = req.package
-    elif req.context_request is not None:
-        package = build_context(store, retriever, req.context_request, settings, collections=collections)
-    else:
-        raise InvalidRequest("send either 'package' (a ContextPackage) or 'context_request'")
-    return _json(verify_answer(req.answer, package))
+    return await _run("verify", req, pool, store, retriever, settings, caller.collections)

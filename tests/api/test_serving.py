@@ -43,18 +43,18 @@ def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, sampl
 def test_health_answers_while_every_query_worker_is_busy(
     data_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from api.routes import query
+    from api import query_ops
 
     release = threading.Event()
     started = threading.Event()
-    real = query._context
+    model, real = query_ops.OPS["context"]
 
     def slow_context(*args: object, **kwargs: object) -> object:
         started.set()
         release.wait(30)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(query, "_context", slow_context)
+    monkeypatch.setitem(query_ops.OPS, "context", (model, slow_context))
     app = create_app(make_settings(data_copy, query_workers=1, query_queue=0))
     with TestClient(app) as client:
         body = {"query": "How fast must a P1 incident be acknowledged?", "budget": 600}
@@ -73,3 +73,41 @@ def test_health_answers_while_every_query_worker_is_busy(
             busy.join(60)
         assert results == [200]
         assert client.post("/v1/context", json=body).status_code == 200  # the worker is free again
+
+
+def test_query_processes_answer_like_the_threads(data_copy: Path) -> None:
+    """``query_processes``: search, context and verify run in worker processes with their own store
+    handle; answers are the same as the in-process threads', errors cross back as the API's errors,
+    and a version ingested by the server after the workers started is visible to them."""
+    from tests.api.conftest import assert_error
+
+    body = {"query": "How fast must a P1 incident be acknowledged?", "budget": 600}
+    with TestClient(create_app(make_settings(data_copy))) as client:
+        threads = client.post("/v1/context", json=body).json()
+        hits = client.post("/v1/search", json={"query": body["query"]}).json()
+    with TestClient(create_app(make_settings(data_copy, query_processes=1, query_workers=1))) as client:
+        pool = client.app.state.query_pool  # type: ignore[attr-defined]
+        assert pool.processes is not None
+        got = client.post("/v1/context", json=body).json()
+        assert got["items"] and got["prompt"] == threads["prompt"] and got["budget"] == threads["budget"]
+        assert client.post("/v1/search", json={"query": body["query"]}).json() == hits
+        assert_error(client.post("/v1/context", json={**body, "doc_ids": ["no-such-doc"]}), 404, "document_not_found")
+        verify = {"answer": "Within 15 minutes [S1].", "context_request": body}
+        assert client.post("/v1/verify", json=verify).status_code == 200
+        assert client.get("/v1/health").status_code == 200
+        up = client.post("/v1/documents", files={"file": ("care.pdf", _one_page_pdf())}, data={"doc_id": "care"},
+                         params={"wait": "true"})
+        assert up.status_code in (200, 201), up.text
+        found = client.post("/v1/search", json={"query": "coolant flush interval", "doc_ids": ["care"]}).json()
+        assert found["count"] > 0 and {h["doc_id"] for h in found["data"]} == {"care"}
+
+
+def _one_page_pdf() -> bytes:
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 72), "Maintenance", fontsize=16)
+    page.insert_text((72, 110), "The coolant flush is due every 2000 hours of operation.", fontsize=11)
+    data: bytes = doc.tobytes()
+    return data

@@ -1,0 +1,85 @@
+"""A query worker process (``FOLIO_QUERY_PROCESSES``): its own store, retriever and tokenizers, opened
+once when the process starts, and one entry point, ``call``.
+
+One server process runs Python under one lock, so about 11 ms of Python per context request is its
+ceiling however many query threads it has, and ``/v1/health`` waits for the event loop's turn
+behind them. Worker processes run that Python on every core while the server process only parses
+requests, checks keys and passes JSON along. They open the same store read-only and see each new
+version on their next query (LanceDB reads with ``read_consistency_interval=0``); ingest jobs and
+keys stay in the server process.
+
+Errors cross back pickled: folio's own errors as themselves (so the API answers them as usual),
+anything else as a ``RuntimeError`` with its text (a 500)."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from typing import TYPE_CHECKING
+
+from api.query_ops import OPS, Collections
+
+if TYPE_CHECKING:
+    from api.settings import Settings
+    from ingest.store import Store
+    from retrieval.search import Retriever
+
+log = logging.getLogger(__name__)
+
+_RESOURCES: tuple[Store, Retriever, Settings] | None = None
+
+
+def open_resources(settings: Settings) -> tuple[Store, Retriever]:
+    """The store and retriever the query endpoints read, with the query encoder and tokenizers loaded
+    (the server process's startup and each worker's)."""
+    from ingest.store import Store
+    from ingest.tokens import get_tokenizer, register_tokenizer
+    from ingest.torchfix import ensure_torchvision
+    from retrieval.search import Retriever
+
+    ensure_torchvision()
+    store = Store(settings.data)
+    retriever = Retriever.from_settings(store, settings)
+    retriever.text.embed_query("warm up")  # load the encoder now, not on the first request
+    for name, path in settings.tokenizers.items():  # the only tokenizer paths the server opens
+        register_tokenizer(name, path)
+        get_tokenizer(name)
+    get_tokenizer(settings.tokenizer)
+    return store, retriever
+
+
+def init(settings: Settings) -> None:
+    """The process pool's initializer."""
+    global _RESOURCES
+    store, retriever = open_resources(settings)
+    _RESOURCES = (store, retriever, settings)
+
+
+def ready() -> bool:
+    """A no-op the server submits at startup, so that the workers start (and load models) at once."""
+    return _RESOURCES is not None
+
+
+def call(op: str, req_json: str, collections: Collections) -> str:
+    """Run query ``op`` (``api.query_ops.OPS``) on a request the server already validated."""
+    if _RESOURCES is None:
+        raise RuntimeError("query worker not initialised")
+    store, retriever, settings = _RESOURCES
+    model, fn = OPS[op]
+    req = model.model_validate_json(req_json)
+    try:
+        return fn(req, store, retriever, settings, collections)
+    except Exception as e:
+        raise portable(e) from None
+
+
+def portable(e: Exception) -> Exception:
+    """``e`` if it survives pickling (folio's errors do), else a ``RuntimeError`` with its text."""
+    try:
+        back = pickle.loads(pickle.dumps(e))
+    except Exception:
+        back = None
+    if isinstance(back, type(e)) and str(back) == str(e):
+        return e
+    log.exception("query worker error")
+    return RuntimeError(f"{type(e).__name__}: {e}")
