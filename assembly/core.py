@@ -32,7 +32,7 @@ from assembly.budget import describe_formula, get_counter, image_pixels, image_t
 from assembly.compress import Compressor, compress_rest
 from assembly.compress import reserve as compress_reserve
 from assembly.dedupe import dedupe
-from assembly.expand import Expander, Unit
+from assembly.expand import Expander, Unit, fitted_rows, table_text
 from assembly.fallback import anchor_of, carried, rungs, span_floor
 from assembly.order import order_items
 from assembly.pack import coverage_order, mmr_order, pack_monotone
@@ -470,7 +470,10 @@ def _section_of(u: Unit, b: Body) -> str | None:
 
 def _truncate(c: _Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],
               close_tokens: int, query_words: frozenset[str] = frozenset()) -> _Cand | None:
-    """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length)."""
+    """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length); a table
+    keeps its header and the rows that fit, best first (``fitted_rows``)."""
+    if c.unit.kind == "table":
+        return _truncate_table(c, slack, count, close_tokens, query_words)
     trig = {shits[i].region_id for i in sorted(c.unit.triggers)[:1]}
     variants = list(truncations(c.unit, trig, query_words))
     cnt = count
@@ -490,6 +493,21 @@ def _truncate(c: _Cand, slack: int, shits: Sequence[Hit], count: Callable[[str],
         return None
     b, opener, tt, total = best
     c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
+    c.status = "truncated"
+    return c
+
+
+def _truncate_table(c: _Cand, slack: int, count: Callable[[str], int], close_tokens: int,
+                    query_words: frozenset[str]) -> _Cand | None:
+    regions = tuple(c.unit.regions)
+    opener = _reopen(c, Body("", regions, regions[0], regions[0].region_id))
+    full = table_text(regions)
+    text = fitted_rows(full, query_words, slack - count(opener) - close_tokens, count)
+    if text is None or text == full:
+        return None
+    tt, wrap = count(text), count(opener) + close_tokens
+    c.body = Body(text, regions, regions[0], regions[0].region_id)
+    c.open, c.text_tokens, c.wrapper_tokens, c.cost = opener, tt, wrap, tt + wrap
     c.status = "truncated"
     return c
 

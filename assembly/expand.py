@@ -306,19 +306,8 @@ class Expander:
     def table_rows(self, table: Region, limit: int) -> Region | None:
         """``table`` cut to its header and the rows sharing most query words that fit ``limit`` tokens,
         in table order (None when not even one row fits)."""
-        header, rows = split_table(table_markdown(table))
-        order = ranked_rows(rows, self.query_words)
-        keep: list[int] = []
-        used = self.count("\n".join(header))
-        for i in order:
-            n = self.count(rows[i]) + 1
-            if used + n > limit:
-                break
-            keep.append(i)
-            used += n
-        if not keep:
-            return None
-        return table.model_copy(update={"text": "\n".join(header + [rows[i] for i in sorted(keep)])})
+        text = fitted_rows(table_markdown(table), self.query_words, limit, self.count)
+        return None if text is None else table.model_copy(update={"text": text})
 
     # -- units -----------------------------------------------------------------------------
     def _span(self, i: int, hit: Hit, r: Region, v: SectionView, lo: int, hi: int, full: bool,
@@ -586,6 +575,23 @@ def ranked_rows(rows: Sequence[str], query_words: frozenset[str]) -> list[int]:
     """
     shared = [len(query_words & content_words(r)) for r in rows]
     return sorted(range(len(rows)), key=lambda i: (-shared[i], i))
+
+
+def fitted_rows(md: str, query_words: frozenset[str], limit: int, count: Callable[[str], int]) -> str | None:
+    """Markdown table ``md`` cut to its header and the rows that fit ``limit`` tokens, taken in
+    ``ranked_rows`` order and skipping any row too long for what is left (a layout table can hold a
+    whole page in one cell), in table order; None when not even one row fits."""
+    header, rows = split_table(md)
+    used = count("\n".join(header))
+    keep: list[int] = []
+    for i in ranked_rows(rows, query_words):
+        n = count(rows[i]) + 1
+        if used + n <= limit:
+            keep.append(i)
+            used += n
+    if not keep:
+        return None
+    return "\n".join(header + [rows[i] for i in sorted(keep)])
 
 
 def table_text(parts: Sequence[Region]) -> str:

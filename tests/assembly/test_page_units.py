@@ -203,3 +203,22 @@ def test_a_page_left_short_of_room_sends_the_text_around_its_hits() -> None:
     item = next(it for it in pkg.items if it.pages == [rated.first_page])
     assert item.expansion == "page_excerpt" and "42 litres per minute" in item.text
     assert rated.region_id in item.trigger_ids
+
+
+def test_a_table_cut_to_fit_skips_a_row_too_long_for_the_room() -> None:
+    """A layout table can hold a whole page in one cell: the row sharing most words with the question
+    is then too long for any budget here, and the cut keeps the shorter rows that fit instead of
+    dropping the table."""
+    long_cell = " ".join(f"Coolant flush note {k} on the pump housing and seals." for k in range(150))
+    rows = [[f"part {k:02d} of the pump", f"{100 * (k + 1)} hours"] for k in range(30)]
+    rows[3] = ["coolant flush notes", long_cell]
+    rows[20] = ["coolant flush", "2000 hours"]
+    regs = make_doc("lay", [("Service", [("table", ["task", "interval"], rows)])])
+    idx = RegionIndex(regs)
+    table = by_kind(regs, "table")[0]
+    pkg = assemble("How often is the coolant flush due?", [hit(table, 0.9, 1)], idx,
+                   AssemblyOptions(budget=600, page_units="off"))
+    assert pkg.budget.used <= 600 and pkg.budget.used == recount(pkg)
+    item = pkg.items[0]
+    assert item.status == "truncated" and "| coolant flush | 2000 hours |" in item.text
+    assert "note 149" not in item.text
