@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import shutil
 import socket
@@ -117,29 +118,40 @@ def run_phase(base: str, seconds: float, concurrency: int, max_requests: int) ->
     }
 
 
-def health_phase(base: str, seconds: float, clients: int, max_requests: int) -> dict[str, Any]:
-    """``/v1/health`` latency from one probe (every 20 ms) while ``clients`` load ``/v1/context``
-    (``clients`` = 0: the same probe on an idle server, the baseline)."""
+def _probe(base: str, start_at: float, stop_at: float, conn: Any) -> None:
+    """The probe process: GET /v1/health every 20 ms from ``start_at`` to ``stop_at`` (``time.time()``);
+    sends back (latencies, failures)."""
     probes: list[float] = []
     failures: list[str] = []
-    done = threading.Event()
+    with httpx.Client(base_url=base, timeout=60) as c:
+        time.sleep(max(0.0, start_at - time.time()))
+        while time.time() < stop_at:
+            t0 = time.perf_counter()
+            r = c.get("/v1/health")
+            probes.append(time.perf_counter() - t0)
+            if r.status_code != 200:
+                failures.append(f"HTTP {r.status_code}")
+            time.sleep(0.02)
+    conn.send((probes, failures))
+    conn.close()
 
-    def probe() -> None:
-        with httpx.Client(base_url=base, timeout=60) as c:
-            while not done.is_set():
-                t0 = time.perf_counter()
-                r = c.get("/v1/health")
-                probes.append(time.perf_counter() - t0)
-                if r.status_code != 200:
-                    failures.append(f"HTTP {r.status_code}")
-                time.sleep(0.02)
 
-    prober = threading.Thread(target=probe)
+def health_phase(base: str, seconds: float, clients: int, max_requests: int) -> dict[str, Any]:
+    """``/v1/health`` latency from one probe (every 20 ms) while ``clients`` load ``/v1/context``
+    (``clients`` = 0: the same probe on an idle server, the baseline).
+
+    The probe runs in its own process: in the process of the load's client threads it would also
+    time its own wait for that process's interpreter lock, not only the server's answer."""
+    ctx = multiprocessing.get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    start = time.time() + 2.0  # the probe process's start-up, and the load's first second
+    prober = ctx.Process(target=_probe, args=(base, start, start + seconds - 1.5, send))
     prober.start()
+    time.sleep(1.0)
     load = run_phase(base, seconds, clients, max_requests) if clients else None
     if not clients:
         time.sleep(seconds)
-    done.set()
+    probes, failures = recv.recv()
     prober.join()
     return {
         "clients": clients,
