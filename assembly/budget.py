@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 from assembly.types import ImageTokens
 from ingest.model import Region
@@ -42,6 +43,21 @@ class TokenCounter:
             if len(self._cache) > self._max:
                 self._cache.popitem(last=False)
         return n
+
+    def memo(self) -> Callable[[str], int]:
+        """``count`` behind a private dict, for the span of one call: one assembly counts the same page,
+        paragraph and opener texts many times, and a dict lookup is far cheaper than the shared cache's
+        lock and LRU bookkeeping. The dict dies with the function, so it needs no bound."""
+        seen: dict[str, int] = {}
+        shared = self.count
+
+        def count(text: str) -> int:
+            n = seen.get(text)
+            if n is None:
+                n = seen[text] = shared(text)
+            return n
+
+        return count
 
 
 

@@ -146,7 +146,7 @@ def assemble(
         raise InvalidRequest("compress='llm' needs an LLM compressor (the server's configured LLM endpoint: "
                              "FOLIO_LLM_BASE_URL and FOLIO_LLM_MODEL); use compress='extractive' without one")
     counter = get_counter(options.tokenizer)
-    count = counter.count
+    count = counter.memo()
     names = dict(filenames or {})
     frame = _frame(query, options, count)
     shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]

@@ -147,11 +147,23 @@ class Unit:
         return None
 
 
+class _PageBlocks:
+    """The paragraphs, then the tables, that start on one page (each kind in reading order), with what
+    ``Expander.best_paragraphs`` reads of them on every request: their content words, and their token
+    counts per tokenizer name."""
+
+    def __init__(self, blocks: Sequence[Region]) -> None:
+        self.blocks = list(blocks)
+        self.words = [content_words(b.text) for b in self.blocks]
+        self.tokens: dict[str, list[int]] = {}
+
+
 class _SourceCache:
     def __init__(self) -> None:
         self.views: dict[str, SectionView] = {}
         self.cont: dict[tuple[str, str], dict[str, Region]] = {}
         self.page_paras: dict[tuple[str, str, str], dict[int, list[Region]]] = {}
+        self.page_blocks: dict[tuple[str, str, int], _PageBlocks] = {}
 
 
 # Structural views derived from a source, kept while the source object lives. Sources are
@@ -192,6 +204,8 @@ class Expander:
         self._views = cache.views
         self._cont = cache.cont
         self._page_paras = cache.page_paras
+        self._page_blocks = cache.page_blocks
+        self._best: dict[tuple[str, str, int, int, frozenset[str]], list[Region]] = {}  # best_paragraphs, this request
         self._tok = tokenizer
 
     # -- structure -------------------------------------------------------------------------
@@ -281,27 +295,54 @@ class Expander:
         box), when it shares a word. Blocks that are hits themselves are left to their own candidates,
         except the hits in ``own`` (the region ids of the hits the page's candidate carries).
         (Leaving out blocks that share no word was measured: it lost 2 answers on the wide set at 2k,
-        slides whose evidence is code output or numbers.)"""
-        blocks = [p for p in (*self.paragraphs_on(page), *self.tables_on(page))
-                  if p.region_id not in self.hit_ids or p.region_id in own]
-        if not blocks:
+        slides whose evidence is code output or numbers.)
+
+        Expansion and the fallback ladder ask for the same pages: the answer is kept for this
+        expander's lifetime (one request: the query words and hit ids are fixed)."""
+        key = (page.doc_id, page.version_id, page.first_page, cap, own)
+        best = self._best.get(key)
+        if best is None:
+            best = self._best[key] = self._best_paragraphs(page, cap, own)
+        return list(best)
+
+    def _best_paragraphs(self, page: Region, cap: int, own: frozenset[str]) -> list[Region]:
+        pb = self._blocks_of_page(page)
+        keep = [k for k, p in enumerate(pb.blocks) if p.region_id not in self.hit_ids or p.region_id in own]
+        if not keep:
             return []
         qw = self.query_words
-        shared = [len(qw & content_words(p.text)) for p in blocks]
-        ranked = sorted(range(len(blocks)), key=lambda k: (-shared[k], k))
+        shared = [len(qw & w) for w in pb.words]
+        ranked = sorted(keep, key=lambda k: (-shared[k], k))  # k grows with the position among the kept
+        tokens = self._block_tokens(pb)
         out: list[Region] = []
         total = 0
         for k in ranked:
-            block: Region | None = blocks[k]
-            n = self.count(blocks[k].text)
-            if total + n > cap and blocks[k].kind == "table" and shared[k]:
-                block = self.table_rows(blocks[k], cap - total)
+            block: Region | None = pb.blocks[k]
+            n = tokens[k]
+            if total + n > cap and pb.blocks[k].kind == "table" and shared[k]:
+                block = self.table_rows(pb.blocks[k], cap - total)
                 n = self.count(block.text) if block is not None else 0
             if block is None or (out and total + n > cap):
                 continue
             out.append(block)
             total += n
         return out
+
+    def _blocks_of_page(self, page: Region) -> _PageBlocks:
+        key = (page.doc_id, page.version_id, page.first_page)
+        pb = self._page_blocks.get(key)
+        if pb is None:
+            pb = self._page_blocks[key] = _PageBlocks([*self.paragraphs_on(page), *self.tables_on(page)])
+        return pb
+
+    def _block_tokens(self, pb: _PageBlocks) -> list[int]:
+        """Token counts of ``pb``'s blocks, kept per tokenizer name (counted afresh without one)."""
+        tokens = pb.tokens.get(self._tok) if self._tok else None
+        if tokens is None:
+            tokens = [self.count(b.text) for b in pb.blocks]
+            if self._tok:
+                pb.tokens[self._tok] = tokens
+        return tokens
 
     def table_rows(self, table: Region, limit: int) -> Region | None:
         """``table`` cut to its header and the rows sharing most query words that fit ``limit`` tokens,
