@@ -26,7 +26,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote
+
+from pydantic import TypeAdapter
 
 from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
 from assembly.compress import Compressor, compress_rest
@@ -179,8 +182,8 @@ def assemble(
         excluded=excluded,
         manifest=manifest,
         retrieval=RetrievalInfo(
-            hits=[RetrievalHitOut(region_id=h.region_id, pages=list(h.pages), score=h.score,
-                                  retriever=h.retriever, rank=h.rank) for h in shits],
+            hits=_HITS_OUT.validate_python([{"region_id": h.region_id, "pages": list(h.pages), "score": h.score,
+                                             "retriever": h.retriever, "rank": h.rank} for h in shits]),
             coverage_before=_coverage(shits, range(len(shits))),
             coverage_after=_coverage(shits, [i for c in packed for i in c.unit.triggers
                                              if c.carried is None or i in c.carried]),
@@ -556,11 +559,19 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
     return item
 
 
+_MANIFEST = TypeAdapter(list[ManifestEntry])
+_EXCLUDED = TypeAdapter(list[ExcludedEntry])
+_HITS_OUT = TypeAdapter(list[RetrievalHitOut])
+
+
 def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of: Mapping[int, Unit],
               cands: Sequence[_Cand], regions: Mapping[int, Region]) -> tuple[list[ManifestEntry], list[ExcludedEntry]]:
+    """One manifest entry per hit, and an exclusion entry for each hit that is not packed. What the hits of one
+    candidate share is worked out once per candidate, and each list is validated in one call."""
     by_unit = {id(c.unit): c for c in cands}
-    manifest: list[ManifestEntry] = []
-    excluded: list[ExcludedEntry] = []
+    shared: dict[int, tuple[_Cand, str, list[int], int]] = {}
+    manifest: list[dict[str, Any]] = []
+    excluded: list[dict[str, Any]] = []
     for i, h in enumerate(shits):
         pages = list(h.pages) or (regions[i].pages if i in regions else [])
         cid = ctx = exp = fb = None
@@ -569,44 +580,46 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
         if i in fate:
             f, why = fate[i]
         else:
-            u = unit_of[i]
-            root = u.root()
-            c = by_unit[id(root)]
-            cid, ctx, covers, fb = c.cid, c.body.context_id, list(root.covers), c.fallback_from
-            exp = "+".join(sorted(root.expansions))
-            primary = min(c.carried if c.carried else root.triggers) == i
-            lost = c.carried is not None and i not in c.carried
-            if c.rung is not None:
-                exp = c.rung
-            if lost:
-                f = "excluded_budget"
-                why = (f"{c.cid} did not fit whole and was replaced by a smaller source region ({c.rung}) "
-                       "that does not carry this hit")
-            elif primary and c.rung is not None:
-                f, tokens = c.status, c.cost
-                why = (f"replaced by a smaller source region: {c.rung} instead of {c.fallback_from} "
-                       f"({c.full_cost} tokens did not fit)")
-            elif primary:
-                f, tokens = c.status, c.cost
-                why = {
-                    "included": "packed in full",
-                    "truncated": f"cut at structural boundaries to fit ({c.cost} tokens)",
-                    "excluded_budget": f"{c.cost} tokens did not fit the remaining budget",
-                    "excluded_slot": f"modality slot for {root.modality} full",
-                    "excluded_max_items": "max_items reached",
-                }.get(c.status, c.status)
-            else:
-                f = f"merged_into:{c.cid}"
-                why = f"covered by {c.cid} ({ctx}), which is {c.status}"
-        entry = ManifestEntry(
-            region_id=h.region_id, rank=h.rank, score=h.score, pages=pages, fate=f, tokens=tokens,
-            reason=why, citation_id=cid, context_id=ctx, expansion=exp, covers=covers,
-            fallback_from=fb)
-        manifest.append(entry)
+            root = unit_of[i].root()
+            one = shared.get(id(root))
+            if one is None:
+                one = shared[id(root)] = _candidate_share(root, by_unit[id(root)])
+            c, exp, covers, first = one
+            cid, ctx, fb = c.cid, c.body.context_id, c.fallback_from
+            f, tokens, why = _fate_of(i, c, root, first)
+        manifest.append({"region_id": h.region_id, "rank": h.rank, "score": h.score, "pages": pages, "fate": f,
+                         "tokens": tokens, "reason": why, "citation_id": cid, "context_id": ctx, "expansion": exp,
+                         "covers": covers, "fallback_from": fb})
         if f not in ("included", "truncated"):
-            excluded.append(ExcludedEntry(
-                region_id=h.region_id, pages=pages, reason=f, tokens=tokens, detail=why))
-    return manifest, excluded
+            excluded.append({"region_id": h.region_id, "pages": pages, "reason": f, "tokens": tokens, "detail": why})
+    return _MANIFEST.validate_python(manifest), _EXCLUDED.validate_python(excluded)
+
+
+def _candidate_share(root: Unit, c: _Cand) -> tuple[_Cand, str, list[int], int]:
+    """What every hit of candidate ``c`` (unit ``root``) shows: the candidate, its expansion, the sub-questions
+    it covers, and the hit it answers for (the first it carries)."""
+    exp = "+".join(sorted(root.expansions)) if c.rung is None else c.rung
+    return c, exp, list(root.covers), min(c.carried if c.carried else root.triggers)
+
+
+def _fate_of(i: int, c: _Cand, root: Unit, first: int) -> tuple[str, int, str]:
+    """Fate, tokens and reason of hit ``i`` of candidate ``c``, whose own hit is ``first``."""
+    if c.carried is not None and i not in c.carried:
+        return "excluded_budget", 0, (f"{c.cid} did not fit whole and was replaced by a smaller source region "
+                                      f"({c.rung}) that does not carry this hit")
+    if first == i and c.rung is not None:
+        return c.status, c.cost, (f"replaced by a smaller source region: {c.rung} instead of {c.fallback_from} "
+                                  f"({c.full_cost} tokens did not fit)")
+    if first == i:
+        why = {
+            "included": "packed in full",
+            "truncated": f"cut at structural boundaries to fit ({c.cost} tokens)",
+            "excluded_budget": f"{c.cost} tokens did not fit the remaining budget",
+            "excluded_slot": f"modality slot for {root.modality} full",
+            "excluded_max_items": "max_items reached",
+        }.get(c.status, c.status)
+        return c.status, c.cost, why
+    return f"merged_into:{c.cid}", 0, f"covered by {c.cid} ({c.body.context_id}), which is {c.status}"
 
 
 def _page_refs(query: str, shits: Sequence[Hit], source: RegionSource) -> list[PageRefOut]:
