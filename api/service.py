@@ -35,14 +35,18 @@ _FILENAMES: weakref.WeakKeyDictionary[Store, dict[tuple[int, frozenset[str] | No
 _FILENAMES_LOCK = threading.Lock()
 
 
-def version_filenames(store: Store, collections: Collection[str] | None = None) -> dict[str, str]:
+def version_filenames(store: Store, collections: Collection[str] | None = None, *,
+                      table_version: int | None = None) -> dict[str, str]:
     """version_id → file name, over every ready version (old versions can be queried too) of
     ``collections`` (None: all). Same bytes in two collections share a version id, so the
     filter matters: the other collection's file name must not show.
 
     Asked on every context request: kept per store while its versions table is at the same
-    LanceDB version (a commit or delete moves it). Callers must not mutate the result."""
-    key = (store.versions.version, frozenset(collections) if collections is not None else None)
+    LanceDB version (a commit or delete moves it); ``table_version`` is that version when the caller
+    has just read it (``build_context`` reads it once for this and ``Retriever.source_for``), None
+    reads it here. Callers must not mutate the result."""
+    version = store.versions.version if table_version is None else table_version
+    key = (version, frozenset(collections) if collections is not None else None)
     with _FILENAMES_LOCK:
         per_store = _FILENAMES.setdefault(store, {})
         hit = per_store.get(key)
@@ -152,8 +156,9 @@ def build_context(
 
         compressor = llm_compressor(settings)  # before retrieval: no endpoint fails fast
     found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
-    source = retriever.source_for(found.hits)
-    filenames = version_filenames(store, collections)
+    table_version = store.versions.version  # read once for both caches below
+    source = retriever.source_for(found.hits, table_version=table_version)
+    filenames = version_filenames(store, collections, table_version=table_version)
     package: ContextPackage = assemble(
         req.query, found.hits, source, options, filenames=filenames, retrieval_notes=found.notes,
         compressor=compressor,

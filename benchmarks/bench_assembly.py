@@ -141,9 +141,10 @@ def main() -> None:
 
 def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: int = 12) -> None:
     """Assembly at ``n`` candidates through the server's code path (``api.service.build_context``
-    after retrieval): ``Retriever.source_for`` + ``version_filenames`` + ``assemble`` over a real
-    store, against the per-request path the server had before issue 9 (a new ``MergedSource`` and a
-    fresh file-name listing on every call, so assembly's per-source caches never survived).
+    after retrieval): one read of the versions table's version, ``Retriever.source_for`` +
+    ``version_filenames`` + ``assemble`` over a real store, against the per-request path the server had
+    before issue 9 (a new ``MergedSource`` and a fresh file-name listing on every call, so assembly's
+    per-source caches never survived).
     Retrieval runs once per question, outside the timing; old and new alternate call by call."""
     from api.service import version_filenames
     from ingest.index import MergedSource
@@ -170,9 +171,10 @@ def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: i
             names = {v.version_id: v.filename for v in store.list_versions()}
             assemble(q["question"], hits, src, opts, filenames=names)  # noqa: B023
 
-        def after() -> None:
-            assemble(q["question"], hits, retriever.source_for(hits), opts,  # noqa: B023
-                     filenames=version_filenames(store))
+        def after() -> None:  # as build_context: the versions table's version read once for both caches
+            v = store.versions.version
+            assemble(q["question"], hits, retriever.source_for(hits, table_version=v), opts,  # noqa: B023
+                     filenames=version_filenames(store, table_version=v))
 
         before()
         after()  # warm-up: tokenizer, region indexes

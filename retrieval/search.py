@@ -358,9 +358,14 @@ class Retriever:
         return out
 
     def source_for(
-        self, hits_or_versions: Sequence[Hit] | Mapping[str, str] | Sequence[tuple[str, str]]
+        self, hits_or_versions: Sequence[Hit] | Mapping[str, str] | Sequence[tuple[str, str]],
+        *, table_version: int | None = None,
     ) -> MergedSource:
-        """A ``RegionSource`` over the versions the hits come from (or given ``{doc: version}`` / pairs)."""
+        """A ``RegionSource`` over the versions the hits come from (or given ``{doc: version}`` / pairs).
+
+        ``table_version``: the versions table's LanceDB version (``store.versions.version``) when the caller
+        has just read it, so that one request reads it once (each read is a round trip through LanceDB's
+        event loop); None reads it here."""
         if isinstance(hits_or_versions, Mapping):
             pairs = list(hits_or_versions.items())
         else:
@@ -370,7 +375,7 @@ class Retriever:
         unique = list(dict.fromkeys(pairs))
         # One object per set of versions while the versions table is unchanged: the regions of a
         # version never change, and a commit or delete starts afresh (the table version moves).
-        key = (self.store.versions.version, frozenset(unique))
+        key = (self.store.versions.version if table_version is None else table_version, frozenset(unique))
         with self._sources_lock:
             source = self._sources.get(key)
             if source is not None:
