@@ -400,8 +400,10 @@ def _fallback(c: _Cand, slack: int, ex: Expander, regions: Mapping[int, Region],
     on_page = [(i, regions[i]) for i in trig if i in regions]
     for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page):
         b = rung.body
-        opener = _reopen(c, b)
         tt = count(b.text)
+        if tt + close_tokens > slack:  # too large whatever its open line: not worth writing that line
+            continue
+        opener = _reopen(c, b)
         total = tt + count(opener) + close_tokens
         if total > slack:
             continue
