@@ -33,6 +33,7 @@ from retrieval.hit import Hit, Modality
 log = logging.getLogger(__name__)
 
 UnitKind = Literal["span", "table", "figure", "page", "region"]
+EXCERPT_CACHE_SIZE = 100_000  # page-excerpt bounds kept per source (page text x span x limit x tokenizer)
 
 
 def _reading_key(r: Region) -> tuple[int, float, int]:
@@ -164,6 +165,8 @@ class _SourceCache:
         self.cont: dict[tuple[str, str], dict[str, Region]] = {}
         self.page_paras: dict[tuple[str, str, str], dict[int, list[Region]]] = {}
         self.page_blocks: dict[tuple[str, str, int], _PageBlocks] = {}
+        self.one_page: dict[str, Region | None] = {}  # region id -> the page it lies on wholly (Expander.page_of)
+        self.excerpts: dict[tuple[str, int, int, int, str], tuple[int, int]] = {}  # Expander.excerpt_bounds
 
 
 # Structural views derived from a source, kept while the source object lives. Sources are
@@ -205,6 +208,8 @@ class Expander:
         self._cont = cache.cont
         self._page_paras = cache.page_paras
         self._page_blocks = cache.page_blocks
+        self._one_page = cache.one_page
+        self._excerpts = cache.excerpts
         self._best: dict[tuple[str, str, int, int, frozenset[str]], list[Region]] = {}  # best_paragraphs, this request
         self._tok = tokenizer
 
@@ -502,12 +507,24 @@ class Expander:
 
     def _page_text(self, i: int, hit: Hit, r: Region) -> Unit | None:
         """The hit's page as text, when it lies on one page and that page fits ``page_cap``."""
-        if len({loc.page for loc in r.locators}) != 1:
-            return None
-        page = self.source.page(r.doc_id, r.version_id, r.first_page)
-        if page is None or not page.text.strip() or self.count(page.text) > self.page_cap:
+        page = self.page_of(r)
+        if page is None or self.count(page.text) > self.page_cap:
             return None
         return self._whole_page(i, hit, r, page)
+
+    def page_of(self, r: Region) -> Region | None:
+        """The page ``r`` lies on, when it lies on one page and that page has text (kept with the source)."""
+        try:
+            return self._one_page[r.region_id]
+        except KeyError:
+            pass
+        page = None
+        if len({loc.page for loc in r.locators}) == 1:
+            page = self.source.page(r.doc_id, r.version_id, r.first_page)
+            if page is not None and not page.text.strip():
+                page = None
+        self._one_page[r.region_id] = page
+        return page
 
     def _whole_page(self, i: int, hit: Hit, r: Region, page: Region) -> Unit:
         """Hit ``i`` sent as the whole text of ``page`` (promoted: spans on the page merge into it)."""
@@ -521,8 +538,8 @@ class Expander:
         span = char_span(r)
         if span is None:
             return None
-        page = self.source.page(r.doc_id, r.version_id, r.first_page)
-        if page is None or not page.text.strip() or span[1] > len(page.text):
+        page = self.page_of(r)
+        if page is None or span[1] > len(page.text):
             return None
         text = page.text
         lo, hi = self.excerpt_bounds(text, span[0], span[1], limit)
@@ -533,7 +550,20 @@ class Expander:
 
     def excerpt_bounds(self, text: str, a: int, b: int, limit: int) -> tuple[int, int]:
         """The line-aligned slice of ``text`` around ``[a, b)`` of about ``limit`` tokens, a third before
-        and two thirds after (the matched lines always, however long)."""
+        and two thirds after (the matched lines always, however long). It depends only on these and the
+        tokenizer, so it is kept with the source per tokenizer name (bounded: the limits follow the budget,
+        which clients choose)."""
+        key = (text, a, b, limit, self._tok)
+        kept = self._excerpts.get(key) if self._tok else None
+        if kept is None:
+            kept = self._cut_excerpt(text, a, b, limit)
+            if self._tok:
+                if len(self._excerpts) >= EXCERPT_CACHE_SIZE:
+                    self._excerpts.clear()
+                self._excerpts[key] = kept
+        return kept
+
+    def _cut_excerpt(self, text: str, a: int, b: int, limit: int) -> tuple[int, int]:
         per_token = max(1.0, len(text) / max(1, self.count(text)))
         room = max(0, int(limit * per_token) - (b - a))
         lo, hi = max(0, a - room // 3), min(len(text), b + room - room // 3)
