@@ -68,7 +68,8 @@ def _absorb(survivor: Unit, other: Unit) -> None:
     other.merged_into = survivor
     survivor.triggers.extend(other.triggers)
     survivor.expansions |= other.expansions
-    survivor.covers = sorted(set(survivor.covers) | set(other.covers))
+    if survivor.covers or other.covers:  # (both empty until sub-question coverage is set, after dedupe)
+        survivor.covers = sorted(set(survivor.covers) | set(other.covers))
     if other.score > survivor.score or (other.score == survivor.score and other.rank < survivor.rank):
         survivor.score, survivor.rank = other.score, other.rank
 
@@ -120,7 +121,8 @@ def _same_key(alive: list[Unit], units: Sequence[Unit]) -> None:
             by_key[u.key] = u
         else:
             _absorb(first, u)
-            first.absorbed.extend(x for x in u.absorbed if x not in first.absorbed)
+            if u.absorbed:
+                first.absorbed.extend(x for x in u.absorbed if x not in first.absorbed)
             if u.kind == "page" and (u.image or first.image):
                 first.image, first.paras = True, []
                 first.expansions = (first.expansions - {"page_text", "page_paragraphs"}) | {"page_image"}
