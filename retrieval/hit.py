@@ -47,4 +47,4 @@ class Hit(BaseModel):
 
     @property
     def retriever(self) -> str:
-        return "+".join(s.retriever for s in self.sources) or "unknown"
+        return "+".join([s.retriever for s in self.sources]) or "unknown"
