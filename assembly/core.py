@@ -83,7 +83,7 @@ FLOOR_SLACK = 8  # a rung's open tag may be this much shorter than the unit's (f
 _PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Cand:
     unit: Unit
     body: Body

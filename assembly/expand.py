@@ -100,7 +100,7 @@ class SectionView:
         return self._orphans
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Unit:
     """A candidate item. Mutable while merging; ``assembly.pack`` turns survivors into items."""
 
@@ -157,6 +157,7 @@ class _PageBlocks:
         self.blocks = list(blocks)
         self.words = [content_words(b.text) for b in self.blocks]
         self.tokens: dict[str, list[int]] = {}
+        self.ids = [b.region_id for b in self.blocks]
 
 
 class _SourceCache:
@@ -166,6 +167,7 @@ class _SourceCache:
         self.page_paras: dict[tuple[str, str, str], dict[int, list[Region]]] = {}
         self.page_blocks: dict[tuple[str, str, int], _PageBlocks] = {}
         self.one_page: dict[str, Region | None] = {}  # region id -> the page it lies on wholly (Expander.page_of)
+        self.scanned: dict[str, bool] = {}  # page region id -> Expander.scanned
         self.excerpts: dict[tuple[str, int, int, int, str], tuple[int, int]] = {}  # Expander.excerpt_bounds
 
 
@@ -209,6 +211,7 @@ class Expander:
         self._page_paras = cache.page_paras
         self._page_blocks = cache.page_blocks
         self._one_page = cache.one_page
+        self._scanned = cache.scanned
         self._excerpts = cache.excerpts
         self._best: dict[tuple[str, str, int, int, frozenset[str]], list[Region]] = {}  # best_paragraphs, this request
         self._tok = tokenizer
@@ -312,7 +315,8 @@ class Expander:
 
     def _best_paragraphs(self, page: Region, cap: int, own: frozenset[str]) -> list[Region]:
         pb = self._blocks_of_page(page)
-        keep = [k for k, p in enumerate(pb.blocks) if p.region_id not in self.hit_ids or p.region_id in own]
+        hit_ids = self.hit_ids
+        keep = [k for k, rid in enumerate(pb.ids) if rid not in hit_ids or rid in own]
         if not keep:
             return []
         qw = self.query_words
@@ -387,7 +391,14 @@ class Expander:
         """A page whose text came only from OCR of the page image: its pixels are the evidence.
 
         Pages carry ``scanned`` meta since parser v3; for older data, an OCR'd page counts as scanned
-        unless some paragraph on it has native text (a native page whose figures were OCR'd)."""
+        unless some paragraph on it has native text (a native page whose figures were OCR'd). Kept with
+        the source."""
+        known = self._scanned.get(page.region_id)
+        if known is None:
+            known = self._scanned[page.region_id] = self._is_scanned(page)
+        return known
+
+    def _is_scanned(self, page: Region) -> bool:
         flag = page.meta_get("scanned")
         if flag is not None:
             return flag == "1"
