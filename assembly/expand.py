@@ -158,6 +158,7 @@ class _PageBlocks:
         self.words = [content_words(b.text) for b in self.blocks]
         self.tokens: dict[str, list[int]] = {}
         self.ids = [b.region_id for b in self.blocks]
+        self.order = {b.region_id: _reading_key(b) for b in self.blocks}  # reading-order key by region id
 
 
 class _SourceCache:
@@ -337,6 +338,12 @@ class Expander:
             total += n
         return out
 
+    def in_reading_order(self, page: Region, blocks: Sequence[Region]) -> list[Region]:
+        """``blocks`` of ``page`` (``best_paragraphs``) in reading order: page, top, ``seq`` (the keys are
+        kept with the page's blocks; a table cut to rows keeps its region id and place)."""
+        order = self._blocks_of_page(page).order
+        return sorted(blocks, key=lambda p: order.get(p.region_id) or _reading_key(p))
+
     def _blocks_of_page(self, page: Region) -> _PageBlocks:
         key = (page.doc_id, page.version_id, page.first_page)
         pb = self._page_blocks.get(key)
@@ -415,7 +422,7 @@ class Expander:
             return
         paras = self.best_paragraphs(page, self.page_cap)
         if paras:
-            u.paras = sorted(paras, key=_reading_key)
+            u.paras = self.in_reading_order(page, paras)
             u.expansions = (u.expansions - {"page_text"}) | {"page_paragraphs"}
 
     def expand(self, i: int, hit: Hit, r: Region) -> Unit | None:

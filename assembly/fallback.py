@@ -107,10 +107,10 @@ def page_rungs(u: Unit, current: Body, ex: Expander, room: int | None = None,
     if room is not None:  # at most half of what is left and a window's size: the next pages still get room
         room = room // 2 if ex.window_tokens is None else min(room // 2, ex.window_tokens)
     if room is not None and room > 0:
-        yield from _unseen(_group_rungs(groups, page), seen)
+        yield from _unseen(_group_rungs(groups, page, ex), seen)
         groups = []
         fit = ex.best_paragraphs(page, room, own)
-        sized = [*_group_rungs([(fit, "page_paragraphs")] if fit else [], page)]
+        sized = [*_group_rungs([(fit, "page_paragraphs")] if fit else [], page, ex)]
         excerpt = excerpt_rung(page, triggers, room, ex)
         if excerpt is not None:  # a table among the hits: its matching rows first, else the text around the hits
             table_hit = any(r.kind == "table" for _, r in triggers)
@@ -118,12 +118,12 @@ def page_rungs(u: Unit, current: Body, ex: Expander, room: int | None = None,
         yield from _unseen(sized, seen)
     if paras:
         groups.append((paras[:1], "page_paragraphs"))
-    yield from _unseen(_group_rungs(groups, page), seen)
+    yield from _unseen(_group_rungs(groups, page, ex), seen)
 
 
-def _group_rungs(groups: Sequence[tuple[list[Region], str]], page: Region) -> Iterator[Rung]:
+def _group_rungs(groups: Sequence[tuple[list[Region], str]], page: Region, ex: Expander) -> Iterator[Rung]:
     for group, name in groups:
-        chosen = sorted(group, key=lambda p: (p.first_page, p.locators[0].bbox.y0, p.seq))
+        chosen = ex.in_reading_order(page, group)
         body_text = "\n\n".join(p.text.strip() for p in chosen)
         yield Rung(Body(body_text, tuple(chosen), page, page.region_id), name)
 
