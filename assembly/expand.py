@@ -33,7 +33,7 @@ from retrieval.hit import Hit, Modality
 log = logging.getLogger(__name__)
 
 UnitKind = Literal["span", "table", "figure", "page", "region"]
-EXCERPT_CACHE_SIZE = 100_000  # page-excerpt bounds kept per source (page text x span x limit x tokenizer)
+EXCERPT_CACHE_SIZE = 100_000  # page-excerpt bounds kept per source (region x limit x tokenizer)
 
 
 def _reading_key(r: Region) -> tuple[int, float, int]:
@@ -169,7 +169,7 @@ class _SourceCache:
         self.page_blocks: dict[tuple[str, str, int], _PageBlocks] = {}
         self.one_page: dict[str, Region | None] = {}  # region id -> the page it lies on wholly (Expander.page_of)
         self.scanned: dict[str, bool] = {}  # page region id -> Expander.scanned
-        self.excerpts: dict[tuple[str, int, int, int, str], tuple[int, int]] = {}  # Expander.excerpt_bounds
+        self.excerpts: dict[tuple[str, int, str], tuple[int, int]] = {}  # Expander._page_excerpt's bounds
 
 
 # Structural views derived from a source, kept while the source object lives. Sources are
@@ -560,7 +560,15 @@ class Expander:
         if page is None or span[1] > len(page.text):
             return None
         text = page.text
-        lo, hi = self.excerpt_bounds(text, span[0], span[1], limit)
+        key = (r.region_id, limit, self._tok)  # few limits here (the window size): kept with the source
+        kept = self._excerpts.get(key) if self._tok else None
+        if kept is None:
+            kept = self.excerpt_bounds(text, span[0], span[1], limit)
+            if self._tok:
+                if len(self._excerpts) >= EXCERPT_CACHE_SIZE:  # the limit follows the budget, which clients choose
+                    self._excerpts.clear()
+                self._excerpts[key] = kept
+        lo, hi = kept
         if lo == 0 and hi >= len(text.rstrip()):
             return self._whole_page(i, hit, r, page)
         return Unit("page", ("excerpt", page.region_id, str(lo)), r.doc_id, r.version_id, [i], hit.score,
@@ -568,20 +576,7 @@ class Expander:
 
     def excerpt_bounds(self, text: str, a: int, b: int, limit: int) -> tuple[int, int]:
         """The line-aligned slice of ``text`` around ``[a, b)`` of about ``limit`` tokens, a third before
-        and two thirds after (the matched lines always, however long). It depends only on these and the
-        tokenizer, so it is kept with the source per tokenizer name (bounded: the limits follow the budget,
-        which clients choose)."""
-        key = (text, a, b, limit, self._tok)
-        kept = self._excerpts.get(key) if self._tok else None
-        if kept is None:
-            kept = self._cut_excerpt(text, a, b, limit)
-            if self._tok:
-                if len(self._excerpts) >= EXCERPT_CACHE_SIZE:
-                    self._excerpts.clear()
-                self._excerpts[key] = kept
-        return kept
-
-    def _cut_excerpt(self, text: str, a: int, b: int, limit: int) -> tuple[int, int]:
+        and two thirds after (the matched lines always, however long)."""
         per_token = max(1.0, len(text) / max(1, self.count(text)))
         room = max(0, int(limit * per_token) - (b - a))
         lo, hi = max(0, a - room // 3), min(len(text), b + room - room // 3)
