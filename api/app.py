@@ -60,14 +60,14 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.store = store
     app.state.indexers = indexers_from_settings(settings)
     app.state.health = HealthCache(lambda: store_counts(store))
-    pool = QueryPool(settings.query_workers, settings.query_queue, processes=settings.query_processes,
+    pool = QueryPool(settings.query_workers, settings.query_queue, processes=settings.query_processes or 0,
                      settings=settings)
     app.state.query_pool = pool
     runner = job_runner(settings)  # on the Ray cluster when FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py)
     runner.start()
     app.state.jobs = runner
     logger.info("folio ready: data=%s, %d query workers (%d processes), queue %d", store.uri, pool.workers,
-                settings.query_processes, settings.query_queue)
+                settings.query_processes or 0, settings.query_queue)
     try:
         yield
     finally:

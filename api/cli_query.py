@@ -10,6 +10,7 @@ import argparse
 import ipaddress
 import json
 import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -51,7 +52,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = settings_for(args)
     host = args.host or settings.host
     port = args.port or settings.port
-    settings = settings.model_copy(update={"host": host, "port": port})
+    processes = settings.query_processes
+    if processes is None:  # the server's default: query Python on every core (README "Serving")
+        processes = max(1, min(8, os.cpu_count() or 1))
+    settings = settings.model_copy(update={"host": host, "port": port, "query_processes": processes})
     if not is_loopback(host) and not settings.api_key and not settings.keys_file:
         print(
             f"folio: WARNING: listening on {host} without API keys: anyone who can reach this port can "

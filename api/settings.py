@@ -63,12 +63,13 @@ class Settings(BaseSettings):
         le=256,
         description="threads that run /v1/search, /v1/context and /v1/verify (default: the cores, at most 8)",
     )
-    query_processes: int = Field(
-        0,
+    query_processes: int | None = Field(
+        None,
         ge=0,
         le=64,
         description="worker processes for /v1/search, /v1/context and /v1/verify, each with its own store "
-        "handle and models (0: threads of the server process); see README 'Serving'",
+        "handle and models (0: threads of the server process). Unset: `folio serve` starts one per core (at "
+        "most 8); an app built in code (create_app) uses threads. See README 'Serving'",
     )
     query_queue: int = Field(
         32, ge=0, le=10_000, description="queries waiting for a worker before new ones get 503 + Retry-After"
