@@ -13,6 +13,7 @@ anything else as a ``RuntimeError`` with its text (a 500)."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import pickle
 from typing import TYPE_CHECKING
@@ -49,10 +50,14 @@ def open_resources(settings: Settings) -> tuple[Store, Retriever]:
 
 
 def init(settings: Settings) -> None:
-    """The process pool's initializer."""
+    """The process pool's initializer. What it loads lives as long as the process, so it leaves the
+    garbage collector's scans (``gc.freeze``): a full collection over the models and store handles
+    took about 175 ms, and it would land on whichever query was running."""
     global _RESOURCES
     store, retriever = open_resources(settings)
     _RESOURCES = (store, retriever, settings)
+    gc.collect()
+    gc.freeze()
 
 
 def ready() -> bool:
