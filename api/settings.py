@@ -61,7 +61,8 @@ class Settings(BaseSettings):
         default_factory=lambda: max(1, min(8, os.cpu_count() or 1)),
         ge=1,
         le=256,
-        description="threads that run /v1/search, /v1/context and /v1/verify (default: the cores, at most 8)",
+        description="query threads (default: the cores, at most 8): search, context and verify when there are no "
+        "query processes, answers and MCP tools always",
     )
     query_processes: int | None = Field(
         None,
