@@ -357,13 +357,13 @@ def _raw_requests(port: int, requests: list[bytes]) -> list[bytes]:
 def test_500_keeps_the_connection_usable(data_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a 500 the server dropped the keep-alive connection without ``Connection: close`` and the
     client's next request was reset. Now the 500 is the standard body and the connection lives on."""
-    import api.routes.query
+    import api.query_ops
     import api.routes.regions
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret detail /etc/shadow")
 
-    monkeypatch.setattr(api.routes.query, "search_hits", boom)
+    monkeypatch.setattr(api.query_ops, "search_hits", boom)
     monkeypatch.setattr(api.routes.regions, "visible_region", boom)
     body = b'{"query": "incident"}'
     search = (
