@@ -101,6 +101,7 @@ class _Cand:
     full_cost: int = 0
     source: str = ""  # file name shown in the open line
     fmt: BlockFormat = "compact"
+    duplicate_of: str | None = None  # status "duplicate": the packed item whose text holds this one's
 
 
 _ROLES = ("user", "system")  # openai: system + user messages; anthropic: system string + user
@@ -366,20 +367,47 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
         return slack
     img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
     img_used = 0
+    sent: list[tuple[_Cand, str]] = []  # packed text candidates with their flattened text
     for c in packable:
         if c.cost <= slack and img_used + c.image_tokens <= img_cap:
             c.status = "included"
             slack -= c.cost
             img_used += c.image_tokens
+        elif not o.fallbacks or slack < close_tokens + FLOOR_SLACK:  # no block fits in less
             continue
-        if not o.fallbacks or slack < close_tokens + FLOOR_SLACK:  # no block fits in less
-            continue
-        if c.unit.kind == "table":
-            if _truncate(c, slack, shits, count, close_tokens, ex.query_words) is not None:
-                slack -= c.cost
-            continue
-        if _fallback(c, slack, ex, regions, count, close_tokens):
+        elif c.unit.kind == "table":
+            if _truncate(c, slack, shits, count, close_tokens, ex.query_words) is None:
+                continue
             slack -= c.cost
+        elif _fallback(c, slack, ex, regions, count, close_tokens):
+            slack -= c.cost
+        else:
+            continue
+        if not c.image_tokens:
+            slack = _drop_repeats(c, sent, slack)
+    return slack
+
+
+def _drop_repeats(c: _Cand, sent: list[tuple[_Cand, str]], slack: int) -> int:
+    """After packing ``c``: if its text is already inside a packed item of the same version (never
+    across versions), it is a duplicate of that item; packed items whose text is inside ``c``'s become
+    duplicates of ``c``. A candidate can repeat another once fallbacks shrink them (a page's best
+    paragraphs, then one of its sentences from a later hit). Returns the slack with the duplicates'
+    tokens given back."""
+    flat = " ".join(c.body.text.split())
+    if not flat:
+        return slack
+    mine = [(other, text) for other, text in sent if other.unit.version_id == c.unit.version_id]
+    for other, text in mine:
+        if flat in text:
+            c.status, c.duplicate_of = "duplicate", other.cid
+            return slack + c.cost
+    for other, text in mine:
+        if text in flat:
+            other.status, other.duplicate_of = "duplicate", c.cid
+            sent.remove((other, text))
+            slack += other.cost
+    sent.append((c, flat))
     return slack
 
 
@@ -606,6 +634,8 @@ def _candidate_share(root: Unit, c: _Cand) -> tuple[_Cand, str, list[int], int]:
 
 def _fate_of(i: int, c: _Cand, root: Unit, first: int) -> tuple[str, int, str]:
     """Fate, tokens and reason of hit ``i`` of candidate ``c``, whose own hit is ``first``."""
+    if c.status == "duplicate":
+        return "duplicate", 0, f"its text ({c.rung or 'as packed'}) is already in {c.duplicate_of}"
     if c.carried is not None and i not in c.carried:
         return "excluded_budget", 0, (f"{c.cid} did not fit whole and was replaced by a smaller source region "
                                       f"({c.rung}) that does not carry this hit")

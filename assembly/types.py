@@ -26,8 +26,9 @@ Order = Literal["relevance", "document", "edges"]
 BlockFormat = Literal["compact", "tagged"]
 Packed = Literal["included", "truncated"]
 """The status of a packed item."""
-CandidateStatus = Packed | Literal["excluded_budget", "excluded_slot", "excluded_max_items"]
-"""Where packing left a candidate: packed, or why not (budget, modality slot, ``max_items``)."""
+CandidateStatus = Packed | Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate"]
+"""Where packing left a candidate: packed, or why not (budget, modality slot, ``max_items``, its packed
+text already inside another packed item)."""
 Exclusion = Literal[
     "excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region",
     "no_content",

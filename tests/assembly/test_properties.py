@@ -43,6 +43,10 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
     assert len(carried) == len(set(carried))
     assert len({i.citation_id for i in pkg.items}) == len(pkg.items)
     assert pkg.refused == (not pkg.items)
+    if opts.packing == "greedy":  # no packed text is inside another packed item of its version
+        flat = [(it.version_id, " ".join(it.text.split())) for it in pkg.items if it.text and not it.image_url]
+        for k, (v, t) in enumerate(flat):
+            assert not any(v == w and t in u for j, (w, u) in enumerate(flat) if j != k), t
     # included manifest entries point at packed items; merged ones at an existing id
     ids = {i.citation_id for i in pkg.items}
     for m in pkg.manifest:
