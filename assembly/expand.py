@@ -650,6 +650,10 @@ def split_table(md: str) -> tuple[list[str], list[str]]:
     return lines[:1], lines[1:]
 
 
+ROW_PREFIX_MIN = 12  # tokens of room below which a cut row says nothing
+ROW_PREFIX_SPAN = 3  # a best row up to this many times the room is cut to fit; a longer one is a layout cell
+
+
 def ranked_rows(rows: Sequence[str], query_words: frozenset[str]) -> list[int]:
     """Row indices, the rows sharing most words with the question first, then table order: a row is
     found through its labels and the header words it repeats, and a table cut to fit keeps it.
@@ -664,11 +668,19 @@ def ranked_rows(rows: Sequence[str], query_words: frozenset[str]) -> list[int]:
 def fitted_rows(md: str, query_words: frozenset[str], limit: int, count: Callable[[str], int]) -> str | None:
     """Markdown table ``md`` cut to its header and the rows that fit ``limit`` tokens, taken in
     ``ranked_rows`` order and skipping any row too long for what is left (a layout table can hold a
-    whole page in one cell), in table order; None when not even one row fits."""
+    whole page in one cell), in table order; None when not even one row fits. When the row sharing
+    most words with the question is too long but at most ``ROW_PREFIX_SPAN`` times the room, the
+    table is its header and that row's prefix (a row's label and first cells name the answer)."""
     header, rows = split_table(md)
     used = count("\n".join(header))
     keep: list[int] = []
-    for i in ranked_rows(rows, query_words):
+    order = ranked_rows(rows, query_words)
+    if order and query_words & content_words(rows[order[0]]):
+        n, room = count(rows[order[0]]) + 1, limit - used
+        if n > room and ROW_PREFIX_MIN <= room and n <= ROW_PREFIX_SPAN * room:
+            cut = row_prefix(rows[order[0]], room - 1, count)
+            return None if cut is None else "\n".join([*header, cut])
+    for i in order:
         n = count(rows[i]) + 1
         if used + n <= limit:
             keep.append(i)
@@ -676,6 +688,23 @@ def fitted_rows(md: str, query_words: frozenset[str], limit: int, count: Callabl
     if not keep:
         return None
     return "\n".join(header + [rows[i] for i in sorted(keep)])
+
+
+def row_prefix(row: str, limit: int, count: Callable[[str], int]) -> str | None:
+    """The longest prefix of ``row`` that, with " …", fits ``limit`` tokens (None if nothing does).
+
+    >>> row_prefix("| mz | full marks or zero |", 6, lambda t: len(t.split()))
+    '| mz | full marks …'
+    """
+    lo, hi = 0, len(row)
+    while lo < hi:  # the longest cut whose text still fits
+        mid = (lo + hi + 1) // 2
+        if count(row[:mid].rstrip() + " …") <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    cut = row[:lo].rstrip()
+    return cut + " …" if cut.strip(" |") else None
 
 
 def table_text(parts: Sequence[Region]) -> str:

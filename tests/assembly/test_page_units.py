@@ -222,3 +222,24 @@ def test_a_table_cut_to_fit_skips_a_row_too_long_for_the_room() -> None:
     item = pkg.items[0]
     assert item.status == "truncated" and "| coolant flush | 2000 hours |" in item.text
     assert "note 149" not in item.text
+
+
+def test_a_best_row_a_little_too_long_is_cut_to_fit() -> None:
+    """The row the question names, a few times longer than the room (a label cell and a long description),
+    is sent as its prefix after the header, not dropped for short rows that share no word with the question."""
+    rows = [["mode", "unused"], *[[f"p{k}", f"value {k}"] for k in range(3)],
+            ["mz", "All or nothing scoring: the score is mz when every box is right, else zero. "
+                   + " ".join(f"Further detail {k} about how the scoring strategy treats partial answers."
+                              for k in range(10))]]
+    regs = make_doc("score", [("Care", [[f"Routine note {k} on housing inspection and seal wear of the pump."]
+                                        for k in range(40)]),
+                              ("Scoring", [("table", ["parameter", "meaning"], rows)])])
+    idx = RegionIndex(regs)
+    first, table = find(regs, "Routine note 3 "), by_kind(regs, "table")[0]
+    q = "Which parameter gives all or nothing scoring?"
+    pkg = assemble(q, [hit(first, 0.9, 1), hit(table, 0.8, 2)], idx, AssemblyOptions(budget=800))
+    assert pkg.budget.used <= 800 and pkg.budget.used == recount(pkg)
+    cut = next(it for it in pkg.items if it.pages == [table.first_page])
+    assert "| parameter | meaning |" in cut.text and "| mz | All or nothing scoring" in cut.text
+    assert cut.text.rstrip().endswith("…") and "Further detail 9" not in cut.text
+    assert "| p0 |" not in cut.text  # rows sharing no word with the question do not take its place
