@@ -27,8 +27,9 @@ Op = Callable[[Any, Store, "Retriever", "Settings", Collections], str]
 
 def search(req: SearchRequest, store: Store, retriever: Retriever, settings: Settings,
            collections: Collections) -> str:
-    found = search_hits(store, retriever, req, strategy=req.strategy, collections=collections)
-    names = version_filenames(store, collections)
+    with store.pinned_versions():
+        found = search_hits(store, retriever, req, strategy=req.strategy, collections=collections)
+        names = version_filenames(store, collections)
     data = []
     for h in found.hits:
         region = store.region_index(h.doc_id, h.version_id).get(h.region_id)

@@ -43,9 +43,9 @@ def version_filenames(store: Store, collections: Collection[str] | None = None, 
 
     Asked on every context request: kept per store while its versions table is at the same
     LanceDB version (a commit or delete moves it); ``table_version`` is that version when the caller
-    has just read it (``build_context`` reads it once for this and ``Retriever.source_for``), None
-    reads it here. Callers must not mutate the result."""
-    version = store.versions.version if table_version is None else table_version
+    has just read it, None takes the request's (``Store.pinned_versions``: ``build_context`` reads it
+    once for scope, sources and file names) or reads it here. Callers must not mutate the result."""
+    version = store.versions_version() if table_version is None else table_version
     key = (version, frozenset(collections) if collections is not None else None)
     with _FILENAMES_LOCK:
         per_store = _FILENAMES.setdefault(store, {})
@@ -155,10 +155,10 @@ def build_context(
         from api.compress_llm import llm_compressor
 
         compressor = llm_compressor(settings)  # before retrieval: no endpoint fails fast
-    found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
-    table_version = store.versions.version  # read once for both caches below
-    source = retriever.source_for(found.hits, table_version=table_version)
-    filenames = version_filenames(store, collections, table_version=table_version)
+    with store.pinned_versions():  # one read of the versions table's version for the whole request
+        found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
+        source = retriever.source_for(found.hits)
+        filenames = version_filenames(store, collections)
     package: ContextPackage = assemble(
         req.query, found.hits, source, options, filenames=filenames, retrieval_notes=found.notes,
         compressor=compressor,

@@ -54,7 +54,9 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
@@ -114,6 +116,7 @@ def __getattr__(name: str) -> Any:
 
 
 logger = logging.getLogger(__name__)
+_PINNED_VERSION: ContextVar[tuple[Store, int] | None] = ContextVar("folio_pinned_versions", default=None)
 
 # How long a second writer of the same version waits for the first before giving up.
 CLAIM_WAIT = timedelta(minutes=30)
@@ -281,6 +284,25 @@ class Store:
             self.ensure_fts()
 
     # ------------------------------------------------------------- versions
+    def versions_version(self) -> int:
+        """The versions table's LanceDB version: the one pinned for this request (``pinned_versions``),
+        else read now (a round trip that sees other processes' commits)."""
+        pinned = _PINNED_VERSION.get()
+        if pinned is not None and pinned[0] is self:
+            return pinned[1]
+        return int(self.versions.version)
+
+    @contextmanager
+    def pinned_versions(self) -> Iterator[int]:
+        """Read the versions table's version once for a whole request: inside the block, scope
+        resolution, file names and region sources all see that one snapshot (and skip the round trip)."""
+        version = int(self.versions.version)
+        token = _PINNED_VERSION.set((self, version))
+        try:
+            yield version
+        finally:
+            _PINNED_VERSION.reset(token)
+
     def _version_rows(
         self, *, doc_id: str | None = None, version_id: str | None = None, status: str | None = None
     ) -> list[dict[str, Any]]:
@@ -290,7 +312,7 @@ class Store:
         would dominate warm query latency; checking the table version costs ~0.3 ms and still
         sees commits made by other processes (strong read consistency).
         """
-        current = self.versions.version
+        current = self.versions_version()
         with self._cache_lock:
             cached = self._versions_cache
         if cached is None or cached[0] != current:

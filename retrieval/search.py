@@ -363,9 +363,9 @@ class Retriever:
     ) -> MergedSource:
         """A ``RegionSource`` over the versions the hits come from (or given ``{doc: version}`` / pairs).
 
-        ``table_version``: the versions table's LanceDB version (``store.versions.version``) when the caller
-        has just read it, so that one request reads it once (each read is a round trip through LanceDB's
-        event loop); None reads it here."""
+        ``table_version``: the versions table's LanceDB version when the caller has just read it; None
+        takes the request's (``Store.pinned_versions``) or reads it here (a round trip through LanceDB's
+        event loop)."""
         if isinstance(hits_or_versions, Mapping):
             pairs = list(hits_or_versions.items())
         else:
@@ -375,7 +375,7 @@ class Retriever:
         unique = list(dict.fromkeys(pairs))
         # One object per set of versions while the versions table is unchanged: the regions of a
         # version never change, and a commit or delete starts afresh (the table version moves).
-        key = (self.store.versions.version if table_version is None else table_version, frozenset(unique))
+        key = (self.store.versions_version() if table_version is None else table_version, frozenset(unique))
         with self._sources_lock:
             source = self._sources.get(key)
             if source is not None:
