@@ -72,6 +72,19 @@ def test_delete_one_version_keeps_the_other(ingested_data: Path) -> None:
         store.delete_document("no-such-doc")
 
 
+def test_a_pinned_request_reads_one_snapshot_of_the_versions(ingested_data: Path) -> None:
+    """``Store.pinned_versions``: inside the block the versions table's version is read once, so a
+    delete committed by another handle (another process) meanwhile shows only after the block."""
+    reader, writer = Store(ingested_data), Store(ingested_data)
+    new, old = reader.list_versions("support-policy")
+    with reader.pinned_versions() as pinned:
+        writer.delete_version("support-policy", old.version_id)
+        assert reader.versions_version() == pinned < int(writer.versions.version)
+        assert [v.version_id for v in reader.list_versions("support-policy")] == [new.version_id, old.version_id]
+    assert [v.version_id for v in reader.list_versions("support-policy")] == [new.version_id]
+    assert reader.versions_version() > pinned
+
+
 def _counts(store: Store) -> tuple[int, int, int]:
     return store.versions.count_rows(), store.regions.count_rows(), store.chunks.count_rows()
 
