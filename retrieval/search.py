@@ -268,22 +268,23 @@ class Retriever:
     def _label_ref_candidates(self, refs: Sequence[LabelRef], scope: Scope) -> list[Candidate]:
         """One ranked list for the numbered objects a question names (``retrieval.labelref``): tables
         and figures whose caption starts with the label, then paragraphs that do (as their first sentence,
-        the unit retrievers rank)."""
+        the unit retrievers rank), each preceded by the table or figure right above or below it: a caption
+        parsed as a line of text names the object next to it."""
         out: list[Candidate] = []
         for doc_id, version_id in scope.versions[:MAX_PAGEREF_VERSIONS]:
             index = self.store.region_index(doc_id, version_id)
-            for r in self._labels(doc_id, version_id, index).find(refs):
-                if r.kind == "paragraph":
-                    first = next((c for c in index.children(r.region_id) if c.kind == "sentence"), None)
-                    if first is None:
+            for found in self._labels(doc_id, version_id, index).find(refs):
+                named = [found]
+                if found.kind == "paragraph":  # a caption line: the object it captions, then its sentence
+                    first = next((c for c in index.children(found.region_id) if c.kind == "sentence"), None)
+                    named = [r for r in (captioned_object(index, found), first) if r is not None]
+                for r in named:
+                    page = r.first_page
+                    if scope.pages is not None and page not in scope.pages:
                         continue
-                    r = first
-                page = r.first_page
-                if scope.pages is not None and page not in scope.pages:
-                    continue
-                if scope.kinds is not None and r.kind not in scope.kinds:
-                    continue
-                out.append(Candidate(r.region_id, doc_id, version_id, r.kind, page, 1.0))
+                    if scope.kinds is not None and r.kind not in scope.kinds:
+                        continue
+                    out.append(Candidate(r.region_id, doc_id, version_id, r.kind, page, 1.0))
         return out
 
     def _labels(self, doc_id: str, version_id: str, index: RegionIndex) -> LabelIndex[Region]:
@@ -417,6 +418,29 @@ class Retriever:
             else off_status("no reranker configured (none by default)", LLM_ENABLE_HINT)
         )
         return out
+
+
+CAPTION_GAP = 36.0  # points between a caption line and the table or figure it names (half an inch)
+
+
+def captioned_object(index: RegionIndex, caption: Region) -> Region | None:
+    """The table or figure on ``caption``'s page nearest to it above or below, within ``CAPTION_GAP``
+    points and overlapping it horizontally (None if there is none)."""
+    if len({loc.page for loc in caption.locators}) != 1:
+        return None
+    cap = caption.locators[0].bbox
+    best: tuple[float, Region] | None = None
+    for kind in ("table", "figure"):
+        for r in index.of_kind(caption.doc_id, caption.version_id, kind):
+            if r.first_page != caption.first_page or not r.locators:
+                continue
+            box = r.locators[0].bbox
+            if box.x1 <= cap.x0 or box.x0 >= cap.x1:
+                continue
+            gap = max(box.y0 - cap.y1, cap.y0 - box.y1)
+            if gap <= CAPTION_GAP and (best is None or gap < best[0]):  # negative: they overlap
+                best = (gap, r)
+    return best[1] if best else None
 
 
 def check_rrf_k(k: int) -> None:

@@ -91,3 +91,26 @@ def test_named_table_is_retrieved(store: object) -> None:
 
     plain = retriever.search_detailed("What flow rate does the large pump reach?", doc_ids=["pumps"], k=10)
     assert "labelref" not in plain.retrievers
+
+
+def test_a_caption_line_names_the_object_next_to_it() -> None:
+    """A caption parsed as its own paragraph ("Table 7: ...") above a table that was parsed as a figure:
+    the label list offers the figure (``captioned_object``), not only the caption's sentence. A caption
+    with nothing right above or below it names nothing."""
+    from ingest.index import RegionIndex
+    from retrieval.search import captioned_object
+    from tests.assembly.builders import by_kind, make_doc
+
+    regs = make_doc("rules", [
+        ("Monitoring", [["Table 7: Monitoring of emergency diesel engines"],
+                        ("figure", "Lubricating oil pressure L | Cooling water pressure L"),
+                        [f"Arrangement note {k} on starting air." for k in range(4)],
+                        ["Table 8: Documentation to be submitted"],
+                        [f"Documentation note {k} for the cylinder liner." for k in range(4)]]),
+    ])
+    index = RegionIndex(regs)
+    caption7, caption8 = (next(r for r in by_kind(regs, "paragraph") if r.text.startswith(t))
+                          for t in ("Table 7", "Table 8"))
+    figure = by_kind(regs, "figure")[0]
+    assert captioned_object(index, caption7) == figure
+    assert captioned_object(index, caption8) is None  # prose above and below: no object to name
