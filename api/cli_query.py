@@ -69,6 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     # One access-log line per request (api.middleware), also without --verbose.
     logging.getLogger("api.middleware").setLevel(logging.INFO)
+    # loop and http stay "auto": uvloop and httptools (dependencies) when installed, asyncio and h11 otherwise
     uvicorn.run(
         create_app(settings),
         host=host,
