@@ -23,13 +23,18 @@ from fastapi.staticfiles import StaticFiles
 from api.cluster_jobs import job_runner
 from api.errors import install_error_handlers
 from api.keys import KeyRing
-from api.middleware import HostOriginGuard, RequestContext, guard_options
+from api.middleware import HostOriginGuard, RequestContext, ShedQueries, guard_options
 from api.pool import QueryPool
 from api.routes import answer, documents, health, jobs, query, regions
 from api.routes.health import HealthCache, store_counts
 from api.settings import Settings, warn_unknown_env
 
 logger = logging.getLogger(__name__)
+
+# uvicorn's HTTP protocol for `folio serve` (and the tests' live servers): h11, even where httptools is
+# installed. When a client keeps streaming an upload after its 413, uvicorn's httptools protocol parses
+# the rest as a new request and resets the connection, and the client may never read the 413.
+HTTP_IMPL = "h11"
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -115,7 +120,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.keys = KeyRing(settings.keys_file, settings.api_key)
     install_error_handlers(app)
     # Added innermost first: the request context wraps everything, so even a refused Host gets a
-    # request id and an access-log line.
+    # request id and an access-log line; a shed query has passed the Host and Origin checks.
+    app.add_middleware(ShedQueries)
     app.add_middleware(HostOriginGuard, **guard_options(settings))
     if settings.cors_origins:
         from starlette.middleware.cors import CORSMiddleware

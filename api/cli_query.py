@@ -47,7 +47,7 @@ def is_loopback(host: str) -> bool:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.app import create_app
+    from api.app import HTTP_IMPL, create_app
 
     settings = settings_for(args)
     host = args.host or settings.host
@@ -69,9 +69,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     )
     # One access-log line per request (api.middleware), also without --verbose.
     logging.getLogger("api.middleware").setLevel(logging.INFO)
-    # loop and http stay "auto": uvloop and httptools (dependencies) when installed, asyncio and h11 otherwise
     uvicorn.run(
         create_app(settings),
+        http=HTTP_IMPL,  # the event loop stays "auto": uvloop (a dependency) where it installs
         host=host,
         port=port,
         log_level="warning" if not args.verbose else "info",

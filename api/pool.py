@@ -61,6 +61,18 @@ class QueryPool:
     def pending(self) -> int:
         return self._pending
 
+    @property
+    def full(self) -> bool:
+        """Every worker busy and the queue full: a new query would get ``Overloaded``."""
+        return self._pending >= self.capacity
+
+    def overloaded(self) -> Overloaded:
+        return Overloaded(
+            f"server busy: {self.workers} query workers and {self.capacity - self.workers} queued "
+            f"requests; retry in {self.retry_after} s",
+            retry_after=self.retry_after,
+        )
+
     def _done(self, _: Future[Any]) -> None:
         with self._lock:
             self._pending -= 1
@@ -84,11 +96,7 @@ class QueryPool:
     async def _submit(self, executor: Executor, fn: Callable[..., T], *args: Any) -> T:
         with self._lock:
             if self._pending >= self.capacity:
-                raise Overloaded(
-                    f"server busy: {self.workers} query workers and {self.capacity - self.workers} queued "
-                    f"requests; retry in {self.retry_after} s",
-                    retry_after=self.retry_after,
-                )
+                raise self.overloaded()
             self._pending += 1
         try:
             future: Future[T] = executor.submit(fn, *args)

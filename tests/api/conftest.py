@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from api.app import HTTP_IMPL, create_app
 from api.settings import Settings
 
 EXCERPT_PAGES = 3
@@ -104,7 +104,7 @@ def live_server(settings: Settings) -> Iterator[str]:
 
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning", http=HTTP_IMPL)
     )
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()

@@ -68,11 +68,17 @@ def test_health_answers_while_every_query_worker_is_busy(
             assert shed.status_code == 503
             assert shed.json()["error"]["code"] == "overloaded"
             assert int(shed.headers["retry-after"]) >= 1
+            junk = client.post("/v1/context", content=b"{not json",  # shed before its body is read (ShedQueries)
+                               headers={"content-type": "application/json", "x-request-id": "shed-1"})
+            assert junk.status_code == 503 and junk.headers["x-request-id"] == "shed-1"
+            assert junk.json()["error"] == {**shed.json()["error"], "request_id": "shed-1"}
         finally:
             release.set()
             busy.join(60)
         assert results == [200]
         assert client.post("/v1/context", json=body).status_code == 200  # the worker is free again
+        assert client.post("/v1/context", content=b"{not json",
+                           headers={"content-type": "application/json"}).status_code in (400, 422)
 
 
 def test_query_processes_answer_like_the_threads(data_copy: Path) -> None:
