@@ -10,7 +10,6 @@ import argparse
 import ipaddress
 import json
 import logging
-import os
 import re
 import sys
 from pathlib import Path
@@ -48,13 +47,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.app import HTTP_IMPL, create_app
+    from api.settings import default_concurrency
 
     settings = settings_for(args)
     host = args.host or settings.host
     port = args.port or settings.port
     processes = settings.query_processes
     if processes is None:  # the server's default: query Python on every core (README "Serving")
-        processes = max(1, min(8, os.cpu_count() or 1))
+        processes = default_concurrency()
     settings = settings.model_copy(update={"host": host, "port": port, "query_processes": processes})
     if not is_loopback(host) and not settings.api_key and not settings.keys_file:
         print(

@@ -35,18 +35,16 @@ _FILENAMES: weakref.WeakKeyDictionary[Store, dict[tuple[int, frozenset[str] | No
 _FILENAMES_LOCK = threading.Lock()
 
 
-def version_filenames(store: Store, collections: Collection[str] | None = None, *,
-                      table_version: int | None = None) -> dict[str, str]:
+def version_filenames(store: Store, collections: Collection[str] | None = None) -> dict[str, str]:
     """version_id → file name, over every ready version (old versions can be queried too) of
     ``collections`` (None: all). Same bytes in two collections share a version id, so the
     filter matters: the other collection's file name must not show.
 
     Asked on every context request: kept per store while its versions table is at the same
-    LanceDB version (a commit or delete moves it); ``table_version`` is that version when the caller
-    has just read it, None takes the request's (``Store.pinned_versions``: ``build_context`` reads it
-    once for scope, sources and file names) or reads it here. Callers must not mutate the result."""
-    version = store.versions_version() if table_version is None else table_version
-    key = (version, frozenset(collections) if collections is not None else None)
+    LanceDB version (a commit or delete moves it): the request's (``Store.pinned_versions``:
+    ``build_context`` reads it once for scope, sources and file names), else read here. Callers must
+    not mutate the result."""
+    key = (store.versions_version(), frozenset(collections) if collections is not None else None)
     with _FILENAMES_LOCK:
         per_store = _FILENAMES.setdefault(store, {})
         hit = per_store.get(key)

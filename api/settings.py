@@ -21,6 +21,11 @@ from ingest.store import default_data_dir
 logger = logging.getLogger(__name__)
 
 
+def default_concurrency() -> int:
+    """Query threads, and `folio serve`'s query processes, when not set: the cores, at most 8."""
+    return max(1, min(8, os.cpu_count() or 1))
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FOLIO_", extra="ignore")
 
@@ -58,7 +63,7 @@ class Settings(BaseSettings):
         default_factory=list, description="origins (scheme://host[:port]) that browsers may call the API from"
     )
     query_workers: int = Field(
-        default_factory=lambda: max(1, min(8, os.cpu_count() or 1)),
+        default_factory=default_concurrency,
         ge=1,
         le=256,
         description="query threads (default: the cores, at most 8): search, context and verify when there are no "

@@ -172,9 +172,9 @@ def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: i
             assemble(q["question"], hits, src, opts, filenames=names)  # noqa: B023
 
         def after() -> None:  # as build_context: the versions table's version read once for both caches
-            v = store.versions.version
-            assemble(q["question"], hits, retriever.source_for(hits, table_version=v), opts,  # noqa: B023
-                     filenames=version_filenames(store, table_version=v))
+            with store.pinned_versions():
+                source, names = retriever.source_for(hits), version_filenames(store)  # noqa: B023
+            assemble(q["question"], hits, source, opts, filenames=names)  # noqa: B023
 
         before()
         after()  # warm-up: tokenizer, region indexes

@@ -360,13 +360,10 @@ class Retriever:
 
     def source_for(
         self, hits_or_versions: Sequence[Hit] | Mapping[str, str] | Sequence[tuple[str, str]],
-        *, table_version: int | None = None,
     ) -> MergedSource:
-        """A ``RegionSource`` over the versions the hits come from (or given ``{doc: version}`` / pairs).
-
-        ``table_version``: the versions table's LanceDB version when the caller has just read it; None
-        takes the request's (``Store.pinned_versions``) or reads it here (a round trip through LanceDB's
-        event loop)."""
+        """A ``RegionSource`` over the versions the hits come from (or given ``{doc: version}`` / pairs),
+        kept per versions-table version: the request's (``Store.pinned_versions``), else read here (a
+        round trip through LanceDB's event loop)."""
         if isinstance(hits_or_versions, Mapping):
             pairs = list(hits_or_versions.items())
         else:
@@ -376,7 +373,7 @@ class Retriever:
         unique = list(dict.fromkeys(pairs))
         # One object per set of versions while the versions table is unchanged: the regions of a
         # version never change, and a commit or delete starts afresh (the table version moves).
-        key = (self.store.versions_version() if table_version is None else table_version, frozenset(unique))
+        key = (self.store.versions_version(), frozenset(unique))
         with self._sources_lock:
             source = self._sources.get(key)
             if source is not None:
