@@ -17,23 +17,25 @@ from __future__ import annotations
 import logging
 import pathlib
 import re
-import time
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ingest.furniture import mark_furniture, page_text
 from ingest.model import PageInfo, PageIssue, Region, version_id_for
+from ingest.page_lanes import OcrCall, OcrResult, PageLanes, Pending
 from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
 from ingest.pdf_ocr import (
     MAX_NATIVE_CHARS,
-    ImageOcrError,
     OcrBudget,
     image_ocr_languages,
     is_scanned,
     ocr_available,
-    ocr_image_blocks,
-    ocr_page_blocks,
+    page_ocr_input,
+    render_for_ocr,
+    tesseract_languages,
     wants_image_ocr,
 )
 from ingest.pdf_regions import PageData, build_regions
@@ -67,31 +69,23 @@ def _flags() -> int:
     return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP)
 
 
-def _save_png(pix: Any, path: pathlib.Path) -> tuple[int, int]:
-    """Write a pixmap as PNG (atomically: a reader never sees half a file); its pixel size."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    pix.save(str(tmp), output="png")
-    tmp.replace(path)
-    return int(pix.width), int(pix.height)
-
-
 def _first_pass(
-    page: pymupdf.Page, *, ocr: OcrBudget | None, asset_dir: pathlib.Path | None, rel_dir: str, scale: float
-) -> PageData:
-
+    page: pymupdf.Page, *, lanes: PageLanes, ocr: bool, asset_dir: pathlib.Path | None, rel_dir: str, scale: float
+) -> tuple[PageData, list[Pending]]:
+    """Everything of one page that needs MuPDF. What runs on the lanes (PNG writes, Tesseract) comes
+    back as ``Pending`` work; ``_finish_page`` applies it and builds the page text."""
     w, h = page.rect.width, page.rect.height
     pd = PageData(index=page.number, width=w, height=h, label=page_label(page))
+    pending: list[Pending] = []
+    ocr_calls: list[tuple[OcrCall, Callable[[OcrResult], None]]] = []
     flags = _flags()
     tp = page.get_textpage(flags=flags)
     pd.blocks = extract_blocks(tp, page)
     chars = sum(len(ln.text.strip()) for b in pd.blocks for ln in b.lines)
     images = raster_boxes(page)
     pd.scanned = is_scanned(page, chars, images)
-    if ocr is not None:
-        ocr.start_page()
-    if pd.scanned and ocr is not None:
-        _ocr_scanned_page(page, pd, ocr)
+    if pd.scanned and ocr:
+        ocr_calls.append(_ocr_scanned_page(page, pd, lanes))
     drawings = page.get_cdrawings() if not pd.scanned else []
     if drawings:
         words = [wd for b in pd.blocks for ln in b.lines for wd in ln.words]
@@ -119,12 +113,35 @@ def _first_pass(
                     b.role = "figure"
                     fig.inner.append(b)
             pd.figures.append(fig)
-        if ocr is not None:
-            _ocr_images(page, pd, images, ocr)
-    elif not pd.ocr:
-        pd.figures.append(FigureData(bbox=(0.0, 0.0, w, h), source="page-scan"))
-    # Page text: blocks in reading order, lines joined by "\n", blocks by "\n\n". A block's region
-    # text joins its lines by " ", so it has the same length as its span in the page text.
+        if ocr:
+            ocr_calls += _ocr_images(page, pd, images, lanes)
+    if ocr_calls:
+        appliers = [ap for _, ap in ocr_calls]
+
+        def apply_ocr(fut: Future[list[OcrResult]]) -> None:
+            for ap, result in zip(appliers, fut.result(), strict=True):
+                ap(result)
+
+        pending.append(Pending(lanes.ocr(pd.index, [c for c, _ in ocr_calls]), apply_ocr))
+    if asset_dir is not None:
+        try:
+            pending += _render(page, pd, asset_dir, rel_dir, scale, lanes)
+        except MemoryError:
+            raise
+        except Exception as exc:  # e.g. MuPDF's "Overly large image" for a giant page box: keep the text
+            pd.image = None
+            pd.warnings.append(f"page {pd.index + 1}: not rendered ({' '.join(str(exc).split())[:120]})")
+    return pd, pending
+
+
+def _finish_page(pd: PageData, pending: list[Pending]) -> None:
+    """The lanes' results, in the order the work was handed out, then the page text: blocks in
+    reading order, lines joined by "\n", blocks by "\n\n". A block's region text joins its lines
+    by " ", so it has the same length as its span in the page text."""
+    for p in pending:
+        p.apply(p.future)
+    if pd.scanned and not pd.ocr:
+        pd.figures.append(FigureData(bbox=(0.0, 0.0, pd.width, pd.height), source="page-scan"))
     parts: list[str] = []
     off = 0
     for b in pd.blocks:
@@ -133,29 +150,46 @@ def _first_pass(
         parts.append(btext)
         off += len(btext) + 2
     pd.text = "\n\n".join(parts)
-    if asset_dir is not None:
-        try:
-            _render(page, pd, asset_dir, rel_dir, scale)
-        except MemoryError:
-            raise
-        except Exception as exc:  # e.g. MuPDF's "Overly large image" for a giant page box: keep the text
-            pd.image = None
-            pd.warnings.append(f"page {pd.index + 1}: not rendered ({' '.join(str(exc).split())[:120]})")
-    return pd
 
 
-def _render(page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: str, scale: float) -> None:
+def _not_rendered(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:120]
+
+
+def _render(
+    page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: str, scale: float, lanes: PageLanes
+) -> list[Pending]:
+    """Render the page and its figure crops here; their PNGs are written on the PNG lane."""
     import pymupdf
 
     mat = pymupdf.Matrix(scale, scale)
-    pd.image_size = _save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
+    pd.image_size, written = lanes.save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
     pd.image = f"{rel_dir}/page-{pd.index + 1}.png"
+
+    def page_failed(fut: Future[None]) -> None:
+        exc = fut.exception()
+        if exc is not None:
+            pd.image, pd.image_size = None, None
+            pd.warnings.append(f"page {pd.index + 1}: not rendered ({_not_rendered(exc)})")
+
+    out = [Pending(written, page_failed)]
     for k, fig in enumerate(pd.figures, start=1):
         if fig.source == "page-scan":
             continue
         name = f"fig-p{pd.index + 1}-{k}.png"
-        fig.image_size = _save_png(page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name)
+        fig.image_size, written = lanes.save_png(
+            page.get_pixmap(matrix=mat, clip=pymupdf.Rect(fig.bbox)), asset_dir / name
+        )
         fig.image = f"{rel_dir}/{name}"
+
+        def fig_failed(fut: Future[None], fig: FigureData = fig, k: int = k) -> None:
+            exc = fut.exception()
+            if exc is not None:
+                fig.image, fig.image_size = None, None
+                pd.warnings.append(f"page {pd.index + 1}: figure {k} not rendered ({_not_rendered(exc)})")
+
+        out.append(Pending(written, fig_failed))
+    return out
 
 
 def page_label(page: pymupdf.Page) -> str:
@@ -186,36 +220,27 @@ def _is_background(box: tuple[float, float, float, float], w: float, h: float, b
     return chars > MAX_NATIVE_CHARS
 
 
-def _ocr_within(budget: OcrBudget, pd: PageData, spent: str, failed: str,
-                run: Callable[[float], list[Block]]) -> list[Block] | None:
-    """One OCR call within the document's OCR budget (its time is charged); None, with a warning on the
-    page, when the budget is spent (``spent``) or OCR failed (``failed``, the error appended)."""
-    timeout = budget.timeout()
-    if timeout is None:
-        pd.warnings.append(f"page {pd.index + 1}: {spent}, the OCR time budget is spent")
-        return None
-    started = time.perf_counter()
-    try:
-        return run(timeout)
-    except ImageOcrError as exc:
-        pd.warnings.append(f"page {pd.index + 1}: {failed} ({exc})")
-        return None
-    finally:
-        budget.charge(time.perf_counter() - started)
+def _ocr_scanned_page(
+    page: pymupdf.Page, pd: PageData, lanes: PageLanes
+) -> tuple[OcrCall, Callable[[OcrResult], None]]:
+    """Whole-page OCR; a page left without text keeps its ``page-scan`` figure."""
 
+    def apply(result: OcrResult) -> None:
+        blocks, warning = result
+        if warning:
+            pd.warnings.append(warning)
+        if blocks is not None:
+            pd.blocks = blocks
+            pd.ocr = bool(blocks)
 
-def _ocr_scanned_page(page: pymupdf.Page, pd: PageData, budget: OcrBudget) -> None:
-    """Whole-page OCR within the budget; a page left without text keeps its ``page-scan`` figure."""
-    blocks = _ocr_within(budget, pd, "not OCRed", "OCR failed", lambda t: ocr_page_blocks(page, t))
-    if blocks is None:
-        return
-    pd.blocks = blocks
-    pd.ocr = bool(blocks)
+    inp = None if lanes.ocr_spent() else page_ocr_input(page)
+    langs = "+".join(tesseract_languages())
+    return OcrCall(inp, langs, "not OCRed", "OCR failed", page_text=True), apply
 
 
 def _ocr_images(
-    page: pymupdf.Page, pd: PageData, images: list[tuple[float, float, float, float]], budget: OcrBudget
-) -> None:
+    page: pymupdf.Page, pd: PageData, images: list[tuple[float, float, float, float]], lanes: PageLanes
+) -> list[tuple[OcrCall, Callable[[OcrResult], None]]]:
     """OCR large, text-free raster images; their text joins the figure and the page's paragraphs.
 
     OCR blocks go into ``pd.blocks`` right after the last native block that starts above the
@@ -224,20 +249,29 @@ def _ocr_images(
     native = list(pd.blocks)
     todo = [b for b in images if wants_image_ocr(b, pd.width, pd.height, native)]
     if not todo:
-        return
+        return []
     langs = image_ocr_languages(" ".join(b.text for b in native))
+    out: list[tuple[OcrCall, Callable[[OcrResult], None]]] = []
     for box in todo:
-        got = _ocr_within(budget, pd, "an image was not OCRed", "OCR of an image failed; indexed as an image only",
-                          lambda t: ocr_image_blocks(page, box, langs, timeout_s=t))  # noqa: B023 (called at once)
-        if not got:
-            continue
-        pd.ocr = True
-        fig = next((f for f in pd.figures if center_in(box, f.bbox)), None)
-        if fig is not None:
-            fig.inner.extend(got)
-            fig.ocr = True
-        pos = max((i for i, b in enumerate(pd.blocks) if not b.ocr and b.bbox[1] <= box[1] + 1), default=-1)
-        pd.blocks[pos + 1 : pos + 1] = got
+
+        def apply(result: OcrResult, box: tuple[float, float, float, float] = box) -> None:
+            got, warning = result
+            if warning:
+                pd.warnings.append(warning)
+            if not got:
+                return
+            pd.ocr = True
+            fig = next((f for f in pd.figures if center_in(box, f.bbox)), None)
+            if fig is not None:
+                fig.inner.extend(got)
+                fig.ocr = True
+            pos = max((i for i, b in enumerate(pd.blocks) if not b.ocr and b.bbox[1] <= box[1] + 1), default=-1)
+            pd.blocks[pos + 1 : pos + 1] = got
+
+        inp = None if lanes.ocr_spent() else render_for_ocr(page, box)
+        out.append((OcrCall(inp, langs, "an image was not OCRed", "OCR of an image failed; indexed as an image only"),
+                    apply))
+    return out
 
 
 def parse_pdf(
@@ -297,6 +331,9 @@ def parse_pdf(
     )
 
 
+MAX_PENDING_PAGES = 16  # pages whose lane work may be outstanding: bounds the pixels held in memory
+
+
 def _first_passes(
     doc: pymupdf.Document,
     budget: OcrBudget | None,
@@ -305,27 +342,54 @@ def _first_passes(
     scale: float,
     progress: Callable[[int, int], None] | None,
 ) -> tuple[list[PageData], list[PageIssue]]:
-    """The first pass over every page. A page that fails is recorded as a ``PageIssue`` and kept as
-    an empty page of its size (US Letter when even its size cannot be read), so ids and page
-    numbers of the rest do not move."""
+    """The first pass over every page, with PNG writes and Tesseract on the lanes (``ingest.page_lanes``).
+    A page that fails is recorded as a ``PageIssue`` and kept as an empty page of its size (US Letter
+    when even its size cannot be read), so ids and page numbers of the rest do not move."""
     issues: list[PageIssue] = []
     pages: list[PageData] = []
     n = doc.page_count
+    lanes = PageLanes(budget)
+    waiting: deque[tuple[int, list[Pending]]] = deque()  # pages first-passed but not finished
+
+    def failed(i: int, exc: Exception) -> None:
+        logger.warning("page %d failed: %s", i + 1, exc)
+        issues.append(PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
+        r = doc.load_page(i).rect if i < n else None
+        pages[i] = PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0)
+
+    def finish_oldest() -> None:
+        i, pending = waiting.popleft()
+        try:
+            _finish_page(pages[i], pending)
+        except MemoryError:
+            raise
+        except Exception as exc:  # recorded like a first-pass failure
+            failed(i, exc)
+
     if progress:
         progress(0, n)  # opened: a watchdog times pages from here
-    for i in range(n):
-        try:
-            page = doc.load_page(i)
-            pages.append(_first_pass(page, ocr=budget, asset_dir=asset_dir, rel_dir=rel_dir, scale=scale))
-        except MemoryError:
-            raise  # the document is over its memory budget: not a page problem
-        except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
-            logger.warning("page %d failed: %s", i + 1, exc)
-            issues.append(PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
-            r = doc.load_page(i).rect if i < n else None
-            pages.append(PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0))
-        if progress:
-            progress(i + 1, n)
+    try:
+        for i in range(n):
+            pages.append(PageData(index=i, width=612.0, height=792.0))
+            try:
+                pd, pending = _first_pass(doc.load_page(i), lanes=lanes, ocr=budget is not None,
+                                          asset_dir=asset_dir, rel_dir=rel_dir, scale=scale)
+                pages[i] = pd
+                waiting.append((i, pending))
+            except MemoryError:
+                raise  # the document is over its memory budget: not a page problem
+            except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
+                failed(i, exc)
+            while waiting and (len(waiting) > MAX_PENDING_PAGES or all(p.future.done() for p in waiting[0][1])):
+                finish_oldest()
+            if progress:
+                progress(i + 1, n)
+        while waiting:
+            finish_oldest()
+            if progress:
+                progress(n, n)  # still alive: the last pages' OCR may take a while
+    finally:
+        lanes.close()
     return pages, issues
 
 

@@ -61,32 +61,45 @@ class ImageOcrError(RuntimeError):
 class OcrBudget:
     """How much Tesseract time one document may use.
 
-    ``page_s`` bounds the Tesseract time of one page (``start_page`` begins a page; ``None``: 180 s
-    per call), ``total_s`` the document's: a call starts only while the document has time left and
-    may then use what is left of the page's, so the document total overshoots by at most one
-    page. ``timeout()`` is the limit for the next call, ``None`` when none may start: the caller
-    then skips OCR and records a warning.
+    ``page_s`` bounds the Tesseract time of one page (``None``: 180 s per call), ``total_s`` the
+    document's. A call starts only while the document has time left and may then use what is left
+    of its page's, so the document total overshoots by at most one call. Calls of different pages
+    may run at once (``ingest.page_lanes``): ``running_s`` holds the limits of the calls running now,
+    and another call joins them only while the document's time left would still cover all of them
+    in full, plus a second; otherwise it waits for them (``decide`` says ``"wait"``). So a tight budget
+    is spent exactly as one call after another would spend it.
+
+    >>> b = OcrBudget(total_s=100.0, page_s=45.0)
+    >>> b.decide(page_spent=0.0)
+    ('start', 45.0)
+    >>> b.running_s = 45.0; b.decide(page_spent=0.0)    # 55 s would be left: it may join
+    ('start', 45.0)
+    >>> b.running_s = 99.5; b.decide(page_spent=0.0)    # 0.5 s would be left: wait for the others
+    ('wait', 0.0)
+    >>> b.running_s = 0.0; b.decide(page_spent=44.5)    # the page's own time is spent
+    ('skip', 0.0)
     """
 
     total_s: float | None = None
     page_s: float | None = _TIMEOUT_S
     spent_s: float = 0.0
-    page_spent_s: float = 0.0
+    running_s: float = 0.0
 
-    def start_page(self) -> None:
-        self.page_spent_s = 0.0
+    def document_spent(self) -> bool:
+        """No call may start any more, on any page (the document's seconds are spent)."""
+        return self.total_s is not None and self.total_s - self.spent_s < 1.0
 
-    def timeout(self) -> float | None:
-        if self.total_s is not None and self.total_s - self.spent_s < 1.0:
-            return None
-        if self.page_s is None:
-            return float(_TIMEOUT_S)
-        left = self.page_s - self.page_spent_s
-        return left if left >= 1.0 else None
-
-    def charge(self, seconds: float) -> None:
-        self.spent_s += seconds
-        self.page_spent_s += seconds
+    def decide(self, page_spent: float) -> tuple[str, float]:
+        """``("start", limit)`` for the next call of a page that has used ``page_spent`` seconds,
+        ``("skip", 0)`` when none may start, ``("wait", 0)`` until a running call ends."""
+        if self.document_spent():
+            return "skip", 0.0
+        limit = float(_TIMEOUT_S) if self.page_s is None else self.page_s - page_spent
+        if limit < 1.0:
+            return "skip", 0.0
+        if self.running_s and self.total_s is not None and self.total_s - self.spent_s - self.running_s < 1.0:
+            return "wait", 0.0
+        return "start", limit
 
 
 @lru_cache(maxsize=1)
@@ -128,17 +141,25 @@ def scan_dpi(page: pymupdf.Page) -> int:
     return max(int(dpi), 1)
 
 
+def page_ocr_input(page: pymupdf.Page) -> OcrInput:
+    """A whole scanned page rendered for Tesseract, at the scan's own resolution (``scan_dpi``)."""
+    return render_for_ocr(page, tuple(page.rect), scan_dpi(page))
+
+
+def page_blocks(blocks: list[Block]) -> list[Block]:
+    """Whole-page OCR blocks are the page's only text layer, not OCR next to a native one."""
+    for b in blocks:
+        b.ocr = False
+    return blocks
+
+
 def ocr_page_blocks(page: pymupdf.Page, timeout_s: float = _TIMEOUT_S) -> list[Block]:
     """OCR a whole scanned page (all installed languages) into blocks, like a native text layer.
 
     Raises ``ImageOcrError`` when Tesseract fails or runs past ``timeout_s``.
     """
-    blocks = ocr_image_blocks(
-        page, tuple(page.rect), "+".join(tesseract_languages()), scan_dpi(page), timeout_s=timeout_s
-    )
-    for b in blocks:
-        b.ocr = False  # the page's only text layer, not OCR next to a native one
-    return blocks
+    langs = "+".join(tesseract_languages())
+    return page_blocks(run_tesseract(page_ocr_input(page), langs, timeout_s=timeout_s))
 
 
 def wants_image_ocr(box: Box, page_w: float, page_h: float, native: list[Block]) -> bool:
@@ -158,34 +179,47 @@ def image_ocr_languages(native_text: str) -> str:
     return "+".join(langs)
 
 
-def ocr_image_blocks(
-    page: pymupdf.Page, box: Box, languages: str, dpi: int = IMAGE_OCR_DPI, *, timeout_s: float = _TIMEOUT_S
-) -> list[Block]:
-    """OCR the page area ``box`` (displayed-page points) into blocks flagged ``ocr``.
+@dataclass(frozen=True, slots=True)
+class OcrInput:
+    """A page area rendered for Tesseract (the MuPDF half of an OCR call, done on the parsing
+    thread: a document is not safe to render from two threads) and how its pixels map back."""
 
-    One block per Tesseract paragraph; line boxes are unions of the line's word boxes. The
-    rendering is capped at ``MAX_OCR_PIXELS``. Raises ``ImageOcrError`` when Tesseract fails or
-    runs past ``timeout_s``.
-    """
+    png: bytes
+    box: Box
+    dpi: int
+    sx: float
+    sy: float
+
+
+def render_for_ocr(page: pymupdf.Page, box: Box, dpi: int = IMAGE_OCR_DPI) -> OcrInput:
+    """Grey rendering of ``box`` (displayed-page points) at ``dpi``, capped at ``MAX_OCR_PIXELS``."""
     import pymupdf
 
-    exe = shutil.which("tesseract")
-    if not exe:
-        raise ImageOcrError("tesseract is not installed")
     area_in2 = max((box[2] - box[0]) * (box[3] - box[1]) / (72.0 * 72.0), 1e-6)
     dpi = max(1, min(dpi, int((MAX_OCR_PIXELS / area_in2) ** 0.5)))
     pix = page.get_pixmap(clip=pymupdf.Rect(box), dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
     sx = (box[2] - box[0]) / max(pix.width, 1)
     sy = (box[3] - box[1]) / max(pix.height, 1)
-    png = pix.tobytes("png")
+    return OcrInput(png=pix.tobytes("png"), box=box, dpi=dpi, sx=sx, sy=sy)
+
+
+def run_tesseract(inp: OcrInput, languages: str, *, timeout_s: float = _TIMEOUT_S) -> list[Block]:
+    """The Tesseract half: TSV → blocks flagged ``ocr``, in page coordinates. Touches no PyMuPDF
+    object and waits on a subprocess, so it runs beside the parser on another thread.
+
+    Raises ``ImageOcrError`` when Tesseract fails or runs past ``timeout_s``.
+    """
+    exe = shutil.which("tesseract")
+    if not exe:
+        raise ImageOcrError("tesseract is not installed")
     env = {
         **os.environ,
         "OMP_THREAD_LIMIT": "1",
     }  # Tesseract's OpenMP threads only oversubscribe small machines
     try:
         res = subprocess.run(
-            [exe, "stdin", "stdout", "-l", languages, "--dpi", str(dpi), "tsv"],
-            input=png,
+            [exe, "stdin", "stdout", "-l", languages, "--dpi", str(inp.dpi), "tsv"],
+            input=inp.png,
             capture_output=True,
             timeout=timeout_s,
             check=False,
@@ -197,7 +231,21 @@ def ocr_image_blocks(
         raise ImageOcrError(f"tesseract failed: {type(exc).__name__}") from exc
     if res.returncode != 0:
         raise ImageOcrError(f"tesseract exit {res.returncode}: {res.stderr.decode(errors='replace')[:200]}")
-    return blocks_from_tsv(res.stdout.decode("utf-8", errors="replace"), box[0], box[1], sx, sy)
+    return blocks_from_tsv(res.stdout.decode("utf-8", errors="replace"), inp.box[0], inp.box[1], inp.sx, inp.sy)
+
+
+def ocr_image_blocks(
+    page: pymupdf.Page, box: Box, languages: str, dpi: int = IMAGE_OCR_DPI, *, timeout_s: float = _TIMEOUT_S
+) -> list[Block]:
+    """OCR the page area ``box`` (displayed-page points) into blocks flagged ``ocr``.
+
+    One block per Tesseract paragraph; line boxes are unions of the line's word boxes. The
+    rendering is capped at ``MAX_OCR_PIXELS``. Raises ``ImageOcrError`` when Tesseract fails or
+    runs past ``timeout_s``.
+    """
+    if not shutil.which("tesseract"):
+        raise ImageOcrError("tesseract is not installed")
+    return run_tesseract(render_for_ocr(page, box, dpi), languages, timeout_s=timeout_s)
 
 
 def blocks_from_tsv(tsv: str, x0: float, y0: float, sx: float, sy: float) -> list[Block]:
