@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import pickle
+import threading
+import time
 from typing import TYPE_CHECKING
 
 from api.query_ops import OPS, Collections
@@ -54,10 +57,28 @@ def init(settings: Settings) -> None:
     garbage collector's scans (``gc.freeze``): a full collection over the models and store handles
     took about 175 ms, and it would land on whichever query was running."""
     global _RESOURCES
+    _exit_with_parent(os.getppid())
     store, retriever = open_resources(settings)
     _RESOURCES = (store, retriever, settings)
     gc.collect()
     gc.freeze()
+
+
+PARENT_CHECK_S = 0.5
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Leave when the server process is gone. A server stopped with SIGTERM (or killed, or crashed)
+    left its workers running with PID 1 as their parent, each holding its models and store handle
+    (the process pool's shutdown never reached them); a watcher thread ends the worker instead."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        log.info("query worker %d: the server process %d is gone; exiting", os.getpid(), parent)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="folio-parent-watch", daemon=True).start()
 
 
 def ready() -> bool:

@@ -8,6 +8,7 @@ errors per phase, and the ratio ingest p99 / idle p99 (target < 4, zero errors).
 
     .venv/bin/python benchmarks/bench_api.py [--seconds 20] [--concurrency 4]
     .venv/bin/python benchmarks/bench_api.py --scaling 1,4,16,64 --health-clients 100 --seconds 15
+    .venv/bin/python benchmarks/bench_api.py --scaling 16 --server-tree ../folio-f4cc2a4   # an older server
 
 Writes benchmarks/results/api.json and prints a Markdown table.
 """
@@ -208,7 +209,11 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "api.json"))
     ap.add_argument("--scaling", default="", help="client counts, e.g. 1,4,16,64: context scaling + health under load")
     ap.add_argument("--health-clients", type=int, default=100)
+    ap.add_argument(
+        "--server-tree", default=str(ROOT), help="run the server from this checkout (e.g. a worktree of an old commit)"
+    )
     args = ap.parse_args()
+    tree = str(Path(args.server_tree).resolve())
 
     data = Path(tempfile.mkdtemp(prefix="folio-bench-api-"))
     port = _port()
@@ -218,11 +223,12 @@ def main() -> int:
         FOLIO_OCR="false",
         HF_HUB_OFFLINE="1",
         TOKENIZERS_PARALLELISM="false",
+        PYTHONPATH=tree,
     )
     log = open(data / "server.log", "w")  # noqa: SIM115 - closed in finally
     server = subprocess.Popen(
         [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--data", str(data)],
-        cwd=ROOT,
+        cwd=tree,
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,

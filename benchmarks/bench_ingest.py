@@ -2,6 +2,7 @@
 
     python benchmarks/bench_ingest.py [--corpus DIR] [--files a.pdf ...] [--sample-pages 15]
     python benchmarks/bench_ingest.py --pipeline [--files a.pdf ...]   # end to end, old path vs new
+    python benchmarks/bench_ingest.py --pipeline --old-tree ../folio-d7fe022  # old path = that checkout
     python benchmarks/bench_ingest.py --parse-ratio                    # structure parse / get_text, old vs new
 
 Per document, each in its own subprocess:
@@ -153,13 +154,17 @@ def pipeline_run(files: list[str]) -> dict[str, Any]:
     return out
 
 
-def pipeline_table(files: list[str]) -> str:
+def pipeline_table(files: list[str], old_tree: str | None = None) -> str:
     """Old path (fp32 torch MiniLM, PyMuPDF's own table character pass, every ruled page through
-    find_tables) against the new one, in the same run; each in its own process."""
+    find_tables) against the new one, in the same run; each in its own process. ``old_tree``: run
+    the old path from that checkout instead (e.g. a worktree of the commit before issue 9), so
+    everything this tree changed since, not only what the switches above turn off, is measured."""
     import os
 
     results = {}
     for name, env in (("old", OLD_PATH_ENV), ("new", NEW_PATH_ENV)):
+        if name == "old" and old_tree:
+            env = {**env, "PYTHONPATH": str(pathlib.Path(old_tree).resolve())}
         r = subprocess.run(
             [sys.executable, __file__, "--pipeline-one", *files],
             capture_output=True, text=True, cwd=ROOT, check=True, env={**os.environ, **env},
@@ -255,6 +260,7 @@ def main() -> None:
     ap.add_argument("--fraction", type=float, default=1.0)
     ap.add_argument("--pipeline", action="store_true", help="end-to-end ingest, old path vs new, same run")
     ap.add_argument("--pipeline-one", nargs="*", help=argparse.SUPPRESS)
+    ap.add_argument("--old-tree", help="with --pipeline: run the old path from this checkout")
     ap.add_argument("--parse-ratio", action="store_true", help="structure parse / get_text per document, old vs new")
     ap.add_argument("--parse-one", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -270,7 +276,7 @@ def main() -> None:
         return
     if a.pipeline:
         files = a.files or sorted(str(p) for p in pathlib.Path(a.corpus).glob("*.pdf"))
-        table = pipeline_table(files)
+        table = pipeline_table(files, a.old_tree)
         print(table)
         out = ROOT / "benchmarks" / "results"
         out.mkdir(parents=True, exist_ok=True)

@@ -117,3 +117,70 @@ def _one_page_pdf() -> bytes:
     page.insert_text((72, 110), "The coolant flush is due every 2000 hours of operation.", fontsize=11)
     data: bytes = doc.tobytes()
     return data
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc (Linux)")
+def test_query_workers_leave_with_the_server(tmp_path: Path) -> None:
+    """``folio serve`` stopped with SIGTERM used to leave its query worker processes running,
+    reparented to PID 1, each holding its models and a store handle."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from tests.api.conftest import free_port
+
+    port = free_port()
+    env = {**os.environ, "FOLIO_QUERY_PROCESSES": "2", "FOLIO_OCR": "false"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--data", str(tmp_path / "data")],
+        env=env, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "folio serve did not start"
+            time.sleep(0.3)
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/context", json={"query": "anything"}, timeout=60)
+        assert r.status_code == 200  # the workers answer (an empty store: a refusal package)
+        workers = [p for p in _children(server.pid) if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text()]
+        assert len(workers) == 2
+        server.send_signal(signal.SIGTERM)
+        server.wait(60)
+        deadline = time.monotonic() + 20
+        while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [p for p in workers if _alive(p)], "query workers outlived the server"
+    finally:
+        if server.poll() is None:
+            server.kill()
