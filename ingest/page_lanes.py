@@ -17,7 +17,6 @@ spent one call after another, as before).
 from __future__ import annotations
 
 import logging
-import os
 import pathlib
 import threading
 import time
@@ -26,6 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from ingest.limits import usable_cpus
 from ingest.pdf_ocr import ImageOcrError, OcrBudget, OcrInput, page_blocks, run_tesseract
 from ingest.pdf_text import Block
 
@@ -87,11 +87,7 @@ def _save_here(pix: Any, path: pathlib.Path) -> Future[None]:
 
 def ocr_workers() -> int:
     """Tesseract calls at once: one per core (each runs single-threaded), at most four."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
+    return max(1, min(4, usable_cpus()))
 
 
 class PageLanes:
