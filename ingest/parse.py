@@ -125,7 +125,7 @@ def _first_pass(
         pending.append(Pending(lanes.ocr(pd.index, [c for c, _ in ocr_calls]), apply_ocr))
     if asset_dir is not None:
         try:
-            pending += _render(page, pd, asset_dir, rel_dir, scale, lanes)
+            _render(page, pd, asset_dir, rel_dir, scale, lanes, pending)
         except MemoryError:
             raise
         except Exception as exc:  # e.g. MuPDF's "Overly large image" for a giant page box: keep the text
@@ -157,9 +157,11 @@ def _not_rendered(exc: BaseException) -> str:
 
 
 def _render(
-    page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: str, scale: float, lanes: PageLanes
-) -> list[Pending]:
-    """Render the page and its figure crops here; their PNGs are written on the PNG lane."""
+    page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: str, scale: float, lanes: PageLanes,
+    pending: list[Pending],
+) -> None:
+    """Render the page and its figure crops here; their PNGs are written on the PNG lane. Each write
+    joins ``pending`` as it is handed out, so a render that fails half-way leaves none untracked."""
     import pymupdf
 
     mat = pymupdf.Matrix(scale, scale)
@@ -172,7 +174,7 @@ def _render(
             pd.image, pd.image_size = None, None
             pd.warnings.append(f"page {pd.index + 1}: not rendered ({_not_rendered(exc)})")
 
-    out = [Pending(written, page_failed)]
+    pending.append(Pending(written, page_failed))
     for k, fig in enumerate(pd.figures, start=1):
         if fig.source == "page-scan":
             continue
@@ -188,8 +190,7 @@ def _render(
                 fig.image, fig.image_size = None, None
                 pd.warnings.append(f"page {pd.index + 1}: figure {k} not rendered ({_not_rendered(exc)})")
 
-        out.append(Pending(written, fig_failed))
-    return out
+        pending.append(Pending(written, fig_failed))
 
 
 def page_label(page: pymupdf.Page) -> str:
