@@ -7,6 +7,7 @@ import contextlib
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -92,6 +93,34 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def folio_serve(env: dict[str, str], log: Any, *args: str) -> tuple[Any, str]:
+    """``folio serve`` as its own process on a free loopback port (``args`` added to its command line),
+    once ``/v1/health`` answers: the process and its base URL. Killed if it does not start."""
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+        env=env, cwd=Path(__file__).resolve().parents[2], stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=2).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("folio serve did not start")
+        time.sleep(0.2)
 
 
 @contextlib.contextmanager

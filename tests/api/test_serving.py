@@ -148,30 +148,16 @@ def test_query_workers_leave_with_the_server(tmp_path: Path) -> None:
     import os
     import signal
     import subprocess
-    import sys
     import time
 
     import httpx
 
-    from tests.api.conftest import free_port
+    from tests.api.conftest import folio_serve
 
-    port = free_port()
     env = {**os.environ, "FOLIO_QUERY_PROCESSES": "2", "FOLIO_OCR": "false"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--data", str(tmp_path / "data")],
-        env=env, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    server, url = folio_serve(env, subprocess.DEVNULL, "--data", str(tmp_path / "data"))
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "folio serve did not start"
-            time.sleep(0.3)
-        r = httpx.post(f"http://127.0.0.1:{port}/v1/context", json={"query": "anything"}, timeout=60)
+        r = httpx.post(f"{url}/v1/context", json={"query": "anything"}, timeout=60)
         assert r.status_code == 200  # the workers answer (an empty store: a refusal package)
         workers = [p for p in _children(server.pid) if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text()]
         assert len(workers) == 2

@@ -9,8 +9,6 @@ or a 503 with ``Retry-After``, no connection is dropped, and health p99 stays un
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -21,7 +19,6 @@ import pytest
 
 import tests.api.conftest as api_fixtures
 from api.pool import QueryPool
-from tests.api.conftest import free_port
 
 # The API suite's fixtures (its session data dir); tests/reliability/conftest.py has the store suites'.
 api_master, client, data_copy, register_excerpt = (
@@ -38,7 +35,6 @@ HEALTH_P99_S = 1.0
 
 @pytest.fixture()
 def served(data_copy: Path, tmp_path: Path) -> object:
-    port = free_port()
     env = {
         **os.environ,
         "FOLIO_DATA": str(data_copy),
@@ -47,24 +43,10 @@ def served(data_copy: Path, tmp_path: Path) -> object:
         "FOLIO_QUERY_QUEUE": "4",
     }
     log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"{url}/v1/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("folio serve did not start: " + (tmp_path / "server.log").read_text()[-2000:])
-        time.sleep(0.2)
+    try:
+        proc, url = api_fixtures.folio_serve(env, log)
+    except RuntimeError as e:
+        raise RuntimeError(f"{e}: " + (tmp_path / "server.log").read_text()[-2000:]) from None
     try:
         yield url, tmp_path / "server.log"
     finally:
