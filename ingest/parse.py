@@ -130,7 +130,7 @@ def _first_pass(
             raise
         except Exception as exc:  # e.g. MuPDF's "Overly large image" for a giant page box: keep the text
             pd.image = None
-            pd.warnings.append(f"page {pd.index + 1}: not rendered ({' '.join(str(exc).split())[:120]})")
+            pd.warnings.append(f"page {pd.index + 1}: not rendered ({_not_rendered(exc)})")
     return pd, pending
 
 
