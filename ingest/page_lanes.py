@@ -16,7 +16,6 @@ spent one call after another, as before).
 
 from __future__ import annotations
 
-import logging
 import pathlib
 import threading
 import time
@@ -28,8 +27,6 @@ from typing import Any
 from ingest.limits import usable_cpus
 from ingest.pdf_ocr import ImageOcrError, OcrBudget, OcrInput, page_blocks, run_tesseract
 from ingest.pdf_text import Block
-
-logger = logging.getLogger(__name__)
 
 PNG_COMPRESS_LEVEL = 3  # zlib level: 6 costs 40% more time for PNGs no smaller than MuPDF's own
 _PIL_MODES = {1: "L", 3: "RGB"}  # colour components of an alpha-free pixmap → Pillow mode

@@ -1,25 +1,28 @@
 """Scanned-page detection, whole-page OCR, and OCR of large raster images that carry text.
 
 A page counts as scanned when its text layer is (nearly) empty and images cover most of it.
-Whole-page OCR (``ocr_page_blocks``) renders the page at the scan's own resolution (never above
-``OCR_DPI``, never more than ``MAX_OCR_PIXELS``) and runs the Tesseract CLI on it, like the image
-OCR below; its blocks are not flagged ``ocr``, so the rest of the parser treats that text exactly
-like a native text layer. It used to be MuPDF's built-in ``get_textpage_ocr``, which cannot be
-interrupted and was 3-5x slower here (a 1654x2338 noise scan: 55 s against 10 s): a subprocess
-with a timeout is what lets ``OcrBudget`` bound the OCR cost of a page and of a document.
+Whole-page OCR (``page_ocr_input``, then ``run_tesseract``) renders the page at the scan's own
+resolution (never above ``OCR_DPI``, never more than ``MAX_OCR_PIXELS``) and runs the Tesseract
+CLI on it, like the image OCR below; its blocks are not flagged ``ocr``, so the rest of the
+parser treats that text exactly like a native text layer. It used to be MuPDF's built-in
+``get_textpage_ocr``, which cannot be interrupted and was 3-5x slower here (a 1654x2338 noise
+scan: 55 s against 10 s): a subprocess with a timeout is what lets ``OcrBudget`` bound the OCR
+cost of a page and of a document.
 
 Pages that do have a text layer can still hold their real content in a picture: the Federal
 Register's AFM procedures are page-sized scans under a native header, manuals show GUI
 screenshots. ``wants_image_ocr`` picks raster images that are large (``MIN_IMAGE_FRACTION`` of
 the page and ``MIN_IMAGE_SIDE`` points on the shorter side) and nearly free of native text;
-``ocr_image_blocks`` renders just that rectangle at ``IMAGE_OCR_DPI`` and runs the Tesseract CLI
-on it with TSV output. TSV gives word boxes and per-word confidences: lines whose mean
-confidence is below ``MIN_LINE_CONF`` are dropped, which removes most of the noise Tesseract
-reads into photos and diagrams. The result is ``Block``s in page coordinates, flagged ``ocr``,
-so they become paragraphs and sentences like native text. Cost is bounded by the rendered area
-(at most one page at 300 dpi per page) and by the ``OcrBudget``: one Tesseract call never runs
-longer than the budget's per-call timeout, and once the document's OCR seconds are spent the
-remaining pages are indexed without OCR, each with a warning.
+``render_for_ocr`` renders just that rectangle at ``IMAGE_OCR_DPI`` and ``run_tesseract`` runs
+the Tesseract CLI on it with TSV output. Rendering needs the document, so it happens on the
+parsing thread; Tesseract runs beside it (``ingest.page_lanes``). TSV gives word boxes and
+per-word confidences: lines whose mean confidence is below ``MIN_LINE_CONF`` are dropped, which
+removes most of the noise Tesseract reads into photos and diagrams. The result is ``Block``s in
+page coordinates, flagged ``ocr``, so they become paragraphs and sentences like native text.
+Cost is bounded by the rendered area (at most one page at 300 dpi per page) and by the
+``OcrBudget``: one Tesseract call never runs longer than the budget's per-call timeout, and once
+the document's OCR seconds are spent the remaining pages are indexed without OCR, each with a
+warning.
 """
 
 from __future__ import annotations
@@ -153,15 +156,6 @@ def page_blocks(blocks: list[Block]) -> list[Block]:
     return blocks
 
 
-def ocr_page_blocks(page: pymupdf.Page, timeout_s: float = _TIMEOUT_S) -> list[Block]:
-    """OCR a whole scanned page (all installed languages) into blocks, like a native text layer.
-
-    Raises ``ImageOcrError`` when Tesseract fails or runs past ``timeout_s``.
-    """
-    langs = "+".join(tesseract_languages())
-    return page_blocks(run_tesseract(page_ocr_input(page), langs, timeout_s=timeout_s))
-
-
 def wants_image_ocr(box: Box, page_w: float, page_h: float, native: list[Block]) -> bool:
     """Large enough to hold readable text, and not already covered by the native text layer."""
     bw, bh = box[2] - box[0], box[3] - box[1]
@@ -232,20 +226,6 @@ def run_tesseract(inp: OcrInput, languages: str, *, timeout_s: float = _TIMEOUT_
     if res.returncode != 0:
         raise ImageOcrError(f"tesseract exit {res.returncode}: {res.stderr.decode(errors='replace')[:200]}")
     return blocks_from_tsv(res.stdout.decode("utf-8", errors="replace"), inp.box[0], inp.box[1], inp.sx, inp.sy)
-
-
-def ocr_image_blocks(
-    page: pymupdf.Page, box: Box, languages: str, dpi: int = IMAGE_OCR_DPI, *, timeout_s: float = _TIMEOUT_S
-) -> list[Block]:
-    """OCR the page area ``box`` (displayed-page points) into blocks flagged ``ocr``.
-
-    One block per Tesseract paragraph; line boxes are unions of the line's word boxes. The
-    rendering is capped at ``MAX_OCR_PIXELS``. Raises ``ImageOcrError`` when Tesseract fails or
-    runs past ``timeout_s``.
-    """
-    if not shutil.which("tesseract"):
-        raise ImageOcrError("tesseract is not installed")
-    return run_tesseract(render_for_ocr(page, box, dpi), languages, timeout_s=timeout_s)
 
 
 def blocks_from_tsv(tsv: str, x0: float, y0: float, sx: float, sy: float) -> list[Block]:
