@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -36,7 +36,7 @@ from assembly.compress import Compressor, compress_rest
 from assembly.compress import reserve as compress_reserve
 from assembly.dedupe import dedupe
 from assembly.expand import Expander, Unit, fitted_rows, table_text
-from assembly.fallback import anchor_of, carried, rungs, span_floor
+from assembly.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
 from assembly.order import order_items
 from assembly.pack import coverage_order, mmr_order, pack_monotone
 from assembly.prompt import (
@@ -284,6 +284,8 @@ def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Fra
     if o.packing == "greedy":
         held = compress_reserve(o, room, packable)  # room for the compressed tail (assembly.compress)
         slack = held + _pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens)
+    elif o.packing == "breadth":
+        slack = _pack_breadth(packable, room, o, ex, found.regions, count, close_tokens)
     else:
         costs = [c.cost for c in packable]
         fits = pack_monotone(costs, room) if room > 0 else [False] * len(costs)
@@ -330,6 +332,8 @@ def _render(query: str, options: AssemblyOptions, packed: list[_Cand], cands: Se
 
 def parent_cap(o: AssemblyOptions, room: int) -> int:
     """The largest parent section (and, in auto, page text) sent whole; see the module docstring."""
+    if o.packing == "breadth":  # caps that do not follow the room: the same candidates at every budget
+        return o.parent_max_tokens
     cap = min(o.parent_max_tokens, room)
     if o.strategy == "auto":
         cap = min(cap, max(PARENT_FLOOR, room // 3))
@@ -338,6 +342,8 @@ def parent_cap(o: AssemblyOptions, room: int) -> int:
 
 def page_cap(o: AssemblyOptions, room: int) -> int:
     """The largest page sent whole as text in place of a window (auto with ``page_units``)."""
+    if o.packing == "breadth":
+        return o.page_max_tokens
     return max(1, min(room, max(PARENT_FLOOR, int(o.page_max_share * room))))
 
 
@@ -354,6 +360,8 @@ def _page_hits(shits: Sequence[Hit]) -> dict[tuple[str, int], int]:
 def window_tokens(o: AssemblyOptions, room: int) -> int | None:
     """Auto: the size of a sentence window in tokens (``window_share`` of the room, at least
     ``WINDOW_FLOOR``), or None for windows of ``window_before``/``window_after`` sentences."""
+    if o.packing == "breadth":
+        return o.excerpt_tokens
     if o.window_share is None:
         return None
     return max(WINDOW_FLOOR, int(o.window_share * room))
@@ -386,6 +394,156 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
         if not c.image_tokens:
             slack = _drop_repeats(c, sent, slack)
     return slack
+
+
+def _pack_breadth(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: Expander,
+                  regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int) -> int:
+    """Breadth and depth in one budget-independent plan (``packing="breadth"``). Returns the slack.
+
+    Each candidate has a small form (``_small_form``: its full form when that is small, else the largest
+    rung of its ladder within about ``excerpt_tokens``), then larger forms up to its full form, each at
+    most ``2 * excerpt_tokens`` larger than the one before (``_levels``). ``BreadthPlan`` interleaves the
+    small forms, in priority order, with the growth steps of the candidates already in (the strongest
+    first), so that the small forms take about ``breadth_share`` of the tokens. The package is the longest
+    prefix of that plan that fits the room (and the image cap); what is left grows the next candidate in
+    line as far as it fits. No growth step covers a page outside its candidate's small form.
+
+    The pages a package covers are therefore those of a prefix of one fixed plan, and the prefix only
+    grows with the budget: a larger budget never covers fewer pages (property-tested). Expansion caps do
+    not follow the room in this mode (``assemble``), so the candidates are the same at every budget."""
+    if room <= 0:
+        return room
+    forms = [(c, replace(c), f) for c in packable
+             if (f := _small_form(c, o, ex, regions, count, close_tokens)) is not None]
+    img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
+    left, img_used = room, 0
+    now: dict[int, _Cand] = {}  # what each candidate in the package is sent as
+    plan = BreadthPlan([f.cost for _, _, f in forms], o.breadth_share)
+    levels: dict[int, list[_Cand]] = {}
+    while (step := plan.next()) is not None:
+        k, grow = step
+        c, full, f = forms[k]
+        if grow:
+            form = levels[k].pop(0)
+        else:
+            form = f
+            levels[k] = _levels(c, full, f, 2 * o.excerpt_tokens, ex, regions, count, close_tokens)
+        extra = form.cost - (now[k].cost if k in now else 0)
+        if extra > left or img_used - (now[k].image_tokens if k in now else 0) + form.image_tokens > img_cap:
+            if plan.growing:  # what is left grows the next candidate in line as far as it fits
+                j = plan.growing[0]
+                g = _grow(forms[j][1], now[j].cost + left, ex, regions, count, close_tokens)
+                if g is not None and g.cost > now[j].cost and _same_pages(g, forms[j][2]) \
+                        and not now[j].image_tokens:
+                    left -= g.cost - now[j].cost
+                    now[j] = g
+            break
+        left -= extra
+        img_used += form.image_tokens - (now[k].image_tokens if k in now else 0)
+        now[k] = form
+        plan.grown(k, form.cost - f.cost, bool(levels[k]))
+    sent: list[tuple[_Cand, str]] = []
+    for k, (c, _, _) in enumerate(forms):
+        if k in now:
+            _adopt(c, now[k])
+            if not c.image_tokens:
+                _drop_repeats(c, sent, 0)
+    return left
+
+
+class BreadthPlan:
+    """The order of ``breadth`` packing, one step at a time: ``(candidate, grow)``. The next candidate's
+    small form comes while the small forms hold at most ``share`` of the tokens so far; otherwise the
+    strongest candidate already in that can still grow takes its next growth step. The caller reports
+    each step's size (``grown``), so the order depends on the candidates alone, never on the budget.
+
+    >>> p = BreadthPlan([100, 100, 100], 0.5)
+    >>> steps = []
+    >>> while (s := p.next()) is not None:
+    ...     steps.append(s)
+    ...     p.grown(s[0], 300 if s[1] else 0, not s[1] and s[0] != 1)
+    >>> steps
+    [(0, False), (0, True), (1, False), (2, False), (2, True)]
+    """
+
+    def __init__(self, small: Sequence[int], share: float) -> None:
+        self.small, self.share = list(small), share
+        self.breadth = self.depth = 0
+        self.nxt = 0
+        self.growing: list[int] = []  # candidates in that can still grow, strongest first
+        self._last: tuple[int, bool] | None = None
+        self._size: dict[int, int] = {}
+
+    def next(self) -> tuple[int, bool] | None:
+        if self.nxt < len(self.small) and (not self.growing or self.breadth * (1 - self.share)
+                                          <= self.depth * self.share):
+            self._last = (self.nxt, False)
+            self.nxt += 1
+        elif self.growing:
+            self._last = (self.growing[0], True)
+        else:
+            self._last = None
+        return self._last
+
+    def grown(self, k: int, size: int, more: bool) -> None:
+        """Step ``k`` was taken: the candidate is now ``size`` tokens over its small form, and ``more``
+        says whether it can grow further."""
+        assert self._last is not None and self._last[0] == k
+        if self._last[1]:
+            self.depth += size - self._size.get(k, 0)
+        else:
+            self.breadth += self.small[k]
+        self._size[k] = size
+        if more and k not in self.growing:
+            self.growing.append(k)
+            self.growing.sort()
+        elif not more and k in self.growing:
+            self.growing.remove(k)
+
+
+def _levels(c: _Cand, full: _Cand, f: _Cand, step: int, ex: Expander, regions: Mapping[int, Region],
+            count: Callable[[str], int], close_tokens: int) -> list[_Cand]:
+    """The forms of a candidate above its small form ``f``, each at most ``step`` tokens larger than the one
+    before, ending with its full form; forms that would cover another page are left out."""
+    if f is c or not _same_pages(full, f):
+        return []
+    out: list[_Cand] = []
+    size = f.cost
+    while full.cost - size > step:
+        g = _grow(full, size + step, ex, regions, count, close_tokens)
+        if g is None or g.cost <= size or not _same_pages(g, f):
+            break
+        out.append(g)
+        size = g.cost
+    out.append(full)
+    return out
+
+
+def _same_pages(big: _Cand, small: _Cand) -> bool:
+    return set(big.body.pages) <= set(small.body.pages)
+
+
+def _small_form(c: _Cand, o: AssemblyOptions, ex: Expander, regions: Mapping[int, Region],
+                count: Callable[[str], int], close_tokens: int) -> _Cand | None:
+    """``c`` itself when its text fits ``excerpt_tokens`` (and it has no image), else a copy at the largest
+    rung of its ladder within twice that (a page excerpt within once), or None when no rung fits."""
+    if not c.image_tokens and c.text_tokens <= o.excerpt_tokens:
+        return c
+    g = replace(c)
+    slack = 2 * o.excerpt_tokens + c.wrapper_tokens
+    if c.unit.kind == "table":
+        return _truncate_table(g, slack, count, close_tokens, ex.query_words)
+    return g if _fallback(g, slack, ex, regions, count, close_tokens) else None
+
+
+def _adopt(c: _Cand, form: _Cand) -> None:
+    """Give ``c`` the representation ``form`` holds (``c`` itself: its full form) and include it."""
+    if form is not c:
+        for name in ("status", "body", "open", "image_url", "image_tokens", "cost", "text_tokens", "wrapper_tokens",
+                     "fallback_from", "rung", "carried", "full_cost"):
+            setattr(c, name, getattr(form, name))
+    if c.status == "excluded_budget":  # the full form (a copy made before packing) or ``c`` itself
+        c.status = "included"
 
 
 def _drop_repeats(c: _Cand, sent: list[tuple[_Cand, str]], slack: int) -> int:
@@ -426,29 +584,55 @@ def _fallback(c: _Cand, slack: int, ex: Expander, regions: Mapping[int, Region],
     if floor is not None and count(floor) + c.wrapper_tokens - FLOOR_SLACK > slack:
         return False
     on_page = [(i, regions[i]) for i in trig if i in regions]
-    for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page):
-        b = rung.body
-        tt = count(b.text)
-        if tt + close_tokens > slack:  # too large whatever its open line: not worth writing that line
-            continue
-        opener = _reopen(c, b)
-        total = tt + count(opener) + close_tokens
-        if total > slack:
-            continue
-        keep = None if rung.carries_all else rung.keep if rung.keep is not None else frozenset(
-            i for i in trig if i in regions and carried(regions[i], b))
-        if keep is not None and not keep:
-            continue  # a rung that carries none of the hits is not evidence for them
-        c.fallback_from = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) \
-            else "parent_section"
-        c.full_cost = c.cost
-        c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
-        c.image_url, c.image_tokens = None, 0
-        c.rung = rung.expansion
-        c.carried = keep
-        c.status = "included"
-        return True
-    return False
+    return any(_take_rung(c, rung, slack, regions, count, close_tokens)
+               for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page))
+
+
+def _take_rung(c: _Cand, rung: Rung, slack: int, regions: Mapping[int, Region], count: Callable[[str], int],
+               close_tokens: int) -> bool:
+    """Send ``rung`` in place of ``c``'s body when it fits ``slack`` and carries one of ``c``'s hits."""
+    u, b = c.unit, rung.body
+    tt = count(b.text)
+    if tt + close_tokens > slack:  # too large whatever its open line: not worth writing that line
+        return False
+    opener = _reopen(c, b)
+    total = tt + count(opener) + close_tokens
+    if total > slack:
+        return False
+    keep = None if rung.carries_all else rung.keep if rung.keep is not None else frozenset(
+        i for i in u.triggers if i in regions and carried(regions[i], b))
+    if keep is not None and not keep:
+        return False  # a rung that carries none of the hits is not evidence for them
+    c.fallback_from = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
+    c.full_cost = c.cost
+    c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
+    c.image_url, c.image_tokens = None, 0
+    c.rung = rung.expansion
+    c.carried = keep
+    c.status = "included"
+    return True
+
+
+def _grow(c: _Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
+          close_tokens: int) -> _Cand | None:
+    """A copy of ``c`` at its largest representation below its full form that fits ``slack``: for a page
+    sent as text, the page around its hits sized to the room (then its best paragraphs that fit); for
+    other units, the first rung of their ladder that fits."""
+    g = replace(c)
+    u = c.unit
+    if u.kind == "table":
+        return _truncate_table(g, slack, count, close_tokens, ex.query_words)
+    if u.kind != "page" or u.image:
+        return g if _fallback(g, slack, ex, regions, count, close_tokens) else None
+    page, body_room = u.regions[0], slack - c.wrapper_tokens
+    on_page = [(i, regions[i]) for i in sorted(u.triggers) if i in regions]
+    grown = [excerpt_rung(page, on_page, body_room, ex)]
+    fit = ex.best_paragraphs(page, body_room, frozenset(r.region_id for _, r in on_page))
+    if fit:
+        chosen = ex.in_reading_order(page, fit)
+        text = "\n\n".join(p.text.strip() for p in chosen)
+        grown.append(Rung(Body(text, tuple(chosen), page, page.region_id), "page_paragraphs"))
+    return g if any(r is not None and _take_rung(g, r, slack, regions, count, close_tokens) for r in grown) else None
 
 
 def _below(score: float, top: float, o: AssemblyOptions) -> bool:

@@ -615,7 +615,7 @@ class Expander:
         return self._span(i, hit, r, v, lo, hi, False, "section_lead")
 
 
-TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref"})
+TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref", "pagelex"})
 
 
 def visual_hit(hit: Hit) -> bool:

@@ -34,6 +34,7 @@ from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_fir
 from retrieval.hit import Hit, Modality, RetrievalStrategy, Source
 from retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
 from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
+from retrieval.pagelex import PageLexRetriever
 from retrieval.pageref import PageRef, parse_page_refs, resolve
 from retrieval.rerank import LLMReranker, Reranker
 from retrieval.scope import Scope, modality_of, resolve_scope
@@ -51,6 +52,8 @@ SOURCE_CACHE_SIZE = 64  # region sources kept by source_for (distinct version se
 # benchmarks/eval_quality.py: 2.0 lost wide-set answers at 1k/2k against 1.0 (README, "Quality").
 REF_WEIGHT = 1.0
 EXACT_REF_BOOST = 2.0  # a page reference that resolves to one page per number counts this much more
+# Weight in fusion of the whole-page BM25 list (``retrieval.pagelex``); 0 turns the channel off.
+PAGE_LEX_WEIGHT = 1.0
 MAX_PAGEREF_VERSIONS = 50  # page and label references are resolved in at most this many versions of the scope
 LABEL_CACHE_VERSIONS = 64  # versions whose label index (retrieval.labelref) is kept
 
@@ -82,6 +85,7 @@ class Retriever:
         page_decay: float = 0.5,
         llm_summaries: bool = False,
         ref_weight: float = REF_WEIGHT,
+        page_lex_weight: float = PAGE_LEX_WEIGHT,
     ) -> None:
         if text_encoder is None:
             from ingest.embed import default_text_encoder
@@ -89,6 +93,8 @@ class Retriever:
             text_encoder = default_text_encoder()
         self.store = store
         self.ref_weight = ref_weight
+        self.page_lex_weight = page_lex_weight
+        self.pagelex = PageLexRetriever(store)
         self._label_cache: dict[tuple[str, str], LabelIndex[Region]] = {}
         self._label_lock = threading.Lock()
         self.text_encoder = text_encoder
@@ -207,8 +213,12 @@ class Retriever:
             if self.colpali is not None:
                 seen_pages = {(c.doc_id, c.version_id, c.page) for lst in lists.values() for c in lst[:20]}
                 lists["colpali"] = self.colpali.search(query, scope, depth, extra_pages=seen_pages)
+        weights = {"pageref": self.ref_weight, "labelref": self.ref_weight, "pagelex": self.page_lex_weight}
+        pages_ranked = self.pagelex.search(query, scope, depth) if strategy in ("hybrid", "summary") \
+            and self.page_lex_weight > 0 else []
+        if pages_ranked:
+            lists["pagelex"] = pages_ranked
         refs = parse_page_refs(query)
-        weights = {"pageref": self.ref_weight, "labelref": self.ref_weight}
         if refs and strategy in ("hybrid", "summary"):
             lists["pageref"], exact = self._page_ref_candidates(refs, scope, lists)
             if exact:

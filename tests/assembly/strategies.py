@@ -64,6 +64,8 @@ options = st.builds(
     fallbacks=st.booleans(),
     min_relevance=st.none(),  # the weak-retrieval guard has its own example; dense scores here are random
     max_image_share=st.sampled_from([None, 0.5, 0.2, 1.0]),
-    packing=st.sampled_from(["greedy", "greedy", "monotone"]),
+    packing=st.sampled_from(["greedy", "greedy", "monotone", "breadth"]),
+    breadth_share=st.sampled_from([0.3, 0.5, 1.0]),
+    excerpt_tokens=st.integers(32, 200),
 )
 budgets = st.integers(1, 3000)

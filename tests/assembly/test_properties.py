@@ -43,7 +43,7 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
     assert len(carried) == len(set(carried))
     assert len({i.citation_id for i in pkg.items}) == len(pkg.items)
     assert pkg.refused == (not pkg.items)
-    if opts.packing == "greedy":  # no packed text is inside another packed item of its version
+    if opts.packing in ("greedy", "breadth"):  # no packed text is inside another packed item of its version
         flat = [(it.version_id, " ".join(it.text.split())) for it in pkg.items if it.text and not it.image_url]
         for k, (v, t) in enumerate(flat):
             assert not any(v == w and t in u for j, (w, u) in enumerate(flat) if j != k), t
@@ -60,9 +60,9 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
         assert by_cid[it.citation_id].fallback_from == it.fallback_from
         if it.fallback_from is not None:
             assert it.image_url is None and it.image_tokens == 0  # rungs never carry an image
-            assert opts.fallbacks and opts.packing == "greedy"
+            assert (opts.fallbacks and opts.packing == "greedy") or opts.packing == "breadth"
             assert "smaller source region" in by_cid[it.citation_id].reason
-    if opts.packing == "greedy" and opts.max_image_share is not None:
+    if opts.packing in ("greedy", "breadth") and opts.max_image_share is not None:
         assert pkg.budget.breakdown.images <= opts.max_image_share * budget
     assert pkg.retrieval.coverage_after.hits <= sum(
         m.fate in ("included", "truncated") or m.fate.startswith("merged_into:") for m in pkg.manifest)
@@ -92,6 +92,18 @@ def test_bigger_budget_never_drops_an_item(case, extra) -> None:  # type: ignore
     big = assemble("q", hits, idx, opts.model_copy(update={"budget": budget + 300 + extra}))
     assert {i.citation_id for i in small.items} <= {i.citation_id for i in big.items}
     assert {r for i in small.items for r in i.region_ids} <= {r for i in big.items for r in i.region_ids}
+
+
+@SETTINGS
+@given(cases(), st.integers(0, 3000))
+def test_breadth_packing_never_covers_fewer_pages_with_more_budget(case, extra) -> None:  # type: ignore[no-untyped-def]
+    regions, hits, opts, budget = case
+    opts = opts.model_copy(update={"packing": "breadth"})
+    idx = RegionIndex(regions)
+    small = assemble("q", hits, idx, opts.model_copy(update={"budget": budget}))
+    big = assemble("q", hits, idx, opts.model_copy(update={"budget": budget + extra}))
+    pages = [{(i.version_id, p) for i in pkg.items for p in i.pages} for pkg in (small, big)]
+    assert pages[0] <= pages[1]
 
 
 @SETTINGS

@@ -1,0 +1,131 @@
+"""Whole-page lexical ranking: Okapi BM25 over each page's full text, as one more ranked list for fusion.
+
+The text retrievers rank small units (sentences, paragraphs, table parts) one at a time, and LanceDB's
+full-text index scores them against collection statistics dominated by those small units. A page that
+holds an answer usually holds several of the question's words spread over its lines, none of which
+wins alone: whole-page BM25 is the ranking that finds it (the ``bm25-pages`` peer in
+``benchmarks/peers.py``, which this mirrors: k1 = 1.5, b = 0.75, idf ``log(1 + (N - n + 0.5) / (n + 0.5))``
+over the pages of one version, lower-cased word tokens, CJK runs as character bigrams).
+
+Statistics are per version (one document's pages), built once from the version's page regions and kept
+in an LRU; a scope of several versions merges their lists by score. Scopes larger than
+``MAX_VERSIONS`` versions are searched in their first ``MAX_VERSIONS`` only (the other retrievers still
+cover the whole scope), which bounds the work a broad question can cause.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ingest.store import Store
+from retrieval.scope import Scope
+from retrieval.text import Candidate
+
+K1 = 1.5
+B = 0.75
+MAX_VERSIONS = 64  # versions of one scope ranked by page text
+CACHE_VERSIONS = 256  # page lexicons kept
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|\w+")
+
+
+def page_tokens(text: str) -> list[str]:
+    """Lower-cased word tokens; runs of CJK characters become character bigrams.
+
+    >>> page_tokens("Set Print 受験者数")
+    ['set', 'print', '受験', '験者', '者数']
+    """
+    out: list[str] = []
+    for tok in _TOKEN.findall(text.lower()):
+        if _CJK.match(tok):
+            out.extend(tok[i : i + 2] for i in range(max(len(tok) - 1, 1)))
+        else:
+            out.append(tok)
+    return out
+
+
+@dataclass(frozen=True)
+class PageLexicon:
+    """BM25 statistics of one version's pages: postings per term (page positions, term counts)."""
+
+    region_ids: tuple[str, ...]
+    pages: tuple[int, ...]
+    norms: np.ndarray  # k1 * (1 - b + b * len / avg_len) per page
+    postings: dict[str, tuple[np.ndarray, np.ndarray]]
+    idf: dict[str, float]
+
+    @classmethod
+    def build(cls, region_ids: Sequence[str], pages: Sequence[int], texts: Sequence[str]) -> PageLexicon:
+        tfs = [Counter(page_tokens(t)) for t in texts]
+        lens = np.array([sum(c.values()) for c in tfs], dtype=np.float64)
+        avg = float(lens.mean()) if len(lens) and lens.mean() > 0 else 1.0
+        where: dict[str, list[tuple[int, int]]] = {}
+        for i, c in enumerate(tfs):
+            for term, n in c.items():
+                where.setdefault(term, []).append((i, n))
+        n_pages = len(texts)
+        postings = {t: (np.array([i for i, _ in ps], dtype=np.int64), np.array([n for _, n in ps], dtype=np.float64))
+                    for t, ps in where.items()}
+        idf = {t: math.log(1 + (n_pages - len(ps) + 0.5) / (len(ps) + 0.5)) for t, ps in where.items()}
+        return cls(tuple(region_ids), tuple(pages), K1 * (1 - B + B * lens / avg), postings, idf)
+
+    def scores(self, terms: Sequence[str]) -> np.ndarray:
+        """BM25 score of every page for the distinct ``terms``."""
+        out = np.zeros(len(self.region_ids))
+        for term in dict.fromkeys(terms):
+            post = self.postings.get(term)
+            if post is None:
+                continue
+            idx, tf = post
+            out[idx] += self.idf[term] * tf * (K1 + 1) / (tf + self.norms[idx])
+        return out
+
+
+class PageLexRetriever:
+    """Ranks the pages of a scope by BM25 over their whole text (see the module docstring)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._cache: OrderedDict[tuple[str, str], PageLexicon] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def lexicon(self, doc_id: str, version_id: str) -> PageLexicon:
+        key = (doc_id, version_id)
+        with self._lock:
+            lex = self._cache.get(key)
+            if lex is not None:
+                self._cache.move_to_end(key)
+                return lex
+        pages = sorted(self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"),
+                       key=lambda r: r.first_page)
+        lex = PageLexicon.build([p.region_id for p in pages], [p.first_page for p in pages],
+                               [p.text for p in pages])
+        with self._lock:
+            self._cache[key] = lex
+            while len(self._cache) > CACHE_VERSIONS:
+                self._cache.popitem(last=False)
+        return lex
+
+    def search(self, query: str, scope: Scope, limit: int) -> list[Candidate]:
+        """Pages of ``scope`` with any of the query's words, best first (at most ``limit``)."""
+        terms = page_tokens(query)
+        if not terms or scope.empty or limit <= 0 or (scope.kinds is not None and "page" not in scope.kinds):
+            return []
+        out: list[Candidate] = []
+        for doc_id, version_id in scope.versions[:MAX_VERSIONS]:
+            lex = self.lexicon(doc_id, version_id)
+            scores = lex.scores(terms)
+            for i in np.flatnonzero(scores > 0):
+                if scope.accepts(doc_id, version_id, lex.pages[i], "page"):
+                    out.append(Candidate(lex.region_ids[i], doc_id, version_id, "page", lex.pages[i],
+                                         float(scores[i])))
+        out.sort(key=lambda c: (-c.score, c.region_id))
+        return out[:limit]

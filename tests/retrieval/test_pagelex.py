@@ -1,0 +1,40 @@
+"""The whole-page lexical channel (``retrieval.pagelex``): BM25 over page text, fused as one more list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assembly.expand import visual_hit
+from retrieval.pagelex import PageLexicon, page_tokens
+
+
+def test_a_page_with_the_questions_words_spread_over_it_outranks_a_page_repeating_one() -> None:
+    lex = PageLexicon.build(
+        ["d@v:p1:page1", "d@v:p2:page1", "d@v:p3:page1"],
+        [1, 2, 3],
+        ["pump pump pump pump pump overview", "Filter interval\nthe pump filter is changed at each interval",
+         "wiring diagram"],
+    )
+    scores = lex.scores(page_tokens("What is the pump filter interval?"))
+    assert scores[1] > scores[0] > 0 and scores[2] == 0
+
+
+def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: dict[str, str]) -> None:
+    res = retriever.search_detailed("priority one incident acknowledged", doc_ids=["support-policy"], k=20)
+    assert "pagelex" in res.retrievers
+    found = [h for h in res.hits if any(s.retriever == "pagelex" for s in h.sources)]
+    assert found and all(h.kind == "page" and h.version_id == versions["v2"] for h in found)
+    # a page that only text retrievers found is text evidence, not an image
+    text_only = [h for h in found if all(s.retriever in ("pagelex", "bm25", "dense") for s in h.sources)]
+    assert all(not visual_hit(h) for h in text_only)
+    assert retriever.pagelex.search("priority one incident", res.scope.__class__(
+        versions=res.scope.versions, pages=frozenset({99})), 10) == []
+    assert retriever.pagelex.search("priority one incident", res.scope.__class__(
+        versions=res.scope.versions, kinds=frozenset({"sentence"})), 10) == []
+
+
+def test_the_channel_can_be_turned_off(visual_store: Any) -> None:
+    from retrieval.search import Retriever
+
+    res = Retriever(visual_store, page_lex_weight=0).search_detailed("priority one incident", k=10)
+    assert "pagelex" not in res.retrievers
