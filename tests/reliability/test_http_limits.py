@@ -139,8 +139,12 @@ def test_a_keyed_server_refuses_a_caller_without_a_key_before_reading_the_body(t
 def test_image_url_template_is_substituted_literally(template: str) -> None:
     regs = make_doc("data", [("Diagrams", [["See the wiring diagram."], ("figure", "Figure 2: Wiring")])])
     fig = by_kind(regs, "figure")[0]
-    pkg = assemble("wiring?", [hit(fig, 1.0, 1, "clip")], RegionIndex(regs),
-                   AssemblyOptions(page_units="off", image_url_template=template))
+    pkg = assemble(
+        "wiring?",
+        [hit(fig, 1.0, 1, "clip")],
+        RegionIndex(regs),
+        AssemblyOptions(page_units="off", image_url_template=template),
+    )
     item = next(i for i in pkg.items if i.modality == "figure")
     assert item.image_url == template.replace("{region_id}", fig.region_id)
     assert "<" not in item.image_url and " at 0x" not in item.image_url and len(item.image_url) < 300  # no reprs
