@@ -98,7 +98,7 @@ class HealthCache:
 @router.get("/health", summary="Status, counts, active retrievers and models", response_model=HealthOut)
 async def health(request: Request, jobs: JobsDep, settings: SettingsDep) -> HealthOut:
     """Open without an API key (it shows no document content). ``counts`` may be up to a few
-    seconds old: the probe waits for the store only after an idle spell, and then briefly."""
+    seconds old; only the first call after an idle spell waits (at most 2 s) for fresh ones."""
     cache: HealthCache = request.app.state.health
     counts = await cache.current()
     retrieval: dict[str, Any] = request.app.state.retriever.status()  # attribute reads only
