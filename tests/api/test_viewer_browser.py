@@ -83,6 +83,8 @@ def test_upload_ask_click_chip_highlights_region(
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         violations: list[str] = []
         _watch_csp(page, violations)
+        # wait_for_function gets functions, not expressions: Playwright evaluates an expression with
+        # eval, which the viewer's Content-Security-Policy (script-src 'self') forbids.
         page.goto(f"{url}/viewer")
         page.wait_for_selector("body[data-ready='1']")
         # The key is typed into the viewer; every request (images too) carries it.
@@ -92,7 +94,7 @@ def test_upload_ask_click_chip_highlights_region(
         # Upload through the viewer: the job's progress shows, then the new document opens.
         page.set_input_files("#upload", str(samples / "support-policy-v1.pdf"))
         page.wait_for_function(
-            "document.getElementById('upload-status').textContent.includes('created')", timeout=120_000
+            "() => document.getElementById('upload-status').textContent.includes('created')", timeout=120_000
         )
         assert page.eval_on_selector("#doc-select", "s => s.value") == "support-policy-v1"
         page.wait_for_selector(".page img[src^='blob:']", timeout=30_000)
@@ -108,7 +110,7 @@ def test_upload_ask_click_chip_highlights_region(
 
         page.click("#items li:first-child .chip")
         page.wait_for_selector(".hl")
-        page.wait_for_function("[...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
+        page.wait_for_function("() => [...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
         item = pkg["items"][0]
         pages = httpx.get(
             f"{url}/v1/documents/{item['doc_id']}/versions/{item['version_id']}/pages",
@@ -145,7 +147,7 @@ def test_upload_ask_click_chip_highlights_region(
         deep.goto(f"{url}/viewer?region={region['region_id']}")
         deep.wait_for_selector("body[data-ready='1']")
         deep.wait_for_selector(".hl")
-        deep.wait_for_function("[...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
+        deep.wait_for_function("() => [...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
         deep.evaluate("window.dispatchEvent(new Event('resize'))")
         rects = _rects(deep)
         loc = region["locators"][0]
