@@ -23,7 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from api.cluster_jobs import job_runner
 from api.errors import install_error_handlers
 from api.keys import KeyRing
-from api.middleware import HostOriginGuard, RequestContext, ShedQueries, guard_options
+from api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext, ShedQueries, guard_options
 from api.pool import QueryPool
 from api.routes import answer, documents, health, jobs, query, regions
 from api.routes.health import HealthCache, store_counts
@@ -34,9 +34,22 @@ logger = logging.getLogger(__name__)
 # uvicorn's HTTP protocol for `folio serve` (and the tests' live servers): h11, even where httptools is
 # installed. When a client keeps streaming an upload after its 413, uvicorn's httptools protocol parses
 # the rest as a new request and resets the connection, and the client may never read the 413.
+# `folio serve` runs it with a deadline on request headers (api.http_protocol).
 HTTP_IMPL = "h11"
 
 STATIC = Path(__file__).resolve().parent / "static"
+# The viewer runs only its own scripts and styles (no inline ones), shows page images through blob:
+# URLs, talks only to this server, and may not be framed by another site.
+VIEWER_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+VIEWER_HEADERS = {
+    "Content-Security-Policy": VIEWER_CSP,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 TAGS = [
     {
@@ -120,7 +133,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.keys = KeyRing(settings.keys_file, settings.api_key)
     install_error_handlers(app)
     # Added innermost first: the request context wraps everything, so even a refused Host gets a
-    # request id and an access-log line; a shed query has passed the Host and Origin checks.
+    # request id and an access-log line; a shed query has passed the Host and Origin checks; a
+    # request without a key is turned away before its body is read.
+    app.add_middleware(KeyBeforeBody)
     app.add_middleware(ShedQueries)
     app.add_middleware(HostOriginGuard, **guard_options(settings))
     if settings.cors_origins:
@@ -152,6 +167,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/viewer", include_in_schema=False)
     def viewer() -> FileResponse:
-        return FileResponse(STATIC / "index.html", media_type="text/html")
+        return FileResponse(STATIC / "index.html", media_type="text/html", headers=VIEWER_HEADERS)
 
     return app

@@ -46,7 +46,8 @@ def is_loopback(host: str) -> bool:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.app import HTTP_IMPL, create_app
+    from api.app import create_app
+    from api.http_protocol import header_deadline_protocol
     from api.settings import default_concurrency
 
     settings = settings_for(args)
@@ -71,7 +72,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.getLogger("api.middleware").setLevel(logging.INFO)
     uvicorn.run(
         create_app(settings),
-        http=HTTP_IMPL,  # the event loop stays "auto": uvloop (a dependency) where it installs
+        # HTTP_IMPL (h11) with a deadline on request headers; the event loop stays "auto": uvloop (a
+        # dependency) where it installs
+        http=header_deadline_protocol(settings.header_timeout_s),
         host=host,
         port=port,
         log_level="warning" if not args.verbose else "info",

@@ -10,6 +10,7 @@ delete). The file holds only hashes: a secret is shown once, by ``folio keys add
 re-reads the file when its modification time, size or inode changes, so ``folio keys add`` /
 ``revoke`` (or any rewrite) take effect on the next request, without a restart. An unreadable or
 invalid file fails closed (``KeysUnavailable``, 503): a broken rewrite never revives revoked keys.
+The 503 does not name the file (its path is in the server log).
 
 ``FOLIO_API_KEY``, the older single key, still works and opens everything (every collection,
 write access).
@@ -122,14 +123,14 @@ def read_keys(path: Path) -> list[KeyRecord]:
     except FileNotFoundError:
         return []
     except OSError as exc:
-        raise KeysUnavailable(f"cannot read the keys file {path}: {exc.strerror}") from exc
+        raise KeysUnavailable(f"cannot read the keys file: {exc.strerror}") from exc
     try:
         keys = _KEYS.validate_json(raw)
     except ValidationError as exc:
-        raise KeysUnavailable(f"the keys file {path} is not a valid list of keys: {exc.errors()[0]['msg']}") from exc
+        raise KeysUnavailable(f"the keys file is not a valid list of keys: {exc.errors()[0]['msg']}") from exc
     ids = [k.id for k in keys]
     if len(set(ids)) != len(ids):
-        raise KeysUnavailable(f"the keys file {path} has duplicate key ids")
+        raise KeysUnavailable("the keys file has duplicate key ids")
     return keys
 
 
@@ -226,10 +227,15 @@ class KeyRing:
         except FileNotFoundError:
             stamp = None
         except OSError as exc:
-            raise KeysUnavailable(f"cannot read the keys file {self.path}: {exc.strerror}") from exc
+            logger.error("keys file %s: %s", self.path, exc.strerror)
+            raise KeysUnavailable(f"cannot read the keys file: {exc.strerror}") from exc
         with self._lock:
             if stamp != self._stamp:
-                keys = read_keys(self.path) if stamp is not None else []
+                try:
+                    keys = read_keys(self.path) if stamp is not None else []
+                except KeysUnavailable as exc:  # the path is for the operator's log, not the client's reply
+                    logger.error("keys file %s: %s", self.path, exc)
+                    raise
                 logger.info("keys file %s: %d keys", self.path, len(keys))
                 self._keys, self._stamp = keys, stamp
             return self._keys

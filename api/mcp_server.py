@@ -16,7 +16,8 @@ Two transports share these tools:
 
 - stdio, ``folio mcp --data DIR`` (``serve_stdio``): for a desktop client on the same machine. It
   opens the store in-process with full access, as every other ``folio`` command does.
-- streamable HTTP at ``/mcp`` of ``folio serve`` (``mount``): stateless, JSON responses. Every HTTP
+- streamable HTTP at ``/mcp`` of ``folio serve`` (``mount``): stateless, JSON responses, ``POST``
+  only (``GET`` and ``DELETE`` are 405: no event stream, no sessions). Every HTTP
   request is authenticated like the REST API (``X-API-Key`` or ``Authorization: Bearer``; 401 in
   the one error shape), and the tools see only the key's collections: a document elsewhere is an
   unknown id. Blocking work runs on the query pool, so a busy server says so (``overloaded``).
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+MAX_REGION_ID_CHARS = 512  # a region id is a doc id, a version id and a short suffix
+MAX_ERROR_CHARS = 500
 PRINCIPAL_KEY = "folio_principal"  # where the HTTP mount leaves the caller in the ASGI scope's state
 INSTRUCTIONS = (
     "folio answers questions from the user's PDF documents with cited evidence. Call get_context with "
@@ -246,8 +249,8 @@ def build_server(
         collections = principal(ctx).collections
         try:
             result: T = await run(lambda: fn(resources(), collections, *args))
-        except FolioError as e:
-            raise ToolError(f"{e.code}: {e}") from e
+        except FolioError as e:  # capped: a message may echo the caller's input
+            raise ToolError(f"{e.code}: {_capped(str(e))}") from e
         except ValidationError as e:  # a request model rejected the arguments
             raise ToolError(f"validation_error: {_first_error(e)}") from e
         return result
@@ -305,6 +308,8 @@ def build_server(
     async def get_region_tool(ctx: Context[Any, Any], region_id: str, include_image: bool = True) -> CallToolResult:
         """What a citation points at: the region's text, document version, pages, bounding boxes
         (PDF points, origin top-left) and its image (the figure, else its page)."""
+        if len(region_id) > MAX_REGION_ID_CHARS:  # refused without echoing it
+            raise ToolError(f"validation_error: region_id is over {MAX_REGION_ID_CHARS} characters")
         out = await call(ctx, get_region, region_id, include_image)
         content: list[Any] = [TextContent(type="text", text=json.dumps(out["region"], ensure_ascii=False))]
         if out["image"] is not None:
@@ -314,6 +319,10 @@ def build_server(
     if with_answer:
         _add_answer_tool(server, call)
     return server
+
+
+def _capped(message: str) -> str:
+    return message if len(message) <= MAX_ERROR_CHARS else f"{message[:MAX_ERROR_CHARS]}..."
 
 
 def _first_error(e: ValidationError) -> str:
@@ -493,7 +502,10 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
     settings: Settings = app.state.settings
     server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url and settings.llm_model))
     handler = _Authenticated(server, settings)
-    app.router.routes.append(Route(path, endpoint=handler, methods=["GET", "POST", "DELETE"]))
+    # POST only. Stateless JSON mode has no sessions to delete and no server-initiated messages, so the
+    # standalone GET event stream would stay open and silent for ever: the streamable-HTTP transport
+    # lets a server answer that GET with 405 instead, which clients take as "no stream here".
+    app.router.routes.append(Route(path, endpoint=handler, methods=["POST"]))
 
     outer = app.router.lifespan_context
 

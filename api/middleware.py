@@ -11,9 +11,12 @@ Outermost first:
   exception leaves the app after the response was sent.
 - ``HostOriginGuard``: only ``Host`` values the server was configured for (DNS rebinding), no
   state-changing request from another site (a web page can ``POST`` a form or a ``no-cors`` fetch
-  to a loopback server), and a size limit on request bodies that are not uploads.
+  to a loopback server), and a size limit on every request body but uploads' (which have their own),
+  whatever the ``Content-Type``.
 - ``ShedQueries``: while the query pool is full, a query (``/v1/search``, ``/v1/context``,
   ``/v1/verify``) gets its ``503`` + ``Retry-After`` before its body is read, parsed and validated.
+- ``KeyBeforeBody``: when the server has keys, a request without a valid one gets its ``401``
+  before its body is read.
 
 CORS (``FOLIO_CORS_ORIGINS``) sits between them when configured: see ``api.app.create_app``.
 """
@@ -31,8 +34,10 @@ from urllib.parse import urlsplit
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from api.deps import _authenticate
 from api.errors import REQUEST_ID, error_response, folio_error_response, internal_error_response
 from api.settings import Settings
+from ingest.errors import FolioError
 
 logger = logging.getLogger(__name__)
 access_log = logging.getLogger(f"{__name__}.access")
@@ -95,6 +100,7 @@ class RequestContext:
 
 
 QUERY_PATHS = frozenset({"/v1/search", "/v1/context", "/v1/verify"})
+UPLOAD_PATHS = frozenset({"/v1/documents"})
 
 
 class ShedQueries:
@@ -112,6 +118,43 @@ class ShedQueries:
             pool = getattr(scope["app"].state, "query_pool", None)
             if pool is not None and pool.full:
                 await folio_error_response(pool.overloaded())(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+OPEN_PATHS = frozenset({"/v1/health"})
+_NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _keyed_path(path: str) -> bool:
+    """Paths behind the keys: ``/v1/...`` (except ``/v1/health``) and ``/mcp``."""
+    return (path.startswith("/v1/") and path not in OPEN_PATHS) or path == "/mcp" or path.startswith("/mcp/")
+
+
+def _candidate_keys(scope: Scope) -> list[str | None]:
+    """The secrets a request offers in its headers (the query-string key is for image GETs only)."""
+    auth = _header(scope, b"authorization") or ""
+    scheme, _, rest = auth.partition(" ")
+    bearer = rest if scheme.lower() == "bearer" else None
+    return [_header(scope, b"x-api-key"), bearer, bearer.strip() if bearer else None]
+
+
+class KeyBeforeBody:
+    """When the server has keys, a request that may carry a body (any method but ``GET``, ``HEAD``
+    and ``OPTIONS``) to a keyed path gets its ``401`` before a byte of its body is read: FastAPI
+    reads and parses a body before the route's key dependency runs. The route's own check
+    (``api.deps.require_key``) still decides access; this one only turns away callers without a key."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in _NO_BODY_METHODS and _keyed_path(scope["path"]):
+            ring = scope["app"].state.keys
+            try:
+                _authenticate(ring, *_candidate_keys(scope))
+            except FolioError as e:
+                await folio_error_response(e)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -191,8 +234,9 @@ class HostOriginGuard:
             status, code, message = refusal
             await error_response(status, code, message)(scope, receive, send)
             return
-        ctype = _header(scope, b"content-type") or ""
-        if ctype.startswith("multipart/form-data"):  # uploads enforce FOLIO_MAX_UPLOAD_BYTES themselves
+        if scope["method"] == "POST" and scope["path"] in UPLOAD_PATHS:
+            # Uploads enforce FOLIO_MAX_UPLOAD_BYTES themselves, as they stream (api.routes.documents).
+            # Every other route has this limit, whatever its Content-Type says.
             await self.app(scope, receive, send)
             return
         limit = self.max_body_bytes
@@ -204,6 +248,7 @@ class HostOriginGuard:
             return
         seen = 0
 
+        # Counted as the body streams, so a chunked body (no Content-Length) is cut off at the limit too.
         async def limited_receive() -> Message:
             nonlocal seen
             message = await receive()

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Le, MaxLen
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from assembly.types import AssemblyOptions, ContextPackage
+from assembly.types import MAX_TEMPLATE_CHARS, AssemblyOptions, ContextPackage
 from ingest.model import COORD_CONVENTION, BBox, RegionKind
 from retrieval.hit import Modality, RetrievalStrategy
 
@@ -289,7 +289,7 @@ _ASSEMBLY_BOUNDS: dict[str, tuple[Any, ...]] = {
     "max_items": (Le(MAX_FILTER_ITEMS),),
     "score_threshold": (Ge(-1e6), Le(1e6)),
     "system_prompt": (MaxLen(MAX_SYSTEM_PROMPT_CHARS),),
-    "image_url_template": (MaxLen(500),),
+    "image_url_template": (MaxLen(MAX_TEMPLATE_CHARS),),
 }
 _ASSEMBLY_TYPES: dict[str, Any] = {
     "sub_questions": Annotated[
@@ -345,6 +345,25 @@ def assembly_options(
     return AssemblyOptions(**values)
 
 
+# A package sent to /v1/verify: a real one has at most a few hundred items (k <= 500, max_items <= 1000)
+# and as many manifest and exclusion entries as hits. Larger lists are refused before any is validated.
+MAX_PACKAGE_ITEMS = 2000
+MAX_PACKAGE_ENTRIES = 20_000
+_PACKAGE_LISTS = {"items": MAX_PACKAGE_ITEMS, "excluded": MAX_PACKAGE_ENTRIES, "manifest": MAX_PACKAGE_ENTRIES}
+
+
+def _check_package_sizes(package: Any) -> None:
+    if not isinstance(package, dict):
+        return
+    lists = [(f"package.{name}", package.get(name), most) for name, most in _PACKAGE_LISTS.items()]
+    retrieval = package.get("retrieval")
+    if isinstance(retrieval, dict):
+        lists.append(("package.retrieval.hits", retrieval.get("hits"), MAX_PACKAGE_ENTRIES))
+    for where, value, most in lists:
+        if isinstance(value, list) and len(value) > most:
+            raise ValueError(f"{where} has {len(value)} entries, over the limit of {most}")
+
+
 class VerifyRequest(Schema):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
@@ -354,6 +373,14 @@ class VerifyRequest(Schema):
         None,
         description="instead of a package: rebuild it from this request (deterministic for the same data)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_package(cls, data: Any) -> Any:
+        """Counted on the raw JSON, before a single item is validated (50,000 took seconds)."""
+        if isinstance(data, dict):
+            _check_package_sizes(data.get("package"))
+        return data
 
 
 # -------------------------------------------------------------------------------------- regions

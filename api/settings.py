@@ -88,6 +88,10 @@ class Settings(BaseSettings):
     keep_alive_s: int = Field(
         75, ge=1, description="idle keep-alive timeout of `folio serve` (above clients' pool expiry)"
     )
+    header_timeout_s: float = Field(
+        15.0, gt=0, le=600,
+        description="`folio serve`: seconds a client has to send a request's headers once it has begun (slowloris)",
+    )
     # Optional models. Without them folio runs with the retrievers it has and /v1/health says why.
     clip_model: str | None = Field(default=None, description="open_clip model name, e.g. ViT-B-32, or local-dir:<path>")
     clip_pretrained: str | None = Field(default=None, description="open_clip pretrained tag or local weights path")

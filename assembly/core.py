@@ -670,7 +670,9 @@ def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, st
     url, img = None, 0
     if u.image:
         r = u.regions[0]
-        url = o.image_url_template.format(region_id=quote(r.region_id, safe="@:"))
+        # The one placeholder, replaced literally: the template is the client's, and str.format would
+        # let it reach attributes ({region_id.__class__}) or pad to any width ({region_id:>5000000}).
+        url = o.image_url_template.replace("{region_id}", quote(r.region_id, safe="@:"))
         img = image_token_cost(*image_pixels(r, o.render_scale), o.image_tokens)
     text_tokens = cnt(b.text)
     wrapper = cnt(opener) + close_tokens

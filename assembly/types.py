@@ -40,6 +40,8 @@ Fate = Packed | Exclusion | MergedInto
 """The fate of one hit in the manifest."""
 
 DEFAULT_BUDGET = 4096
+# image_url_template: the one placeholder is replaced literally (never str.format), in a bounded template.
+MAX_TEMPLATE_CHARS = 500
 
 
 class _Frozen(BaseModel):
@@ -224,6 +226,8 @@ class AssemblyOptions(_Frozen):
     def _template(cls, v: str) -> str:
         if "{region_id}" not in v:
             raise ValueError("image_url_template must contain '{region_id}'")
+        if len(v) > MAX_TEMPLATE_CHARS:
+            raise ValueError(f"image_url_template is over {MAX_TEMPLATE_CHARS} characters")
         return v
 
     @model_validator(mode="after")

@@ -3,12 +3,15 @@
 ``/v1/health`` is a liveness probe, so it must answer while every query worker is busy: it is an
 ``async def`` that does no blocking work. The store counts (a LanceDB read) come from a snapshot
 that a background thread refreshes when it is older than ``HealthCache.max_age`` seconds; the
-reply never waits for that refresh.
+reply does not wait for that refresh, except on the first call after an idle spell (a snapshot older
+than ``HealthCache.idle_s``), which waits for it a bounded time so that it does not report counts
+from before the idle spell.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -49,12 +52,15 @@ def store_counts(store: Store) -> dict[str, int]:
 class HealthCache:
     """The expensive parts of ``/v1/health``: computed once at startup, refreshed in the background."""
 
-    def __init__(self, compute: Callable[[], dict[str, int]], max_age: float = 2.0) -> None:
+    def __init__(self, compute: Callable[[], dict[str, int]], max_age: float = 2.0, idle_s: float = 10.0,
+                 idle_wait_s: float = 2.0) -> None:
         self.version = _folio_version()
         self._compute = compute
         self.max_age = max_age
+        self.idle_s = idle_s
+        self.idle_wait_s = idle_wait_s
         self._lock = threading.Lock()
-        self._refreshing = False
+        self._refreshing: asyncio.Future[None] | None = None
         self.counts = compute()
         self.at = time.monotonic()
 
@@ -67,29 +73,40 @@ class HealthCache:
             self.counts, self.at = counts, time.monotonic()
         finally:
             with self._lock:
-                self._refreshing = False
+                self._refreshing = None
 
-    def refresh_if_stale(self) -> None:
-        """Start a refresh on the loop's default executor when the snapshot is old; never waits."""
+    def refresh_if_stale(self) -> asyncio.Future[None] | None:
+        """Start a refresh on the loop's default executor when the snapshot is old; never waits.
+        The refresh under way, if any."""
         with self._lock:
-            if self._refreshing or time.monotonic() - self.at < self.max_age:
-                return
-            self._refreshing = True
-        asyncio.get_running_loop().run_in_executor(None, self._refresh)
+            if self._refreshing is None and time.monotonic() - self.at >= self.max_age:
+                self._refreshing = asyncio.get_running_loop().run_in_executor(None, self._refresh)
+            return self._refreshing
+
+    async def current(self) -> dict[str, int]:
+        """The counts. A snapshot from before an idle spell (older than ``idle_s``: nobody asked for a
+        while, and documents may have come and gone since) is refreshed first, waiting at most
+        ``idle_wait_s``; otherwise the snapshot, refreshed in the background when stale."""
+        idle = time.monotonic() - self.at >= self.idle_s
+        refresh = self.refresh_if_stale()
+        if idle and refresh is not None and refresh.get_loop() is asyncio.get_running_loop():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(refresh), self.idle_wait_s)
+        return self.counts
 
 
 @router.get("/health", summary="Status, counts, active retrievers and models", response_model=HealthOut)
 async def health(request: Request, jobs: JobsDep, settings: SettingsDep) -> HealthOut:
     """Open without an API key (it shows no document content). ``counts`` may be up to a few
-    seconds old: the probe never waits for the store."""
+    seconds old; only the first call after an idle spell waits (at most 2 s) for fresh ones."""
     cache: HealthCache = request.app.state.health
-    cache.refresh_if_stale()
+    counts = await cache.current()
     retrieval: dict[str, Any] = request.app.state.retriever.status()  # attribute reads only
     return HealthOut(
         status="ok",
         version=cache.version,
         parser_version=PARSER_VERSION,
-        counts=cache.counts,
+        counts=counts,
         jobs=jobs.counts(),
         retrieval=retrieval,
         tokenizer=settings.tokenizer,

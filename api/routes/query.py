@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
 from api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
+from api.offloop import OffLoopJSON
 from api.pool import QueryPool
 from api.query_ops import OPS
 from api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     from api.settings import Settings
     from retrieval.search import Retriever
 
-router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
+# Large JSON bodies are parsed and validated on the query pool, not on the event loop (api.offloop).
+router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=OffLoopJSON)
 
 
 async def _run(op: str, req: BaseModel, pool: QueryPool, store: Store, retriever: Retriever, settings: Settings,

@@ -32,9 +32,11 @@ def test_streamed_answer_with_citation_chips(browser: Any, data_copy: Path) -> N
                                      "On public holidays it takes eight hours [S9].", chunk_delay=0.15))
 
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            # Functions, not expressions: Playwright evaluates an expression with eval, which the
+            # viewer's Content-Security-Policy (script-src 'self') forbids.
             page.goto(f"{url}/viewer")
             page.wait_for_selector("body[data-ready='1']")
-            page.wait_for_function("document.getElementById('ask-btn').textContent === 'Ask'")
+            page.wait_for_function("() => document.getElementById('ask-btn').textContent === 'Ask'")
             page.select_option("#doc-select", "support-policy")
             page.wait_for_selector(".page img[src^='blob:']", timeout=30_000)
             page.fill("#question", Q)
@@ -42,8 +44,8 @@ def test_streamed_answer_with_citation_chips(browser: Any, data_copy: Path) -> N
             page.click("#ask-btn")
             # Streaming: text shows before the final event has arrived.
             page.wait_for_function(
-                "(() => { const a = document.getElementById('answer');"
-                " return a.textContent.includes('priority') && !a.dataset.done; })()",
+                "() => { const a = document.getElementById('answer');"
+                " return a.textContent.includes('priority') && !a.dataset.done; }",
                 timeout=60_000,
             )
             page.wait_for_selector("#answer[data-done='1']", timeout=60_000)
@@ -63,7 +65,7 @@ def test_streamed_answer_with_citation_chips(browser: Any, data_copy: Path) -> N
 
             page.click(f"#answer .chip.cite[data-cite='{s1}']")
             page.wait_for_selector(".hl")
-            page.wait_for_function("[...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
+            page.wait_for_function("() => [...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
             assert page.get_attribute("#items li.active", "data-citation") == s1
             pages = httpx.get(f"{url}/v1/documents/{item['doc_id']}/versions/{item['version_id']}/pages").json()
             width = next(p["width"] for p in pages["data"] if p["page"] == item["locators"][0]["page"])

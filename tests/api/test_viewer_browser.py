@@ -71,11 +71,20 @@ def _assert_match(rects: list[dict[str, float]], expected: list[tuple[float, ...
         assert abs(r["w"] - max(1, w)) <= 2 and abs(r["h"] - max(1, h)) <= 2, (r, (x, y, w, h))
 
 
+def _watch_csp(page: Any, seen: list[str]) -> None:
+    """Collect the console messages about Content-Security-Policy violations on ``page`` into ``seen``."""
+    page.on("console", lambda m: seen.append(m.text) if "Content Security Policy" in m.text else None)
+
+
 def test_upload_ask_click_chip_highlights_region(
     browser: Any, data_copy: Path, samples: Path, tmp_path: Path
 ) -> None:
     with live_server(make_settings(data_copy, api_key="viewer-key")) as url:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        violations: list[str] = []
+        _watch_csp(page, violations)
+        # wait_for_function gets functions, not expressions: Playwright evaluates an expression with
+        # eval, which the viewer's Content-Security-Policy (script-src 'self') forbids.
         page.goto(f"{url}/viewer")
         page.wait_for_selector("body[data-ready='1']")
         # The key is typed into the viewer; every request (images too) carries it.
@@ -85,7 +94,7 @@ def test_upload_ask_click_chip_highlights_region(
         # Upload through the viewer: the job's progress shows, then the new document opens.
         page.set_input_files("#upload", str(samples / "support-policy-v1.pdf"))
         page.wait_for_function(
-            "document.getElementById('upload-status').textContent.includes('created')", timeout=120_000
+            "() => document.getElementById('upload-status').textContent.includes('created')", timeout=120_000
         )
         assert page.eval_on_selector("#doc-select", "s => s.value") == "support-policy-v1"
         page.wait_for_selector(".page img[src^='blob:']", timeout=30_000)
@@ -101,7 +110,7 @@ def test_upload_ask_click_chip_highlights_region(
 
         page.click("#items li:first-child .chip")
         page.wait_for_selector(".hl")
-        page.wait_for_function("[...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
+        page.wait_for_function("() => [...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
         item = pkg["items"][0]
         pages = httpx.get(
             f"{url}/v1/documents/{item['doc_id']}/versions/{item['version_id']}/pages",
@@ -131,16 +140,20 @@ def test_upload_ask_click_chip_highlights_region(
         assert page.evaluate("sessionStorage.getItem('folio.key')") == "viewer-key"
         assert page.evaluate("localStorage.getItem('folio.key')") is None
         deep = browser.new_page(viewport={"width": 1200, "height": 900})
+        _watch_csp(deep, violations)
         deep.goto(f"{url}/viewer")  # a new tab has no key: set it, as typing it would
         assert deep.evaluate("sessionStorage.getItem('folio.key')") is None
         deep.evaluate("sessionStorage.setItem('folio.key', 'viewer-key')")
         deep.goto(f"{url}/viewer?region={region['region_id']}")
         deep.wait_for_selector("body[data-ready='1']")
         deep.wait_for_selector(".hl")
-        deep.wait_for_function("[...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
+        deep.wait_for_function("() => [...document.querySelectorAll('.page img')].every(i => !i.src || i.complete)")
         deep.evaluate("window.dispatchEvent(new Event('resize'))")
         rects = _rects(deep)
         loc = region["locators"][0]
         assert all(r["page"] == loc["page"] for r in rects)
         _assert_match(rects, _expected(region["locators"], loc["page_width"], rects[0]["iw"]))
         deep.screenshot(path=str(ARTIFACTS / "viewer-deep-link.png"))
+        # The viewer works under its Content-Security-Policy (api.app.VIEWER_CSP) and breaks none of it.
+        assert "frame-ancestors 'none'" in httpx.get(f"{url}/viewer").headers["content-security-policy"]
+        assert not violations, violations
