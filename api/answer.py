@@ -407,7 +407,7 @@ async def acall(prep: Prepared, slot: Slot | None = None) -> Completion:
     deadline = Deadline(r.timeout_s)
     async with _holding(slot, deadline):
         return await prep.client.achat(prep.messages, max_tokens=r.max_tokens, temperature=r.temperature,
-                                       response_format=prep.response_format(), timeout=max(deadline.left(), 1e-3))
+                                       response_format=prep.response_format(), deadline=deadline)
 
 
 async def answer_events_async(prep: Prepared, off_loop: Callable[[Callable[[], Any]], Awaitable[Any]],
@@ -427,7 +427,7 @@ async def answer_events_async(prep: Prepared, off_loop: Callable[[Callable[[], A
                 async for piece in prep.client.astream(prep.messages, max_tokens=r.max_tokens,
                                                        temperature=r.temperature,
                                                        response_format=prep.response_format(),
-                                                       timeout=max(deadline.left(), 1e-3)):
+                                                       deadline=deadline):
                     if isinstance(piece, Completion):
                         completion = piece
                     else:

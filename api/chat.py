@@ -109,9 +109,10 @@ class AnswerClient:
         return body
 
     async def achat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
-                    response_format: dict[str, Any] | None = None, timeout: float | None = None) -> Completion:
-        """One non-streaming completion, all of it within ``timeout`` seconds."""
-        deadline = Deadline(timeout or self.timeout)
+                    response_format: dict[str, Any] | None = None, timeout: float | None = None,
+                    deadline: Deadline | None = None) -> Completion:
+        """One non-streaming completion, all of it within ``timeout`` seconds (or by ``deadline``)."""
+        deadline = deadline or Deadline(timeout or self.timeout)
         body = self._body(messages, max_tokens, temperature, response_format, stream=False)
         async with post(self.url, body, self._headers(), deadline) as resp:
             await raise_for_status(resp, deadline, self.url)
@@ -125,12 +126,12 @@ class AnswerClient:
                                            response_format=response_format, timeout=timeout))
 
     async def astream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
-                      response_format: dict[str, Any] | None = None, timeout: float | None = None
-                      ) -> AsyncIterator[str | Completion]:
+                      response_format: dict[str, Any] | None = None, timeout: float | None = None,
+                      deadline: Deadline | None = None) -> AsyncIterator[str | Completion]:
         """Yield text deltas as they arrive, then the whole ``Completion`` last, all within
-        ``timeout`` seconds. A stream that ends without a ``finish_reason`` or ``[DONE]`` is
-        truncated: ``LLMUpstreamError``."""
-        deadline = Deadline(timeout or self.timeout)
+        ``timeout`` seconds (or by ``deadline``). A stream that ends without a ``finish_reason`` or
+        ``[DONE]`` is truncated: ``LLMUpstreamError``."""
+        deadline = deadline or Deadline(timeout or self.timeout)
         body = self._body(messages, max_tokens, temperature, response_format, stream=True)
         async with post(self.url, body, self._headers(), deadline) as resp:
             await raise_for_status(resp, deadline, self.url)

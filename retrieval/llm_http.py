@@ -63,7 +63,7 @@ class Deadline:
         return self.at - time.monotonic()
 
     def expired(self) -> LLMTimeout:
-        return LLMTimeout(f"{ENDPOINT} did not finish its reply within {self.seconds:g} s")
+        return LLMTimeout(f"{ENDPOINT} did not finish its reply within {self.seconds:.3g} s")
 
     async def step(self, aw: Awaitable[T]) -> T:
         left = self.left()
