@@ -50,7 +50,8 @@ class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
     json_schema: dict[str, Any] | None = Field(
         None,
         description="a JSON schema the answer must validate against (implies response_format=json). It is sent "
-        "in the prompt and counted in the budget (usage.schema_tokens).",
+        "in the prompt and counted in the budget (usage.schema_tokens). At most 20000 characters and 32 levels; "
+        "$ref only inside the schema ('#/...'); the check of a reply stops after 1 s (api.schema_check).",
     )
     enforce_schema: bool = Field(
         True,

@@ -76,8 +76,9 @@ class Slot:
         self._held = True
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._unhold()
 
     def _unhold(self) -> None:

@@ -62,8 +62,10 @@ def schema_problem(schema: Any) -> str | None:
             for key in REF_KEYS:
                 ref = v.get(key)
                 if isinstance(ref, str) and not ref.startswith("#"):
-                    return (f"{key} {ref[:100]!r} is not a reference inside the schema: only '#' and '#/...' "
-                            f"references are followed (folio fetches no URL and reads no file for a schema)")
+                    return (
+                        f"{key} {ref[:100]!r} is not a reference inside the schema: only '#' and '#/...' "
+                        f"references are followed (folio fetches no URL and reads no file for a schema)"
+                    )
             pattern_props = pattern_props or isinstance(v.get("patternProperties"), dict)
             unevaluated = unevaluated or "unevaluatedProperties" in v
             todo.extend(v.values())
@@ -156,14 +158,18 @@ def validate(value: Any, schema: dict[str, Any], *, seconds: float = CHECK_S) ->
         found.extend(checker.iter_errors(value))
         stopped = None
     except _OutOfTime:
-        stopped = (f"(root): not checked to the end: checking against json_schema took longer than {seconds:g} s "
-                   "(a pattern that backtracks, or references that multiply the work)")
+        stopped = (
+            f"(root): not checked to the end: checking against json_schema took longer than {seconds:g} s "
+            "(a pattern that backtracks, or references that multiply the work)"
+        )
     except RecursionError:
         stopped = "(root): not checked: the schema refers to itself without end"
     except Unresolvable as e:
         stopped = f"(root): not checked: {str(e)[:200]} (only references inside the schema are followed)"
     finally:
         _DEADLINE.reset(token)
-    out = [f"{'/'.join(str(p) for p in e.path) or '(root)'}: {e.message[:200]}"
-           for e in sorted(found, key=lambda e: list(e.path))[:10]]
+    out = [
+        f"{'/'.join(str(p) for p in e.path) or '(root)'}: {e.message[:200]}"
+        for e in sorted(found, key=lambda e: list(e.path))[:10]
+    ]
     return ([stopped] if stopped else []) + out[: 9 if stopped else 10]

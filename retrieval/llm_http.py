@@ -87,8 +87,9 @@ def scrub(text: str, url: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def post(url: str, body: dict[str, Any], headers: dict[str, str], deadline: Deadline
-               ) -> AsyncIterator[httpx.Response]:
+async def post(
+    url: str, body: dict[str, Any], headers: dict[str, str], deadline: Deadline
+) -> AsyncIterator[httpx.Response]:
     """The response to ``POST url`` (body not read yet), the headers received within ``deadline``;
     transport failures become ``LLMTimeout``/``LLMUpstreamError``, without the URL."""
     import httpx
@@ -105,12 +106,14 @@ async def post(url: str, body: dict[str, Any], headers: dict[str, str], deadline
         raise deadline.expired() from exc
     except httpx.HTTPError as exc:
         logger.warning("LLM call to %s failed: %s: %s", url, type(exc).__name__, exc)
-        raise LLMUpstreamError(f"cannot reach {ENDPOINT} ({type(exc).__name__}); the server log has the details"
-                               ) from exc
+        raise LLMUpstreamError(
+            f"cannot reach {ENDPOINT} ({type(exc).__name__}); the server log has the details"
+        ) from exc
 
 
-async def read_body(resp: httpx.Response, deadline: Deadline, limit: int = MAX_REPLY_BYTES, *,
-                    truncate: bool = False) -> bytes:
+async def read_body(
+    resp: httpx.Response, deadline: Deadline, limit: int = MAX_REPLY_BYTES, *, truncate: bool = False
+) -> bytes:
     """The (decoded) body, at most ``limit`` bytes: more is ``LLMUpstreamError``, or cut (``truncate``)."""
     declared = resp.headers.get("content-length", "")
     if not truncate and declared.isdigit() and int(declared) > limit:
@@ -130,8 +133,7 @@ async def read_body(resp: httpx.Response, deadline: Deadline, limit: int = MAX_R
     return bytes(out)
 
 
-async def iter_lines(resp: httpx.Response, deadline: Deadline, limit: int = MAX_REPLY_BYTES
-                     ) -> AsyncIterator[str]:
+async def iter_lines(resp: httpx.Response, deadline: Deadline, limit: int = MAX_REPLY_BYTES) -> AsyncIterator[str]:
     """The body's lines as they arrive (without line ends), ``limit`` bytes in all."""
     pending = b""
     seen = 0
@@ -172,8 +174,7 @@ async def raise_for_status(resp: httpx.Response, deadline: Deadline, url: str) -
     if resp.status_code in (408, 504):
         raise LLMTimeout(f"{ENDPOINT} timed out (HTTP {resp.status_code})")
     text = (await read_body(resp, deadline, MAX_ERROR_READ, truncate=True)).decode("utf-8", errors="replace")
-    raise LLMUpstreamError(f"{ENDPOINT} answered HTTP {resp.status_code}: "
-                           f"{scrub(text, url)[:MAX_ERROR_BODY]!r}")
+    raise LLMUpstreamError(f"{ENDPOINT} answered HTTP {resp.status_code}: {scrub(text, url)[:MAX_ERROR_BODY]!r}")
 
 
 async def post_json(url: str, body: dict[str, Any], headers: dict[str, str], seconds: float) -> Any:

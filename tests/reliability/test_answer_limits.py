@@ -114,8 +114,9 @@ def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 # ------------------------------------------------------------------------------ json_schema: $ref, size, depth
-def test_remote_and_file_refs_are_422_before_the_model_and_never_read(ac: TestClient, llm: StandInLLM,
-                                                                      listener: Listener, tmp_path: Path) -> None:
+def test_remote_and_file_refs_are_422_before_the_model_and_never_read(
+    ac: TestClient, llm: StandInLLM, listener: Listener, tmp_path: Path
+) -> None:
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"enum": ["FILE-SECRET"]}))
     schemas = [
@@ -141,16 +142,23 @@ def test_the_check_itself_never_retrieves(listener: Listener, tmp_path: Path) ->
 
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"enum": ["FILE-SECRET"]}))
-    for schema in ({"$ref": f"{listener.url}/x"}, {"$ref": secret.as_uri()},
-                   {"$id": f"{listener.url}/", "$ref": "#/$defs/missing"}):
+    for schema in (
+        {"$ref": f"{listener.url}/x"},
+        {"$ref": secret.as_uri()},
+        {"$id": f"{listener.url}/", "$ref": "#/$defs/missing"},
+    ):
         errors = validate("a value", schema)
         assert errors and all("SECRET" not in e for e in errors), errors
     assert listener.hits == []
 
 
 def test_local_refs_still_work(ac: TestClient, llm: StandInLLM) -> None:
-    schema = {"$defs": {"minutes": {"type": "integer", "maximum": 60}}, "type": "object",
-              "properties": {"minutes": {"$ref": "#/$defs/minutes"}}, "required": ["minutes"]}
+    schema = {
+        "$defs": {"minutes": {"type": "integer", "maximum": 60}},
+        "type": "object",
+        "properties": {"minutes": {"$ref": "#/$defs/minutes"}},
+        "required": ["minutes"],
+    }
     llm.replies.append(Reply('{"minutes": 30}'))
     assert _ask(ac, json_schema=schema).json()["structured"]["schema_valid"] is True
     llm.replies.append(Reply('{"minutes": 90}'))
@@ -180,8 +188,9 @@ def test_schema_bounds_are_422(ac: TestClient, llm: StandInLLM, schema: dict[str
 # ------------------------------------------------------------------------------------------------ ReDoS
 def _structured_in(url: str, schema: dict[str, Any], timeout: float = 30) -> tuple[dict[str, Any], float]:
     started = time.monotonic()
-    r = httpx.post(f"{url}/v1/answer", json={"query": Q, "doc_ids": DOC, "budget": 800, "json_schema": schema},
-                   timeout=timeout)
+    r = httpx.post(
+        f"{url}/v1/answer", json={"query": Q, "doc_ids": DOC, "budget": 800, "json_schema": schema}, timeout=timeout
+    )
     assert r.status_code == 200, r.text
     return r.json()["structured"], time.monotonic() - started
 
@@ -200,16 +209,26 @@ def _health_while(url: str, busy: threading.Event) -> list[float]:
 @pytest.mark.parametrize(
     ("schema", "value", "expect"),
     [
-        ({"type": "object", "properties": {"answer": {"type": "string", "pattern": REDOS}}},
-         {"answer": "Within thirty minutes, always!!"}, "does not match"),
-        ({"type": "object", "properties": {"answer": {"type": "string", "pattern": REDOS_REGEX_TOO}}},
-         {"answer": "a" * 29 + "!"}, "longer than 1 s"),
-        ({"type": "object", "patternProperties": {REDOS_REGEX_TOO: {}}, "additionalProperties": False},
-         {"a" * 29 + "!": 1}, "longer than 1 s"),
+        (
+            {"type": "object", "properties": {"answer": {"type": "string", "pattern": REDOS}}},
+            {"answer": "Acknowledge within 30 minutes!"},  # 30 characters
+            "does not match",
+        ),
+        (
+            {"type": "object", "properties": {"answer": {"type": "string", "pattern": REDOS_REGEX_TOO}}},
+            {"answer": "a" * 29 + "!"},
+            "longer than 1 s",
+        ),
+        (
+            {"type": "object", "patternProperties": {REDOS_REGEX_TOO: {}}, "additionalProperties": False},
+            {"a" * 29 + "!": 1},
+            "longer than 1 s",
+        ),
     ],
 )
-def test_catastrophic_patterns_end_fast_and_the_server_stays_up(data: Path, llm: StandInLLM, schema: dict[str, Any],
-                                                                value: dict[str, Any], expect: str) -> None:
+def test_catastrophic_patterns_end_fast_and_the_server_stays_up(
+    data: Path, llm: StandInLLM, schema: dict[str, Any], value: dict[str, Any], expect: str
+) -> None:
     settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
     with live_server(settings) as url:
         assert httpx.get(f"{url}/v1/health", timeout=30).status_code == 200
@@ -385,8 +404,9 @@ def test_errors_and_notes_do_not_show_the_endpoint(data: Path) -> None:
     with TestClient(create_app(settings)) as c:
         r = c.post("/v1/answer", json={"query": Q, "doc_ids": DOC})
         assert_error(r, 502, "llm_upstream_error")
-        ctx = c.post("/v1/context", json={"query": Q, "doc_ids": DOC, "compress": "llm", "budget": 300,
-                                          "compress_share": 0.3})
+        ctx = c.post(
+            "/v1/context", json={"query": Q, "doc_ids": DOC, "compress": "llm", "budget": 300, "compress_share": 0.3}
+        )
         assert ctx.status_code == 200
         notes = json.dumps(ctx.json()["retrieval"])
         assert "failed" in notes  # the reranker (and compression) said why they fell back
