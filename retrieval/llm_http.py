@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import time
@@ -68,8 +67,9 @@ class Deadline:
     async def step(self, aw: Awaitable[T]) -> T:
         left = self.left()
         if left <= 0:
-            if inspect.iscoroutine(aw):
-                aw.close()
+            close = getattr(aw, "close", None)  # a coroutine, or an async generator's __anext__, never awaited
+            if close is not None:
+                close()
             raise self.expired()
         try:
             async with asyncio.timeout(left):

@@ -311,6 +311,16 @@ def test_compression_stops_asking_when_the_package_budget_is_spent(data: Path, l
     assert len(llm.requests) == 1
 
 
+def test_the_blocking_stream_of_folio_ask_has_the_deadline_too(llm: StandInLLM) -> None:
+    from api.chat import AnswerClient, LLMTimeout
+
+    llm.replies.append(DRIP)
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        list(AnswerClient(llm.url, "stand-in").stream([{"role": "user", "content": "q"}], timeout=1.5))
+    assert time.monotonic() - started < 5
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_client_that_leaves_cancels_the_model_call(data: Path, llm: StandInLLM, stream: bool) -> None:
     settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
