@@ -4,7 +4,8 @@
 ``folio ask`` and other front ends call it); ``answer_events`` is the streaming form, yielding
 ``(event, data)`` pairs: ``package`` (the package and the usage known before the call), ``delta``
 (text as it arrives), then ``done`` (the ``AnswerResponse`` without the package) or ``error`` (the
-one error shape). Steps:
+one error shape, ``internal_error`` for our own bugs, so a started stream always ends with an event).
+``acall`` and ``answer_events_async`` are the forms the server awaits on its event loop. Steps:
 
 1. ``prepare``: no endpoint configured is ``LLMNotConfigured`` (503, says how to enable one). The
    package is built by the ``/v1/context`` code path; a structured answer's instruction and schema
@@ -14,16 +15,21 @@ one error shape). Steps:
    without calling the model.
 3. ``finish``: code fences are stripped, JSON is parsed and validated (structured answers), and the
    answer text goes through ``assembly.verify_answer``; kept ids are resolved to region, pages and
-   boxes. Schema validity and citation faithfulness are reported separately.
+   boxes. Schema validity and citation faithfulness are reported separately. A client's schema is
+   checked by ``api.schema_check`` (no reference fetched, patterns and the whole check bounded in
+   time), and a reply nested deeper than ``MAX_VALUE_DEPTH`` is not parsed into a value.
+
+The model call has a total deadline (``timeout_s``) and a bounded reply (``api.chat``).
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -37,13 +43,16 @@ from api.answer_schemas import (
     context_request,
 )
 from api.chat import AnswerClient, Completion, client_from_settings
+from api.schema_check import MAX_VALUE_DEPTH, depth
 from api.schemas import assembly_options
 from api.service import build_context
 from assembly.types import ContextPackage
 from assembly.verify import cited_ids, verify_answer
 from ingest.errors import FolioError, InvalidRequest
+from retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
+    from api.model_calls import Slot
     from api.settings import Settings
     from ingest.store import Store
     from retrieval.search import Retriever
@@ -239,17 +248,20 @@ def _structured(prep: Prepared, reply: str) -> tuple[str, StructuredCheck]:
     try:
         value = json.loads(body)
         json_valid = True
-    except ValueError:
+    except (ValueError, RecursionError):
         candidate = _first_object(body)
         if candidate is not None:
             try:
                 value = json.loads(candidate)
                 json_valid = True
                 errors.append("the JSON object was surrounded by other text")
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
+    if json_valid and depth(value, MAX_VALUE_DEPTH) > MAX_VALUE_DEPTH:
+        json_valid, value = False, None
+        errors.append(f"the reply's JSON nests deeper than {MAX_VALUE_DEPTH} levels")
     schema_valid = False
-    if not json_valid:
+    if not json_valid and not errors:
         errors.append("the reply is not JSON")
     else:
         schema_errors = validate(value, prep.schema or {})
@@ -284,17 +296,11 @@ def _first_object(text: str) -> str | None:
 
 
 def validate(value: Any, schema: dict[str, Any]) -> list[str]:
-    """Schema errors of ``value`` (empty: valid), at most 10, each with its JSON path."""
-    try:
-        from jsonschema.validators import validator_for
-    except ImportError:  # pragma: no cover
-        return ["jsonschema is not installed: pip install jsonschema"]
-    v = validator_for(schema)(schema)
-    out = []
-    for e in sorted(v.iter_errors(value), key=lambda e: list(e.path))[:10]:
-        where = "/".join(str(p) for p in e.path) or "(root)"
-        out.append(f"{where}: {e.message[:200]}")
-    return out
+    """Schema errors of ``value`` (empty: valid), at most 10, each with its JSON path; bounded in
+    time and never fetching a reference (``api.schema_check``)."""
+    from api.schema_check import validate as bounded_validate
+
+    return bounded_validate(value, schema)
 
 
 def _value_ids(value: Any) -> list[str]:
@@ -338,35 +344,96 @@ def answer(store: Store, retriever: Retriever, req: AnswerRequest, settings: Set
     return finish(prep, call(prep))
 
 
-def answer_events(prep: Prepared) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The streaming answer as ``(event, data)`` pairs; errors of the call become an ``error`` event
-    (the HTTP status was sent before the model was asked)."""
-    from api.errors import error_body
-
+def package_event(prep: Prepared) -> dict[str, Any]:
+    """The ``package`` event's data: the package and the usage known before the call."""
     pkg = prep.package
-    yield "package", {
+    return {
         "query": pkg.query,
         "refused": pkg.refused,
         "usage": {"prompt_tokens": prep.prompt_tokens, "schema_tokens": prep.schema_tokens,
                   "budget_limit": prep.limit, "tokenizer": pkg.budget.tokenizer},
         "package": pkg.model_dump(mode="json"),
     }
-    if pkg.refused:
-        yield "delta", {"text": INSUFFICIENT}
-        done = finish(prep, None)
-    else:
-        r = prep.req
-        completion: Completion | None = None
-        try:
+
+
+def error_event(e: BaseException) -> dict[str, Any]:
+    """The ``error`` event's data: the one error shape plus ``status``; an unexpected error is logged
+    and reported as ``internal_error`` (the stream still ends with an event)."""
+    from api.errors import error_body
+
+    if isinstance(e, FolioError):
+        return {**error_body(e.code, str(e) or e.code), "status": e.http_status}
+    logger.error("answer stream failed", exc_info=e)
+    return {**error_body("internal_error", "internal error while answering; the server log has the details"),
+            "status": 500}
+
+
+def _done(prep: Prepared, completion: Completion | None) -> dict[str, Any]:
+    return finish(prep, completion).model_dump(mode="json", exclude={"package"})
+
+
+def answer_events(prep: Prepared) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The streaming answer as ``(event, data)`` pairs; errors of the call become an ``error`` event
+    (the HTTP status was sent before the model was asked)."""
+    yield "package", package_event(prep)
+    try:
+        if prep.package.refused:
+            yield "delta", {"text": INSUFFICIENT}
+            done = _done(prep, None)
+        else:
+            r = prep.req
+            completion: Completion | None = None
             for piece in prep.client.stream(prep.messages, max_tokens=r.max_tokens, temperature=r.temperature,
                                             response_format=prep.response_format(), timeout=r.timeout_s):
                 if isinstance(piece, Completion):
                     completion = piece
                 else:
                     yield "delta", {"text": piece}
-        except FolioError as e:
-            yield "error", {**error_body(e.code, str(e) or e.code), "status": e.http_status}
-            return
-        assert completion is not None
-        done = finish(prep, completion)
-    yield "done", done.model_dump(mode="json", exclude={"package"})
+            done = _done(prep, completion)
+    except Exception as e:
+        yield "error", error_event(e)
+        return
+    yield "done", done
+
+
+def _holding(slot: Slot | None, deadline: Deadline) -> contextlib.AbstractAsyncContextManager[Any]:
+    return slot.within(deadline.left()) if slot is not None else contextlib.nullcontext()
+
+
+async def acall(prep: Prepared, slot: Slot | None = None) -> Completion:
+    """``call`` awaited (the server's event loop, no thread): within ``timeout_s`` in all, the wait for
+    a model call slot included."""
+    r = prep.req
+    deadline = Deadline(r.timeout_s)
+    async with _holding(slot, deadline):
+        return await prep.client.achat(prep.messages, max_tokens=r.max_tokens, temperature=r.temperature,
+                                       response_format=prep.response_format(), deadline=deadline)
+
+
+async def answer_events_async(prep: Prepared, off_loop: Callable[[Callable[[], Any]], Awaitable[Any]],
+                              slot: Slot | None = None) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """``answer_events`` for the server: the model streamed on the event loop (a client that leaves
+    cancels it), the check run by ``off_loop`` (the query pool), every failure an ``error`` event."""
+    yield "package", package_event(prep)
+    try:
+        if prep.package.refused:
+            yield "delta", {"text": INSUFFICIENT}
+            done = await off_loop(lambda: _done(prep, None))
+        else:
+            r = prep.req
+            deadline = Deadline(r.timeout_s)
+            completion: Completion | None = None
+            async with _holding(slot, deadline):
+                async for piece in prep.client.astream(prep.messages, max_tokens=r.max_tokens,
+                                                       temperature=r.temperature,
+                                                       response_format=prep.response_format(),
+                                                       deadline=deadline):
+                    if isinstance(piece, Completion):
+                        completion = piece
+                    else:
+                        yield "delta", {"text": piece}
+            done = await off_loop(lambda: _done(prep, completion))
+    except Exception as e:
+        yield "error", error_event(e)
+        return
+    yield "done", done

@@ -50,7 +50,8 @@ class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
     json_schema: dict[str, Any] | None = Field(
         None,
         description="a JSON schema the answer must validate against (implies response_format=json). It is sent "
-        "in the prompt and counted in the budget (usage.schema_tokens).",
+        "in the prompt and counted in the budget (usage.schema_tokens). At most 20000 characters and 32 levels; "
+        "$ref only inside the schema ('#/...'); the check of a reply stops after 1 s (api.schema_check).",
     )
     enforce_schema: bool = Field(
         True,
@@ -60,7 +61,9 @@ class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
     max_tokens: int = Field(1024, ge=1, le=MAX_COMPLETION_TOKENS, description="completion token limit")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     timeout_s: float = Field(
-        60.0, gt=0.0, le=600.0, description="seconds to wait for the endpoint (per stream chunk when streaming)"
+        60.0, gt=0.0, le=600.0,
+        description="seconds for the whole model call, from connecting to the last byte, streaming or not "
+        "(a total deadline, not per read); past it: 504 llm_timeout, or an error event when streaming",
     )
     include_package: bool = Field(True, description="return the ContextPackage the answer was written from")
 
@@ -73,6 +76,11 @@ class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
             raise ValueError(f"json_schema is longer than {MAX_SCHEMA_CHARS} characters")
         if _depth(v) > MAX_SCHEMA_DEPTH:
             raise ValueError(f"json_schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        from api.schema_check import schema_problem
+
+        problem = schema_problem(v)
+        if problem is not None:
+            raise ValueError(f"json_schema: {problem}")
         try:
             from jsonschema.validators import validator_for
         except ImportError:  # pragma: no cover - jsonschema ships with the mcp extra and dev tools

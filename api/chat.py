@@ -3,13 +3,17 @@ endpoint (llama.cpp's ``llama-server``, vLLM, Ollama, a hosted API), one reply o
 
 ``retrieval.llm.ChatClient`` serves rerankers and summaries (text in, text out); answers need more
 of the protocol: the endpoint's token usage, ``finish_reason``, ``response_format`` for structured
-answers, and server-sent-event streaming. Failures are typed so the API can map them onto the one
-error shape:
+answers, and server-sent-event streaming. Every call has a total deadline (``timeout``: connect to
+the last byte, streaming or not) and a bounded reply (``MAX_REPLY_BYTES`` read, ``MAX_REPLY_CHARS``
+of text), through ``retrieval.llm_http``; ``achat``/``astream`` are the async forms the server awaits
+(a client that leaves cancels them), ``chat``/``stream`` the same for plain threads. Failures are
+typed so the API can map them onto the one error shape, and never show the endpoint's URL:
 
     ModelUnavailable (503)           ingest.errors: no endpoint configured
-    ├── LLMTimeout (504)             no reply, or no stream chunk, within the timeout
-    └── LLMUpstreamError (502)       HTTP error status, a reply that is not JSON or has no content,
-                                     a stream that ends without a finish (truncated)
+    ├── LLMTimeout (504)             the reply did not end within the timeout
+    └── LLMUpstreamError (502)       unreachable, an HTTP error status, a reply that is not JSON, too
+                                     big, of the wrong shape or without content, a stream that ends
+                                     without a finish (truncated)
 
 The base URL may end in ``/v1`` or not (``http://127.0.0.1:8080`` and ``http://127.0.0.1:8080/v1``
 both work), as with ``retrieval.llm``.
@@ -17,17 +21,33 @@ both work), as with ``retrieval.llm``.
 
 from __future__ import annotations
 
-import json
 import logging
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ingest.errors import ModelUnavailable
+from retrieval.llm_http import (
+    ENDPOINT,
+    MAX_ERROR_BODY,
+    MAX_REPLY_BYTES,
+    Deadline,
+    LLMTimeout,
+    LLMUpstreamError,
+    iter_lines,
+    iterate_sync,
+    parse_json,
+    post,
+    raise_for_status,
+    read_body,
+    run_sync,
+    scrub,
+)
 
 if TYPE_CHECKING:
     from api.settings import Settings
+
+__all__ = ["MAX_REPLY_BYTES", "AnswerClient", "Completion", "LLMNotConfigured", "LLMTimeout", "LLMUpstreamError"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,17 +57,8 @@ ENABLE_HINT = (
     "http://127.0.0.1:11434/v1, or a hosted API), FOLIO_LLM_MODEL to the model name it serves and, if it "
     "needs one, FOLIO_LLM_API_KEY; then restart folio"
 )
-MAX_ERROR_BODY = 300
-
-
-class LLMTimeout(ModelUnavailable, TimeoutError):
-    code = "llm_timeout"
-    http_status = 504
-
-
-class LLMUpstreamError(ModelUnavailable):
-    code = "llm_upstream_error"
-    http_status = 502
+MAX_REPLY_CHARS = 1_000_000
+"""The most reply text kept (32,768 completion tokens are far less); more is ``LLMUpstreamError``."""
 
 
 class LLMNotConfigured(ModelUnavailable):
@@ -97,146 +108,142 @@ class AnswerClient:
             body["stream_options"] = {"include_usage": True}
         return body
 
+    async def achat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
+                    response_format: dict[str, Any] | None = None, timeout: float | None = None,
+                    deadline: Deadline | None = None) -> Completion:
+        """One non-streaming completion, all of it within ``timeout`` seconds (or by ``deadline``)."""
+        deadline = deadline or Deadline(timeout or self.timeout)
+        body = self._body(messages, max_tokens, temperature, response_format, stream=False)
+        async with post(self.url, body, self._headers(), deadline) as resp:
+            await raise_for_status(resp, deadline, self.url)
+            raw = await read_body(resp, deadline)
+        return completion_of(parse_json(raw))
+
     def chat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
              response_format: dict[str, Any] | None = None, timeout: float | None = None) -> Completion:
-        """One non-streaming completion."""
-        import httpx
+        """``achat`` from plain code."""
+        return run_sync(lambda: self.achat(messages, max_tokens=max_tokens, temperature=temperature,
+                                           response_format=response_format, timeout=timeout))
 
-        body = self._body(messages, max_tokens, temperature, response_format, stream=False)
-        try:
-            resp = httpx.post(self.url, json=body, headers=self._headers(), timeout=timeout or self.timeout)
-        except httpx.TimeoutException as exc:
-            raise LLMTimeout(f"the LLM at {self.url} did not answer within {timeout or self.timeout:g} s") from exc
-        except httpx.HTTPError as exc:
-            raise LLMUpstreamError(f"cannot reach the LLM at {self.url}: {type(exc).__name__}: {exc}") from exc
-        _raise_for_status(resp.status_code, resp.text, self.url)
-        try:
-            data = resp.json()
-        except ValueError as exc:
-            raise LLMUpstreamError(f"the LLM at {self.url} replied with something that is not JSON: "
-                                   f"{resp.text[:MAX_ERROR_BODY]!r}") from exc
-        try:
-            choice = data["choices"][0]
-            content = choice["message"]["content"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise LLMUpstreamError(f"the LLM reply from {self.url} has no choices[0].message.content") from exc
-        if not isinstance(content, str):
-            raise LLMUpstreamError(f"the LLM reply from {self.url} has no text content")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        return Completion(
-            text=content,
-            finish_reason=choice.get("finish_reason") if isinstance(choice, dict) else None,
-            model=data.get("model") if isinstance(data.get("model"), str) else None,
-            prompt_tokens=_int(usage.get("prompt_tokens")),
-            completion_tokens=_int(usage.get("completion_tokens")),
-            raw_usage=usage,
-        )
+    async def astream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
+                      response_format: dict[str, Any] | None = None, timeout: float | None = None,
+                      deadline: Deadline | None = None) -> AsyncIterator[str | Completion]:
+        """Yield text deltas as they arrive, then the whole ``Completion`` last, all within
+        ``timeout`` seconds (or by ``deadline``). A stream that ends without a ``finish_reason`` or
+        ``[DONE]`` is truncated: ``LLMUpstreamError``."""
+        deadline = deadline or Deadline(timeout or self.timeout)
+        body = self._body(messages, max_tokens, temperature, response_format, stream=True)
+        async with post(self.url, body, self._headers(), deadline) as resp:
+            await raise_for_status(resp, deadline, self.url)
+            if "text/event-stream" not in resp.headers.get("content-type", ""):  # one JSON reply: no stream
+                raw = await read_body(resp, deadline)
+                completion = completion_of(parse_json(raw, "replied with neither a stream nor a chat completion,"))
+                if completion.text:
+                    yield completion.text
+                yield completion
+                return
+            state = _Stream(self.url)
+            async for line in iter_lines(resp, deadline):
+                text = state.feed(line)
+                if text:
+                    yield text
+                if state.done:
+                    break
+        yield state.completion()
 
     def stream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
                response_format: dict[str, Any] | None = None, timeout: float | None = None
                ) -> Iterator[str | Completion]:
-        """Yield text deltas as they arrive, then the whole ``Completion`` last.
-
-        ``timeout`` bounds the wait for each chunk and the whole reply (twice the timeout in all,
-        so a slow but steady stream can finish). A stream that ends without a ``finish_reason`` or
-        ``[DONE]`` is truncated: ``LLMUpstreamError``.
-        """
-        import httpx
-
-        limit = timeout or self.timeout
-        deadline = time.monotonic() + 2 * limit
-        body = self._body(messages, max_tokens, temperature, response_format, stream=True)
-        parts: list[str] = []
-        finish: str | None = None
-        model: str | None = None
-        usage: dict[str, Any] = {}
-        done = False
-        try:
-            with httpx.stream("POST", self.url, json=body, headers=self._headers(), timeout=limit) as resp:
-                if resp.status_code >= 400:
-                    resp.read()
-                    _raise_for_status(resp.status_code, resp.text, self.url)
-                ctype = resp.headers.get("content-type", "")
-                if "text/event-stream" not in ctype:  # a server that ignores "stream": one JSON reply
-                    resp.read()
-                    yield from _single_reply_as_stream(resp.text, self.url)
-                    return
-                for line in resp.iter_lines():
-                    if time.monotonic() > deadline:
-                        raise LLMTimeout(f"the LLM stream from {self.url} ran past {2 * limit:g} s")
-                    line = line.strip()
-                    if not line or line.startswith(":") or not line.startswith("data:"):
-                        continue
-                    payload = line[5:].strip()
-                    if payload == "[DONE]":
-                        done = True
-                        break
-                    try:
-                        chunk = json.loads(payload)
-                    except ValueError as exc:
-                        raise LLMUpstreamError(
-                            f"the LLM stream from {self.url} sent a chunk that is not JSON: {payload[:200]!r}"
-                        ) from exc
-                    if not isinstance(chunk, dict):
-                        raise LLMUpstreamError(f"the LLM stream from {self.url} sent a chunk that is not an object")
-                    if isinstance(chunk.get("error"), dict | str):
-                        raise LLMUpstreamError(f"the LLM stream from {self.url} reported an error: "
-                                               f"{str(chunk['error'])[:MAX_ERROR_BODY]}")
-                    if isinstance(chunk.get("model"), str):
-                        model = chunk["model"]
-                    if isinstance(chunk.get("usage"), dict):
-                        usage = chunk["usage"]
-                    for choice in chunk.get("choices") or []:
-                        if not isinstance(choice, dict):
-                            continue
-                        delta = choice.get("delta") or {}
-                        text = delta.get("content") if isinstance(delta, dict) else None
-                        if isinstance(text, str) and text:
-                            parts.append(text)
-                            yield text
-                        if choice.get("finish_reason"):
-                            finish = str(choice["finish_reason"])
-        except httpx.TimeoutException as exc:
-            raise LLMTimeout(f"the LLM at {self.url} sent nothing for {limit:g} s") from exc
-        except httpx.HTTPError as exc:
-            raise LLMUpstreamError(f"the LLM stream from {self.url} broke: {type(exc).__name__}: {exc}") from exc
-        if not done and finish is None:
-            raise LLMUpstreamError(f"the LLM stream from {self.url} ended before the reply was complete "
-                                   f"(no finish_reason, no [DONE]; {len(''.join(parts))} characters received)")
-        yield Completion(
-            text="".join(parts),
-            finish_reason=finish,
-            model=model,
-            prompt_tokens=_int(usage.get("prompt_tokens")),
-            completion_tokens=_int(usage.get("completion_tokens")),
-            raw_usage=usage,
-        )
+        """``astream`` from plain code."""
+        yield from iterate_sync(lambda: self.astream(messages, max_tokens=max_tokens, temperature=temperature,
+                                                     response_format=response_format, timeout=timeout))
 
 
-def _single_reply_as_stream(text: str, url: str) -> Iterator[str | Completion]:
-    try:
-        data = json.loads(text)
-        choice = data["choices"][0]
-        content = choice["message"]["content"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise LLMUpstreamError(f"the LLM at {url} replied with neither a stream nor a chat completion: "
-                               f"{text[:MAX_ERROR_BODY]!r}") from exc
-    if not isinstance(content, str):
-        raise LLMUpstreamError(f"the LLM reply from {url} has no text content")
+class _Stream:
+    """The server-sent events of one streamed reply, fed line by line."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.parts: list[str] = []
+        self.chars = 0
+        self.finish: str | None = None
+        self.model: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.done = False
+
+    def feed(self, line: str) -> str:
+        """The text a ``data:`` line adds (``[DONE]`` sets ``done``)."""
+        line = line.strip()
+        if not line.startswith("data:"):
+            return ""
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            self.done = True
+            return ""
+        chunk = parse_json(payload, "sent a stream chunk")
+        if not isinstance(chunk, dict):
+            raise LLMUpstreamError(f"{ENDPOINT} sent a stream chunk that is not an object")
+        if isinstance(chunk.get("error"), dict | str):
+            raise LLMUpstreamError(f"{ENDPOINT} reported an error in its stream: "
+                                   f"{scrub(str(chunk['error']), self.url)[:MAX_ERROR_BODY]}")
+        if isinstance(chunk.get("model"), str):
+            self.model = chunk["model"]
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            raise LLMUpstreamError(f"{ENDPOINT} sent a stream chunk whose choices is not a list")
+        text = ""
+        for choice in choices:
+            if not isinstance(choice, dict):
+                continue
+            delta = choice.get("delta")
+            piece = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(piece, str):
+                text += piece
+            if choice.get("finish_reason"):
+                self.finish = _finish_reason(choice["finish_reason"])
+        self.chars += len(text)
+        if self.chars > MAX_REPLY_CHARS:
+            raise LLMUpstreamError(f"the reply of {ENDPOINT} is longer than {MAX_REPLY_CHARS} characters")
+        if text:
+            self.parts.append(text)
+        return text
+
+    def completion(self) -> Completion:
+        if not self.done and self.finish is None:
+            raise LLMUpstreamError(f"the stream of {ENDPOINT} ended before the reply was complete (no "
+                                   f"finish_reason, no [DONE]; {self.chars} characters received)")
+        return Completion(text="".join(self.parts), finish_reason=self.finish, model=self.model,
+                          prompt_tokens=_int(self.usage.get("prompt_tokens")),
+                          completion_tokens=_int(self.usage.get("completion_tokens")), raw_usage=self.usage)
+
+
+def completion_of(data: Any) -> Completion:
+    """The ``Completion`` in a chat completion's JSON; a reply of another shape is ``LLMUpstreamError``."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(choice, dict) or not isinstance(content, str):
+        raise LLMUpstreamError(f"the reply of {ENDPOINT} has no choices[0].message.content text")
+    if len(content) > MAX_REPLY_CHARS:
+        raise LLMUpstreamError(f"the reply of {ENDPOINT} is longer than {MAX_REPLY_CHARS} characters")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    if content:
-        yield content
-    yield Completion(text=content, finish_reason=choice.get("finish_reason"), model=data.get("model"),
-                     prompt_tokens=_int(usage.get("prompt_tokens")),
-                     completion_tokens=_int(usage.get("completion_tokens")), raw_usage=usage)
+    return Completion(
+        text=content,
+        finish_reason=_finish_reason(choice.get("finish_reason")),
+        model=data.get("model") if isinstance(data.get("model"), str) else None,
+        prompt_tokens=_int(usage.get("prompt_tokens")),
+        completion_tokens=_int(usage.get("completion_tokens")),
+        raw_usage=usage,
+    )
 
 
-def _raise_for_status(status: int, text: str, url: str) -> None:
-    if status < 400:
-        return
-    if status in (408, 504):
-        raise LLMTimeout(f"the LLM at {url} timed out (HTTP {status})")
-    raise LLMUpstreamError(f"the LLM at {url} answered HTTP {status}: {text[:MAX_ERROR_BODY]!r}")
+def _finish_reason(v: Any) -> str | None:
+    if v is None or isinstance(v, str) and len(v) <= 100:
+        return v
+    raise LLMUpstreamError(f"the reply of {ENDPOINT} has a finish_reason that is not a short string")
 
 
 def _int(v: Any) -> int | None:

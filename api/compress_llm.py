@@ -1,7 +1,9 @@
 """``compress="llm"``: the compressor that ``assembly.compress`` calls, built on the configured
 OpenAI-compatible endpoint (``FOLIO_LLM_*``, the client of ``POST /v1/answer``). Assembly stays free
 of network code: it gets this callable, recounts what comes back with folio's tokenizer and cuts it
-to fit, and sends an item extractive (with a note) when the call raises.
+to fit, and sends an item extractive (with a note) when the call raises. Each call ends within
+``TIMEOUT_S`` and all of a package's calls within ``PACKAGE_S`` (total deadlines, whatever the
+endpoint does), so a slow model cannot hold a query worker for longer.
 
 Without an endpoint configured, asking for ``compress="llm"`` is ``LLMNotConfigured`` (503
 ``llm_not_configured``) with the same how-to-enable hint as ``/v1/answer``.
@@ -11,14 +13,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from api.chat import ENABLE_HINT, AnswerClient, LLMNotConfigured
+from api.chat import ENABLE_HINT, AnswerClient, LLMNotConfigured, LLMTimeout
+from retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
     from api.settings import Settings
     from assembly.compress import Compressor
 
 TIMEOUT_S = 15.0
-"""Per call; after a timeout the rest of the package is compressed extractively."""
+"""Per call, in all (a total deadline, not per read); after a timeout the rest of the package is
+compressed extractively."""
+PACKAGE_S = 30.0
+"""Every call for one package together: past it the model is not asked again (extractive instead)."""
 SYSTEM = (
     "You compress evidence for a question. From the TEXT, keep only the sentences, numbers, names and "
     "identifiers that bear on the QUESTION, in the TEXT's own words; drop everything else. Add nothing that is "
@@ -26,25 +32,33 @@ SYSTEM = (
 )
 
 
-def llm_compressor(settings: Settings, *, timeout: float = TIMEOUT_S) -> Compressor:
+def llm_compressor(settings: Settings, *, timeout: float = TIMEOUT_S, package_s: float = PACKAGE_S) -> Compressor:
     """``(question, text, max_tokens) -> compressed text`` through the configured endpoint; raises
-    ``LLMNotConfigured`` when there is none. The callable raises ``LLMTimeout``/``LLMUpstreamError``."""
+    ``LLMNotConfigured`` when there is none. The callable raises ``LLMTimeout``/``LLMUpstreamError``;
+    each call ends within ``timeout`` s and all of them within ``package_s`` s of the first."""
     base, model = settings.llm_base_url, settings.llm_model
     if not base or not model:
         missing = " and ".join(n for n, v in (("FOLIO_LLM_BASE_URL", base), ("FOLIO_LLM_MODEL", model)) if not v)
         raise LLMNotConfigured(f"compress='llm' needs an LLM ({missing} not set; compress='extractive' needs "
                                f"none): {ENABLE_HINT}")
     client = AnswerClient(base, model, api_key=settings.llm_api_key, timeout=timeout)
+    budget: list[Deadline] = []  # started by the first call
 
     def compress(question: str, text: str, max_tokens: int) -> str:
         from api.answer import strip_fences
+
+        if not budget:
+            budget.append(Deadline(package_s))
+        left = budget[0].left()
+        if left <= 0:
+            raise LLMTimeout(f"compress='llm' used its {package_s:g} s for this package")
 
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"QUESTION: {question}\n\nTEXT:\n{text}\n\n"
                                         f"Compressed text (at most {max_tokens} tokens):"},
         ]
-        reply = client.chat(messages, max_tokens=max_tokens, temperature=0.0, timeout=timeout)
+        reply = client.chat(messages, max_tokens=max_tokens, temperature=0.0, timeout=min(timeout, left))
         return strip_fences(reply.text)[0]
 
     return compress

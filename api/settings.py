@@ -100,6 +100,14 @@ class Settings(BaseSettings):
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint for summaries/reranking")
     llm_model: str | None = None
     llm_api_key: str | None = None
+    llm_concurrency: int = Field(
+        8, ge=1, le=1024, description="POST /v1/answer model calls running at once (they wait on the endpoint "
+        "on the event loop, apart from the query pool)"
+    )
+    llm_queue: int = Field(
+        16, ge=0, le=10_000, description="answers waiting for a model call slot before new ones get 503 + "
+        "Retry-After"
+    )
     llm_summaries: bool = Field(
         default=False,
         description="write section summaries with the LLM at ingest (one call per section: slow, may cost "

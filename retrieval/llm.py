@@ -1,7 +1,8 @@
 """A minimal client for OpenAI-compatible ``/v1/chat/completions`` endpoints (vLLM, llama.cpp, OpenAI).
 
-Only what folio needs: one non-streaming completion with a timeout. Failures raise
-``ModelUnavailable`` with the reason, so callers can fall back and say why.
+Only what folio needs: one non-streaming completion within a total deadline (``timeout``, from
+connect to the last byte) and a bounded reply (``retrieval.llm_http``). Failures raise
+``ModelUnavailable`` with the reason, never the endpoint's URL, so callers can fall back and say why.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class ChatClient:
         self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> str:
         """The assistant message text of one completion."""
-        import httpx
+        from retrieval.llm_http import post_json, run_sync
 
         headers = {"Content-Type": "application/json"}
         if self.api_key:
@@ -46,15 +47,13 @@ class ChatClient:
             "max_tokens": max_tokens,
             "temperature": temperature,
         }
+        data = run_sync(lambda: post_json(self.url, body, headers, self.timeout))  # LLMTimeout, LLMUpstreamError
         try:
-            resp = httpx.post(self.url, json=body, headers=headers, timeout=self.timeout)
-            resp.raise_for_status()
-            data = resp.json()
             content = data["choices"][0]["message"]["content"]
-        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ModelUnavailable(f"LLM call to {self.url} failed: {type(exc).__name__}: {exc}") from exc
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ModelUnavailable("LLM reply has no choices[0].message.content") from exc
         if not isinstance(content, str):
-            raise ModelUnavailable(f"LLM reply from {self.url} has no text content")
+            raise ModelUnavailable("LLM reply has no text content")
         return content
 
 

@@ -1,28 +1,55 @@
 """``POST /v1/answer``: a cited answer from the configured OpenAI-compatible model, checked.
 
-Retrieval and assembly run on the bounded query pool like ``/v1/context``; the model call runs on
-a plain worker thread (it waits on the network, and must not hold a query worker meanwhile). With
-``"stream": true`` the reply is ``text/event-stream``: ``event: package`` first, ``event: delta`` as
-text arrives, then ``event: done`` (the ``AnswerResponse`` without the package, the check included)
-or ``event: error`` (the one error shape, plus ``status``). Errors found before the stream starts
-(no model configured, unknown document, bad request) are ordinary error responses.
+Retrieval and assembly run on the bounded query pool like ``/v1/context``; the model call is awaited
+on the event loop (it waits on the network, and must hold neither a query worker nor a thread of
+Starlette's shared pool), at most ``FOLIO_LLM_CONCURRENCY`` at once and ``FOLIO_LLM_QUEUE`` waiting
+(``api.model_calls``; past that 503 ``overloaded`` + ``Retry-After``, before any retrieval). The call
+ends within the request's ``timeout_s`` in all, and a client that disconnects cancels it (the
+access log says 499). With ``"stream": true`` the reply is ``text/event-stream``: ``event: package``
+first, ``event: delta`` as text arrives, then ``event: done`` (the ``AnswerResponse`` without the
+package, the check included) or ``event: error`` (the one error shape, plus ``status``). Errors found
+before the stream starts (no model configured, unknown document, bad request) are ordinary error
+responses.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
-from api.answer import answer_events, call, finish, prepare
+from api.answer import acall, answer_events_async, finish, prepare
 from api.answer_schemas import AnswerRequest, AnswerResponse
 from api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
+from api.model_calls import ModelCalls, Slot
 from api.schemas import error_responses
+from api.settings import Settings
+from ingest.errors import FolioError
 
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
+T = TypeVar("T")
+
+
+class ClientClosed(FolioError, ConnectionError):
+    """The client disconnected before its answer was ready; nobody reads this response."""
+
+    code = "client_closed_request"
+    http_status = 499
+
+
+def model_calls(request: Request, settings: Settings) -> ModelCalls:
+    """The app's bound on model calls (made on first use, from the settings)."""
+    gate: ModelCalls | None = getattr(request.app.state, "model_calls", None)
+    if gate is None:
+        gate = ModelCalls(settings.llm_concurrency, settings.llm_queue)
+        request.app.state.model_calls = gate
+    return gate
 
 
 @router.post(
@@ -36,6 +63,7 @@ router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
 )
 async def answer(
     req: AnswerRequest,
+    request: Request,
     store: StoreDep,
     retriever: RetrieverDep,
     settings: SettingsDep,
@@ -45,19 +73,62 @@ async def answer(
     """Every ``/v1/context`` field, plus ``stream``, ``response_format`` (``text`` | ``json``),
     ``json_schema``, ``max_tokens``, ``temperature``, ``timeout_s``, ``include_package``. Without
     ``FOLIO_LLM_BASE_URL``/``FOLIO_LLM_MODEL`` this is 503 ``llm_not_configured``; an endpoint that
-    times out is 504 ``llm_timeout``, one that fails or replies with garbage 502
-    ``llm_upstream_error``. When retrieval finds nothing to answer from, the answer is "Insufficient
-    evidence." and the model is not called."""
-    prep = await pool.run(prepare, store, retriever, req, settings, collections=caller.collections)
-    if req.stream:
-        return StreamingResponse(
-            _sse(answer_events(prep)),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
-    completion = None if prep.package.refused else await run_in_threadpool(call, prep)
+    does not finish within ``timeout_s`` is 504 ``llm_timeout``, one that fails or replies with garbage
+    502 ``llm_upstream_error``; every model call slot and waiting place taken is 503 ``overloaded``.
+    When retrieval finds nothing to answer from, the answer is "Insufficient evidence." and the model
+    is not called."""
+    slot = model_calls(request, settings).reserve()
+    streaming = False
+    try:
+        prep = await pool.run(prepare, store, retriever, req, settings, collections=caller.collections)
+        if req.stream:
+            streaming = True
+            off_loop: Callable[[Callable[[], Any]], Awaitable[Any]] = pool.run
+            return HeldStream(slot, _sse(answer_events_async(prep, off_loop, slot)))
+        completion = None if prep.package.refused else await _unless_gone(request.receive, acall(prep, slot))
+    finally:
+        if not streaming:
+            slot.release()
     done = await pool.run(finish, prep, completion)
     return Response(done.model_dump_json(), media_type="application/json")
+
+
+class HeldStream(StreamingResponse):
+    """An event stream that gives its model call slot back however it ends (done, error, or the
+    client leaving, which Starlette answers by cancelling the stream and with it the model call)."""
+
+    def __init__(self, slot: Slot, events: AsyncIterator[str]) -> None:
+        super().__init__(events, media_type="text/event-stream",
+                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        self.slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.slot.release()
+
+
+async def _unless_gone(receive: Receive, call: Awaitable[T]) -> T:
+    """``await call``, cancelled if the client disconnects first (``ClientClosed``)."""
+    task = asyncio.ensure_future(call)
+
+    async def disconnected() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    gone = asyncio.ensure_future(disconnected())
+    try:
+        await asyncio.wait({task, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task.cancelled():
+        raise ClientClosed("the client disconnected; the model call was cancelled")
+    return task.result()
 
 
 @router.get(
@@ -75,6 +146,6 @@ async def answer_status(settings: SettingsDep) -> dict[str, object]:
             "how_to_enable": None if enabled else ENABLE_HINT}
 
 
-def _sse(events: Iterator[tuple[str, dict[str, object]]]) -> Iterator[str]:
-    for event, data in events:
+async def _sse(events: AsyncIterator[tuple[str, dict[str, Any]]]) -> AsyncIterator[str]:
+    async for event, data in events:
         yield f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"

@@ -3,7 +3,8 @@
 It is a stand-in, not a model: it answers ``POST /v1/chat/completions`` with scripted replies
 (queued per test) over real HTTP, so folio's real client code runs against it, streaming included.
 Each ``Reply`` can also misbehave the ways real servers do: an error status, a body that is not
-JSON, a stream cut off before its end, a stall longer than the client's timeout.
+JSON, a stream cut off before its end, a stall longer than the client's timeout, a reply dripped
+one byte at a time (each read well inside any per-read timeout), a huge body, a raw event stream.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ class Reply:
     truncate: bool = False  # stream: stop after half the chunks, no finish_reason, no [DONE]
     chunk_delay: float = 0.0
     usage: bool = True
+    drip: float = 0.0  # send the whole response (status line included) one byte every `drip` seconds
+    pad: int = 0  # bytes of whitespace before a JSON body (still valid JSON): a huge reply
+    raw_stream: str | None = None  # sent as a text/event-stream body as it is
 
 
 class StandInLLM:
@@ -34,6 +38,7 @@ class StandInLLM:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
+        self.dripping = 0  # replies being dripped right now (a cancelled call stops its drip)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,13 +56,31 @@ class StandInLLM:
                 reply = outer.replies.pop(0) if outer.replies else Reply("stand-in default reply")
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.raw is not None or reply.status != 200:
+                if reply.drip:
+                    self._drip(reply, body)
+                elif reply.raw_stream is not None:
+                    self._send(200, reply.raw_stream, "text/event-stream")
+                elif reply.raw is not None or reply.status != 200:
                     self._send(reply.status, reply.raw if reply.raw is not None else '{"error": "stand-in error"}',
                                "application/json")
                 elif body.get("stream"):
                     self._stream(reply, body)
                 else:
-                    self._send(200, json.dumps(self._completion(reply, body)), "application/json")
+                    self._send(200, " " * reply.pad + json.dumps(self._completion(reply, body)), "application/json")
+
+            def _drip(self, reply: Reply, body: dict[str, Any]) -> None:
+                data = json.dumps(self._completion(reply, body)).encode()
+                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                        f"Connection: close\r\n\r\n").encode()
+                outer.dripping += 1
+                try:
+                    for i in range(len(head + data)):
+                        self.wfile.write((head + data)[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(reply.drip)
+                finally:
+                    outer.dripping -= 1
+                self.close_connection = True
 
             def _completion(self, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
                 out: dict[str, Any] = {

@@ -1,0 +1,424 @@
+"""``POST /v1/answer`` and every model call under a hostile client or a misbehaving model (issue 20).
+
+- A client's ``json_schema`` never fetches a URL or reads a file (a real loopback listener and a real
+  temp file), is bounded in size and depth, and its patterns cannot freeze the server (ReDoS).
+- Every model call has a total deadline (an endpoint that drips one byte at a time), is cancelled
+  when the client leaves, and answers run under their own bound, shedding with 503 like queries.
+- Replies of the wrong shape or size are clear coded errors, and no error shows the endpoint's URL.
+
+The model is ``tests/api/llm_standin.py`` (real HTTP on loopback, scripted replies, not a model).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from tests.api.conftest import assert_error, free_port, live_server, make_settings
+from tests.api.llm_standin import Reply, StandInLLM
+from tests.reliability.helpers import SAMPLE
+
+Q = "How fast must a priority-one incident be acknowledged?"
+DOC = ["support-policy"]
+REDOS = r"^([\w\s\[\]]*)*$"  # the issue's pattern: 94.7 s on `re` against a 30-character reply
+REDOS_REGEX_TOO = r"^(a|a)*$"  # backtracks on the `regex` module as well: only its timeout ends it
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from ingest.pipeline import ingest_path
+    from ingest.store import Store
+
+    dst = tmp_path_factory.mktemp("answer-limits") / "data"
+    ingest_path(Store(dst), SAMPLE, doc_id="support-policy", ocr=False)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[StandInLLM]:
+    with StandInLLM() as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _fresh(llm: StandInLLM) -> None:
+    llm.replies.clear()
+    llm.requests.clear()
+
+
+@pytest.fixture(scope="module")
+def ac(data: Path, llm: StandInLLM) -> Iterator[TestClient]:
+    with TestClient(create_app(make_settings(data, llm_base_url=llm.url, llm_model="stand-in"))) as c:
+        yield c
+
+
+class Listener:
+    """A loopback HTTP server that records every request and serves a schema with a secret in it."""
+
+    def __init__(self) -> None:
+        self.hits: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+                outer.hits.append(self.path)
+                body = json.dumps({"enum": ["FETCHED-SECRET"]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture()
+def listener() -> Iterator[Listener]:
+    srv = Listener()
+    yield srv
+    srv.close()
+
+
+def _ask(ac: TestClient, **body: Any) -> Any:
+    return ac.post("/v1/answer", json={"query": Q, "doc_ids": DOC, "budget": 800, **body})
+
+
+def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for block in text.split("\n\n"):
+        lines = block.strip().splitlines()
+        if lines:
+            event = next(ln[7:] for ln in lines if ln.startswith("event: "))
+            out.append((event, json.loads("".join(ln[6:] for ln in lines if ln.startswith("data: ")))))
+    return out
+
+
+# ------------------------------------------------------------------------------ json_schema: $ref, size, depth
+def test_remote_and_file_refs_are_422_before_the_model_and_never_read(
+    ac: TestClient, llm: StandInLLM, listener: Listener, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"enum": ["FILE-SECRET"]}))
+    schemas = [
+        {"$ref": f"{listener.url}/x"},
+        {"type": "object", "properties": {"answer": {"$ref": f"{listener.url}/y"}}},
+        {"$ref": secret.as_uri()},
+        {"$defs": {"a": {"$ref": secret.as_uri()}}, "$ref": "#/$defs/a"},
+        {"$id": f"{listener.url}/root.json", "properties": {"a": {"$ref": "other.json"}}},  # relative: remote too
+        {"$dynamicRef": f"{listener.url}/z"},
+    ]
+    for schema in schemas:
+        llm.replies.append(Reply('{"answer": "x"}'))
+        err = assert_error(_ask(ac, json_schema=schema), 422, "validation_error")
+        text = json.dumps(err)
+        assert "only '#' and '#/...' references are followed" in text, text
+        assert "FETCHED-SECRET" not in text and "FILE-SECRET" not in text
+    assert listener.hits == [] and llm.requests == []  # nothing fetched, the model never asked
+
+
+def test_the_check_itself_never_retrieves(listener: Listener, tmp_path: Path) -> None:
+    """Defence in depth: ``validate`` called directly (no request check) still fetches nothing."""
+    from api.schema_check import validate
+
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"enum": ["FILE-SECRET"]}))
+    for schema in (
+        {"$ref": f"{listener.url}/x"},
+        {"$ref": secret.as_uri()},
+        {"$id": f"{listener.url}/", "$ref": "#/$defs/missing"},
+    ):
+        errors = validate("a value", schema)
+        assert errors and all("SECRET" not in e for e in errors), errors
+    assert listener.hits == []
+
+
+def test_local_refs_still_work(ac: TestClient, llm: StandInLLM) -> None:
+    schema = {
+        "$defs": {"minutes": {"type": "integer", "maximum": 60}},
+        "type": "object",
+        "properties": {"minutes": {"$ref": "#/$defs/minutes"}},
+        "required": ["minutes"],
+    }
+    llm.replies.append(Reply('{"minutes": 30}'))
+    assert _ask(ac, json_schema=schema).json()["structured"]["schema_valid"] is True
+    llm.replies.append(Reply('{"minutes": 90}'))
+    s = _ask(ac, json_schema=schema).json()["structured"]
+    assert s["schema_valid"] is False and s["errors"] == ["minutes: 90 is greater than the maximum of 60"]
+
+
+def test_self_reference_without_end_is_a_clear_result(ac: TestClient, llm: StandInLLM) -> None:
+    llm.replies.append(Reply('{"answer": "x"}'))
+    s = _ask(ac, json_schema={"allOf": [{"$ref": "#"}]}).json()["structured"]
+    assert s["schema_valid"] is False and "refers to itself without end" in s["errors"][0]
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"description": "x" * 20_001}, "longer than 20000 characters"),
+        (json.loads('{"items":' * 40 + "{}" + "}" * 40), "nests deeper than 32 levels"),
+        ({"patternProperties": {"^a": {}}, "unevaluatedProperties": False}, "not supported"),
+    ],
+)
+def test_schema_bounds_are_422(ac: TestClient, llm: StandInLLM, schema: dict[str, Any], message: str) -> None:
+    err = assert_error(_ask(ac, json_schema=schema), 422, "validation_error")
+    assert message in json.dumps(err) and llm.requests == []
+
+
+# ------------------------------------------------------------------------------------------------ ReDoS
+def _structured_in(url: str, schema: dict[str, Any], timeout: float = 30) -> tuple[dict[str, Any], float]:
+    started = time.monotonic()
+    r = httpx.post(
+        f"{url}/v1/answer", json={"query": Q, "doc_ids": DOC, "budget": 800, "json_schema": schema}, timeout=timeout
+    )
+    assert r.status_code == 200, r.text
+    return r.json()["structured"], time.monotonic() - started
+
+
+def _health_while(url: str, busy: threading.Event) -> list[float]:
+    """``/v1/health`` latencies, polled while ``busy`` is set."""
+    out = []
+    while busy.is_set():
+        t = time.monotonic()
+        assert httpx.get(f"{url}/v1/health", timeout=30).status_code == 200
+        out.append(time.monotonic() - t)
+        time.sleep(0.05)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "expect"),
+    [
+        (
+            {"type": "object", "properties": {"answer": {"type": "string", "pattern": REDOS}}},
+            {"answer": "Acknowledge within 30 minutes!"},  # 30 characters
+            "does not match",
+        ),
+        (
+            {"type": "object", "properties": {"answer": {"type": "string", "pattern": REDOS_REGEX_TOO}}},
+            {"answer": "a" * 29 + "!"},
+            "longer than 1 s",
+        ),
+        (
+            {"type": "object", "patternProperties": {REDOS_REGEX_TOO: {}}, "additionalProperties": False},
+            {"a" * 29 + "!": 1},
+            "longer than 1 s",
+        ),
+    ],
+)
+def test_catastrophic_patterns_end_fast_and_the_server_stays_up(
+    data: Path, llm: StandInLLM, schema: dict[str, Any], value: dict[str, Any], expect: str
+) -> None:
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
+    with live_server(settings) as url:
+        assert httpx.get(f"{url}/v1/health", timeout=30).status_code == 200
+        llm.replies.append(Reply(json.dumps(value)))
+        busy = threading.Event()
+        busy.set()
+        with ThreadPoolExecutor(1) as ex:
+            health = ex.submit(_health_while, url, busy)
+            try:
+                structured, took = _structured_in(url, schema)
+            finally:
+                busy.clear()
+            latencies = health.result()
+    assert took < 8, took  # retrieval + a 1 s check, on a busy machine; `re` took 94.7 s
+    assert structured["schema_valid"] is False and any(expect in e for e in structured["errors"]), structured
+    assert latencies and max(latencies) < 2, latencies
+
+
+def test_references_that_multiply_the_work_are_bounded() -> None:
+    """anyOf over the same definition, 30 levels deep: 2**30 evaluations if nothing stops them."""
+    from api.schema_check import validate
+
+    defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(30)}
+    defs["d30"] = {"type": "null"}
+    started = time.monotonic()
+    errors = validate("not null", {"$defs": defs, "$ref": "#/$defs/d0"})
+    assert time.monotonic() - started < 4
+    assert "longer than 1 s" in errors[0]
+
+
+# ----------------------------------------------------------------------------- model calls: total deadline
+DRIP = Reply("a reply that arrives one byte at a time", drip=0.3)
+
+
+def test_a_dripping_endpoint_is_cut_at_timeout_s(ac: TestClient, llm: StandInLLM) -> None:
+    llm.replies.append(DRIP)
+    started = time.monotonic()
+    err = assert_error(_ask(ac, timeout_s=2), 504, "llm_timeout")
+    assert time.monotonic() - started < 8 and "within 2 s" in err["message"]
+
+
+def test_a_dripping_endpoint_ends_a_stream_with_an_error_event(ac: TestClient, llm: StandInLLM) -> None:
+    llm.replies.append(DRIP)
+    started = time.monotonic()
+    with ac.stream("POST", "/v1/answer", json={"query": Q, "doc_ids": DOC, "stream": True, "timeout_s": 2}) as r:
+        r.read()
+    assert time.monotonic() - started < 8
+    event, body = _events(r.text)[-1]
+    assert event == "error" and body["error"]["code"] == "llm_timeout" and body["status"] == 504
+
+
+def test_compression_and_rerank_calls_have_a_total_deadline(data: Path, llm: StandInLLM) -> None:
+    from api.compress_llm import llm_compressor
+    from ingest.errors import ModelUnavailable
+    from retrieval.llm import ChatClient
+
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
+    compress = llm_compressor(settings, timeout=1.5)
+    llm.replies.append(DRIP)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        compress("question", "some text to compress", 50)
+    assert time.monotonic() - started < 5
+    llm.replies.append(DRIP)
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable) as err:
+        ChatClient(llm.url, "stand-in", timeout=1.5).complete([{"role": "user", "content": "rank"}])
+    assert time.monotonic() - started < 5 and llm.url not in str(err.value)
+
+
+def test_compression_stops_asking_when_the_package_budget_is_spent(data: Path, llm: StandInLLM) -> None:
+    from api.compress_llm import llm_compressor
+
+    compress = llm_compressor(make_settings(data, llm_base_url=llm.url, llm_model="stand-in"), package_s=1.0)
+    llm.replies.append(Reply("short", delay=0.6))
+    assert compress("q", "text", 20) == "short"
+    time.sleep(0.5)
+    with pytest.raises(TimeoutError, match="used its 1 s"):
+        compress("q", "text", 20)
+    assert len(llm.requests) == 1
+
+
+def test_the_blocking_stream_of_folio_ask_has_the_deadline_too(llm: StandInLLM) -> None:
+    from api.chat import AnswerClient, LLMTimeout
+
+    llm.replies.append(DRIP)
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        list(AnswerClient(llm.url, "stand-in").stream([{"role": "user", "content": "q"}], timeout=1.5))
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_client_that_leaves_cancels_the_model_call(data: Path, llm: StandInLLM, stream: bool) -> None:
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
+    with live_server(settings) as url:
+        llm.replies.append(Reply("a slow reply", drip=0.5))
+        body = {"query": Q, "doc_ids": DOC, "budget": 800, "timeout_s": 120, "stream": stream}
+        with pytest.raises(httpx.ReadTimeout):
+            with httpx.stream("POST", f"{url}/v1/answer", json=body, timeout=4) as r:
+                for _ in r.iter_bytes():
+                    pass
+        assert llm.dripping == 1  # the model call was under way when the client left
+        deadline = time.monotonic() + 10
+        while llm.dripping and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert llm.dripping == 0  # folio hung up on the model, not 120 s later
+
+
+# --------------------------------------------------------------------------- model calls: their own bound
+def test_answers_shed_with_503_and_other_routes_stay_fast(data: Path, llm: StandInLLM) -> None:
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in", llm_concurrency=2, llm_queue=1)
+    with live_server(settings) as url:
+        llm.replies.extend(Reply("slow", delay=4) for _ in range(10))
+
+        def ask(_: int) -> httpx.Response:
+            return httpx.post(f"{url}/v1/answer", json={"query": Q, "doc_ids": DOC, "budget": 800}, timeout=60)
+
+        with ThreadPoolExecutor(10) as ex:
+            answers = [ex.submit(ask, i) for i in range(10)]
+            time.sleep(1.5)
+            t = time.monotonic()
+            assert httpx.get(f"{url}/v1/documents", timeout=30).status_code == 200
+            documents_took = time.monotonic() - t
+            results = [f.result() for f in answers]
+    statuses = sorted(r.status_code for r in results)
+    assert statuses.count(200) == 3 and statuses.count(503) == 7, statuses
+    shed = next(r for r in results if r.status_code == 503)
+    err = assert_error(shed, 503, "overloaded")
+    assert shed.headers["retry-after"] == "1" and "2 model calls running and 1 waiting" in err["message"]
+    assert documents_took < 1.5, documents_took
+
+
+# -------------------------------------------------------------------------- replies of the wrong shape or size
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(raw=DEEP),
+        Reply(raw=json.dumps({"choices": [{"message": {"content": "hi"}, "finish_reason": {"why": "stop"}}]})),
+        Reply(raw=json.dumps({"choices": 5})),
+        Reply("x" * 1_100_000),  # more text than any completion
+        Reply("short", pad=17 * 1024 * 1024),  # a 17 MB body
+    ],
+)
+def test_a_reply_of_the_wrong_shape_or_size_is_a_502(ac: TestClient, llm: StandInLLM, reply: Reply) -> None:
+    llm.replies.append(reply)
+    r = _ask(ac)
+    assert_error(r, 502, "llm_upstream_error")
+    assert len(r.content) < 5000
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(raw_stream="data: " + DEEP + "\n\n"),
+        Reply(raw_stream='data: {"choices": 5}\n\n'),
+        Reply(raw_stream='data: {"choices": [{"delta": {"content": "hi"}, "finish_reason": {"a": 1}}]}\n\n'),
+        Reply(raw=json.dumps({"choices": [{"message": {"content": "hi"}, "finish_reason": {"why": "stop"}}]})),
+    ],
+)
+def test_a_stream_of_the_wrong_shape_ends_with_an_error_event(ac: TestClient, llm: StandInLLM, reply: Reply) -> None:
+    llm.replies.append(reply)
+    with ac.stream("POST", "/v1/answer", json={"query": Q, "doc_ids": DOC, "stream": True}) as r:
+        r.read()
+    event, body = _events(r.text)[-1]
+    assert event == "error" and body["error"]["code"] == "llm_upstream_error" and body["status"] == 502, body
+
+
+def test_a_structured_reply_nested_too_deep_is_reported_not_a_500(ac: TestClient, llm: StandInLLM) -> None:
+    for content in ("[" * 5000 + "]" * 5000, "[" * 500 + "]" * 500):
+        llm.replies.append(Reply(content))
+        s = _ask(ac, response_format="json").json()["structured"]
+        assert s["json_valid"] is False and s["value"] is None and s["errors"], s
+
+
+# ----------------------------------------------------------------------------------- the endpoint stays hidden
+def test_errors_and_notes_do_not_show_the_endpoint(data: Path) -> None:
+    port = free_port()  # nothing listens there
+    settings = make_settings(data, llm_base_url=f"http://127.0.0.1:{port}/v1", llm_model="stand-in")
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/v1/answer", json={"query": Q, "doc_ids": DOC})
+        assert_error(r, 502, "llm_upstream_error")
+        ctx = c.post(
+            "/v1/context", json={"query": Q, "doc_ids": DOC, "compress": "llm", "budget": 300, "compress_share": 0.3}
+        )
+        assert ctx.status_code == 200
+        notes = json.dumps(ctx.json()["retrieval"])
+        assert "failed" in notes  # the reranker (and compression) said why they fell back
+    for text in (r.text, ctx.text):
+        assert str(port) not in text and "127.0.0.1" not in text
