@@ -165,6 +165,7 @@ class ContextItem(_Response):
     status: Literal["included", "truncated"]
     image_url: str | None = None
     image_tokens: int = 0
+    alt_text: str | None = None
     score: float
     section: str | None = None
     fallback_from: str | None = None

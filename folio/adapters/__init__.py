@@ -5,7 +5,9 @@
 (``pip install 'folio[langchain]'``) one ``Document``. Both carry the same metadata
 (``item_metadata``): citation id, region id, document, version, file, pages, bbox and locators,
 modality, expansion, tokens. The text is the packed text (the section, window, table or page that
-went into the package), in the package's order, under its budget.
+went into the package), in the package's order, under its budget; an item sent as an image (a scanned
+page, a figure) carries the image's text instead (``item_text``: its OCR), so a text-only pipeline
+does not get an empty document, and LlamaIndex gets an ``ImageNode`` with the image's URL too.
 
 Either talks to a folio server (a ``folio.Client`` / ``folio.AsyncClient``, or a URL) or runs
 in-process (a ``folio.local.LocalFolio``, or a data directory).
@@ -65,6 +67,15 @@ def item_metadata(item: models.ContextItem, base_url: str | None = None) -> dict
         "status": item.status,
         "image_url": image_url,
     }
+
+
+def item_text(item: models.ContextItem) -> str:
+    """The text a text pipeline gets for a packed item: its packed text, except for an item sent as an
+    image (a page image, a figure), whose text is what the image shows (``alt_text``: a scanned page's
+    OCR, a figure's text) when there is any. ``tokens`` still counts what the package sent."""
+    if item.image_url and item.alt_text:
+        return item.alt_text
+    return item.text
 
 
 # Shown to the LLM with a node's text (the rest is for code): what it needs to cite.

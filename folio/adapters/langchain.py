@@ -5,7 +5,8 @@
 >>> for doc in retriever.invoke("How fast must a P1 incident be acknowledged?"):  # doctest: +SKIP
 ...     print(doc.metadata["citation_id"], doc.metadata["pages"], doc.page_content[:60])
 
-One ``Document`` per packed item, in the package's order: ``page_content`` is the packed text,
+One ``Document`` per packed item, in the package's order: ``page_content`` is the packed text (for
+an image item, the image's text: a scanned page's OCR),
 ``id`` the region id, and ``metadata`` is ``folio.adapters.item_metadata`` (citation id, region id,
 pages, bbox, version ...) plus the item's ``score``.
 """
@@ -22,7 +23,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from folio import models
-from folio.adapters import item_metadata, resolve_source
+from folio.adapters import item_metadata, item_text, resolve_source
 
 
 class FolioRetriever(BaseRetriever):
@@ -44,7 +45,7 @@ class FolioRetriever(BaseRetriever):
         return [
             Document(
                 id=item.region_id,
-                page_content=item.text,
+                page_content=item_text(item),
                 metadata={**item_metadata(item, base_url), "score": item.score},
             )
             for item in package.items

@@ -5,8 +5,10 @@
 >>> for hit in retriever.retrieve("How fast must a P1 incident be acknowledged?"):  # doctest: +SKIP
 ...     print(hit.node.metadata["citation_id"], hit.node.metadata["pages"], hit.score)
 
-One ``NodeWithScore`` per packed item, in the package's order: the node's text is the packed text,
-its id the region id, its score the item's retrieval score, and its metadata
+One ``NodeWithScore`` per packed item, in the package's order: a ``TextNode`` whose text is the
+packed text, or for an item sent as an image (a scanned page, a figure) an ``ImageNode`` whose text
+is the image's text (its OCR) and whose ``image_url`` is the PNG on the server. The node's id is the
+region id, its score the item's retrieval score, and its metadata
 ``folio.adapters.item_metadata`` (citation id, region id, pages, bbox, version ...). The LLM sees the
 citation id, file and pages with the text (``metadata_mode=LLM``); the rest is for code.
 """
@@ -18,10 +20,10 @@ import inspect
 from typing import Any
 
 from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import ImageNode, NodeWithScore, QueryBundle, TextNode
 
 from folio import models
-from folio.adapters import LLM_METADATA, item_metadata, resolve_source
+from folio.adapters import LLM_METADATA, item_metadata, item_text, resolve_source
 
 
 class FolioRetriever(BaseRetriever):
@@ -39,13 +41,19 @@ class FolioRetriever(BaseRetriever):
         nodes = []
         for item in package.items:
             metadata = item_metadata(item, base_url)
-            node = TextNode(
-                id_=item.region_id,
-                text=item.text,
-                metadata=metadata,
-                excluded_llm_metadata_keys=[k for k in metadata if k not in LLM_METADATA],
-                excluded_embed_metadata_keys=list(metadata),
-            )
+            fields: dict[str, Any] = {
+                "id_": item.region_id,
+                "text": item_text(item),
+                "metadata": metadata,
+                "excluded_llm_metadata_keys": [k for k in metadata if k not in LLM_METADATA],
+                "excluded_embed_metadata_keys": list(metadata),
+            }
+            url = metadata["image_url"]
+            if item.image_url:  # a page image or figure: its text for text pipelines, its PNG for multimodal ones
+                absolute = url if isinstance(url, str) and url.startswith(("http://", "https://")) else None
+                node: TextNode = ImageNode(**fields, image_url=absolute, image_mimetype="image/png")
+            else:
+                node = TextNode(**fields)
             nodes.append(NodeWithScore(node=node, score=item.score))
         return nodes
 
