@@ -147,7 +147,6 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
 
 def cmd_context(args: argparse.Namespace) -> int:
     from api.schemas import ContextRequest
-    from api.service import build_context
 
     settings = settings_for(args)
     url = server_url(args)
@@ -179,6 +178,8 @@ def cmd_context(args: argparse.Namespace) -> int:
     if url:
         pkg = remote(url, lambda client: client.context(**body))
     else:
+        from api.service import build_context  # the in-process path only: a server needs none of it
+
         require_store(settings.data)
         store, retriever = _retriever(settings)
         pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
