@@ -4,7 +4,8 @@ Resources live on ``app.state`` and are built once in ``lifespan``: the store (L
 retriever (MiniLM, and CLIP / ColPali when configured), the visual indexers for ingest, and the
 ingest job runner (one worker thread). Routes reach them through ``api.deps``.
 
-The viewer (``api/static``) is served by the same app at ``/viewer``; ``/`` redirects there.
+The viewer (``api/static``) is served by the same app at ``/viewer``; ``/`` redirects there. The API
+docs (``/docs``, ``/redoc``) load their scripts from this server, never from a CDN.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from api.cluster_jobs import job_runner
 from api.errors import install_error_handlers
@@ -108,7 +110,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app_version = version("folio")
     except PackageNotFoundError:
         app_version = "0"
-    app = FastAPI(
+    # /docs and /redoc from Swagger UI and ReDoc files installed with fastapi-offline (served at
+    # /static-offline-docs), not from a CDN: the docs work on a machine without internet access.
+    app = FastAPIOffline(
         title="folio",
         summary="PDFs in; cited, budgeted LLM context out.",
         description=(

@@ -1,7 +1,9 @@
 """``folio`` command line: ingest and manage documents; serve, query and verify (``api/cli_query.py``).
 
-Every command takes ``--data DIR`` (default ``$FOLIO_DATA``, else ``~/.local/share/folio``).
-Errors are one line on stderr and a non-zero exit code, never a traceback.
+Every command but ``keys`` (which works on the keys file) takes ``--data DIR`` (default ``$FOLIO_DATA``,
+else ``~/.local/share/folio``); a command that reads a store refuses a directory that holds none.
+``context``, ``search`` and ``ask`` ask a running server instead with ``--server URL`` or ``$FOLIO_URL``.
+Errors are one line on stderr and a non-zero exit code (2 for a wrong command line), never a traceback.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from pydantic import ValidationError
 from api.cli_common import (
     EXIT_FAILED,
     EXIT_USAGE,
+    NoStore,
     ProgressBar,
+    UsageError,
     add_data_arg,
+    add_verbose_everywhere,
     format_report,
     open_store,
     os_error_message,
@@ -37,17 +42,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from retrieval.visual import indexers_from_settings
 
     settings = settings_for(args)
+    paths = pdf_paths(args.paths)
     store = Store(settings.data)
-    paths: list[Path] = []
-    for raw in args.paths:
-        p = Path(raw)
-        if p.is_dir():
-            paths.extend(sorted(q for q in p.iterdir() if q.suffix.lower() == ".pdf"))
-        elif p.exists():
-            paths.append(p)
-        else:
-            print(f"folio: no such file: {raw}", file=sys.stderr)
-            return EXIT_USAGE
     if args.doc_id and len(paths) != 1:
         print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
         return EXIT_USAGE
@@ -59,7 +55,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     reports: list[dict[str, Any]] = []
     failures = 0
     for p in paths:
-        bar = ProgressBar(p.name, enabled=None if not args.json else False)
+        bar = ProgressBar(p.name, enabled=None if not args.json else False, lines=args.verbose)
         try:
             rep = ingest_path(
                 store,
@@ -82,14 +78,46 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         reports.append(out)
         if not args.json:
             if out["status"] == "failed":
-                print(f"{p.name}: failed: {out['error']['message']}", file=sys.stderr)
+                print(f"{p.name}: failed: {out['error']['message']}", file=sys.stderr, flush=True)
             else:
-                print(format_report(out))
+                print(format_report(out), flush=True)  # one document's report as soon as it is done
     if any(r["status"] != "unchanged" for r in reports):
         store.maintain()  # compact what this run wrote (and older churn), keeping recent versions
     if args.json:
         print(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False))
     return EXIT_FAILED if failures else 0
+
+
+def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:
+    """The PDFs named on the command line: files as given, folders searched recursively for ``*.pdf``
+    (sorted). A missing path, a folder without PDFs, or two PDFs in one folder tree that would get the
+    same document id (``a/report.pdf`` and ``b/report.pdf``: the second would become a new version of
+    the first) is a ``UsageError``."""
+    paths: list[Path] = []
+    for raw in raw_paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*") if q.suffix.lower() == ".pdf" and q.is_file())
+            if not found:
+                raise UsageError(f"no PDF files in {raw} (searched its subfolders too)")
+            _one_file_per_doc_id(found)
+            paths.extend(found)
+        elif p.exists():
+            paths.append(p)
+        else:
+            raise UsageError(f"no such file: {raw}")
+    return paths
+
+
+def _one_file_per_doc_id(found: list[Path]) -> None:
+    from ingest.pipeline import doc_id_from_filename
+
+    by_id: dict[str, Path] = {}
+    for p in found:
+        doc_id = doc_id_from_filename(p.name)
+        seen = by_id.setdefault(doc_id, p)
+        if seen != p:
+            raise UsageError(f"{seen} and {p} would both be document {doc_id!r}: ingest them one by one with --doc-id")
 
 
 def _mb(n: int) -> str:
@@ -172,9 +200,10 @@ def cmd_delete(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="folio", description="PDFs in; cited, budgeted LLM context out.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", help="ingest PDF files or folders of PDFs")
+    p = sub.add_parser("ingest", help="ingest PDF files, or folders of PDFs (subfolders included)")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--doc-id", default=None, help="document id (default: from the file name)")
     p.add_argument(
@@ -231,7 +260,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_answer(sub)
     register_mcp(sub)
+    add_verbose_everywhere(parser)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("folio")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -248,6 +287,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
+    except (UsageError, NoStore) as e:  # the command line names something that is not there
+        print(f"folio: {e}", file=sys.stderr)
+        return EXIT_USAGE
     except FolioError as e:
         print(f"folio: {e}", file=sys.stderr)
         return EXIT_FAILED

@@ -1,7 +1,9 @@
 """``folio ask``: a cited answer from the configured LLM, in-process (the ``POST /v1/answer`` path).
 
 The answer streams to stdout as it arrives, then the citations (region, page, box) and the check;
-``--json`` prints the ``AnswerResponse`` instead.
+``--json`` prints the ``AnswerResponse`` instead. The exit code is 1 when the citation check fails
+(as ``folio verify``). With ``--server URL`` (or ``$FOLIO_URL`` and no ``--data``) the running
+server answers (``folio.Client.answer_stream``): its LLM, its data, no model loaded here.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from api.cli_common import add_server_arg, require_store, server_url
 
 if TYPE_CHECKING:
     from api.settings import Settings
@@ -42,9 +46,7 @@ def _store_and_retriever(settings: Settings) -> tuple[Store, Retriever]:
 def cmd_ask(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from api.answer import Prepared, answer_events, prepare
     from api.answer_schemas import AnswerRequest
-    from api.chat import client_from_settings
 
     settings = _settings(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k, "max_tokens": args.max_tokens,
@@ -69,11 +71,28 @@ def cmd_ask(args: argparse.Namespace) -> int:
         first = e.errors()[0]
         print(f"folio: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", file=sys.stderr)
         return EXIT_USAGE
+    url = server_url(args)
+    done = _remote_answer(url, body, streamed=not args.json) if url else _local_answer(settings, req, not args.json)
+    if done is None:
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(done, indent=2, ensure_ascii=False))
+    else:
+        print("\n")
+        print(format_check(done))
+    return 0 if done["check"]["ok"] else EXIT_FAILED  # as `folio verify`: a failed citation check is a failure
+
+
+def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any] | None:
+    """The answer in this process (``api.answer``), streamed to stdout; None after an error event."""
+    from api.answer import Prepared, answer_events, prepare
+    from api.chat import client_from_settings
+
     client_from_settings(settings)  # no endpoint: say how to configure one before loading any model
+    require_store(settings.data)
     store, retriever = _store_and_retriever(settings)
     prep: Prepared = prepare(store, retriever, req, settings)
     done: dict[str, Any] | None = None
-    streamed = not args.json
     for event, data in answer_events(prep):
         if event == "delta" and streamed:
             sys.stdout.write(data["text"])
@@ -84,16 +103,32 @@ def cmd_ask(args: argparse.Namespace) -> int:
             if streamed:
                 print()
             print(f"folio: {data['error']['message']}", file=sys.stderr)
-            return EXIT_FAILED
+            return None
     assert done is not None
-    if args.json:
-        if req.include_package:
-            done["package"] = prep.package.model_dump(mode="json")
-        print(json.dumps(done, indent=2, ensure_ascii=False))
-        return 0
-    print("\n")
-    print(format_check(done))
-    return 0
+    if req.include_package:
+        done["package"] = prep.package.model_dump(mode="json")
+    return done
+
+
+def _remote_answer(url: str, body: dict[str, Any], streamed: bool) -> dict[str, Any] | None:
+    """The answer from the server at ``url`` (``POST /v1/answer`` as server-sent events); None after
+    an error, which is printed."""
+    from folio import Client
+    from folio.errors import ClientError
+
+    try:
+        with Client(url) as client:
+            for ev in client.answer_stream(**body):
+                if ev.event == "delta" and streamed:
+                    sys.stdout.write(str(ev.data.get("text", "")))
+                    sys.stdout.flush()
+                elif ev.answer is not None:
+                    return ev.answer.model_dump(mode="json", by_alias=True, exclude_none=False)
+    except ClientError as e:
+        if streamed:
+            print()
+        print(f"folio: {url}: {e}", file=sys.stderr)
+    return None
 
 
 def format_check(done: dict[str, Any]) -> str:
@@ -143,4 +178,5 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the AnswerResponse JSON (as POST /v1/answer)")
     p.add_argument("--data", metavar="DIR", default=None,
                    help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)")
+    add_server_arg(p)
     p.set_defaults(func=cmd_ask)

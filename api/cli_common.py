@@ -8,11 +8,15 @@ and turning the errors a command may raise into one line on stderr.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
+
+from ingest.errors import FolioError
 
 if TYPE_CHECKING:
     from api.settings import Settings
@@ -23,14 +27,21 @@ EXIT_FAILED = 1
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr (silent when stderr is not a terminal, unless forced)."""
+    """Ingest progress on stderr: a one-line bar on a terminal; elsewhere (a log, a pipe, CI) a plain
+    line per stage and at most one every ``LINE_EVERY_S`` seconds, when ``lines`` (``-v``) asks for it."""
 
-    def __init__(self, label: str, *, enabled: bool | None = None) -> None:
+    LINE_EVERY_S = 5.0
+
+    def __init__(self, label: str, *, enabled: bool | None = None, lines: bool = False) -> None:
         self.label = label
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.lines = lines and not self.enabled
         self._last = 0.0
+        self._stage = ""
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.lines:
+            self._line(stage, done, total)
         if not self.enabled:
             return
         now = time.monotonic()
@@ -41,6 +52,14 @@ class ProgressBar:
         frac = done / total if total else 1.0
         bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
         sys.stderr.write(f"\r{self.label[:32]:32} {stage:12} [{bar}] {done}/{total}   ")
+        sys.stderr.flush()
+
+    def _line(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage == self._stage and done < total and now - self._last < self.LINE_EVERY_S:
+            return
+        self._stage, self._last = stage, now
+        sys.stderr.write(f"{self.label}: {stage} {done}/{total}\n")
         sys.stderr.flush()
 
     def close(self) -> None:
@@ -67,9 +86,69 @@ def settings_for(args: argparse.Namespace) -> Settings:
 
 
 def open_store(args: argparse.Namespace) -> Store:
+    """The store a command reads or changes; one that does not exist is an error (``NoStore``), not a
+    new empty store (a mistyped ``--data`` would otherwise answer "no documents")."""
     from ingest.store import Store
 
-    return Store(settings_for(args).data)
+    settings = settings_for(args)
+    require_store(settings.data)
+    return Store(settings.data)
+
+
+class NoStore(FolioError, FileNotFoundError):
+    code = "no_store"
+
+
+def require_store(data: str) -> None:
+    """Raise ``NoStore`` when the local directory ``data`` holds no folio store (no versions table:
+    nothing was ever ingested or served there). Object-store URIs are not checked here."""
+    from ingest.objstore import is_local
+
+    uri = data.removeprefix("file://")
+    if is_local(uri) and not (Path(uri) / "lancedb" / "versions.lance").is_dir():
+        raise NoStore(
+            f"no folio store in {uri}: check --data (or $FOLIO_DATA), or ingest PDFs there first "
+            f"(folio ingest --data {uri} FILE.pdf)"
+        )
+
+
+def add_server_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--server",
+        metavar="URL",
+        default=None,
+        help="ask this running folio server (default: $FOLIO_URL when set and --data is not given; "
+        "else in-process on --data)",
+    )
+
+
+def server_url(args: argparse.Namespace) -> str | None:
+    """The server a query command sends its request to, or None to run it in-process: ``--server``,
+    else ``$FOLIO_URL`` unless ``--data`` names a local store to read."""
+    if args.server:
+        if args.data:
+            raise UsageError("--server and --data exclude each other: the server reads its own data")
+        return str(args.server)
+    if args.data:
+        return None
+    return os.environ.get("FOLIO_URL") or None
+
+
+class UsageError(FolioError, ValueError):
+    """A command line that cannot work; ``main`` exits 2 with its message."""
+
+    code = "usage"
+
+
+def add_verbose_everywhere(parser: argparse.ArgumentParser) -> None:
+    """``-v`` after a subcommand too (``folio ingest -v DIR``), as before it (``folio -v ingest DIR``)."""
+    for action in parser._actions:  # argparse has no public walk over subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.add_argument(
+                    "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log progress details"
+                )
+                add_verbose_everywhere(sub)
 
 
 def format_report(r: dict[str, Any]) -> str:

@@ -1,7 +1,9 @@
-"""``folio serve | context | verify | demo``: the query side of the command line.
+"""``folio serve | context | search | verify | demo``: the query side of the command line.
 
 ``folio context`` runs the same code as ``POST /v1/context`` in-process (``api.service``), so
-its ``--json`` output is the REST ContextPackage.
+its ``--json`` output is the REST ContextPackage; ``folio search`` likewise prints ``POST /v1/search``'s
+hits. With ``--server URL`` (or ``$FOLIO_URL`` and no ``--data``) both send the request to that running
+server instead (``folio.Client``): no model loads in the command, and the answer is the server's.
 """
 
 from __future__ import annotations
@@ -15,8 +17,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from api.cli_common import EXIT_FAILED, EXIT_USAGE, ProgressBar, add_data_arg, choices, settings_for
+from api.cli_common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    ProgressBar,
+    UsageError,
+    add_data_arg,
+    add_server_arg,
+    choices,
+    require_store,
+    server_url,
+    settings_for,
+)
 from assembly.types import Strategy
+from ingest.errors import FolioError
 from retrieval.hit import RetrievalStrategy
 
 if TYPE_CHECKING:
@@ -136,9 +150,9 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
 
 def cmd_context(args: argparse.Namespace) -> int:
     from api.schemas import ContextRequest
-    from api.service import build_context
 
     settings = settings_for(args)
+    url = server_url(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k}
     if args.budget is not None:
         body["budget"] = args.budget
@@ -150,6 +164,8 @@ def cmd_context(args: argparse.Namespace) -> int:
         body["retrieval_strategy"] = args.retrieval
     if args.tokenizer:
         name = args.tokenizer
+        if name.startswith("hf:") and url:
+            raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured")
         if name.startswith("hf:"):  # the local user's own file: through the same named config as the server
             from ingest.tokens import register_tokenizer
 
@@ -162,12 +178,74 @@ def cmd_context(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
         body["tokenizer"] = name
     req = ContextRequest.model_validate(body)
-    store, retriever = _retriever(settings)
-    pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
+    if url:
+        pkg = remote(url, lambda client: client.context(**body))
+    else:
+        from api.service import build_context  # the in-process path only: a server needs none of it
+
+        require_store(settings.data)
+        store, retriever = _retriever(settings)
+        pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
     if args.json:
         print(json.dumps(pkg, indent=2, ensure_ascii=False))
     else:
         print(format_package(pkg, prompt=not args.no_prompt))
+    return 0
+
+
+def remote(url: str, call: Any) -> dict[str, Any]:
+    """``call(client)`` with a ``folio.Client`` on ``url`` (key: ``$FOLIO_API_KEY``); its result's JSON
+    form, as the REST API sent it. A client error becomes a ``FolioError`` (one line, exit 1)."""
+    from folio import Client
+    from folio.errors import ClientError
+
+    try:
+        with Client(url) as client:
+            out: dict[str, Any] = call(client).model_dump(mode="json", by_alias=True)
+    except ClientError as e:
+        raise RemoteError(f"{url}: {e}") from e
+    return out
+
+
+class RemoteError(FolioError):
+    code = "server_error"
+
+
+# ------------------------------------------------------------------------------------ search
+def cmd_search(args: argparse.Namespace) -> int:
+    """Ranked hits (the ``POST /v1/search`` response), here or on a server."""
+    from api.schemas import SearchRequest
+
+    body: dict[str, Any] = {"query": args.question, "k": args.k}
+    if args.doc:
+        body["doc_ids"] = args.doc
+    if args.retrieval:
+        body["strategy"] = args.retrieval
+    req = SearchRequest.model_validate(body)
+    url = server_url(args)
+    if url:
+        out = remote(url, lambda client: client.search(**body))
+    else:
+        from api.query_ops import search
+
+        settings = settings_for(args)
+        require_store(settings.data)
+        store, retriever = _retriever(settings)
+        out = json.loads(search(req, store, retriever, settings, None))
+    if args.json:
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    for note in out.get("notes", []):
+        print(f"note: {note}")
+    for h in out["data"]:
+        pages = ",".join(str(p) for p in h["pages"])
+        text = " ".join((h.get("text") or "").split())
+        where = f"{h['filename'] or h['doc_id']} p.{pages} {h['kind']}"
+        print(f"{h['rank']:>3}. {h['score']:.3f} {where}  {h['region_id']}")
+        if text:
+            print(f"     {text[:150]}{'…' if len(text) > 150 else ''}")
+    if not out["data"]:
+        print("no hits")
     return 0
 
 
@@ -290,7 +368,22 @@ def register(sub: Any) -> None:
         "--json", action="store_true", help="print the ContextPackage as JSON (as POST /v1/context)"
     )
     add_data_arg(p)
+    add_server_arg(p)
     p.set_defaults(func=cmd_context)
+
+    p = sub.add_parser("search", help="ranked hits for a query (regions, pages, scores), before any packing")
+    p.add_argument("question", metavar="QUERY")
+    p.add_argument("-k", type=int, default=10, help="how many hits (default 10)")
+    p.add_argument(
+        "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
+    )
+    p.add_argument(
+        "--retrieval", default=None, choices=choices(RetrievalStrategy), help="retrieval strategy (default hybrid)"
+    )
+    p.add_argument("--json", action="store_true", help="print the hits as JSON (as POST /v1/search)")
+    add_data_arg(p)
+    add_server_arg(p)
+    p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("verify", help="check an answer's citations against a context package")
     p.add_argument(

@@ -22,6 +22,9 @@ Two transports share these tools:
   the one error shape), and the tools see only the key's collections: a document elsewhere is an
   unknown id. Blocking work runs on the query pool, so a busy server says so (``overloaded``).
 
+Every tool declares the JSON schema of its structured content (``outputSchema``, from the models
+in ``api/mcp_outputs.py``), and the SDK checks each result against it.
+
 Tool errors come back as MCP tool errors (``isError``) whose text starts with folio's error code,
 e.g. ``region_not_found: no such region: ...``.
 """
@@ -34,7 +37,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -45,6 +48,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
 from api.keys import FULL_ACCESS, Principal
+from api.mcp_outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
 from ingest.errors import FolioError
 
 if TYPE_CHECKING:
@@ -255,28 +259,30 @@ def build_server(
             raise ToolError(f"validation_error: {_first_error(e)}") from e
         return result
 
-    @server.tool(name="list_documents", annotations=read_only, structured_output=False)
-    async def list_documents_tool(ctx: Context[Any, Any], collection: str | None = None) -> CallToolResult:
+    @server.tool(name="list_documents", annotations=read_only)
+    async def list_documents_tool(
+        ctx: Context[Any, Any], collection: str | None = None
+    ) -> Annotated[CallToolResult, DocumentsOut]:
         """List the documents (latest versions): doc_id, version_id, filename, pages, collection and how
         many versions each has. Optionally only one collection."""
         out = await call(ctx, list_documents, collection)
         return _json_result(out)
 
-    @server.tool(name="search", annotations=read_only, structured_output=False)
+    @server.tool(name="search", annotations=read_only)
     async def search_tool(
         ctx: Context[Any, Any],
         query: str,
         doc_ids: list[str] | None = None,
         k: int = 10,
         strategy: str = "hybrid",
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, SearchOut]:
         """Ranked hits for a query: region_id, document version, pages, score and a text excerpt.
         Use get_context instead to get evidence packed for answering."""
         body: dict[str, Any] = {"query": query, "doc_ids": doc_ids, "k": k, "strategy": strategy}
         out = await call(ctx, search, body)
         return _json_result(out)
 
-    @server.tool(name="get_context", annotations=read_only, structured_output=False)
+    @server.tool(name="get_context", annotations=read_only)
     async def get_context_tool(
         ctx: Context[Any, Any],
         query: str,
@@ -286,7 +292,7 @@ def build_server(
         retrieval_strategy: str = "hybrid",
         include_images: bool = True,
         k: int = 50,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ContextOut]:
         """Evidence for answering a question, packed under a token budget (default: the server's).
         Returns the citation instructions and context blocks, each opened by its citation id ([S1]
         text, [T1] table, [F1] figure, [P1] page; figures and pages also as images), and in structured
@@ -304,8 +310,10 @@ def build_server(
         out = await call(ctx, get_context, {k2: v for k2, v in body.items() if v is not None})
         return _context_result(out["package"], out["images"])
 
-    @server.tool(name="get_region", annotations=read_only, structured_output=False)
-    async def get_region_tool(ctx: Context[Any, Any], region_id: str, include_image: bool = True) -> CallToolResult:
+    @server.tool(name="get_region", annotations=read_only)
+    async def get_region_tool(
+        ctx: Context[Any, Any], region_id: str, include_image: bool = True
+    ) -> Annotated[CallToolResult, RegionToolOut]:
         """What a citation points at: the region's text, document version, pages, bounding boxes
         (PDF points, origin top-left) and its image (the figure, else its page)."""
         if len(region_id) > MAX_REGION_ID_CHARS:  # refused without echoing it
@@ -392,11 +400,10 @@ def _add_answer_tool(server: MCPServer[Any], call: Callable[..., Awaitable[Any]]
     @server.tool(
         name="answer",
         annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
-        structured_output=False,
     )
     async def answer_tool(
         ctx: Context[Any, Any], query: str, budget: int | None = None, doc_ids: list[str] | None = None
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, AnswerToolOut]:
         """Answer a question from the documents with the configured LLM: the answer with [S1]-style
         citations, each resolved to its region, and the citation check (kept, invented, uncited)."""
         body = {k: v for k, v in {"query": query, "budget": budget, "doc_ids": doc_ids}.items() if v is not None}

@@ -86,7 +86,9 @@ class DocumentDetail(VersionOut):
     report: dict[str, Any] = Field(default_factory=dict, description="the latest version's ingest report")
 
 
-class IngestResponse(Schema):
+class IngestResult(Schema):
+    """What a finished ingest job wrote: ``JobOut.result``, and ``IngestResponse`` without its job id."""
+
     doc_id: str
     collection: str = "default"
     version_id: str
@@ -94,6 +96,9 @@ class IngestResponse(Schema):
     pages: int
     status: Literal["created", "unchanged", "partial"]
     report: dict[str, Any]
+
+
+class IngestResponse(IngestResult):
     job_id: str
 
 
@@ -134,7 +139,7 @@ class JobOut(Schema):
     created_at: float
     started_at: float | None = None
     finished_at: float | None = None
-    result: dict[str, Any] | None = Field(None, description="for ingest jobs, the IngestResponse fields")
+    result: IngestResult | None = Field(None, description="a finished ingest job's version (IngestResponse fields)")
     error: ErrorBody | None = None
     filename: str | None = None
     doc_id: str | None = None

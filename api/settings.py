@@ -148,6 +148,8 @@ OTHER_ENV = frozenset({
     "FOLIO_GEN_TEST_DATA", "FOLIO_HYPOTHESIS_EXAMPLES", "FOLIO_KILL_ITERATIONS", "FOLIO_BENCH_DATA",
     # folio on a cluster: object-store options (ingest/objstore.py), Ray resources per document (api/cluster.py)
     "FOLIO_STORAGE_OPTIONS", "FOLIO_RAY_CPUS_PER_DOC", "FOLIO_RAY_GPUS_PER_DOC",
+    # the client's server (folio.Client; folio context/search/ask use it when set)
+    "FOLIO_URL",
 })
 
 

@@ -768,11 +768,20 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
         status="truncated" if c.status == "truncated" else "included",
         image_url=c.image_url,
         image_tokens=c.image_tokens,
+        alt_text=_alt_text(c),
         score=u.score,
         section=_section_of(u, b),
         fallback_from=c.fallback_from,
     )
     return item
+
+
+def _alt_text(c: _Cand) -> str | None:
+    """What an item's image shows, as text (``ContextItem.alt_text``): the text of the page or figure
+    whose pixels are sent; None when no image is sent or the region has no text."""
+    if c.image_url is None or not c.unit.regions:
+        return None
+    return c.unit.regions[0].text.strip() or None
 
 
 _MANIFEST = TypeAdapter(list[ManifestEntry])

@@ -305,6 +305,10 @@ class ContextItem(_Frozen):
     status: Packed
     image_url: str | None = None
     image_tokens: int = 0
+    alt_text: str | None = Field(
+        None, description="an image item's content as text, for pipelines that read text only: the page's text "
+        "(its OCR for a scan) for a page image, the figure's text for a figure. Not in the prompt, not counted "
+        "in budget.used (the image is); null for text items")
     score: float
     section: str | None = None
     fallback_from: str | None = Field(

@@ -180,17 +180,36 @@ def model_source(schema_name: str, schema: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def options_source(schema_name: str, schema: Mapping[str, Any]) -> str | None:
+    """For a request with a ``query``, a ``TypedDict`` of its other fields: the type of the client's
+    ``**options`` (``Client.context(query, **options: Unpack[ContextOptions])``), so that a type checker
+    sees a misspelt or mistyped option."""
+    props: Mapping[str, Any] = schema.get("properties") or {}
+    name = class_name(schema_name)
+    if not name.endswith("Request") or "query" not in props:
+        return None
+    out = [f"class {name.removesuffix('Request')}Options(TypedDict, total=False):"]
+    for prop, node in props.items():
+        attr, _ = _field_name(prop)
+        if prop == "query" or attr != prop:  # a keyword argument is the JSON name itself
+            continue
+        ann = annotation(node)
+        out.append(f"    {attr}: {ann if 'None' in ann.split(' | ') else ann + ' | None'}")
+    return "\n".join(out)
+
+
 HEADER = '''"""Typed models of folio's REST API, generated from its OpenAPI schema by ``folio/_codegen.py``.
 
 Do not edit: run ``.venv/bin/python -m folio._codegen`` after changing the API's schemas
 (``tests/folio/test_client_models.py`` fails until the two agree). Response models accept fields
-they do not know (servers add fields, never rename them); request models reject them.
+they do not know (servers add fields, never rename them); request models reject them. The
+``...Options`` ``TypedDict``s type the client's keyword options (a request's fields but ``query``).
 """
 
 # ruff: noqa: E501
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict{field}
 
@@ -209,9 +228,12 @@ def generate(openapi: Mapping[str, Any], roots: Iterable[str] = ROOTS) -> str:
     schemas: Mapping[str, Any] = openapi["components"]["schemas"]
     names = referenced(schemas, roots)
     classes = [model_source(n, schemas[n]) for n in names]
-    exported = sorted(class_name(n) for n in names)
+    options = [src for n in names if (src := options_source(n, schemas[n])) is not None]
+    models = sorted(class_name(n) for n in names)
+    exported = sorted([*models, *(src.split("(")[0].removeprefix("class ") for src in options)])
+    classes += options
     footer = ["__all__ = [", *[f'    "{n}",' for n in exported], "]", ""]
-    footer += ["for _model in (" + ", ".join(exported) + "):", "    _model.model_rebuild()", ""]
+    footer += ["for _model in (" + ", ".join(models) + "):", "    _model.model_rebuild()", ""]
     header = HEADER.replace("{field}", ", Field" if any("Field(" in c for c in classes) else "")
     return header + "\n\n" + "\n\n\n".join(classes) + "\n\n\n" + "\n".join(footer)
 

@@ -22,14 +22,14 @@ import os
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Generic, TypeVar, overload
+from typing import IO, Any, Generic, TypeVar, Unpack, overload
 from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
 from folio import models
-from folio.errors import APIConnectionError, APITimeoutError, ResponseError, error_for
+from folio.errors import APIConnectionError, APITimeoutError, InvalidRequest, JobFailed, ResponseError, error_for
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT = 120.0  # a first query loads the server's models; ingests wait for the parse
@@ -85,10 +85,28 @@ def _file_part(file: FileInput, filename: str | None) -> tuple[str, Any, str]:
 
 
 def _request_body(model: type[BaseModel], query: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Checked against the request model here (a misspelt option fails before the request is
-    sent); only what the caller set is sent, so the server's defaults apply."""
-    body: dict[str, Any] = model(query=query, **options).model_dump(mode="json", exclude_unset=True, by_alias=True)
+    """Checked against the request model here: a misspelt or mistyped option raises ``InvalidRequest``
+    (``validation_error``, as the server's 422 would) before anything is sent. Only what the caller
+    set is sent, so the server's defaults apply."""
+    try:
+        request = model(query=query, **options)
+    except ValidationError as e:
+        problems = [f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in e.errors()]
+        detail = [{"loc": list(err["loc"]), "msg": err["msg"], "type": err["type"]} for err in e.errors()]
+        message = f"invalid {model.__name__}: " + "; ".join(problems)
+        raise InvalidRequest(422, "validation_error", message, detail) from e
+    body: dict[str, Any] = request.model_dump(mode="json", exclude_unset=True, by_alias=True)
     return body
+
+
+JOB_FINISHED = ("done", "failed")
+
+
+def _finished(job: models.JobOut) -> models.JobOut | None:
+    """``job`` when it has finished (``JobFailed`` when it failed), else None."""
+    if job.status == "failed":
+        raise JobFailed(job)
+    return job if job.status in JOB_FINISHED else None
 
 
 @dataclass(frozen=True)
@@ -335,22 +353,38 @@ class Client:
     def jobs(self) -> models.JobList:
         return self._send(_Calls.jobs())
 
-    def search(self, query: str, **options: Any) -> models.SearchResponse:
+    def wait_for_job(
+        self, job: str | models.JobOut, *, timeout: float = 600.0, poll_interval: float = 0.5
+    ) -> models.JobOut:
+        """Poll ``GET /v1/jobs/{id}`` until the job is done and return it (its ``result`` is the
+        ``IngestResult``). Raises ``JobFailed`` when it failed, ``APITimeoutError`` after ``timeout``
+        seconds. ``job`` is an id or the ``JobOut`` of ``upload(..., wait=False)``."""
+        import time
+
+        job_id = job if isinstance(job, str) else job.job_id
+        deadline = time.monotonic() + timeout
+        while (found := _finished(self.job(job_id))) is None:
+            if time.monotonic() >= deadline:
+                raise APITimeoutError(f"job {job_id} did not finish within {timeout:g} s")
+            time.sleep(poll_interval)
+        return found
+
+    def search(self, query: str, **options: Unpack[models.SearchOptions]) -> models.SearchResponse:
         """Ranked hits; ``options`` are ``SearchRequest`` fields (``doc_ids``, ``k``, ``strategy`` ...)."""
         return self._send(_Calls.search(query, options))
 
-    def context(self, query: str, **options: Any) -> models.ContextPackage:
+    def context(self, query: str, **options: Unpack[models.ContextOptions]) -> models.ContextPackage:
         """The cited package; ``options`` are ``ContextRequest`` fields (``budget``, ``strategy``,
         ``doc_ids``, ``include_images`` ...)."""
         return self._send(_Calls.context(query, options))
 
-    def answer(self, query: str, **options: Any) -> models.AnswerResponse:
+    def answer(self, query: str, **options: Unpack[models.AnswerOptions]) -> models.AnswerResponse:
         """A cited answer from the server's configured LLM, with the citation check; ``options`` are
         ``AnswerRequest`` fields (every context option, ``response_format``, ``json_schema`` ...).
         Without an LLM on the server this raises ``ServiceUnavailable`` (``llm_not_configured``)."""
         return self._send(_Calls.answer(query, options, stream=False))
 
-    def answer_stream(self, query: str, **options: Any) -> Iterator[AnswerEvent]:
+    def answer_stream(self, query: str, **options: Unpack[models.AnswerOptions]) -> Iterator[AnswerEvent]:
         """``answer`` as it is written: the events up to and including ``done``."""
         call = _Calls.answer(query, options, stream=True)
         try:
@@ -462,16 +496,31 @@ class AsyncClient:
     async def jobs(self) -> models.JobList:
         return await self._send(_Calls.jobs())
 
-    async def search(self, query: str, **options: Any) -> models.SearchResponse:
+    async def wait_for_job(
+        self, job: str | models.JobOut, *, timeout: float = 600.0, poll_interval: float = 0.5
+    ) -> models.JobOut:
+        """``Client.wait_for_job``, awaited."""
+        import asyncio
+        import time
+
+        job_id = job if isinstance(job, str) else job.job_id
+        deadline = time.monotonic() + timeout
+        while (found := _finished(await self.job(job_id))) is None:
+            if time.monotonic() >= deadline:
+                raise APITimeoutError(f"job {job_id} did not finish within {timeout:g} s")
+            await asyncio.sleep(poll_interval)
+        return found
+
+    async def search(self, query: str, **options: Unpack[models.SearchOptions]) -> models.SearchResponse:
         return await self._send(_Calls.search(query, options))
 
-    async def context(self, query: str, **options: Any) -> models.ContextPackage:
+    async def context(self, query: str, **options: Unpack[models.ContextOptions]) -> models.ContextPackage:
         return await self._send(_Calls.context(query, options))
 
-    async def answer(self, query: str, **options: Any) -> models.AnswerResponse:
+    async def answer(self, query: str, **options: Unpack[models.AnswerOptions]) -> models.AnswerResponse:
         return await self._send(_Calls.answer(query, options, stream=False))
 
-    async def answer_stream(self, query: str, **options: Any) -> AsyncIterator[AnswerEvent]:
+    async def answer_stream(self, query: str, **options: Unpack[models.AnswerOptions]) -> AsyncIterator[AnswerEvent]:
         call = _Calls.answer(query, options, stream=True)
         sse = _SSE()
         try:

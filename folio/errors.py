@@ -6,6 +6,7 @@ into an exception of the status's class that carries the code::
     ├── APIConnectionError          the server could not be reached, or the connection broke
     │   └── APITimeoutError         (also a TimeoutError)
     ├── ResponseError               a 2xx whose body is not what the endpoint promises
+    ├── JobFailed                   wait_for_job: the job ended "failed" (.job, .code, .message)
     └── APIError                    an error response: .status, .code, .message, .detail, .request_id
         ├── BadRequest              400 (also a ValueError)
         ├── Unauthorized            401 (also a PermissionError)
@@ -14,6 +15,7 @@ into an exception of the status's class that carries the code::
         ├── Conflict                409
         ├── PayloadTooLarge         413
         ├── InvalidRequest          422 (also a ValueError): validation_error, not_a_pdf, corrupt_pdf ...
+        │                           also raised before sending when an option is misspelt or mistyped
         ├── UpstreamError           502: the LLM endpoint failed or replied with garbage (llm_upstream_error)
         │   └── UpstreamTimeout     504: it did not answer in time (llm_timeout; also a TimeoutError)
         ├── ServiceUnavailable      503: no LLM configured (llm_not_configured), no keys file ...
@@ -43,6 +45,18 @@ class APITimeoutError(APIConnectionError, TimeoutError):
 
 class ResponseError(ClientError):
     """A success status with a body that does not parse as the endpoint's model."""
+
+
+class JobFailed(ClientError):
+    """``wait_for_job``: the job finished with status ``failed``; ``.job`` is its last ``JobOut``,
+    ``.code``/``.message`` its error (``not_a_pdf``, ``ingest_timeout`` ...)."""
+
+    def __init__(self, job: Any) -> None:
+        error = job.error
+        self.job = job
+        self.code: str = error.code if error is not None else "job_failed"
+        self.message: str = error.message if error is not None else "the job failed"
+        super().__init__(f"job {job.job_id} failed: {self.code}: {self.message}")
 
 
 class APIError(ClientError):

@@ -52,3 +52,11 @@ class LocalFolio:
         store, retriever = self._resources()
         package = build_context(store, retriever, req, self.settings)
         return models.ContextPackage.model_validate(package.model_dump(mode="json"))
+
+    def verify(self, answer: str, *, package: models.ContextPackage) -> models.VerifyReport:
+        """The citation check of ``POST /v1/verify`` on ``answer`` against ``package``, in this process."""
+        from assembly import verify_answer
+        from assembly.types import ContextPackage
+
+        report = verify_answer(answer, ContextPackage.model_validate(package.model_dump(mode="json")))
+        return models.VerifyReport.model_validate(report.model_dump(mode="json"))

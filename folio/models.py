@@ -2,13 +2,14 @@
 
 Do not edit: run ``.venv/bin/python -m folio._codegen`` after changing the API's schemas
 (``tests/folio/test_client_models.py`` fails until the two agree). Response models accept fields
-they do not know (servers add fields, never rename them); request models reject them.
+they do not know (servers add fields, never rename them); request models reject them. The
+``...Options`` ``TypedDict``s type the client's keyword options (a request's fields but ``query``).
 """
 
 # ruff: noqa: E501
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
@@ -164,6 +165,7 @@ class ContextItem(_Response):
     status: Literal["included", "truncated"]
     image_url: str | None = None
     image_tokens: int = 0
+    alt_text: str | None = None
     score: float
     section: str | None = None
     fallback_from: str | None = None
@@ -344,6 +346,16 @@ class IngestResponse(_Response):
     job_id: str
 
 
+class IngestResult(_Response):
+    doc_id: str
+    collection: str = "default"
+    version_id: str
+    filename: str
+    pages: int
+    status: Literal["created", "unchanged", "partial"]
+    report: dict[str, Any]
+
+
 class JobList(_Response):
     data: list[JobOut]
     count: int
@@ -357,7 +369,7 @@ class JobOut(_Response):
     created_at: float
     started_at: float | None = None
     finished_at: float | None = None
-    result: dict[str, Any] | None = None
+    result: IngestResult | None = None
     error: ErrorBody | None = None
     filename: str | None = None
     doc_id: str | None = None
@@ -538,7 +550,121 @@ class VersionOut(_Response):
     latest: bool
 
 
+class AnswerOptions(TypedDict, total=False):
+    budget: int | None
+    tokenizer: str | None
+    doc_ids: list[str] | None
+    versions: dict[str, str] | None
+    pages: list[int] | None
+    kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None
+    k: int | None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
+    quotas: dict[str, int] | None
+    rerank: bool | None
+    context_window: int | None
+    reserve_output: int | None
+    strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None
+    window_before: int | None
+    window_after: int | None
+    parent_max_tokens: int | None
+    neighbors: int | None
+    include_images: bool | None
+    image_tokens: ImageTokens | None
+    render_scale: float | None
+    structural_truncation: bool | None
+    order: Literal["relevance", "document", "edges"] | None
+    max_items: int | None
+    score_threshold: float | None
+    min_relevance: float | None
+    threshold_mode: Literal["relative", "absolute"] | None
+    mmr_lambda: float | None
+    modality_slots: dict[str, int] | None
+    sub_questions: list[str] | None
+    system_prompt: str | None
+    prompt_format: Literal["openai", "anthropic"] | None
+    image_url_template: str | None
+    citation_style: Literal["typed", "uniform"] | None
+    page_units: Literal["off", "large_sections", "all"] | None
+    page_max_share: float | None
+    window_share: float | None
+    window_source: Literal["section", "page"] | None
+    excerpt_growth: int | None
+    block_format: Literal["compact", "tagged"] | None
+    packing: Literal["monotone", "greedy"] | None
+    fallbacks: bool | None
+    max_image_share: float | None
+    compress: Literal["off", "extractive", "llm"] | None
+    compress_share: float | None
+    stream: bool | None
+    response_format: Literal["text", "json"] | None
+    json_schema: dict[str, Any] | None
+    enforce_schema: bool | None
+    max_tokens: int | None
+    temperature: float | None
+    timeout_s: float | None
+    include_package: bool | None
+
+
+class ContextOptions(TypedDict, total=False):
+    budget: int | None
+    tokenizer: str | None
+    doc_ids: list[str] | None
+    versions: dict[str, str] | None
+    pages: list[int] | None
+    kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None
+    k: int | None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
+    quotas: dict[str, int] | None
+    rerank: bool | None
+    context_window: int | None
+    reserve_output: int | None
+    strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None
+    window_before: int | None
+    window_after: int | None
+    parent_max_tokens: int | None
+    neighbors: int | None
+    include_images: bool | None
+    image_tokens: ImageTokens | None
+    render_scale: float | None
+    structural_truncation: bool | None
+    order: Literal["relevance", "document", "edges"] | None
+    max_items: int | None
+    score_threshold: float | None
+    min_relevance: float | None
+    threshold_mode: Literal["relative", "absolute"] | None
+    mmr_lambda: float | None
+    modality_slots: dict[str, int] | None
+    sub_questions: list[str] | None
+    system_prompt: str | None
+    prompt_format: Literal["openai", "anthropic"] | None
+    image_url_template: str | None
+    citation_style: Literal["typed", "uniform"] | None
+    page_units: Literal["off", "large_sections", "all"] | None
+    page_max_share: float | None
+    window_share: float | None
+    window_source: Literal["section", "page"] | None
+    excerpt_growth: int | None
+    block_format: Literal["compact", "tagged"] | None
+    packing: Literal["monotone", "greedy"] | None
+    fallbacks: bool | None
+    max_image_share: float | None
+    compress: Literal["off", "extractive", "llm"] | None
+    compress_share: float | None
+
+
+class SearchOptions(TypedDict, total=False):
+    doc_ids: list[str] | None
+    versions: dict[str, str] | None
+    pages: list[int] | None
+    kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None
+    k: int | None
+    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
+    quotas: dict[str, int] | None
+    rerank: bool | None
+
+
 __all__ = [
+    "AnswerOptions",
     "AnswerRequest",
     "AnswerResponse",
     "AnswerUsage",
@@ -548,6 +674,7 @@ __all__ = [
     "CitationOut",
     "CitationSupport",
     "ContextItem",
+    "ContextOptions",
     "ContextPackage",
     "ContextRequest",
     "Coverage",
@@ -562,6 +689,7 @@ __all__ = [
     "HitOut",
     "ImageTokens",
     "IngestResponse",
+    "IngestResult",
     "JobList",
     "JobOut",
     "JobProgress",
@@ -575,6 +703,7 @@ __all__ = [
     "RegionOut",
     "RetrievalHitOut",
     "RetrievalInfo",
+    "SearchOptions",
     "SearchRequest",
     "SearchResponse",
     "SentenceCheck",
@@ -585,5 +714,5 @@ __all__ = [
     "VersionOut",
 ]
 
-for _model in (AnswerRequest, AnswerResponse, AnswerUsage, BBox, Breakdown, BudgetInfo, CitationOut, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, StructuredCheck, VerifyReport, VerifyRequest, VersionOut):
+for _model in (AnswerRequest, AnswerResponse, AnswerUsage, BBox, Breakdown, BudgetInfo, CitationOut, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, IngestResult, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, StructuredCheck, VerifyReport, VerifyRequest, VersionOut):
     _model.model_rebuild()

@@ -303,16 +303,18 @@ def test_folio_ask_streams_then_prints_the_check(data: Path, llm: StandInLLM, mo
     monkeypatch.setenv("FOLIO_LLM_BASE_URL", llm.url)
     monkeypatch.setenv("FOLIO_LLM_MODEL", "stand-in")
     llm.replies.append(Reply("Within 30 minutes [S9]."))
-    assert main(["ask", Q, "--doc", "support-policy", "--budget", "800", "--data", str(data)]) == 0
+    # An invented id fails the check: exit 1, as `folio verify` (issue 23)
+    assert main(["ask", Q, "--doc", "support-policy", "--budget", "800", "--data", str(data)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("Within 30 minutes [S9].") and "check: NOT ok" in out and "invented S9" in out
     assert "(folio, cl100k_base" in out and "(endpoint)" in out
     assert llm.requests[-1]["body"]["stream"] is True
 
     llm.replies.append(Reply('{"answer": "Within 30 minutes.", "citations": [], "insufficient": false}'))
-    assert main(["ask", Q, "--doc", "support-policy", "--structured", "--json", "--data", str(data)]) == 0
+    code = main(["ask", Q, "--doc", "support-policy", "--structured", "--json", "--data", str(data)])
     body = json.loads(capsys.readouterr().out)
     assert body["structured"]["schema_valid"] is True and body["package"]["items"]
+    assert code == (0 if body["check"]["ok"] else 1)
 
 
 def test_folio_ask_without_an_llm_says_how_to_enable(data: Path, monkeypatch: pytest.MonkeyPatch,

@@ -1,0 +1,124 @@
+"""What each MCP tool returns as structured content, as pydantic models: the SDK publishes their JSON
+schema as the tool's ``outputSchema`` (a tool annotated ``Annotated[CallToolResult, Model]``) and
+checks every result against it before it is sent.
+
+The shapes are the ones ``api/mcp_server.py`` builds: lists are ``{data, count}`` as in the REST API;
+boxes are PDF points, origin top-left of the page (``BBox``). Fields a client may rely on are named
+here; a result may carry more (the models ignore extras rather than fail a call).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from api.answer_schemas import AnswerUsage, CitationOut, StructuredCheck
+from assembly.types import VerifyReport
+from ingest.model import BBox
+
+
+class DocumentEntry(BaseModel):
+    doc_id: str
+    collection: str
+    version_id: str = Field(description="the latest version, the default for queries")
+    filename: str
+    pages: int
+    versions: int = Field(description="how many versions the document has")
+
+
+class DocumentsOut(BaseModel):
+    data: list[DocumentEntry]
+    count: int
+
+
+class SearchHitOut(BaseModel):
+    region_id: str
+    doc_id: str
+    version_id: str
+    filename: str | None
+    kind: str
+    pages: list[int]
+    score: float
+    rank: int
+    retriever: str
+    text: str | None = Field(description="the region's first 300 characters")
+
+
+class SearchOut(BaseModel):
+    data: list[SearchHitOut]
+    count: int
+    notes: list[str]
+
+
+class BudgetOut(BaseModel):
+    limit: int
+    used: int
+    tokenizer: str
+
+
+class BlockOut(BaseModel):
+    citation_id: str
+    modality: str
+    text: str
+
+
+class CitationTarget(BaseModel):
+    region_id: str
+    doc_id: str
+    version_id: str
+    filename: str | None
+    pages: list[int]
+    locators: list[dict[str, Any]] = Field(description="one per page: page, bbox (and line_boxes where known)")
+    modality: str
+    expansion: str
+    status: str
+
+
+class ContextOut(BaseModel):
+    query: str
+    budget: BudgetOut
+    refused: bool
+    refusal_reason: str | None
+    system: str | None = Field(description="the citation instructions the blocks must be answered under")
+    blocks: list[BlockOut]
+    citations: dict[str, CitationTarget] = Field(description="citation id → where it points")
+    excluded: int = Field(description="how many candidates were not packed")
+
+
+class RegionLocator(BaseModel):
+    page: int
+    bbox: BBox
+    page_width: float
+    page_height: float
+
+
+class RegionToolOut(BaseModel):
+    region_id: str
+    doc_id: str
+    collection: str
+    version_id: str
+    filename: str | None
+    kind: str
+    pages: list[int]
+    heading_path: list[str]
+    locators: list[RegionLocator]
+    coords: str
+    text: str
+
+
+class AnswerToolOut(BaseModel):
+    """``POST /v1/answer``'s ``AnswerResponse`` without the package."""
+
+    query: str
+    answer: str
+    raw: str | None = None
+    refused: bool
+    model: str | None = None
+    finish_reason: str | None = None
+    citations: list[CitationOut]
+    check: VerifyReport
+    faithful: bool
+    structured: StructuredCheck | None = None
+    usage: AnswerUsage
+    warnings: list[str] = Field(default_factory=list)

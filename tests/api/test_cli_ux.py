@@ -1,0 +1,119 @@
+"""The command line a new user meets (issue 23, item 7): ``--version``, ``-v`` on either side of the
+subcommand, ``folio search``, folders with no PDFs or with subfolders, a ``--data`` that holds no
+store, progress lines when stderr is not a terminal, and ``context``/``search``/``ask`` through a
+running server (``--server`` or ``$FOLIO_URL``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from api.cli import build_parser, main
+from tests.api.conftest import live_server, make_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+Q = "How fast must a priority-one incident be acknowledged?"
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``folio`` as its own process, stdout and stderr piped (not terminals)."""
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env={**os.environ, "FOLIO_OCR": "0", **(env or {})},
+    )
+
+
+def test_version_and_verbose_after_the_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("folio ")
+    parser = build_parser()
+    assert parser.parse_args(["docs", "-v"]).verbose is True
+    assert parser.parse_args(["-v", "docs"]).verbose is True
+    assert parser.parse_args(["ingest", "x.pdf", "--verbose"]).verbose is True
+    assert parser.parse_args(["keys", "list", "-v"]).verbose is True
+    assert parser.parse_args(["docs"]).verbose is False
+
+
+def test_read_commands_refuse_a_data_dir_without_a_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FOLIO_URL", raising=False)
+    monkeypatch.setenv("FOLIO_LLM_BASE_URL", "http://127.0.0.1:9")  # ask gets past "no LLM configured"
+    monkeypatch.setenv("FOLIO_LLM_MODEL", "stand-in")
+    typo = tmp_path / "folio-dta"
+    for argv in (["context", Q], ["search", Q], ["ask", Q], ["docs"], ["delete", "x"], ["check"]):
+        assert main([*argv, "--data", str(typo)]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"folio: no folio store in {typo}") and err.count("\n") == 1, err
+    assert not typo.exists()  # nothing was created
+
+
+def test_ingest_empty_folder_is_an_error_and_subfolders_are_ingested(tmp_path: Path, samples: Path) -> None:
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "notes.txt").write_text("not a pdf")
+    out = _cli("ingest", str(empty), "--data", str(tmp_path / "data"))
+    assert out.returncode == 2 and "no PDF files in" in out.stderr and "Traceback" not in out.stderr
+
+    nested = tmp_path / "pdfs" / "policies" / "2024"
+    nested.mkdir(parents=True)
+    shutil.copy(samples / "support-policy-v1.pdf", nested)
+    out = _cli("ingest", str(tmp_path / "pdfs"), "-v", "--data", str(tmp_path / "data"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("support-policy-v1.pdf: created support-policy-v1@")
+    # -v with stderr not a terminal: plain progress lines, one per stage at least
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("support-policy-v1.pdf: ")]
+    assert len(lines) >= 2 and all("/" in ln for ln in lines), out.stderr
+
+    twins = tmp_path / "twins"
+    for sub in ("a", "b"):
+        (twins / sub).mkdir(parents=True)
+        shutil.copy(samples / "support-policy-v1.pdf", twins / sub / "report.pdf")
+    out = _cli("ingest", str(twins), "--data", str(tmp_path / "data"))
+    assert out.returncode == 2 and "would both be document 'report'" in out.stderr
+
+
+def test_search_prints_ranked_hits(data_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "escalation path", "-k", "3", "--json", "--data", str(data_copy)]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert 0 < body["count"] <= 3 and [h["rank"] for h in body["data"]] == sorted(h["rank"] for h in body["data"])
+    assert all(h["region_id"] and h["pages"] for h in body["data"])
+    assert main(["search", "escalation path", "-k", "3", "--data", str(data_copy)]) == 0
+    text = capsys.readouterr().out
+    assert body["data"][0]["region_id"] in text.splitlines()[0]
+
+
+def test_context_search_and_ask_use_a_running_server(data_copy: Path, tmp_path: Path) -> None:
+    from tests.api.llm_standin import Reply, StandInLLM
+
+    nowhere = tmp_path / "no-store-here"  # in-process, these commands would refuse it
+    with StandInLLM() as llm, live_server(make_settings(data_copy, llm_base_url=llm.url, llm_model="stand-in")) as url:
+        env = {"FOLIO_URL": url, "FOLIO_DATA": str(nowhere)}
+        out = _cli("context", Q, "--doc", "support-policy", "--budget", "700", "--json", env=env)
+        assert out.returncode == 0, out.stderr
+        pkg = json.loads(out.stdout)
+        assert pkg["budget"]["limit"] == 700 and pkg["items"]
+        cid = next(i["citation_id"] for i in pkg["items"] if "30 minutes" in i["text"])
+
+        out = _cli("search", "escalation path", "--server", url, "--json", env={"FOLIO_DATA": str(nowhere)})
+        assert out.returncode == 0 and json.loads(out.stdout)["count"] > 0, out.stderr
+
+        llm.replies.append(Reply(f"A priority-one incident is acknowledged within 30 minutes [{cid}]."))
+        out = _cli("ask", Q, "--doc", "support-policy", "--budget", "700", env=env)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert out.stdout.startswith("A priority-one incident") and "check: ok" in out.stdout
+
+        llm.replies.append(Reply("Within 30 minutes [S99]."))
+        out = _cli("ask", Q, "--doc", "support-policy", env=env)
+        assert out.returncode == 1 and "check: NOT ok" in out.stdout and "invented S99" in out.stdout
+        assert len(llm.requests) == 2  # both answers came through the server's LLM client
+    assert not nowhere.exists()
+    out = _cli("context", Q, "--server", "http://127.0.0.1:9", "--data", str(data_copy))
+    assert out.returncode == 2 and "--server and --data" in out.stderr

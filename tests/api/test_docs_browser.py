@@ -1,0 +1,66 @@
+"""``/docs`` and ``/redoc`` in Chromium with no network beyond loopback: the Swagger UI and ReDoc
+scripts and styles come from folio itself (fastapi-offline's copies), so the API reference renders on a machine
+without internet access. Every request the page makes to another host is refused and recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from tests.api.conftest import live_server, make_settings
+from tests.api.test_viewer_browser import ARGS, CHROMIUM
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+# Chromium's resolver answers "not found" for every host but loopback: the network of an offline machine.
+OFFLINE_ARGS = [*ARGS, "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1, EXCLUDE localhost"]
+METHODS = {"get", "post", "put", "patch", "delete"}
+
+
+@pytest.fixture(scope="module")
+def offline_page() -> Iterator[tuple[Any, list[str]]]:
+    """A page whose requests to any host but loopback are aborted; the list collects their URLs."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} missing: apt-get install chromium")
+    outside: list[str] = []
+
+    def route(r: Any) -> None:
+        parts = urlsplit(r.request.url)
+        if parts.scheme in ("http", "https", "ws", "wss") and parts.hostname not in LOOPBACK:
+            outside.append(r.request.url)
+            r.abort("internetdisconnected")
+        else:
+            r.continue_()
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=OFFLINE_ARGS)
+        context = browser.new_context()
+        context.route("**/*", route)
+        yield context.new_page(), outside
+        browser.close()
+
+
+def test_swagger_ui_and_redoc_render_offline(offline_page: tuple[Any, list[str]], tmp_path: Path) -> None:
+    page, outside = offline_page
+    with live_server(make_settings(tmp_path / "data")) as url:
+        spec = httpx.get(f"{url}/openapi.json").json()
+        operations = sum(1 for item in spec["paths"].values() for m in item if m in METHODS)
+        page.goto(f"{url}/docs")
+        page.wait_for_selector(".opblock", timeout=30_000)
+        assert page.locator(".opblock").count() == operations > 10
+        assert page.locator(".opblock-post [data-path='/v1/context']").count() == 1
+        assert outside == []  # nothing of /docs comes from elsewhere
+        page.goto(f"{url}/redoc")
+        page.wait_for_selector("[data-section-id^='tag/']", timeout=30_000)
+        assert "/v1/context" in (page.text_content("body") or "")
+    # ReDoc's own script is local too; only its "API docs by Redocly" logo points at its CDN (and is
+    # simply not shown offline).
+    assert all(u.startswith("https://cdn.redoc.ly/redoc/logo") for u in outside), outside
