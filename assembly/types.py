@@ -161,12 +161,13 @@ class AssemblyOptions(_Frozen):
     packing: Literal["monotone", "greedy", "breadth"] = Field(
         "greedy",
         description="greedy: priority order, a candidate that does not fit walks its fallback ladder; breadth: "
-        "every candidate in its small form (about excerpt_tokens) while they fit breadth_share of the room, "
-        "then the rest of the room upgrades them in priority order (a larger budget never covers fewer pages); "
+        "the candidates' small forms (about excerpt_tokens) interleaved with their growth toward their full "
+        "form in one budget-independent plan, the small forms taking about breadth_share of the tokens (a "
+        "larger budget never covers fewer pages); "
         "monotone: entry budgets, no fallbacks.",
     )
-    breadth_share: float = Field(0.5, gt=0.0, le=1.0, description="breadth packing: the share of the evidence "
-                                 "room for the small forms of the ranked candidates")
+    breadth_share: float = Field(0.5, gt=0.0, le=1.0, description="breadth packing: the share of the "
+                                 "tokens that go to the small forms of the ranked candidates")
     excerpt_tokens: int = Field(160, ge=32, le=4096, description="breadth packing: the size of a candidate's small "
                                 "form (a page excerpt; spans, tables and paragraph groups up to twice this)")
     page_max_tokens: int = Field(1500, ge=64, le=100_000, description="breadth packing: the largest page sent "

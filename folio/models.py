@@ -63,7 +63,10 @@ class AnswerRequest(_Request):
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
-    packing: Literal["monotone", "greedy"] | None = None
+    packing: Literal["monotone", "greedy", "breadth"] | None = None
+    breadth_share: float | None = None
+    excerpt_tokens: int | None = None
+    page_max_tokens: int | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
     compress: Literal["off", "extractive", "llm"] | None = None
@@ -226,7 +229,10 @@ class ContextRequest(_Request):
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
-    packing: Literal["monotone", "greedy"] | None = None
+    packing: Literal["monotone", "greedy", "breadth"] | None = None
+    breadth_share: float | None = None
+    excerpt_tokens: int | None = None
+    page_max_tokens: int | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
     compress: Literal["off", "extractive", "llm"] | None = None
@@ -590,7 +596,10 @@ class AnswerOptions(TypedDict, total=False):
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
-    packing: Literal["monotone", "greedy"] | None
+    packing: Literal["monotone", "greedy", "breadth"] | None
+    breadth_share: float | None
+    excerpt_tokens: int | None
+    page_max_tokens: int | None
     fallbacks: bool | None
     max_image_share: float | None
     compress: Literal["off", "extractive", "llm"] | None
@@ -645,7 +654,10 @@ class ContextOptions(TypedDict, total=False):
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
-    packing: Literal["monotone", "greedy"] | None
+    packing: Literal["monotone", "greedy", "breadth"] | None
+    breadth_share: float | None
+    excerpt_tokens: int | None
+    page_max_tokens: int | None
     fallbacks: bool | None
     max_image_share: float | None
     compress: Literal["off", "extractive", "llm"] | None
