@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from api.answer_schemas import (
+from folio.api.answer_schemas import (
     AnswerRequest,
     AnswerResponse,
     AnswerUsage,
@@ -42,20 +42,20 @@ from api.answer_schemas import (
     StructuredCheck,
     context_request,
 )
-from api.chat import AnswerClient, Completion, client_from_settings
-from api.schema_check import MAX_VALUE_DEPTH, depth
-from api.schemas import assembly_options
-from api.service import build_context
-from assembly.types import ContextPackage
-from assembly.verify import cited_ids, verify_answer
-from ingest.errors import FolioError, InvalidRequest
-from retrieval.llm_http import Deadline
+from folio.api.chat import AnswerClient, Completion, client_from_settings
+from folio.api.schema_check import MAX_VALUE_DEPTH, depth
+from folio.api.schemas import assembly_options
+from folio.api.service import build_context
+from folio.assembly.types import ContextPackage
+from folio.assembly.verify import cited_ids, verify_answer
+from folio.kernel.errors import FolioError, InvalidRequest
+from folio.retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
-    from api.model_calls import Slot
-    from api.settings import Settings
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.model_calls import Slot
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def schema_instruction(schema: dict[str, Any], name: str) -> str:
 def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Settings, *,
             collections: Collection[str] | None = None, client: AnswerClient | None = None) -> Prepared:
     """Check the endpoint is configured, then build the package (schema counted in the budget)."""
-    from assembly.budget import get_counter
+    from folio.assembly.budget import get_counter
 
     client = client or client_from_settings(settings, timeout=req.timeout_s)
     ctx = context_request(req)
@@ -146,7 +146,7 @@ def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Se
 def _inline_images(package: ContextPackage, store: Store, collections: Collection[str] | None,
                    warnings: list[str]) -> list[dict[str, Any]]:
     """The package's messages (copied) with each image part's URL replaced by a ``data:`` URL."""
-    from api.service import visible_region
+    from folio.api.service import visible_region
 
     by_url = {it.image_url: it for it in package.items if it.image_url}
     out: list[dict[str, Any]] = []
@@ -298,7 +298,7 @@ def _first_object(text: str) -> str | None:
 def validate(value: Any, schema: dict[str, Any]) -> list[str]:
     """Schema errors of ``value`` (empty: valid), at most 10, each with its JSON path; bounded in
     time and never fetching a reference (``api.schema_check``)."""
-    from api.schema_check import validate as bounded_validate
+    from folio.api.schema_check import validate as bounded_validate
 
     return bounded_validate(value, schema)
 
@@ -359,7 +359,7 @@ def package_event(prep: Prepared) -> dict[str, Any]:
 def error_event(e: BaseException) -> dict[str, Any]:
     """The ``error`` event's data: the one error shape plus ``status``; an unexpected error is logged
     and reported as ``internal_error`` (the stream still ends with an event)."""
-    from api.errors import error_body
+    from folio.api.errors import error_body
 
     if isinstance(e, FolioError):
         return {**error_body(e.code, str(e) or e.code), "status": e.http_status}

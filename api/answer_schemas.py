@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from api.schemas import ContextRequest, Schema
-from assembly.types import ContextPackage, LocatorOut, VerifyReport
-from retrieval.hit import Modality
+from folio.api.schemas import ContextRequest, Schema
+from folio.assembly.types import ContextPackage, LocatorOut, VerifyReport
+from folio.kernel.hit import Modality
 
 MAX_SCHEMA_CHARS = 20_000
 MAX_SCHEMA_DEPTH = 32
@@ -76,7 +76,7 @@ class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
             raise ValueError(f"json_schema is longer than {MAX_SCHEMA_CHARS} characters")
         if _depth(v) > MAX_SCHEMA_DEPTH:
             raise ValueError(f"json_schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
-        from api.schema_check import schema_problem
+        from folio.api.schema_check import schema_problem
 
         problem = schema_problem(v)
         if problem is not None:

@@ -22,14 +22,14 @@ from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
-from api.cluster_jobs import job_runner
-from api.errors import install_error_handlers
-from api.keys import KeyRing
-from api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext, ShedQueries, guard_options
-from api.pool import QueryPool
-from api.routes import answer, documents, health, jobs, query, regions
-from api.routes.health import HealthCache, store_counts
-from api.settings import Settings, warn_unknown_env
+from folio.api.cluster_jobs import job_runner
+from folio.api.errors import install_error_handlers
+from folio.api.keys import KeyRing
+from folio.api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext, ShedQueries, guard_options
+from folio.api.pool import QueryPool
+from folio.api.routes import answer, documents, health, jobs, query, regions
+from folio.api.routes.health import HealthCache, store_counts
+from folio.api.settings import Settings, warn_unknown_env
 
 logger = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ TAGS = [
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    from api.query_worker import open_resources
-    from retrieval.visual import indexers_from_settings
+    from folio.api.query_worker import open_resources
+    from folio.retrieval.visual import indexers_from_settings
 
     settings: Settings = app.state.settings
     warn_unknown_env()  # a misspelled FOLIO_ variable would otherwise be ignored in silence
@@ -161,7 +161,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     if find_spec("mcp") is not None:  # the [mcp] extra: the MCP tools at /mcp, behind the same keys
-        from api.mcp_server import mount as mount_mcp
+        from folio.api.mcp_server import mount as mount_mcp
 
         mount_mcp(app)
 

@@ -26,8 +26,8 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ingest.errors import ModelUnavailable
-from retrieval.llm_http import (
+from folio.kernel.errors import ModelUnavailable
+from folio.retrieval.llm_http import (
     ENDPOINT,
     MAX_ERROR_BODY,
     MAX_REPLY_BYTES,
@@ -45,7 +45,7 @@ from retrieval.llm_http import (
 )
 
 if TYPE_CHECKING:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
 __all__ = ["MAX_REPLY_BYTES", "AnswerClient", "Completion", "LLMNotConfigured", "LLMTimeout", "LLMUpstreamError"]
 

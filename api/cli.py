@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from api.cli_common import (
+from folio.api.cli_common import (
     EXIT_FAILED,
     EXIT_USAGE,
     NoStore,
@@ -33,13 +33,13 @@ from api.cli_common import (
     settings_for,
     validation_message,
 )
-from ingest.errors import FolioError
+from folio.kernel.errors import FolioError
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
-    from retrieval.visual import indexers_from_settings
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
+    from folio.retrieval.visual import indexers_from_settings
 
     settings = settings_for(args)
     paths = pdf_paths(args.paths)
@@ -48,7 +48,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
         return EXIT_USAGE
     if args.ray:  # one Ray task per document (api/cluster_cli.py)
-        from api.cluster_cli import run as ingest_on_ray
+        from folio.api.cluster_cli import run as ingest_on_ray
 
         return ingest_on_ray(args, paths, settings, store)
     indexers = indexers_from_settings(settings)
@@ -110,7 +110,7 @@ def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:
 
 
 def _one_file_per_doc_id(found: list[Path]) -> None:
-    from ingest.pipeline import doc_id_from_filename
+    from folio.ingest.pipeline import doc_id_from_filename
 
     by_id: dict[str, Path] = {}
     for p in found:
@@ -127,7 +127,7 @@ def _mb(n: int) -> str:
 def cmd_compact(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
-    from ingest.maintenance import compact
+    from folio.ingest.maintenance import compact
 
     store = open_store(args)
     result = compact(store, timedelta(seconds=args.older_than))
@@ -141,7 +141,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ingest.maintenance import check
+    from folio.ingest.maintenance import check
 
     store = open_store(args)
     result = check(store, repair=args.repair)
@@ -250,13 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_data_arg(p)
     p.set_defaults(func=cmd_check)
 
-    from api.cli_keys import register as register_keys
-    from api.cli_mcp import register as register_mcp
-    from api.cli_query import register
+    from folio.api.cli_keys import register as register_keys
+    from folio.api.cli_mcp import register as register_mcp
+    from folio.api.cli_query import register
 
     register(sub)
     register_keys(sub)
-    from api.cli_answer import register as register_answer
+    from folio.api.cli_answer import register as register_answer
 
     register_answer(sub)
     register_mcp(sub)
@@ -276,7 +276,7 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Usage errors (argparse, invalid options, unreadable files) exit 2, failures 1,
     with one line on stderr each."""
-    from api.settings import warn_unknown_env
+    from folio.api.settings import warn_unknown_env
 
     parser = build_parser()
     args = parser.parse_args(argv)

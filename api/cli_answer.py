@@ -14,30 +14,30 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from api.cli_common import add_server_arg, require_store, server_url
+from folio.api.cli_common import add_server_arg, require_store, server_url
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
 
 
 def _settings(args: argparse.Namespace) -> Any:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
     settings = Settings()
     return settings.model_copy(update={"data": args.data}) if args.data else settings
 
 
 def _store_and_retriever(settings: Settings) -> tuple[Store, Retriever]:
-    from ingest.store import Store
-    from ingest.torchfix import ensure_torchvision
+    from folio.ingest.store import Store
+    from folio.ingest.torchfix import ensure_torchvision
 
     ensure_torchvision()
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     store = Store(settings.data)
     return store, Retriever.from_settings(store, settings)
@@ -46,7 +46,7 @@ def _store_and_retriever(settings: Settings) -> tuple[Store, Retriever]:
 def cmd_ask(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from api.answer_schemas import AnswerRequest
+    from folio.api.answer_schemas import AnswerRequest
 
     settings = _settings(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k, "max_tokens": args.max_tokens,
@@ -85,8 +85,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any] | None:
     """The answer in this process (``api.answer``), streamed to stdout; None after an error event."""
-    from api.answer import Prepared, answer_events, prepare
-    from api.chat import client_from_settings
+    from folio.api.answer import Prepared, answer_events, prepare
+    from folio.api.chat import client_from_settings
 
     client_from_settings(settings)  # no endpoint: say how to configure one before loading any model
     require_store(settings.data)

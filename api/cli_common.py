@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from pydantic import ValidationError
 
-from ingest.errors import FolioError
+from folio.kernel.errors import FolioError
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from ingest.store import Store
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -76,7 +76,7 @@ def add_data_arg(p: argparse.ArgumentParser) -> None:
 
 def settings_for(args: argparse.Namespace) -> Settings:
     """``Settings`` from the environment, with ``--data`` when the command has it and it was given."""
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
     settings = Settings()
     data: str | None = getattr(args, "data", None)  # argparse namespaces: not every command has --data
@@ -88,7 +88,7 @@ def settings_for(args: argparse.Namespace) -> Settings:
 def open_store(args: argparse.Namespace) -> Store:
     """The store a command reads or changes; one that does not exist is an error (``NoStore``), not a
     new empty store (a mistyped ``--data`` would otherwise answer "no documents")."""
-    from ingest.store import Store
+    from folio.ingest.store import Store
 
     settings = settings_for(args)
     require_store(settings.data)
@@ -102,7 +102,7 @@ class NoStore(FolioError, FileNotFoundError):
 def require_store(data: str) -> None:
     """Raise ``NoStore`` when the local directory ``data`` holds no folio store (no versions table:
     nothing was ever ingested or served there). Object-store URIs are not checked here."""
-    from ingest.objstore import is_local
+    from folio.ingest.objstore import is_local
 
     uri = data.removeprefix("file://")
     if is_local(uri) and not (Path(uri) / "lancedb" / "versions.lance").is_dir():

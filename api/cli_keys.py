@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from api.cli_common import EXIT_FAILED, EXIT_USAGE
+from folio.api.cli_common import EXIT_FAILED, EXIT_USAGE
 
 
 def _keys_path(args: argparse.Namespace) -> Path | None:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
     raw = args.file or Settings().keys_file
     if not raw:
@@ -27,7 +27,7 @@ def _keys_path(args: argparse.Namespace) -> Path | None:
 
 
 def cmd_keys_add(args: argparse.Namespace) -> int:
-    from api.keys import add_key
+    from folio.api.keys import add_key
 
     path = _keys_path(args)
     if path is None:
@@ -47,7 +47,7 @@ def cmd_keys_add(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
-    from api.keys import read_keys
+    from folio.api.keys import read_keys
 
     path = _keys_path(args)
     if path is None:
@@ -68,7 +68,7 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
-    from api.keys import revoke_key
+    from folio.api.keys import revoke_key
 
     path = _keys_path(args)
     if path is None:

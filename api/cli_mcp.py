@@ -10,14 +10,14 @@ import argparse
 import sys
 from typing import Any
 
-from api.cli_common import EXIT_USAGE, add_data_arg
+from folio.api.cli_common import EXIT_USAGE, add_data_arg
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
     try:
-        from api.mcp_server import serve_stdio
+        from folio.api.mcp_server import serve_stdio
     except ImportError as e:
         print(f"folio: the MCP server needs the mcp package: pip install 'folio[mcp]' ({e})", file=sys.stderr)
         return EXIT_USAGE

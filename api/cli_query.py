@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from api.cli_common import (
+from folio.api.cli_common import (
     EXIT_FAILED,
     EXIT_USAGE,
     ProgressBar,
@@ -29,14 +29,14 @@ from api.cli_common import (
     server_url,
     settings_for,
 )
-from assembly.types import Strategy
-from ingest.errors import FolioError
-from retrieval.hit import RetrievalStrategy
+from folio.assembly.types import Strategy
+from folio.kernel.errors import FolioError
+from folio.kernel.hit import RetrievalStrategy
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -60,9 +60,9 @@ def is_loopback(host: str) -> bool:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.app import create_app
-    from api.http_protocol import header_deadline_protocol
-    from api.settings import default_concurrency
+    from folio.api.app import create_app
+    from folio.api.http_protocol import header_deadline_protocol
+    from folio.api.settings import default_concurrency
 
     settings = settings_for(args)
     host = args.host or settings.host
@@ -83,7 +83,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     # One access-log line per request (api.middleware), also without --verbose.
-    logging.getLogger("api.middleware").setLevel(logging.INFO)
+    logging.getLogger("folio.api.middleware").setLevel(logging.INFO)
     uvicorn.run(
         create_app(settings),
         # HTTP_IMPL (h11) with a deadline on request headers; the event loop stays "auto": uvloop (a
@@ -102,11 +102,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------------- context
 def _retriever(settings: Settings) -> tuple[Store, Retriever]:
-    from ingest.store import Store
-    from ingest.torchfix import ensure_torchvision
+    from folio.ingest.store import Store
+    from folio.ingest.torchfix import ensure_torchvision
 
     ensure_torchvision()
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     store = Store(settings.data)
     return store, Retriever.from_settings(store, settings)
@@ -149,7 +149,7 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from api.schemas import ContextRequest
+    from folio.api.schemas import ContextRequest
 
     settings = settings_for(args)
     url = server_url(args)
@@ -167,7 +167,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         if name.startswith("hf:") and url:
             raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured")
         if name.startswith("hf:"):  # the local user's own file: through the same named config as the server
-            from ingest.tokens import register_tokenizer
+            from folio.kernel.tokens import register_tokenizer
 
             name = "local"
             settings = settings.model_copy(update={"tokenizers": {**settings.tokenizers, name: args.tokenizer[3:]}})
@@ -181,7 +181,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     if url:
         pkg = remote(url, lambda client: client.context(**body))
     else:
-        from api.service import build_context  # the in-process path only: a server needs none of it
+        from folio.api.service import build_context  # the in-process path only: a server needs none of it
 
         require_store(settings.data)
         store, retriever = _retriever(settings)
@@ -214,7 +214,7 @@ class RemoteError(FolioError):
 # ------------------------------------------------------------------------------------ search
 def cmd_search(args: argparse.Namespace) -> int:
     """Ranked hits (the ``POST /v1/search`` response), here or on a server."""
-    from api.schemas import SearchRequest
+    from folio.api.schemas import SearchRequest
 
     body: dict[str, Any] = {"query": args.question, "k": args.k}
     if args.doc:
@@ -226,7 +226,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if url:
         out = remote(url, lambda client: client.search(**body))
     else:
-        from api.query_ops import search
+        from folio.api.query_ops import search
 
         settings = settings_for(args)
         require_store(settings.data)
@@ -251,8 +251,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------ verify
 def cmd_verify(args: argparse.Namespace) -> int:
-    from assembly import verify_answer
-    from assembly.types import ContextPackage
+    from folio.assembly import verify_answer
+    from folio.assembly.types import ContextPackage
 
     try:
         package = ContextPackage.model_validate_json(Path(args.package).read_text(encoding="utf-8"))
@@ -276,10 +276,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
-    from api.schemas import ContextRequest
-    from api.service import build_context
-    from ingest.pipeline import doc_id_from_filename, ingest_path
-    from retrieval.visual import indexers_from_settings
+    from folio.api.schemas import ContextRequest
+    from folio.api.service import build_context
+    from folio.ingest.pipeline import doc_id_from_filename, ingest_path
+    from folio.retrieval.visual import indexers_from_settings
 
     settings = settings_for(args)
     samples = Path(args.samples) if args.samples else ROOT / "sample_pdfs"

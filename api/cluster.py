@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from ingest.store import Store
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ _CACHE_LOCK = threading.Lock()
 
 def _store(uri: str, storage_options: dict[str, str]) -> Any:
     """One Store per worker process and store (LanceDB connections and caches are reused)."""
-    from ingest.store import Store
+    from folio.ingest.store import Store
 
     key = uri + "|" + json.dumps(storage_options, sort_keys=True)
     with _CACHE_LOCK:
@@ -220,8 +220,8 @@ def _store(uri: str, storage_options: dict[str, str]) -> Any:
 
 
 def _indexers(settings: dict[str, Any]) -> Any:
-    from api.settings import Settings
-    from retrieval.visual import indexers_from_settings
+    from folio.api.settings import Settings
+    from folio.retrieval.visual import indexers_from_settings
 
     key = json.dumps(settings, sort_keys=True, default=str)
     with _CACHE_LOCK:
@@ -234,9 +234,9 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     """The body of one task attempt (a plain function: also callable in-process)."""
     import socket
 
-    from ingest.claims import DEAD_WRITERS
-    from ingest.errors import FolioError
-    from ingest.pipeline import ingest_bytes
+    from folio.ingest.claims import DEAD_WRITERS
+    from folio.ingest.pipeline import ingest_bytes
+    from folio.kernel.errors import FolioError
 
     ray = _ray()
     board_actor = ray.get_actor(BOARD_NAME, namespace=NAMESPACE)

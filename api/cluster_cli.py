@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from ingest.store import Store
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
 
 POLL_S = 0.3
 
@@ -36,8 +36,8 @@ def _overall(jobs: list[dict[str, Any]]) -> tuple[str, int, int]:
 
 def run(args: argparse.Namespace, paths: list[Path], settings: Settings, store: Store) -> int:
     """Submit ``paths`` to the cluster at ``args.ray``; print reports; exit code like ``folio ingest``."""
-    from api.cli_common import EXIT_FAILED, ProgressBar, format_report
-    from api.cluster import board, connect, job_spec
+    from folio.api.cli_common import EXIT_FAILED, ProgressBar, format_report
+    from folio.api.cluster import board, connect, job_spec
 
     connect(args.ray)
     ray = sys.modules["ray"]

@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class ClusterJobRunner:
         self._counts: tuple[float, dict[str, int]] = (0.0, {"queued": 0, "running": 0, "done": 0, "failed": 0})
 
     def start(self) -> None:
-        from api.cluster import board
+        from folio.api.cluster import board
 
         self.board = board(self.address)
         logger.info("ingest jobs run on the Ray cluster at %s", self.address)
@@ -79,7 +79,7 @@ class ClusterJobRunner:
     ) -> RemoteJob:
         import ray
 
-        from api.cluster import job_spec
+        from folio.api.cluster import job_spec
 
         spec = job_spec(store, filename=filename, doc_id=doc_id, collection=collection, settings=settings)
         meta = {"filename": filename, "doc_id": doc_id, "collection": collection}
@@ -119,6 +119,6 @@ def job_runner(settings: Settings) -> Any:
     """The runner for ``create_app``: on the cluster when ``settings.ray_address`` is set, else in-process."""
     if settings.ray_address:
         return ClusterJobRunner(settings.ray_address)
-    from api.jobs import JobRunner
+    from folio.api.jobs import JobRunner
 
     return JobRunner()

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from api.chat import ENABLE_HINT, AnswerClient, LLMNotConfigured, LLMTimeout
-from retrieval.llm_http import Deadline
+from folio.api.chat import ENABLE_HINT, AnswerClient, LLMNotConfigured, LLMTimeout
+from folio.retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from assembly.compress import Compressor
+    from folio.api.settings import Settings
+    from folio.assembly.compress import Compressor
 
 TIMEOUT_S = 15.0
 """Per call, in all (a total deadline, not per read); after a timeout the rest of the package is
@@ -45,7 +45,7 @@ def llm_compressor(settings: Settings, *, timeout: float = TIMEOUT_S, package_s:
     budget: list[Deadline] = []  # started by the first call
 
     def compress(question: str, text: str, max_tokens: int) -> str:
-        from api.answer import strip_fences
+        from folio.api.answer import strip_fences
 
         if not budget:
             budget.append(Deadline(package_s))

@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials, HTTPBearer
 
-from api.errors import Forbidden, Unauthorized
-from api.jobs import JobRunner
-from api.keys import FULL_ACCESS, KeyRing, Principal
-from api.pool import QueryPool
-from api.settings import Settings
-from ingest.store import Store
+from folio.api.errors import Forbidden, Unauthorized
+from folio.api.jobs import JobRunner
+from folio.api.keys import FULL_ACCESS, KeyRing, Principal
+from folio.api.pool import QueryPool
+from folio.api.settings import Settings
+from folio.ingest.store import Store
 
 if TYPE_CHECKING:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
 
 async def get_settings(request: Request) -> Settings:

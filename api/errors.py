@@ -33,7 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ingest.errors import FolioError, NotFound
+from folio.kernel.errors import FolioError, NotFound
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ingest.errors import FolioError
+from folio.kernel.errors import FolioError
 
 logger = logging.getLogger(__name__)
 

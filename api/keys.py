@@ -39,8 +39,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from ingest.errors import FolioError
-from ingest.store import check_collection
+from folio.ingest.store import check_collection
+from folio.kernel.errors import FolioError
 
 logger = logging.getLogger(__name__)
 
@@ -182,7 +182,7 @@ def add_key(path: Path, collections: Iterable[str], access: Access) -> tuple[Key
                 created_at=time.time(),
             )
         except ValidationError as exc:
-            from ingest.errors import InvalidRequest
+            from folio.kernel.errors import InvalidRequest
 
             raise InvalidRequest(f"invalid key: {exc.errors()[0]['msg']}") from exc
         write_keys(path, [*keys, record])

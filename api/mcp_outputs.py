@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from api.answer_schemas import AnswerUsage, CitationOut, StructuredCheck
-from assembly.types import VerifyReport
-from ingest.model import BBox
+from folio.api.answer_schemas import AnswerUsage, CitationOut, StructuredCheck
+from folio.assembly.types import VerifyReport
+from folio.kernel.model import BBox
 
 
 class DocumentEntry(BaseModel):

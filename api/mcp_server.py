@@ -47,16 +47,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
-from api.keys import FULL_ACCESS, Principal
-from api.mcp_outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
-from ingest.errors import FolioError
+from folio.api.keys import FULL_ACCESS, Principal
+from folio.api.mcp_outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
+from folio.kernel.errors import FolioError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from api.settings import Settings
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
 # ----------------------------------------------------------------------------- the tool bodies
 # Plain blocking functions over explicit resources and the caller's collections (None: all).
 def list_documents(res: Resources, collections: frozenset[str] | None, collection: str | None) -> dict[str, Any]:
-    from ingest.store import DEFAULT_COLLECTION
+    from folio.ingest.store import DEFAULT_COLLECTION
 
     versions = res.store.list_versions(collections=collections)
     counts: dict[str, int] = {}
@@ -112,8 +112,8 @@ def list_documents(res: Resources, collections: frozenset[str] | None, collectio
 
 
 def search(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
-    from api.schemas import SearchRequest
-    from api.service import search_hits, version_filenames
+    from folio.api.schemas import SearchRequest
+    from folio.api.service import search_hits, version_filenames
 
     req = SearchRequest.model_validate(body)
     found = search_hits(res.store, res.retriever, req, strategy=req.strategy, collections=collections)
@@ -146,8 +146,8 @@ def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def get_context(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
     """The package (JSON form) and, for each image part of the prompt, the PNG it points at."""
-    from api.schemas import ContextRequest
-    from api.service import build_context
+    from folio.api.schemas import ContextRequest
+    from folio.api.service import build_context
 
     req = ContextRequest.model_validate(body)
     package = build_context(res.store, res.retriever, req, res.settings, collections=collections)
@@ -176,8 +176,8 @@ def _image_part_url(part: dict[str, Any]) -> str | None:
 def get_region(
     res: Resources, collections: frozenset[str] | None, region_id: str, include_image: bool
 ) -> dict[str, Any]:
-    from api.service import visible_region
-    from ingest.store import DEFAULT_COLLECTION
+    from folio.api.service import visible_region
+    from folio.ingest.store import DEFAULT_COLLECTION
 
     r = visible_region(res.store, region_id, collections=collections)
     filename = next((v.filename for v in res.store.list_versions(r.doc_id) if v.version_id == r.version_id), None)
@@ -206,7 +206,7 @@ def get_region(
 
 
 def _coords() -> str:
-    from ingest.model import COORD_CONVENTION
+    from folio.kernel.model import COORD_CONVENTION
 
     return COORD_CONVENTION
 
@@ -427,8 +427,8 @@ def _answer_result(out: dict[str, Any]) -> CallToolResult:
 
 
 def _answer(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
-    from api.answer import answer
-    from api.answer_schemas import AnswerRequest
+    from folio.api.answer import answer
+    from folio.api.answer_schemas import AnswerRequest
 
     req = AnswerRequest.model_validate({**body, "include_package": False, "stream": False})
     out: dict[str, Any] = answer(res.store, res.retriever, req, res.settings, collections=collections).model_dump(
@@ -449,11 +449,11 @@ class LazyResources:
     def __call__(self) -> Resources:
         with self._lock:
             if self._res is None:
-                from ingest.store import Store
-                from ingest.torchfix import ensure_torchvision
+                from folio.ingest.store import Store
+                from folio.ingest.torchfix import ensure_torchvision
 
                 ensure_torchvision()
-                from retrieval.search import Retriever
+                from folio.retrieval.search import Retriever
 
                 store = Store(self.settings.data)
                 self._res = Resources(store, Retriever.from_settings(store, self.settings), self.settings)
@@ -549,8 +549,8 @@ class _Authenticated:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from starlette.requests import Request
 
-        from api.deps import _authenticate
-        from api.errors import folio_error_response
+        from folio.api.deps import _authenticate
+        from folio.api.errors import folio_error_response
 
         request = Request(scope)
         header = request.headers.get("x-api-key")

@@ -34,10 +34,10 @@ from urllib.parse import urlsplit
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.deps import _authenticate
-from api.errors import REQUEST_ID, error_response, folio_error_response, internal_error_response
-from api.settings import Settings
-from ingest.errors import FolioError
+from folio.api.deps import _authenticate
+from folio.api.errors import REQUEST_ID, error_response, folio_error_response, internal_error_response
+from folio.api.settings import Settings
+from folio.kernel.errors import FolioError
 
 logger = logging.getLogger(__name__)
 access_log = logging.getLogger(f"{__name__}.access")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from types import TracebackType
 
-from api.errors import Overloaded
+from folio.api.errors import Overloaded
 
 
 class ModelCalls:

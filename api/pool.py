@@ -25,10 +25,10 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from api.errors import Overloaded
+from folio.api.errors import Overloaded
 
 if TYPE_CHECKING:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -45,7 +45,7 @@ class QueryPool:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="folio-query")
         self.processes: ProcessPoolExecutor | None = None
         if processes:
-            from api import query_worker
+            from folio.api import query_worker
 
             if settings is None:
                 raise ValueError("query processes need the settings to open the store with")
@@ -89,7 +89,7 @@ class QueryPool:
         on a worker thread."""
         if self.processes is None:
             return await self.run(local)
-        from api import query_worker
+        from folio.api import query_worker
 
         return await self._submit(self.processes, query_worker.call, op, req_json, collections)
 

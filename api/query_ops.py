@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from api.schemas import ContextRequest, HitOut, SearchRequest, SearchResponse, SourceOut, VerifyRequest
-from api.service import build_context, search_hits, version_filenames
-from ingest.errors import InvalidRequest
-from ingest.store import Store
+from folio.api.schemas import ContextRequest, HitOut, SearchRequest, SearchResponse, SourceOut, VerifyRequest
+from folio.api.service import build_context, search_hits, version_filenames
+from folio.ingest.store import Store
+from folio.kernel.errors import InvalidRequest
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from retrieval.search import Retriever
+    from folio.api.settings import Settings
+    from folio.retrieval.search import Retriever
 
 Collections = frozenset[str] | None
 Op = Callable[[Any, Store, "Retriever", "Settings", Collections], str]
@@ -49,7 +49,7 @@ def context(req: ContextRequest, store: Store, retriever: Retriever, settings: S
 
 def verify(req: VerifyRequest, store: Store, retriever: Retriever, settings: Settings,
            collections: Collections) -> str:
-    from assembly import verify_answer
+    from folio.assembly import verify_answer
 
     if req.package is not None:
         package = req.package

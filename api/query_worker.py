@@ -21,12 +21,12 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from api.query_ops import OPS, Collections
+from folio.api.query_ops import OPS, Collections
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +36,10 @@ _RESOURCES: tuple[Store, Retriever, Settings] | None = None
 def open_resources(settings: Settings) -> tuple[Store, Retriever]:
     """The store and retriever the query endpoints read, with the query encoder and tokenizers loaded
     (the server process's startup and each worker's)."""
-    from ingest.store import Store
-    from ingest.tokens import get_tokenizer, register_tokenizer
-    from ingest.torchfix import ensure_torchvision
-    from retrieval.search import Retriever
+    from folio.ingest.store import Store
+    from folio.ingest.torchfix import ensure_torchvision
+    from folio.kernel.tokens import get_tokenizer, register_tokenizer
+    from folio.retrieval.search import Retriever
 
     ensure_torchvision()
     store = Store(settings.data)

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Le, MaxLen
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from assembly.types import MAX_TEMPLATE_CHARS, AssemblyOptions, ContextPackage
-from ingest.model import COORD_CONVENTION, BBox, RegionKind
-from retrieval.hit import Modality, RetrievalStrategy
+from folio.assembly.types import MAX_TEMPLATE_CHARS, AssemblyOptions, ContextPackage
+from folio.kernel.hit import Modality, RetrievalStrategy
+from folio.kernel.model import COORD_CONVENTION, BBox, RegionKind
 
 
 class Schema(BaseModel):
@@ -337,7 +337,7 @@ def assembly_options(
     ``tokenizers`` are the names a request may ask for (the server's configuration); a name
     outside it is an ``InvalidRequest`` (422), whatever this process happens to have loaded.
     """
-    from ingest.errors import InvalidRequest
+    from folio.kernel.errors import InvalidRequest
 
     values = req.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True)
     asked = values.get("tokenizer")

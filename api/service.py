@@ -10,21 +10,21 @@ import weakref
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
-from api.errors import capped_list
-from api.schemas import assembly_options
-from assembly.types import ContextPackage
-from ingest.errors import DocumentNotFound, RegionNotFound, VersionNotFound
-from ingest.model import DocumentVersion, Region
-from ingest.store import DEFAULT_COLLECTION, Store
-from retrieval.scope import Scope, resolve_scope
+from folio.api.errors import capped_list
+from folio.api.schemas import assembly_options
+from folio.assembly.types import ContextPackage
+from folio.ingest.store import DEFAULT_COLLECTION, Store
+from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
+from folio.kernel.model import DocumentVersion, Region
+from folio.retrieval.scope import Scope, resolve_scope
 
 if TYPE_CHECKING:
-    from api.schemas import SearchRequest, _ContextRequestBase
-    from api.settings import Settings
-    from assembly.compress import Compressor
-    from ingest.pipeline import VersionIndexer
-    from retrieval.hit import RetrievalStrategy
-    from retrieval.search import Retriever, SearchResult
+    from folio.api.schemas import SearchRequest, _ContextRequestBase
+    from folio.api.settings import Settings
+    from folio.assembly.compress import Compressor
+    from folio.ingest.pipeline import VersionIndexer
+    from folio.kernel.hit import RetrievalStrategy
+    from folio.retrieval.search import Retriever, SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def build_context(
     """Retrieve, then assemble: what ``POST /v1/context`` and ``folio context`` return (within
     ``collections``, see ``search_hits``). ``compress="llm"`` uses ``compressor``, else one on the
     configured LLM (``api.compress_llm``; none configured: ``LLMNotConfigured``, 503)."""
-    from assembly import assemble
+    from folio.assembly import assemble
 
     options = assembly_options(
         req,
@@ -150,7 +150,7 @@ def build_context(
         tokenizers=settings.request_tokenizers(),
     )
     if options.compress == "llm" and compressor is None:
-        from api.compress_llm import llm_compressor
+        from folio.api.compress_llm import llm_compressor
 
         compressor = llm_compressor(settings)  # before retrieval: no endpoint fails fast
     with store.pinned_versions():  # one read of the versions table's version for the whole request
@@ -177,7 +177,7 @@ def ingest_job(
     """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
 
     def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-        from ingest.pipeline import ingest_bytes
+        from folio.ingest.pipeline import ingest_bytes
 
         report = ingest_bytes(
             store,

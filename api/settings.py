@@ -16,14 +16,14 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from ingest.store import default_data_dir
+from folio.ingest.store import default_data_dir
 
 logger = logging.getLogger(__name__)
 
 
 def default_concurrency() -> int:
     """Query threads, and `folio serve`'s query processes, when not set: the cores, at most 8."""
-    from ingest.limits import usable_cpus
+    from folio.ingest.limits import usable_cpus
 
     return max(1, min(8, usable_cpus()))
 
@@ -121,7 +121,7 @@ class Settings(BaseSettings):
 
     def request_tokenizers(self) -> frozenset[str]:
         """The tokenizer names a request may ask for: the built-ins, ``tokenizers`` and the default."""
-        from ingest.tokens import BUILTIN_TOKENIZERS
+        from folio.kernel.tokens import BUILTIN_TOKENIZERS
 
         return frozenset(BUILTIN_TOKENIZERS) | frozenset(self.tokenizers) | {self.tokenizer}
 

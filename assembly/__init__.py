@@ -1,6 +1,6 @@
 """Assembly: ranked hits in, a cited, budgeted context package out (pure: no LanceDB, torch, PyMuPDF).
 
->>> from assembly import assemble, verify_answer, AssemblyOptions  # doctest: +SKIP
+>>> from folio.assembly import assemble, verify_answer, AssemblyOptions  # doctest: +SKIP
 >>> pkg = assemble("P1 target?", hits, index, AssemblyOptions(budget=2000))  # doctest: +SKIP
 
 Steps (each recorded in ``ContextPackage.manifest``): expand (``assembly.expand``), dedupe/merge
@@ -9,8 +9,8 @@ and count the prompt (``assembly.prompt``); ``verify_answer`` (``assembly.verify
 answer's citations afterwards.
 """
 
-from assembly.core import assemble
-from assembly.types import (
+from folio.assembly.core import assemble
+from folio.assembly.types import (
     AssemblyOptions,
     ContextItem,
     ContextPackage,
@@ -18,7 +18,7 @@ from assembly.types import (
     ManifestEntry,
     VerifyReport,
 )
-from assembly.verify import verify_answer
+from folio.assembly.verify import verify_answer
 
 __all__ = [
     "AssemblyOptions",

@@ -12,9 +12,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from assembly.types import ImageTokens
-from ingest.model import Region
-from ingest.tokens import Tokenizer, get_tokenizer
+from folio.assembly.types import ImageTokens
+from folio.kernel.model import Region
+from folio.kernel.tokens import Tokenizer, get_tokenizer
 
 _CACHE_SIZE = 200_000
 
@@ -83,7 +83,7 @@ def image_pixels(region: Region, default_scale: float) -> tuple[int, int]:
     scale it was rendered at (``region.image.scale``); else times ``default_scale``
     (``AssemblyOptions.render_scale``, for rows that recorded neither).
 
-    >>> from ingest.model import BBox, ImageRef, Locator, PagePayload
+    >>> from folio.kernel.model import BBox, ImageRef, Locator, PagePayload
     >>> loc = Locator(page=1, bbox=BBox(x0=0, y0=0, x1=612, y1=792), page_width=612, page_height=792)
     >>> page = Region(region_id="d@v:p1:page1", doc_id="d", version_id="v", kind="page", text="",
     ...               locators=(loc,), payload=PagePayload(image=ImageRef(scale=1.5)))

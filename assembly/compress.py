@@ -39,11 +39,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from assembly.fallback import carried
-from assembly.render import Body
-from assembly.types import AssemblyOptions
-from assembly.words import content_words, coverage_of
-from ingest.model import Region
+from folio.assembly.fallback import carried
+from folio.assembly.render import Body
+from folio.assembly.types import AssemblyOptions
+from folio.assembly.words import content_words, coverage_of
+from folio.kernel.model import Region
 
 ITEM_SHARE = 0.1
 ITEM_FLOOR = 48
@@ -221,8 +221,8 @@ def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers
     """The extractive compression of ``body`` within ``cap`` tokens, or None when nothing fits or
     nothing in it shares a word with the question or carries a hit.
 
-    >>> from assembly.render import Body
-    >>> from assembly.words import content_words
+    >>> from folio.assembly.render import Body
+    >>> from folio.assembly.words import content_words
     >>> b = Body("Intro text here. The P1 target is 30 minutes. Unrelated 42 words. P1 code is X9.", (), None, "r")
     >>> compressed_body(None, b, content_words("P1 target"), [], lambda s: len(s.split()), 12).text
     'The P1 target is 30 minutes. … P1 code is X9.'

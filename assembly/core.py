@@ -31,15 +31,15 @@ from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
-from assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
-from assembly.compress import Compressor, compress_rest
-from assembly.compress import reserve as compress_reserve
-from assembly.dedupe import dedupe
-from assembly.expand import Expander, Unit, fitted_rows, table_text
-from assembly.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
-from assembly.order import order_items
-from assembly.pack import coverage_order, mmr_order, pack_monotone
-from assembly.prompt import (
+from folio.assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
+from folio.assembly.compress import Compressor, compress_rest
+from folio.assembly.compress import reserve as compress_reserve
+from folio.assembly.dedupe import dedupe
+from folio.assembly.expand import Expander, Unit, fitted_rows, table_text
+from folio.assembly.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
+from folio.assembly.order import order_items
+from folio.assembly.pack import coverage_order, mmr_order, pack_monotone
+from folio.assembly.prompt import (
     CONTEXT_HEADER,
     Block,
     block_close,
@@ -50,8 +50,8 @@ from assembly.prompt import (
     question_part,
     system_text,
 )
-from assembly.render import Body, body_of, locators_of, truncations
-from assembly.types import (
+from folio.assembly.render import Body, body_of, locators_of, truncations
+from folio.assembly.types import (
     AssemblyOptions,
     BlockFormat,
     Breakdown,
@@ -67,12 +67,12 @@ from assembly.types import (
     RetrievalHitOut,
     RetrievalInfo,
 )
-from assembly.words import content_words, coverage_of
-from ingest.errors import InvalidRequest
-from ingest.index import RegionSource
-from ingest.model import Region
-from retrieval.hit import Hit
-from retrieval.pageref import parse_page_refs
+from folio.assembly.words import content_words, coverage_of
+from folio.kernel.errors import InvalidRequest
+from folio.kernel.hit import Hit
+from folio.kernel.index import RegionSource
+from folio.kernel.model import Region
+from folio.kernel.pageref import parse_page_refs
 
 log = logging.getLogger(__name__)
 

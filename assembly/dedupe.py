@@ -39,8 +39,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from assembly.expand import Unit
-from ingest.model import BBox, Region
+from folio.assembly.expand import Unit
+from folio.kernel.model import BBox, Region
 
 OVERLAP_MIN = 0.5
 # Excerpts of one page this few lines apart join (rule 1b). Measured over both development sets:

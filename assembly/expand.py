@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from assembly.types import AssemblyOptions
-from assembly.words import content_words
-from ingest.index import RegionSource
-from ingest.model import Region, RegionKind
-from retrieval.hit import Hit, Modality
+from folio.assembly.types import AssemblyOptions
+from folio.assembly.words import content_words
+from folio.kernel.hit import Hit, Modality
+from folio.kernel.index import RegionSource
+from folio.kernel.model import Region, RegionKind
 
 log = logging.getLogger(__name__)
 

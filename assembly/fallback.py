@@ -36,10 +36,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from assembly.dedupe import merge_intervals
-from assembly.expand import Expander, SectionView, Unit, char_span
-from assembly.render import Body, runs_body
-from ingest.model import Region
+from folio.assembly.dedupe import merge_intervals
+from folio.assembly.expand import Expander, SectionView, Unit, char_span
+from folio.assembly.render import Body, runs_body
+from folio.kernel.model import Region
 
 EXCERPT_HITS = 3
 GAP_LINE = "\n[…]\n"

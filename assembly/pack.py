@@ -36,7 +36,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from assembly.words import jaccard
+from folio.assembly.words import jaccard
 
 
 def entry_budgets(costs: Sequence[int]) -> list[int]:

@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assembly.types import AssemblyOptions, BlockFormat, PromptOut
-from retrieval.hit import Modality
+from folio.assembly.types import AssemblyOptions, BlockFormat, PromptOut
+from folio.kernel.hit import Modality
 
 MESSAGE_OVERHEAD = 3
 REPLY_PRIMING = 3

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from assembly.expand import SectionView, Unit, ranked_rows, split_table, table_markdown, table_text
-from assembly.types import LocatorOut
-from ingest.model import BBox, Region
+from folio.assembly.expand import SectionView, Unit, ranked_rows, split_table, table_markdown, table_text
+from folio.assembly.types import LocatorOut
+from folio.kernel.model import BBox, Region
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ingest.model import BBox
-from retrieval.hit import Modality
+from folio.kernel.hit import Modality
+from folio.kernel.model import BBox
 
 Strategy = Literal["auto", "raw", "window", "parent", "neighbors", "page"]
 Order = Literal["relevance", "document", "edges"]
@@ -204,7 +204,7 @@ class AssemblyOptions(_Frozen):
     @field_validator("tokenizer")
     @classmethod
     def _tokenizer_name(cls, v: str) -> str:
-        from ingest.tokens import is_known_tokenizer
+        from folio.kernel.tokens import is_known_tokenizer
 
         if is_known_tokenizer(v):
             return v

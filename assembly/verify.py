@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from assembly.types import CitationSupport, ContextPackage, SentenceCheck, VerifyReport
-from assembly.words import content_words, coverage_of
+from folio.assembly.types import CitationSupport, ContextPackage, SentenceCheck, VerifyReport
+from folio.assembly.words import content_words, coverage_of
 
 _CITE = re.compile(r"\[\s*([A-Za-z]+\d+(?:\s*[,;]\s*[A-Za-z]+\d+)*)\s*\]")
 _LEADING = re.compile(r"^(?:\[\s*[A-Za-z]+\d+(?:\s*[,;]\s*[A-Za-z]+\d+)*\s*\][\s.]*)+")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ingest.textnorm import fts_text
+from folio.kernel.textnorm import fts_text
 
 _WORD = re.compile(r"[^\W_]+(?:[.,][0-9]+)*", re.UNICODE)
 STOPWORDS = frozenset(

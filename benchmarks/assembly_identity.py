@@ -43,8 +43,8 @@ SERVER_K, SERVER_BUDGET = 200, 1500
 
 
 def save_hits(out: str) -> None:
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     rows: list[dict[str, Any]] = []
     for name, (data, questions) in STORES.items():
@@ -67,11 +67,11 @@ def save_hits(out: str) -> None:
 
 
 def packages(hits_path: str) -> list[str]:
-    from api.service import version_filenames
-    from assembly import AssemblyOptions, assemble
-    from ingest.store import Store
-    from retrieval.hit import Hit
-    from retrieval.search import Retriever
+    from folio.api.service import version_filenames
+    from folio.assembly import AssemblyOptions, assemble
+    from folio.ingest.store import Store
+    from folio.kernel.hit import Hit
+    from folio.retrieval.search import Retriever
 
     rows = json.loads(Path(hits_path).read_text(encoding="utf-8"))
     stores = {name: Store(str(data), recover=False) for name, (data, _) in STORES.items()}

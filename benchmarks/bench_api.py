@@ -227,7 +227,7 @@ def main() -> int:
     )
     log = open(data / "server.log", "w")  # noqa: SIM115 - closed in finally
     server = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--data", str(data)],
+        [sys.executable, "-m", "folio.api.cli", "serve", "--port", str(port), "--data", str(data)],
         cwd=tree,
         env=env,
         stdout=log,

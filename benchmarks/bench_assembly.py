@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from assembly import AssemblyOptions, assemble  # noqa: E402
-from assembly.budget import get_counter  # noqa: E402
-from ingest.index import RegionIndex  # noqa: E402
-from ingest.tokens import get_tokenizer  # noqa: E402
+from folio.assembly import AssemblyOptions, assemble  # noqa: E402
+from folio.assembly.budget import get_counter  # noqa: E402
+from folio.kernel.index import RegionIndex  # noqa: E402
+from folio.kernel.tokens import get_tokenizer  # noqa: E402
 from tests.assembly.builders import hit, make_doc  # noqa: E402
 
 WORDS = ("pump valve pressure limit deadline incident outage manager invoice refund power mass model board "
@@ -146,11 +146,11 @@ def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: i
     before issue 9 (a new ``MergedSource`` and a fresh file-name listing on every call, so assembly's
     per-source caches never survived).
     Retrieval runs once per question, outside the timing; old and new alternate call by call."""
-    from api.service import version_filenames
-    from ingest.index import MergedSource
-    from ingest.pipeline import doc_id_from_filename
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.service import version_filenames
+    from folio.ingest.pipeline import doc_id_from_filename
+    from folio.ingest.store import Store
+    from folio.kernel.index import MergedSource
+    from folio.retrieval.search import Retriever
 
     store = Store(data, recover=False)
     retriever = Retriever(store)

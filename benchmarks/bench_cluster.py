@@ -63,8 +63,8 @@ def corpus_slice(docs: int, pages: int, into: Path) -> list[Path]:
 
 
 def ingest_in_process(uri: str, paths: list[Path]) -> dict[str, Any]:
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
 
     store = Store(uri)
     started = time.perf_counter()
@@ -78,10 +78,10 @@ def ingest_in_process(uri: str, paths: list[Path]) -> dict[str, Any]:
 def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
     import ray
 
-    from api.cluster import board, connect, job_spec
-    from api.cluster_local import start_ray
-    from api.settings import Settings
-    from ingest.store import Store
+    from folio.api.cluster import board, connect, job_spec
+    from folio.api.cluster_local import start_ray
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
 
     cluster = start_ray(workers=workers, cpus_per_worker=1)
     try:
@@ -117,11 +117,11 @@ def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
 
 
 def query_latency(uri: str, n: int) -> dict[str, Any]:
-    from api.schemas import ContextRequest
-    from api.service import build_context
-    from api.settings import Settings
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.schemas import ContextRequest
+    from folio.api.service import build_context
+    from folio.api.settings import Settings
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     store = Store(uri)
     settings = Settings(data=uri)
@@ -157,9 +157,9 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
     import pyarrow as pa
     import pymupdf
 
-    from api.cluster_local import KEY_ID, REGION, SECRET
-    from ingest.objstore import storage_options_from_env
-    from ingest.tables import ASSETS
+    from folio.api.cluster_local import KEY_ID, REGION, SECRET
+    from folio.ingest.objstore import storage_options_from_env
+    from folio.ingest.tables import ASSETS
 
     pngs: list[tuple[str, bytes]] = []
     for p in paths:
@@ -240,7 +240,7 @@ def main() -> None:
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from api.cluster_local import LocalS3
+    from folio.api.cluster_local import LocalS3
 
     s3 = LocalS3().start()
     os.environ.update(s3.env())

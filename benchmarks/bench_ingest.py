@@ -56,8 +56,8 @@ def _subset(data: bytes, n: int) -> bytes:
 def measure(path: str, sample: int) -> dict[str, Any]:
     import pymupdf
 
-    from ingest.parse import parse_pdf
-    from ingest.tokens import get_tokenizer
+    from folio.ingest.parse import parse_pdf
+    from folio.kernel.tokens import get_tokenizer
 
     get_tokenizer().count("warm up")
     data = pathlib.Path(path).read_bytes()
@@ -85,7 +85,7 @@ def measure(path: str, sample: int) -> dict[str, Any]:
     del ocrd
     k = min(sample, n)
     sub = _subset(data, k)
-    from ingest.embed import default_text_encoder
+    from folio.ingest.embed import default_text_encoder
 
     enc = default_text_encoder()
     enc.encode(["warm up"])
@@ -109,7 +109,7 @@ def measure(path: str, sample: int) -> dict[str, Any]:
 
 def rss_only(path: str, fraction: float) -> dict[str, Any]:
     """Peak RSS of a structure parse with page renders of the first ``fraction`` of ``path``."""
-    from ingest.parse import parse_pdf
+    from folio.ingest.parse import parse_pdf
 
     data = pathlib.Path(path).read_bytes()
     import pymupdf
@@ -134,9 +134,9 @@ NEW_PATH_ENV = {"FOLIO_EMBED_BACKEND": "onnx-int8", "FOLIO_TABLES_BASELINE": "0"
 def pipeline_run(files: list[str]) -> dict[str, Any]:
     """``folio ingest``'s work on ``files`` in one process (model loaded once, as the CLI does):
     validate, parse with OCR on, embed, write, commit, into a fresh store. Per file seconds."""
-    from ingest.embed import default_text_encoder
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
+    from folio.ingest.embed import default_text_encoder
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
 
     t = time.perf_counter()
     default_text_encoder().encode(["warm up"])  # the model load, reported apart
@@ -200,7 +200,7 @@ def parse_ratio_one(path: str) -> dict[str, Any]:
     each the best of two alternating runs in this process."""
     import pymupdf
 
-    from ingest.parse import parse_pdf
+    from folio.ingest.parse import parse_pdf
 
     data = pathlib.Path(path).read_bytes()
     doc = pymupdf.open(stream=data, filetype="pdf")

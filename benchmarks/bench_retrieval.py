@@ -35,9 +35,9 @@ def pct(xs: list[float], p: float) -> float:
 
 # --------------------------------------------------------------------------- corpus
 def ensure_corpus(data: Path, corpus: Path, ingest: bool) -> Any:
-    from ingest.pipeline import doc_id_from_filename, ingest_path
-    from ingest.store import Store
-    from retrieval.summary import SummaryIndexer
+    from folio.ingest.pipeline import doc_id_from_filename, ingest_path
+    from folio.ingest.store import Store
+    from folio.retrieval.summary import SummaryIndexer
 
     # Without ingest the data dir may belong to a live writer (another benchmark): open it without
     # recovery so nothing of theirs is touched; only ready versions are read.
@@ -64,8 +64,8 @@ def distinct_pages(hits: list[Any], n: int) -> list[int]:
 
 
 def bench_recall(store: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
-    from ingest.pipeline import doc_id_from_filename
-    from retrieval.search import Retriever
+    from folio.ingest.pipeline import doc_id_from_filename
+    from folio.retrieval.search import Retriever
 
     r = Retriever(store)
     have = {v.doc_id for v in store.list_versions()}
@@ -108,7 +108,7 @@ def build_scaled(base: Any, factor: int, data: Path) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ingest.store import VERSIONS_SCHEMA, Store
+    from folio.ingest.store import VERSIONS_SCHEMA, Store
 
     store = Store(data)
     if store.list_versions():
@@ -146,7 +146,7 @@ def build_scaled(base: Any, factor: int, data: Path) -> Any:
     store.versions.add(pa.Table.from_pylist(rows, schema=VERSIONS_SCHEMA))
     store._fts_dirty = True
     store.ensure_fts()
-    from retrieval.text import ensure_scalar_indexes
+    from folio.retrieval.text import ensure_scalar_indexes
 
     ensure_scalar_indexes(store)
     return store
@@ -155,8 +155,8 @@ def build_scaled(base: Any, factor: int, data: Path) -> Any:
 def bench_latency(
     base: Any, data_root: Path, questions: list[dict[str, Any]], factors: list[int]
 ) -> dict[str, Any]:
-    from ingest.pipeline import doc_id_from_filename
-    from retrieval.search import Retriever
+    from folio.ingest.pipeline import doc_id_from_filename
+    from folio.retrieval.search import Retriever
 
     have = {v.doc_id for v in base.list_versions()}
     qs = [
@@ -197,7 +197,7 @@ def bench_latency(
 
 # --------------------------------------------------------------------------- maxsim
 def bench_maxsim(pages: int = 10_000, per_page: int = 1000, dim: int = 128, nq: int = 20) -> dict[str, Any]:
-    from retrieval.maxsim import PageMatrix, flat_maxsim, pool_mean
+    from folio.retrieval.maxsim import PageMatrix, flat_maxsim, pool_mean
 
     rng = np.random.default_rng(0)
     full = np.empty((pages * per_page, dim), dtype=np.float32)
@@ -241,8 +241,8 @@ def bench_maxsim(pages: int = 10_000, per_page: int = 1000, dim: int = 128, nq: 
 def bench_encoders(page_png: Path | None) -> dict[str, Any]:
     from PIL import Image
 
-    from ingest.torchfix import ensure_torchvision
-    from retrieval.threads import torch_single_thread
+    from folio.ingest.torchfix import ensure_torchvision
+    from folio.retrieval.threads import torch_single_thread
 
     ensure_torchvision()
     import open_clip
@@ -285,8 +285,8 @@ def _bench_colmodernvbert(img: Any) -> dict[str, Any]:
         SiglipVisionConfig,
     )
 
-    from ingest.embed import minilm_path
-    from retrieval.threads import torch_single_thread
+    from folio.ingest.embed import minilm_path
+    from folio.retrieval.threads import torch_single_thread
 
     tok = AutoTokenizer.from_pretrained(minilm_path())
     special = [

@@ -81,7 +81,7 @@ def load_questions(path: str, only: Sequence[str] | None) -> list[dict[str, Any]
 
 
 def doc_id_for(filename: str) -> str:
-    from ingest.pipeline import doc_id_from_filename
+    from folio.ingest.pipeline import doc_id_from_filename
 
     return doc_id_from_filename(filename)
 
@@ -179,14 +179,14 @@ class FolioInProcess:
     per question and reused by every variant and budget (assembly is pure)."""
 
     def __init__(self, data_dir: str, retriever_options: dict[str, Any] | None = None) -> None:
-        from ingest.store import Store
+        from folio.ingest.store import Store
 
         self.store = Store(data_dir)
         self._retriever: Any = None
         self.retriever_options = dict(retriever_options or {})
 
     def ingest(self, path: Path, doc_id: str) -> str:
-        from ingest.pipeline import ingest_path
+        from folio.ingest.pipeline import ingest_path
 
         t = time.perf_counter()
         report = ingest_path(self.store, path, doc_id=doc_id)
@@ -198,7 +198,7 @@ class FolioInProcess:
     @property
     def retriever(self) -> Any:
         if self._retriever is None:
-            from retrieval.search import Retriever
+            from folio.retrieval.search import Retriever
 
             self._retriever = Retriever(self.store, **self.retriever_options)
         return self._retriever
@@ -210,9 +210,9 @@ class FolioInProcess:
     def run(
         self, question: str, doc_id: str, budgets: Sequence[int], variants: dict[str, dict[str, Any]]
     ) -> dict[tuple[str, int], tuple[dict[str, Any], float]]:
-        from api.service import version_filenames
-        from assembly import assemble
-        from assembly.types import AssemblyOptions
+        from folio.api.service import version_filenames
+        from folio.assembly import assemble
+        from folio.assembly.types import AssemblyOptions
 
         t0 = time.perf_counter()
         hits = self.retriever.search(question, doc_ids=[doc_id], k=FOLIO_K, strategy="hybrid")
@@ -504,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    from ingest.tokens import get_tokenizer
+    from folio.kernel.tokens import get_tokenizer
 
     if args.set:
         sets = [(n, Path(q), Path(p)) for n, q, p in args.set]

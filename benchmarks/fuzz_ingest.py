@@ -63,9 +63,9 @@ class HashEncoder:
 
 def run_one(path: Path, data_dir: Path, real_encoder: bool) -> dict[str, Any]:
     """In the child: ingest one file, return what happened (never raises)."""
-    from ingest.errors import FolioError
-    from ingest.pipeline import ingest_bytes
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_bytes
+    from folio.ingest.store import Store
+    from folio.kernel.errors import FolioError
 
     try:
         store = Store(data_dir)

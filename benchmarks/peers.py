@@ -85,7 +85,7 @@ class CachedEncoder:
     @property
     def encoder(self) -> Any:
         if self._encoder is None:
-            from ingest.embed import default_text_encoder
+            from folio.ingest.embed import default_text_encoder
 
             self._encoder = default_text_encoder()
         return self._encoder

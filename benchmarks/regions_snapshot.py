@@ -19,8 +19,8 @@ import tempfile
 
 
 def snapshot(paths: list[str]) -> list[str]:
-    from ingest.parse import parse_pdf
-    from ingest.pipeline import doc_id_from_filename
+    from folio.ingest.parse import parse_pdf
+    from folio.ingest.pipeline import doc_id_from_filename
 
     lines: list[str] = []
     for path in paths:

@@ -240,7 +240,7 @@ def generate(openapi: Mapping[str, Any], roots: Iterable[str] = ROOTS) -> str:
 
 def live_openapi() -> dict[str, Any]:
     """The schema of the app as this checkout builds it (no lifespan: nothing heavy is loaded)."""
-    from api.app import create_app
+    from folio.api.app import create_app
 
     schema: dict[str, Any] = create_app().openapi()
     return schema

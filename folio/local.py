@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from folio import models
 
 if TYPE_CHECKING:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
 
 class LocalFolio:
     def __init__(self, data: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> None:
-        from api.settings import Settings
+        from folio.api.settings import Settings
 
         settings = settings or Settings()
         if data is not None:
@@ -33,11 +33,11 @@ class LocalFolio:
     def _resources(self) -> tuple[Any, Any]:
         with self._lock:
             if self._loaded is None:
-                from ingest.store import Store
-                from ingest.torchfix import ensure_torchvision
+                from folio.ingest.store import Store
+                from folio.ingest.torchfix import ensure_torchvision
 
                 ensure_torchvision()
-                from retrieval.search import Retriever
+                from folio.retrieval.search import Retriever
 
                 store = Store(self.settings.data)
                 self._loaded = (store, Retriever.from_settings(store, self.settings))
@@ -45,8 +45,8 @@ class LocalFolio:
 
     def context(self, query: str, **options: Any) -> models.ContextPackage:
         """The cited package; ``options`` are ``ContextRequest`` fields, validated as the server does."""
-        from api.schemas import ContextRequest
-        from api.service import build_context
+        from folio.api.schemas import ContextRequest
+        from folio.api.service import build_context
 
         req = ContextRequest.model_validate({"query": query, **options})
         store, retriever = self._resources()
@@ -55,8 +55,8 @@ class LocalFolio:
 
     def verify(self, answer: str, *, package: models.ContextPackage) -> models.VerifyReport:
         """The citation check of ``POST /v1/verify`` on ``answer`` against ``package``, in this process."""
-        from assembly import verify_answer
-        from assembly.types import ContextPackage
+        from folio.assembly import verify_answer
+        from folio.assembly.types import ContextPackage
 
         report = verify_answer(answer, ContextPackage.model_validate(package.model_dump(mode="json")))
         return models.VerifyReport.model_validate(report.model_dump(mode="json"))

@@ -33,8 +33,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ingest.limits import usable_cpus
-from ingest.torchfix import ensure_torchvision
+from folio.ingest.limits import usable_cpus
+from folio.ingest.torchfix import ensure_torchvision
 
 logger = logging.getLogger(__name__)
 

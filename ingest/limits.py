@@ -41,11 +41,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from ingest.errors import FolioError, IngestMemory, IngestTimeout, ParserCrashed
-from ingest.pdf_ocr import OcrBudget
+from folio.ingest.pdf_ocr import OcrBudget
+from folio.kernel.errors import FolioError, IngestMemory, IngestTimeout, ParserCrashed
 
 if TYPE_CHECKING:
-    from ingest.parse import ParsedDocument
+    from folio.ingest.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +112,7 @@ def parse_with_limits(
 ) -> ParsedDocument:
     """``ingest.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring)."""
     if not limits.isolate:
-        from ingest.parse import parse_pdf
+        from folio.ingest.parse import parse_pdf
 
         return parse_pdf(data, ocr_budget=limits.ocr_budget(), progress=progress, **parse_kwargs)
     ctx = _context()
@@ -209,7 +209,7 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["pymupdf", "ingest.parse"])
+            ctx.set_forkserver_preload(["pymupdf", "folio.ingest.parse"])
             _ctx = ctx
         return _ctx
 
@@ -235,7 +235,7 @@ def _child_main(
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = limits.memory_mb * _MB
         resource.setrlimit(resource.RLIMIT_AS, (cap if hard < 0 else min(cap, hard), hard))
-    from ingest.parse import parse_pdf
+    from folio.ingest.parse import parse_pdf
 
     def progress(done: int, total: int) -> None:
         conn.send(("progress", done, total))

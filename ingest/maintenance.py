@@ -24,8 +24,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ingest.claims import claim_alive
-from ingest.store import Store
+from folio.ingest.claims import claim_alive
+from folio.ingest.store import Store
 
 logger = logging.getLogger(__name__)
 

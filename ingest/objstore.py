@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from ingest.store import Store
+    from folio.ingest.store import Store
 
 # Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
 STAGING_PREFIX = "folio-staging-"
@@ -82,7 +82,7 @@ def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None)
 def upload_staged(store: Store, doc_id: str, version_id: str) -> int:
     """Move the PNGs the parser staged for one claimed version into the ``assets`` table (as that
     version's rows, under its writer) and remove them from local disk. Returns the number of images."""
-    from ingest.tables import ASSETS
+    from folio.ingest.tables import ASSETS
 
     folder = Path(store.assets_root) / f"{doc_id}@{version_id}"
     if not folder.is_dir():
@@ -111,7 +111,7 @@ def sweep_staging(tmp: str | None = None) -> list[str]:
     between parse and upload leaves its PNGs there); returns what was removed."""
     import tempfile
 
-    from ingest.claims import _pid_alive
+    from folio.ingest.claims import _pid_alive
 
     removed = []
     for folder in Path(tmp or tempfile.gettempdir()).glob(STAGING_PREFIX + "*"):

@@ -24,9 +24,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.limits import usable_cpus
-from ingest.pdf_ocr import ImageOcrError, OcrBudget, OcrInput, page_blocks, run_tesseract
-from ingest.pdf_text import Block
+from folio.ingest.limits import usable_cpus
+from folio.ingest.pdf_ocr import ImageOcrError, OcrBudget, OcrInput, page_blocks, run_tesseract
+from folio.ingest.pdf_text import Block
 
 PNG_COMPRESS_LEVEL = 3  # zlib level: 6 costs 40% more time for PNGs no smaller than MuPDF's own
 _PIL_MODES = {1: "L", 3: "RGB"}  # colour components of an alpha-free pixmap → Pillow mode

@@ -23,11 +23,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ingest.furniture import mark_furniture, page_text
-from ingest.model import PageInfo, PageIssue, Region, version_id_for
-from ingest.page_lanes import OcrCall, OcrResult, PageLanes, Pending
-from ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
-from ingest.pdf_ocr import (
+from folio.ingest.furniture import mark_furniture, page_text
+from folio.ingest.page_lanes import OcrCall, OcrResult, PageLanes, Pending
+from folio.ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
+from folio.ingest.pdf_ocr import (
     MAX_NATIVE_CHARS,
     OcrBudget,
     image_ocr_languages,
@@ -38,10 +37,11 @@ from ingest.pdf_ocr import (
     tesseract_languages,
     wants_image_ocr,
 )
-from ingest.pdf_regions import PageData, build_regions
-from ingest.pdf_tables import find_page_tables
-from ingest.pdf_text import Block, center_in, extract_blocks
-from ingest.validate import open_pdf
+from folio.ingest.pdf_regions import PageData, build_regions
+from folio.ingest.pdf_tables import find_page_tables
+from folio.ingest.pdf_text import Block, center_in, extract_blocks
+from folio.ingest.validate import open_pdf
+from folio.kernel.model import PageInfo, PageIssue, Region, version_id_for
 
 if TYPE_CHECKING:
     import pymupdf

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ingest.pdf_text import Block, Box, Line, _mk, center_in
+from folio.ingest.pdf_text import Block, Box, Line, _mk, center_in
 
 if TYPE_CHECKING:
     import pymupdf

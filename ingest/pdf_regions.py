@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ingest.model import (
+from folio.ingest.pdf_figures import FigureData
+from folio.ingest.pdf_headings import Heading, headings_from_fonts, headings_from_toc
+from folio.ingest.pdf_sentences import split_sentences
+from folio.ingest.pdf_tables import TableData, to_markdown
+from folio.ingest.pdf_text import Block, Box, line_boxes_for_span, union
+from folio.kernel.model import (
     BBox,
     FigurePayload,
     ImageRef,
@@ -24,12 +29,7 @@ from ingest.model import (
     TextPayload,
     region_id_for,
 )
-from ingest.pdf_figures import FigureData
-from ingest.pdf_headings import Heading, headings_from_fonts, headings_from_toc
-from ingest.pdf_sentences import split_sentences
-from ingest.pdf_tables import TableData, to_markdown
-from ingest.pdf_text import Block, Box, line_boxes_for_span, union
-from ingest.tokens import get_tokenizer
+from folio.kernel.tokens import get_tokenizer
 
 
 @dataclass(slots=True)

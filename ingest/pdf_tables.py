@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ingest.pdf_tablechars import install as install_fast_chars
-from ingest.pdf_text import Box, clamp_box
+from folio.ingest.pdf_tablechars import install as install_fast_chars
+from folio.ingest.pdf_text import Box, clamp_box
 
 Box5 = tuple[float, float, float, float, str]
 

@@ -14,14 +14,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ingest.embed import TextEncoder, default_text_encoder
-from ingest.model import PARSER_VERSION, IngestReport, version_id_for
-from ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
-from ingest.store import Store
+from folio.ingest.embed import TextEncoder, default_text_encoder
+from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
+from folio.ingest.store import Store
+from folio.kernel.model import PARSER_VERSION, IngestReport, version_id_for
 
 if TYPE_CHECKING:
-    from ingest.limits import IngestLimits
-    from ingest.parse import ParsedDocument
+    from folio.ingest.limits import IngestLimits
+    from folio.ingest.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ _DOC_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: "$" woul
 
 
 def check_doc_id(doc_id: str) -> str:
-    from ingest.errors import InvalidRequest
+    from folio.kernel.errors import InvalidRequest
 
     if not _DOC_ID_RE.match(doc_id):
         raise InvalidRequest(
@@ -88,8 +88,8 @@ def ingest_bytes(
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     """
-    from ingest.limits import IngestLimits, parse_with_limits
-    from ingest.validate import open_pdf
+    from folio.ingest.limits import IngestLimits, parse_with_limits
+    from folio.ingest.validate import open_pdf
 
     started = time.perf_counter()
     doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))

@@ -12,8 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ingest.errors import InvalidRequest
-from ingest.model import CHILD_KINDS
+from folio.kernel.errors import InvalidRequest
+from folio.kernel.model import CHILD_KINDS
 
 SEARCH_KINDS: tuple[str, ...] = (*CHILD_KINDS, "page")
 

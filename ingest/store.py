@@ -66,19 +66,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
-from ingest.embed import TEXT_DIM
-from ingest.errors import (
-    ClaimLost,
-    CollectionConflict,
-    DocumentNotFound,
-    RegionNotFound,
-    VersionBusy,
-    VersionNotFound,
-)
-from ingest.index import RegionIndex
-from ingest.model import DocumentVersion, Region
-from ingest.rows import (
+from folio.ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
+from folio.ingest.embed import TEXT_DIM
+from folio.ingest.rows import (
     COLLECTION_COLUMN,
     DEFAULT_COLLECTION,
     FTS_COLUMN,
@@ -88,13 +78,23 @@ from ingest.rows import (
     row_collection,
     sql_in,
 )
-from ingest.rows import sql_str as _sql_str
-from ingest.textnorm import fts_text
+from folio.ingest.rows import sql_str as _sql_str
+from folio.kernel.errors import (
+    ClaimLost,
+    CollectionConflict,
+    DocumentNotFound,
+    RegionNotFound,
+    VersionBusy,
+    VersionNotFound,
+)
+from folio.kernel.index import RegionIndex
+from folio.kernel.model import DocumentVersion, Region
+from folio.kernel.textnorm import fts_text
 
 if TYPE_CHECKING:
     from lancedb.pydantic import LanceModel
 
-    from ingest.tables import TableSpec
+    from folio.ingest.tables import TableSpec
 
 # Names callers have always imported from here. The table models and schemas live in
 # ``ingest.tables``, which imports LanceDB: they are loaded on first use (``__getattr__``), so that
@@ -109,7 +109,7 @@ _FROM_TABLES = frozenset({"CHUNKS_SCHEMA", "CLAIM_FIELDS", "REGIONS_SCHEMA", "VE
 
 def __getattr__(name: str) -> Any:
     if name in _FROM_TABLES:
-        from ingest import tables
+        from folio.ingest import tables
 
         return getattr(tables, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -175,7 +175,7 @@ class Store:
 
         import lancedb
 
-        from ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
+        from folio.ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
 
         self.uri = str(uri or default_data_dir())
         self.local = is_local(self.uri)
@@ -211,7 +211,7 @@ class Store:
         self._commits = 0
         self._versions_cache: tuple[int, list[dict[str, Any]]] | None = None
         self._cache_lock = threading.Lock()
-        from ingest.tables import CHUNKS, REGIONS, VERSIONS
+        from folio.ingest.tables import CHUNKS, REGIONS, VERSIONS
 
         self.versions = self._table(VERSIONS.name, VERSIONS.schema)
         self.regions = self._table(REGIONS.name, REGIONS.schema)
@@ -421,7 +421,7 @@ class Store:
         if self._claim_columns_ok:
             return
         with self._write_lock:
-            from ingest.tables import CLAIM_FIELDS
+            from folio.ingest.tables import CLAIM_FIELDS
 
             missing = [f for f in CLAIM_FIELDS if f.name not in self.versions.schema.names]
             if missing:
@@ -536,7 +536,7 @@ class Store:
     ) -> bool:
         doc_id, version_id = claim.doc_id, claim.version_id
         now = time.time()
-        from ingest.tables import VersionRow
+        from folio.ingest.tables import VersionRow
 
         row = VersionRow(
             doc_id=doc_id,
@@ -603,13 +603,13 @@ class Store:
         if not regions:
             return
         with self._write_lock:
-            from ingest.tables import REGIONS, RegionRow, rows_table
+            from folio.ingest.tables import REGIONS, RegionRow, rows_table
 
             data = rows_table(REGIONS, [RegionRow.from_region(r) for r in regions])
             tagged = self._tagged(self.regions, "regions", data)
             retry_conflicts(lambda: self.regions.add(tagged))
             if not self.local:
-                from ingest.objstore import upload_staged
+                from folio.ingest.objstore import upload_staged
 
                 for doc_id, version_id in {(r.doc_id, r.version_id) for r in regions}:
                     upload_staged(self, doc_id, version_id)
@@ -620,7 +620,7 @@ class Store:
             return
         if vectors.shape != (len(regions), TEXT_DIM):
             raise ValueError(f"expected vectors of shape ({len(regions)}, {TEXT_DIM}), got {vectors.shape}")
-        from ingest.tables import CHUNKS_SCHEMA
+        from folio.ingest.tables import CHUNKS_SCHEMA
 
         table = pa.table(
             {
@@ -646,7 +646,7 @@ class Store:
         """Append rows of claimed versions to the version-scoped table ``spec`` describes, creating
         the table from its row model when absent: how other layers write their tables (figure and
         page vectors, summaries). The store sets each row's ``writer`` from its claim."""
-        from ingest.tables import rows_table
+        from folio.ingest.tables import rows_table
 
         self.add_rows(spec.name, spec.schema, rows if isinstance(rows, pa.Table) else rows_table(spec, rows))
 
@@ -712,7 +712,7 @@ class Store:
 
     def maintain(self) -> None:
         """Periodic compaction in a writer; a failure is logged, never fails the commit that triggered it."""
-        from ingest.maintenance import compact
+        from folio.ingest.maintenance import compact
 
         try:
             compact(self)
@@ -747,7 +747,7 @@ class Store:
             LIVE_WRITERS.discard(claim.writer)
             self._remove_claim(doc_id, version_id, claim.writer)
             if not self.local:
-                from ingest.objstore import discard_staged
+                from folio.ingest.objstore import discard_staged
 
                 discard_staged(self, doc_id, version_id)
 
@@ -865,7 +865,7 @@ class Store:
             .to_arrow()
             .to_pylist()
         )
-        from ingest.tables import row_to_region
+        from folio.ingest.tables import row_to_region
 
         index = RegionIndex(row_to_region(r) for r in rows)
         with self._cache_lock:
@@ -879,7 +879,7 @@ class Store:
         rows = self.regions.search().where(f"region_id = {_sql_str(region_id)}").limit(1).to_arrow().to_pylist()
         if not rows:
             raise RegionNotFound(f"no such region: {region_id}")
-        from ingest.tables import row_to_region
+        from folio.ingest.tables import row_to_region
 
         region = row_to_region(rows[0])
         if not self.has_ready(region.doc_id, region.version_id):
@@ -893,7 +893,7 @@ class Store:
                 return self.asset_path(relative).read_bytes()
             except OSError as e:
                 raise RegionNotFound(f"no such asset: {relative}") from e
-        from ingest.objstore import read_asset
+        from folio.ingest.objstore import read_asset
 
         data = read_asset(self, relative)
         if data is None:

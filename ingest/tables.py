@@ -32,8 +32,8 @@ import pyarrow as pa
 from lancedb.pydantic import LanceModel, MultiVector, Vector, pydantic_to_schema
 from pydantic import TypeAdapter, create_model
 
-from ingest.embed import TEXT_DIM
-from ingest.model import Locator, Region, RegionPayload, payload_from_meta
+from folio.ingest.embed import TEXT_DIM
+from folio.kernel.model import Locator, Region, RegionPayload, payload_from_meta
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ingest.errors import CorruptPDF, EmptyPDF, EncryptedPDF, LimitExceeded, NotAPDF
+from folio.kernel.errors import CorruptPDF, EmptyPDF, EncryptedPDF, LimitExceeded, NotAPDF
 
 if TYPE_CHECKING:
     import pymupdf

@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ingest.errors import InvalidRequest, ModelUnavailable
-from ingest.store import Store
-from ingest.tables import TableSpec, VersionScopedRow, vector_row
-from retrieval.scope import Scope
-from retrieval.text import Candidate, VectorCache, top_k
-from retrieval.threads import torch_single_thread
+from folio.ingest.store import Store
+from folio.ingest.tables import TableSpec, VersionScopedRow, vector_row
+from folio.kernel.errors import InvalidRequest, ModelUnavailable
+from folio.retrieval.scope import Scope
+from folio.retrieval.text import Candidate, VectorCache, top_k
+from folio.retrieval.threads import torch_single_thread
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from ingest.parse import ParsedDocument
+    from folio.ingest.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ class ClipModel:
                 f"CLIP model {model_name!r} has no pretrained weights configured; refusing random "
                 f"weights. {CLIP_ENABLE_HINT}"
             )
-        from ingest.torchfix import ensure_torchvision
+        from folio.ingest.torchfix import ensure_torchvision
 
         ensure_torchvision()
         try:

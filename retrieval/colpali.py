@@ -22,21 +22,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ingest.errors import ModelUnavailable
-from ingest.model import region_id_for
-from ingest.rows import sql_in
-from ingest.store import Store
-from ingest.tables import Int32, TableSpec, VersionScopedRow, vector_row
-from retrieval.clip import open_image
-from retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
-from retrieval.scope import Scope
-from retrieval.text import Candidate
-from retrieval.threads import torch_single_thread
+from folio.ingest.rows import sql_in
+from folio.ingest.store import Store
+from folio.ingest.tables import Int32, TableSpec, VersionScopedRow, vector_row
+from folio.kernel.errors import ModelUnavailable
+from folio.kernel.model import region_id_for
+from folio.retrieval.clip import open_image
+from folio.retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
+from folio.retrieval.scope import Scope
+from folio.retrieval.text import Candidate
+from folio.retrieval.threads import torch_single_thread
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from ingest.parse import ParsedDocument
+    from folio.ingest.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class ColPaliModel:
     """A colpali-engine model and processor; multivectors are returned without padding rows."""
 
     def __init__(self, model: str, *, device: str = "cpu") -> None:
-        from ingest.torchfix import ensure_torchvision
+        from folio.ingest.torchfix import ensure_torchvision
 
         ensure_torchvision()
         self.family = detect_family(_read_config(model))

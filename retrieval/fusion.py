@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar, get_args
 
-from ingest.errors import InvalidRequest
-from retrieval.hit import Modality, Source
+from folio.kernel.errors import InvalidRequest
+from folio.kernel.hit import Modality, Source
 
 DEFAULT_RRF_K = 60
 T = TypeVar("T")
@@ -103,7 +103,7 @@ def check_quotas(quotas: Mapping[Modality, int] | None, k: int) -> dict[Modality
     >>> check_quotas({"video": 1}, 10)
     Traceback (most recent call last):
     ...
-    ingest.errors.InvalidRequest: unknown modality 'video' in quotas; use text, table, figure or page
+    folio.kernel.errors.InvalidRequest: unknown modality 'video' in quotas; use text, table, figure or page
     """
     if not quotas:
         return {}

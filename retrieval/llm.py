@@ -11,8 +11,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ingest.errors import ModelUnavailable
-from retrieval.config import ModelSettings
+from folio.kernel.errors import ModelUnavailable
+from folio.retrieval.config import ModelSettings
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ class ChatClient:
         self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> str:
         """The assistant message text of one completion."""
-        from retrieval.llm_http import post_json, run_sync
+        from folio.retrieval.llm_http import post_json, run_sync
 
         headers = {"Content-Type": "application/json"}
         if self.api_key:

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ingest.errors import ModelUnavailable
+from folio.kernel.errors import ModelUnavailable
 
 if TYPE_CHECKING:
     import httpx

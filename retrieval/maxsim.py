@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.threads import blas_single_thread
+from folio.retrieval.threads import blas_single_thread
 
 
 def maxsim(q: np.ndarray, pages: Sequence[np.ndarray]) -> np.ndarray:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ingest.store import Store
-from retrieval.scope import Scope
-from retrieval.text import Candidate
+from folio.ingest.store import Store
+from folio.retrieval.scope import Scope
+from folio.retrieval.text import Candidate
 
 K1 = 1.5
 B = 0.75

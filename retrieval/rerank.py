@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ingest.errors import ModelUnavailable
-from retrieval.hit import Hit, Source
-from retrieval.llm import ChatClient
+from folio.kernel.errors import ModelUnavailable
+from folio.kernel.hit import Hit, Source
+from folio.retrieval.llm import ChatClient
 
 logger = logging.getLogger(__name__)
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ingest.errors import DocumentNotFound, InvalidRequest, VersionNotFound
-from ingest.store import Store, sql_in
-from retrieval.hit import Modality
+from folio.ingest.store import Store, sql_in
+from folio.kernel.errors import DocumentNotFound, InvalidRequest, VersionNotFound
+from folio.kernel.hit import Modality
 
 MODALITY_BY_KIND: dict[str, Modality] = {
     "sentence": "text",

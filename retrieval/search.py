@@ -22,25 +22,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from ingest.embed import TextEncoder
-from ingest.errors import InvalidRequest
-from ingest.index import MergedSource, RegionIndex
-from ingest.model import Region
-from ingest.store import Store
-from retrieval.clip import ClipModel, ClipRetriever
-from retrieval.colpali import ColPaliModel, ColPaliRetriever
-from retrieval.config import ModelSettings
-from retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
-from retrieval.hit import Hit, Modality, RetrievalStrategy, Source
-from retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
-from retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
-from retrieval.pagelex import PageLexRetriever
-from retrieval.pageref import PageRef, parse_page_refs, resolve
-from retrieval.rerank import LLMReranker, Reranker
-from retrieval.scope import Scope, modality_of, resolve_scope
-from retrieval.summary import SummaryRouter
-from retrieval.text import Candidate, TextRetriever
-from retrieval.visual import load_clip, load_colpali, off_status, on_status
+from folio.ingest.embed import TextEncoder
+from folio.ingest.store import Store
+from folio.kernel.errors import InvalidRequest
+from folio.kernel.hit import Hit, Modality, RetrievalStrategy, Source
+from folio.kernel.index import MergedSource, RegionIndex
+from folio.kernel.model import Region
+from folio.kernel.pageref import PageRef, parse_page_refs, resolve
+from folio.retrieval.clip import ClipModel, ClipRetriever
+from folio.retrieval.colpali import ColPaliModel, ColPaliRetriever
+from folio.retrieval.config import ModelSettings
+from folio.retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
+from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
+from folio.retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
+from folio.retrieval.pagelex import PageLexRetriever
+from folio.retrieval.rerank import LLMReranker, Reranker
+from folio.retrieval.scope import Scope, modality_of, resolve_scope
+from folio.retrieval.summary import SummaryRouter
+from folio.retrieval.text import Candidate, TextRetriever
+from folio.retrieval.visual import load_clip, load_colpali, off_status, on_status
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class Retriever:
         page_lex_weight: float = PAGE_LEX_WEIGHT,
     ) -> None:
         if text_encoder is None:
-            from ingest.embed import default_text_encoder
+            from folio.ingest.embed import default_text_encoder
 
             text_encoder = default_text_encoder()
         self.store = store
@@ -401,8 +401,8 @@ class Retriever:
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Per retriever: enabled, model, reason when off, how to enable."""
-        from retrieval.clip import CLIP_ENABLE_HINT
-        from retrieval.colpali import COLPALI_ENABLE_HINT
+        from folio.retrieval.clip import CLIP_ENABLE_HINT
+        from folio.retrieval.colpali import COLPALI_ENABLE_HINT
 
         out: dict[str, dict[str, Any]] = {
             "bm25": on_status("lancedb-fts"),

@@ -24,20 +24,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from lancedb.pydantic import Vector
 
-from ingest.embed import TEXT_DIM, TextEncoder
-from ingest.errors import ModelUnavailable
-from ingest.index import RegionIndex
-from ingest.model import CHILD_KINDS, FigurePayload, Region, TablePayload
-from ingest.rows import sql_in
-from ingest.store import Store
-from ingest.tables import TableSpec, VersionScopedRow
-from retrieval.fusion import rrf
-from retrieval.llm import ChatClient
-from retrieval.scope import Scope
-from retrieval.text import top_k
+from folio.ingest.embed import TEXT_DIM, TextEncoder
+from folio.ingest.rows import sql_in
+from folio.ingest.store import Store
+from folio.ingest.tables import TableSpec, VersionScopedRow
+from folio.kernel.errors import ModelUnavailable
+from folio.kernel.index import RegionIndex
+from folio.kernel.model import CHILD_KINDS, FigurePayload, Region, TablePayload
+from folio.retrieval.fusion import rrf
+from folio.retrieval.llm import ChatClient
+from folio.retrieval.scope import Scope
+from folio.retrieval.text import top_k
 
 if TYPE_CHECKING:
-    from ingest.parse import ParsedDocument
+    from folio.ingest.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class SummaryIndexer:
     @property
     def encoder(self) -> TextEncoder:
         if self._encoder is None:
-            from ingest.embed import default_text_encoder
+            from folio.ingest.embed import default_text_encoder
 
             self._encoder = default_text_encoder()
         return self._encoder
@@ -179,7 +179,7 @@ class SummaryIndexer:
         if table is not None:
             from lancedb.index import FTS
 
-            from ingest.claims import retry_conflicts
+            from folio.ingest.claims import retry_conflicts
 
             # Concurrent writers (Ray workers, replicas) rebuild this index too: a conflict is retried.
             retry_conflicts(lambda: table.create_index("text", config=FTS(with_position=False), replace=True))

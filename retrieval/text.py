@@ -23,12 +23,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ingest.embed import TextEncoder
-from ingest.rows import FTS_COLUMN, sql_in
-from ingest.store import Store
-from ingest.textnorm import fts_text
-from retrieval.scope import Scope
-from retrieval.threads import torch_single_thread
+from folio.ingest.embed import TextEncoder
+from folio.ingest.rows import FTS_COLUMN, sql_in
+from folio.ingest.store import Store
+from folio.kernel.textnorm import fts_text
+from folio.retrieval.scope import Scope
+from folio.retrieval.threads import torch_single_thread
 
 logger = logging.getLogger(__name__)
 

@@ -11,13 +11,13 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ingest.errors import ModelUnavailable
-from retrieval.clip import CLIP_ENABLE_HINT, ClipFigureIndexer, ClipModel
-from retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliPageIndexer
-from retrieval.config import ModelSettings
+from folio.kernel.errors import ModelUnavailable
+from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipFigureIndexer, ClipModel
+from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliPageIndexer
+from folio.retrieval.config import ModelSettings
 
 if TYPE_CHECKING:
-    from ingest.pipeline import VersionIndexer
+    from folio.ingest.pipeline import VersionIndexer
 
 logger = logging.getLogger(__name__)
 
@@ -85,8 +85,8 @@ def indexers_from_settings(settings: ModelSettings) -> list[VersionIndexer]:
     LLM-written summaries are used only when ``settings.llm_summaries`` is true (one LLM call per
     section at ingest is slow and may cost money).
     """
-    from retrieval.llm import client_from_settings
-    from retrieval.summary import SummaryIndexer
+    from folio.retrieval.llm import client_from_settings
+    from folio.retrieval.summary import SummaryIndexer
 
     llm = client_from_settings(settings) if settings.llm_summaries else None
     out: list[VersionIndexer] = [SummaryIndexer(llm=llm)]

@@ -13,7 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from ingest.torchfix import ensure_torchvision  # noqa: E402
+from folio.ingest.torchfix import ensure_torchvision  # noqa: E402
 
 ensure_torchvision()
 
@@ -29,8 +29,8 @@ def samples() -> Path:
 @pytest.fixture(scope="session")
 def _ingested_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir with the small sample PDFs ingested once (v1 and v2 of the policy under one doc id)."""
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
 
     data = tmp_path_factory.mktemp("folio-data")
     store = Store(data)

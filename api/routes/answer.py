@@ -24,13 +24,13 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from api.answer import acall, answer_events_async, finish, prepare
-from api.answer_schemas import AnswerRequest, AnswerResponse
-from api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
-from api.model_calls import ModelCalls, Slot
-from api.schemas import error_responses
-from api.settings import Settings
-from ingest.errors import FolioError
+from folio.api.answer import acall, answer_events_async, finish, prepare
+from folio.api.answer_schemas import AnswerRequest, AnswerResponse
+from folio.api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
+from folio.api.model_calls import ModelCalls, Slot
+from folio.api.schemas import error_responses
+from folio.api.settings import Settings
+from folio.kernel.errors import FolioError
 
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
 T = TypeVar("T")
@@ -139,7 +139,7 @@ async def _unless_gone(receive: Receive, call: Awaitable[T]) -> T:
 async def answer_status(settings: SettingsDep) -> dict[str, object]:
     """The viewer asks this to decide whether "Ask" answers or only shows evidence. The endpoint's
     URL is not shown (it may be an internal host); the model name is."""
-    from api.chat import ENABLE_HINT
+    from folio.api.chat import ENABLE_HINT
 
     enabled = bool(settings.llm_base_url and settings.llm_model)
     return {"enabled": enabled, "model": settings.llm_model if enabled else None,

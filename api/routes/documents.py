@@ -12,7 +12,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from api.deps import (
+from folio.api.deps import (
     CallerDep,
     ImageCallerDep,
     JobsDep,
@@ -22,9 +22,9 @@ from api.deps import (
     require_key,
     require_key_or_query,
 )
-from api.errors import AssetNotFound, Forbidden, PayloadTooLarge, error_body
-from api.keys import Principal
-from api.schemas import (
+from folio.api.errors import AssetNotFound, Forbidden, PayloadTooLarge, error_body
+from folio.api.keys import Principal
+from folio.api.schemas import (
     MAX_PAGE,
     DeleteResponse,
     DocumentDetail,
@@ -37,10 +37,10 @@ from api.schemas import (
     VersionOut,
     error_responses,
 )
-from api.service import ingest_job, page_image_url, visible_version
-from ingest.errors import InvalidRequest
-from ingest.model import DocumentVersion
-from ingest.store import DEFAULT_COLLECTION, Store, check_collection
+from folio.api.service import ingest_job, page_image_url, visible_version
+from folio.ingest.store import DEFAULT_COLLECTION, Store, check_collection
+from folio.kernel.errors import InvalidRequest
+from folio.kernel.model import DocumentVersion
 
 router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key)])
 images = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key_or_query)])
@@ -127,8 +127,8 @@ def _precheck(
     store: Store, data: bytes, filename: str, doc_id: str | None, collection: str, max_bytes: int, max_pages: int
 ) -> None:
     """Reject bad input before queueing, so even ``wait=false`` gets an immediate 4xx."""
-    from ingest.pipeline import check_doc_id, doc_id_from_filename
-    from ingest.validate import open_pdf
+    from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
+    from folio.ingest.validate import open_pdf
 
     if doc_id is not None:
         check_doc_id(doc_id)

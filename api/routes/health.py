@@ -20,10 +20,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from api.deps import JobsDep, SettingsDep
-from api.schemas import HealthOut
-from ingest.model import PARSER_VERSION
-from ingest.store import Store
+from folio.api.deps import JobsDep, SettingsDep
+from folio.api.schemas import HealthOut
+from folio.ingest.store import Store
+from folio.kernel.model import PARSER_VERSION
 
 logger = logging.getLogger(__name__)
 

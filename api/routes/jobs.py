@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from api.deps import CallerDep, JobsDep, require_key
-from api.errors import JobNotFound
-from api.jobs import Job
-from api.keys import Principal
-from api.schemas import JobList, JobOut, error_responses
-from ingest.store import DEFAULT_COLLECTION
+from folio.api.deps import CallerDep, JobsDep, require_key
+from folio.api.errors import JobNotFound
+from folio.api.jobs import Job
+from folio.api.keys import Principal
+from folio.api.schemas import JobList, JobOut, error_responses
+from folio.ingest.store import DEFAULT_COLLECTION
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], dependencies=[Depends(require_key)])
 

@@ -11,17 +11,17 @@ from typing import TYPE_CHECKING
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
-from api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
-from api.offloop import OffLoopJSON
-from api.pool import QueryPool
-from api.query_ops import OPS
-from api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
-from assembly.types import ContextPackage, VerifyReport
-from ingest.store import Store
+from folio.api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
+from folio.api.offloop import OffLoopJSON
+from folio.api.pool import QueryPool
+from folio.api.query_ops import OPS
+from folio.api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
+from folio.assembly.types import ContextPackage, VerifyReport
+from folio.ingest.store import Store
 
 if TYPE_CHECKING:
-    from api.settings import Settings
-    from retrieval.search import Retriever
+    from folio.api.settings import Settings
+    from folio.retrieval.search import Retriever
 
 # Large JSON bodies are parsed and validated on the query pool, not on the event loop (api.offloop).
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=OffLoopJSON)

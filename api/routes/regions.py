@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, Response
 
-from api.deps import CallerDep, ImageCallerDep, StoreDep, require_key, require_key_or_query
-from api.errors import AssetNotFound
-from api.routes.documents import image_file
-from api.schemas import RegionLocatorOut, RegionOut, error_responses
-from api.service import region_image_url, visible_region
-from ingest.store import DEFAULT_COLLECTION
+from folio.api.deps import CallerDep, ImageCallerDep, StoreDep, require_key, require_key_or_query
+from folio.api.errors import AssetNotFound
+from folio.api.routes.documents import image_file
+from folio.api.schemas import RegionLocatorOut, RegionOut, error_responses
+from folio.api.service import region_image_url, visible_region
+from folio.ingest.store import DEFAULT_COLLECTION
 
 router = APIRouter(prefix="/regions", tags=["regions"], dependencies=[Depends(require_key)])
 images = APIRouter(prefix="/regions", tags=["regions"], dependencies=[Depends(require_key_or_query)])

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import HTTP_IMPL, create_app
-from api.settings import Settings
+from folio.api.app import HTTP_IMPL, create_app
+from folio.api.settings import Settings
 
 EXCERPT_PAGES = 3
 
@@ -36,8 +36,8 @@ def register_excerpt(samples: Path) -> bytes:
 
 @pytest.fixture(scope="session")
 def api_master(tmp_path_factory: pytest.TempPathFactory, samples: Path, register_excerpt: bytes) -> Path:
-    from ingest.pipeline import ingest_bytes, ingest_path
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_bytes, ingest_path
+    from folio.ingest.store import Store
 
     data = tmp_path_factory.mktemp("folio-api-data")
     store = Store(data)
@@ -106,7 +106,7 @@ def folio_serve(env: dict[str, str], log: Any, *args: str) -> tuple[Any, str]:
 
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+        [sys.executable, "-m", "folio.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port), *args],
         env=env, cwd=Path(__file__).resolve().parents[2], stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"

@@ -48,8 +48,8 @@ def url(api_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 
 def test_contract_is_folios() -> None:
-    from assembly.prompt import CITATION_CONTRACT
     from folio.adapters import CITATION_CONTRACT as carried
+    from folio.assembly.prompt import CITATION_CONTRACT
 
     assert carried == CITATION_CONTRACT
 

@@ -23,8 +23,8 @@ OCR_WORDS = ("LinnSequencer", "polyphonic", "MIDI channels")
 
 @pytest.fixture(scope="module")
 def scan_data(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
 
     data = tmp_path_factory.mktemp("scan-data")
     store = Store(data)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from folio.api.app import create_app
 from tests.api.conftest import assert_error, make_settings
 from tests.api.llm_standin import Reply, StandInLLM
 
@@ -248,16 +248,16 @@ def test_unknown_document_is_404_before_the_model(ac: TestClient, llm: StandInLL
 
 def test_in_process_answer_function(data: Path, llm: StandInLLM) -> None:
     """``api.answer.answer`` is the whole endpoint in-process (the CLI and the MCP server call it)."""
-    from api.answer import answer
-    from api.answer_schemas import AnswerRequest
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.api.answer import answer
+    from folio.api.answer_schemas import AnswerRequest
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
     store = Store(str(data))
     retriever = Retriever(store)
     req = AnswerRequest(query=Q, doc_ids=DOC, budget=800)
-    from api.service import build_context
+    from folio.api.service import build_context
 
     s1 = build_context(store, retriever, req, settings).items[0].citation_id
     llm.replies.append(Reply(f"Within 30 minutes [{s1}]."))
@@ -266,9 +266,9 @@ def test_in_process_answer_function(data: Path, llm: StandInLLM) -> None:
 
 
 def test_images_are_inlined_as_data_urls(data: Path) -> None:
-    from api.answer import _inline_images
-    from assembly.types import ContextPackage
-    from ingest.store import Store
+    from folio.api.answer import _inline_images
+    from folio.assembly.types import ContextPackage
+    from folio.ingest.store import Store
 
     store = Store(str(data))
     fig = next(r for v in store.list_versions() if v.doc_id == "support-policy" and v.latest
@@ -298,7 +298,7 @@ def test_images_are_inlined_as_data_urls(data: Path) -> None:
 
 def test_folio_ask_streams_then_prints_the_check(data: Path, llm: StandInLLM, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from api.cli import main
+    from folio.api.cli import main
 
     monkeypatch.setenv("FOLIO_LLM_BASE_URL", llm.url)
     monkeypatch.setenv("FOLIO_LLM_MODEL", "stand-in")
@@ -319,7 +319,7 @@ def test_folio_ask_streams_then_prints_the_check(data: Path, llm: StandInLLM, mo
 
 def test_folio_ask_without_an_llm_says_how_to_enable(data: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    from api.cli import main
+    from folio.api.cli import main
 
     monkeypatch.delenv("FOLIO_LLM_BASE_URL", raising=False)
     monkeypatch.delenv("FOLIO_LLM_MODEL", raising=False)
@@ -328,7 +328,7 @@ def test_folio_ask_without_an_llm_says_how_to_enable(data: Path, monkeypatch: py
 
 
 def test_answers_stay_inside_the_keys_collections(data: Path, llm: StandInLLM, tmp_path: Path) -> None:
-    from api.keys import KeyRecord, hash_secret, write_keys
+    from folio.api.keys import KeyRecord, hash_secret, write_keys
 
     keys = tmp_path / "keys.json"
     write_keys(keys, [KeyRecord(id="other", sha256=hash_secret("folio_test_other"), collections=("other",),

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from ingest.store import Store
+from folio.api.app import create_app
+from folio.ingest.store import Store
 from tests.api.conftest import assert_error, excerpt, live_server, make_settings
 
 

@@ -9,11 +9,11 @@ from typing import get_args
 
 import pytest
 
-from api.cli import main
-from assembly import AssemblyOptions, assemble
-from assembly.types import Strategy
-from ingest.index import RegionIndex
-from retrieval.hit import RetrievalStrategy
+from folio.api.cli import main
+from folio.assembly import AssemblyOptions, assemble
+from folio.assembly.types import Strategy
+from folio.kernel.hit import RetrievalStrategy
+from folio.kernel.index import RegionIndex
 from tests.assembly.builders import by_kind, hit, make_doc
 
 
@@ -55,7 +55,7 @@ def test_missing_answer_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp
 
 
 def test_cli_choices_are_the_api_literals() -> None:
-    from api.cli import build_parser
+    from folio.api.cli import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
@@ -67,8 +67,8 @@ def test_cli_choices_are_the_api_literals() -> None:
 
 def test_subcommand_modules_do_not_import_the_entry_point() -> None:
     code = (
-        "import sys, api.cli_query, api.cli_keys, api.cli_mcp; "
-        "print('api.cli' in sys.modules)"
+        "import sys, folio.api.cli_query, folio.api.cli_keys, folio.api.cli_mcp; "
+        "print('folio.api.cli' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

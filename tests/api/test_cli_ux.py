@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from api.cli import build_parser, main
+from folio.api.cli import build_parser, main
 from tests.api.conftest import live_server, make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ Q = "How fast must a priority-one incident be acknowledged?"
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``folio`` as its own process, stdout and stderr piped (not terminals)."""
     return subprocess.run(
-        [sys.executable, "-m", "api.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=600,
+        [sys.executable, "-m", "folio.api.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=600,
         env={**os.environ, "FOLIO_OCR": "0", **(env or {})},
     )
 

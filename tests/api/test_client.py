@@ -25,7 +25,7 @@ MODELS = Path(folio.__file__).with_name("models.py")
 def test_client_models_are_the_openapi_schema(tmp_path: Path) -> None:
     """``folio/models.py`` is exactly what the generator makes of the live app's schema: a change to
     the REST schemas fails here until ``python -m folio._codegen`` is run."""
-    from api.app import create_app
+    from folio.api.app import create_app
 
     schema = create_app(make_settings(tmp_path)).openapi()
     assert generate(schema) == MODELS.read_text(encoding="utf-8"), (
@@ -68,7 +68,7 @@ def test_connection_errors() -> None:
 def server(api_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str, Path]]:
     """A live server on a copy of the session data, with a key for the default collection and one
     for a collection that holds nothing: (base URL, key, other key, data dir)."""
-    from api.keys import add_key
+    from folio.api.keys import add_key
 
     root = tmp_path_factory.mktemp("client")
     data = root / "data"

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from api.keys import add_key
+from folio.api.keys import add_key
 from tests.api.conftest import assert_error, live_server, make_settings
 
 QUESTION = "How fast must a priority-one incident be acknowledged?"
@@ -90,7 +90,7 @@ def test_stdio_folio_mcp(data_copy: Path) -> None:
 
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "api.cli", "mcp", "--data", str(data_copy)],
+        args=["-m", "folio.api.cli", "mcp", "--data", str(data_copy)],
         env={**os.environ, "FOLIO_OCR": "0"},
         cwd=str(Path(__file__).resolve().parents[2]),
     )
@@ -176,7 +176,7 @@ def test_http_mount_survives_a_restart_of_the_app(data_copy: Path) -> None:
     """The SDK's session manager runs once; each start of the app gets a fresh one (JSON-RPC by hand)."""
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
+    from folio.api.app import create_app
 
     app = create_app(make_settings(data_copy))
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}

@@ -26,7 +26,7 @@ def test_every_tool_declares_its_output_schema_and_conforms(data_copy: Path) -> 
     import anyio.to_thread
     from mcp import Client
 
-    from api.mcp_server import LazyResources, build_server
+    from folio.api.mcp_server import LazyResources, build_server
     from tests.api.llm_standin import Reply, StandInLLM
 
     async def run(fn: Any) -> Any:

@@ -9,8 +9,8 @@ import json
 import os
 from pathlib import Path
 
-from api.app import create_app
-from api.settings import Settings
+from folio.api.app import create_app
+from folio.api.settings import Settings
 
 GOLDEN = Path(__file__).parent / "data" / "openapi.json"
 

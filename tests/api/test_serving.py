@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.service import version_filenames
+from folio.api.app import create_app
+from folio.api.service import version_filenames
 from tests.api.conftest import make_settings
 
 
 def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, samples: Path) -> None:
-    from assembly.expand import _cache_for
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.assembly.expand import _cache_for
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     store = Store(data_copy)
     retriever = Retriever(store)
@@ -43,7 +43,7 @@ def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, sampl
 def test_health_answers_while_every_query_worker_is_busy(
     data_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from api import query_ops
+    from folio.api import query_ops
 
     release = threading.Event()
     started = threading.Event()

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from api.settings import Settings, known_env, unknown_env, warn_unknown_env
-from retrieval.summary import SummaryIndexer
-from retrieval.visual import indexers_from_settings
+from folio.api.settings import Settings, known_env, unknown_env, warn_unknown_env
+from folio.retrieval.summary import SummaryIndexer
+from folio.retrieval.visual import indexers_from_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,8 +28,8 @@ def test_llm_summaries_can_be_switched_on_from_the_environment(monkeypatch: pyte
 
 
 def test_health_reports_llm_summaries_only_when_they_are_on(tmp_path: Path) -> None:
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     store = Store(tmp_path)
     llm = {"llm_base_url": "http://127.0.0.1:9/v1", "llm_model": "tiny"}
@@ -41,7 +41,7 @@ def test_health_reports_llm_summaries_only_when_they_are_on(tmp_path: Path) -> N
 
 def test_misspelled_variable_is_named_with_the_nearest_setting(caplog: pytest.LogCaptureFixture) -> None:
     env = {"FOLIO_BUGDET": "500", "FOLIO_DEFAULT_BUDGET": "800", "FOLIO_INGEST_TIMEOUT_S": "9", "PATH": "/bin"}
-    with caplog.at_level(logging.WARNING, logger="api.settings"):
+    with caplog.at_level(logging.WARNING, logger="folio.api.settings"):
         assert warn_unknown_env(env) == ["unknown setting FOLIO_BUGDET; did you mean FOLIO_DEFAULT_BUDGET?"]
     assert "FOLIO_BUGDET" in caplog.text
     assert unknown_env({"FOLIO_CLIPMODEL": "x"}) == ["unknown setting FOLIO_CLIPMODEL; did you mean FOLIO_CLIP_MODEL?"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ingest.model import BBox, Locator, Region, RegionKind, region_id_for
-from retrieval.hit import Hit, Source
+from folio.kernel.hit import Hit, Source
+from folio.kernel.model import BBox, Locator, Region, RegionKind, region_id_for
 
 PAGE_W, PAGE_H = 612.0, 792.0
 LINE_H = 14.0

@@ -7,8 +7,8 @@ parts cost the items' formula tokens.
 
 from __future__ import annotations
 
-from assembly import ContextPackage
-from ingest.tokens import get_tokenizer
+from folio.assembly import ContextPackage
+from folio.kernel.tokens import get_tokenizer
 
 
 def recount(pkg: ContextPackage) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from assembly import AssemblyOptions, ImageTokens
-from ingest.model import Region
-from retrieval.hit import Hit
+from folio.assembly import AssemblyOptions, ImageTokens
+from folio.kernel.hit import Hit
+from folio.kernel.model import Region
 from tests.assembly.builders import hit, make_doc
 
 WORDS = ("pump valve pressure limit deadline incident outage manager invoice refund table figure page "

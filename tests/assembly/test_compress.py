@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assembly import AssemblyOptions, assemble
-from ingest.index import RegionIndex
+from folio.assembly import AssemblyOptions, assemble
+from folio.kernel.index import RegionIndex
 from tests.assembly.builders import find, hit, make_doc
 
 from .recount import recount

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assembly import AssemblyOptions, assemble
-from ingest.errors import InvalidRequest
-from ingest.index import RegionIndex
+from folio.assembly import AssemblyOptions, assemble
+from folio.kernel.errors import InvalidRequest
+from folio.kernel.index import RegionIndex
 from tests.assembly.builders import find, hit
 
 from .recount import recount

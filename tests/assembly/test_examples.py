@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
-from assembly.budget import image_token_cost
-from assembly.dedupe import merge_intervals
-from assembly.pack import entry_budgets
-from ingest.index import RegionIndex
-from ingest.tokens import get_tokenizer
-from retrieval.hit import Source
+from folio.assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
+from folio.assembly.budget import image_token_cost
+from folio.assembly.dedupe import merge_intervals
+from folio.assembly.pack import entry_budgets
+from folio.kernel.hit import Source
+from folio.kernel.index import RegionIndex
+from folio.kernel.tokens import get_tokenizer
 from tests.assembly.builders import by_kind, find, hit, make_doc
 
 from .recount import recount
@@ -281,9 +281,9 @@ def test_entry_budgets_and_intervals_small_cases() -> None:
 
 def test_weak_dense_similarity_takes_the_refuse_branch() -> None:
     """Off-topic questions: the best dense cosine is tiny, so nothing is packed and the prompt refuses."""
-    from assembly import AssemblyOptions, assemble
-    from ingest.index import RegionIndex
-    from retrieval.hit import Hit, Source
+    from folio.assembly import AssemblyOptions, assemble
+    from folio.kernel.hit import Hit, Source
+    from folio.kernel.index import RegionIndex
     from tests.assembly.builders import find, make_doc
 
     regions = make_doc("policy", [("Response targets", [["The engineer must acknowledge a P1 within 30 minutes."]])])

@@ -3,9 +3,9 @@ become one item, distinct pages are covered before one is deepened, and a page t
 
 from __future__ import annotations
 
-from assembly import assemble
-from assembly.types import AssemblyOptions
-from ingest.index import RegionIndex
+from folio.assembly import assemble
+from folio.assembly.types import AssemblyOptions
+from folio.kernel.index import RegionIndex
 from tests.assembly.builders import by_kind, find, hit, make_doc
 from tests.assembly.recount import recount
 

@@ -8,10 +8,10 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembly import AssemblyOptions, assemble, verify_answer
-from assembly.dedupe import merge_intervals
-from assembly.pack import entry_budgets, pack_monotone
-from ingest.index import RegionIndex
+from folio.assembly import AssemblyOptions, assemble, verify_answer
+from folio.assembly.dedupe import merge_intervals
+from folio.assembly.pack import entry_budgets, pack_monotone
+from folio.kernel.index import RegionIndex
 
 from .recount import recount
 from .strategies import budgets, corpora, hits_on, options

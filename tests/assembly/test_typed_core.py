@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from assembly import AssemblyOptions, ImageTokens, assemble
-from ingest.index import RegionIndex
+from folio.assembly import AssemblyOptions, ImageTokens, assemble
+from folio.kernel.index import RegionIndex
 from tests.assembly.builders import by_kind, hit, make_doc
 
 AREA = ImageTokens(kind="area")  # Anthropic: ceil(w * h / 750) after the long edge <= 1568 px
@@ -45,7 +45,7 @@ def test_a_forgotten_field_is_a_validation_error_never_pydantic_undefined() -> N
     import pytest
     from pydantic import ValidationError
 
-    from assembly import types as t
+    from folio.assembly import types as t
 
     models = [t.ContextItem, t.ManifestEntry, t.ExcludedEntry, t.RetrievalHitOut, t.LocatorOut]
     assert not [m.__name__ for m in models if hasattr(m, "trusted")]

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from benchmarks import metrics as M
-from ingest.tokens import get_tokenizer
+from folio.kernel.tokens import get_tokenizer
 
 
 def test_doctests_pass() -> None:

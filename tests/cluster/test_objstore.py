@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
+from folio.ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
 
 
 def test_storage_options_from_env() -> None:

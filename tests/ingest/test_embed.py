@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.embed import MiniLM, text_encoder
+from folio.ingest.embed import MiniLM, text_encoder
 
 TEXTS = [
     "Install the package with pip and run the tests.",

@@ -8,11 +8,11 @@ import threading
 import pymupdf
 import pytest
 
-import ingest.page_lanes as lanes_mod
-from ingest.page_lanes import OcrCall, PageLanes
-from ingest.parse import parse_pdf
-from ingest.pdf_ocr import OcrBudget, OcrInput
-from ingest.pdf_text import Block
+import folio.ingest.page_lanes as lanes_mod
+from folio.ingest.page_lanes import OcrCall, PageLanes
+from folio.ingest.parse import parse_pdf
+from folio.ingest.pdf_ocr import OcrBudget, OcrInput
+from folio.ingest.pdf_text import Block
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "sample_pdfs"
 INPUT = OcrInput(png=b"", box=(0.0, 0.0, 10.0, 10.0), dpi=72, sx=1.0, sy=1.0)
@@ -73,7 +73,7 @@ def test_a_page_without_render_or_time_gets_the_budget_warning(monkeypatch: pyte
 
 def test_a_page_png_that_cannot_be_written_is_a_warning_not_a_failure(tmp_path: pathlib.Path) -> None:
     data = (SAMPLES / "support-policy-v1.pdf").read_bytes()
-    from ingest.model import version_id_for
+    from folio.kernel.model import version_id_for
 
     assets = tmp_path / "assets"
     blocked = assets / f"policy@{version_id_for(data)}" / "page-1.png"

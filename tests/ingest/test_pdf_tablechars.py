@@ -8,7 +8,7 @@ import pymupdf
 import pytest
 from pymupdf import table
 
-from ingest import pdf_tablechars
+from folio.ingest import pdf_tablechars
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_pdfs"
 

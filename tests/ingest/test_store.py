@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest import errors
-from ingest.model import parse_region_id
-from ingest.pipeline import doc_id_from_filename, ingest_bytes, ingest_path
-from ingest.store import Store
+from folio.ingest.pipeline import doc_id_from_filename, ingest_bytes, ingest_path
+from folio.ingest.store import Store
+from folio.kernel import errors
+from folio.kernel.model import parse_region_id
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +36,7 @@ def test_changed_bytes_add_a_version_and_latest_is_default(ingested_readonly: Pa
     assert len(versions) == 2
     v1 = (samples / "support-policy-v1.pdf").read_bytes()
     v2 = (samples / "support-policy-v2.pdf").read_bytes()
-    from ingest.model import version_id_for
+    from folio.kernel.model import version_id_for
 
     assert versions[0].latest and versions[0].version_id == version_id_for(v2)
     assert not versions[1].latest and versions[1].version_id == version_id_for(v1)
@@ -152,8 +152,8 @@ def test_invalid_doc_id_is_rejected(ingested_data: Path, samples: Path) -> None:
 
 KILL_SCRIPT = r"""
 import sys, time
-from ingest.store import Store
-from ingest.pipeline import ingest_path
+from folio.ingest.store import Store
+from folio.ingest.pipeline import ingest_path
 
 store = Store(sys.argv[1])
 
@@ -215,7 +215,7 @@ def test_killed_ingest_leaves_nothing_visible_and_is_cleaned_up(tmp_path: Path, 
 
 
 def test_cli_ingest_and_docs_json(tmp_path: Path, samples: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from api.cli import main
+    from folio.api.cli import main
 
     data = tmp_path / "cli-data"
     code = main(["ingest", str(samples / "linnsequencer-brochure-scan.pdf"), "--data", str(data), "--json"])

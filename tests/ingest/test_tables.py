@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ingest.store import Store
-from ingest.tables import (
+from folio.ingest.store import Store
+from folio.ingest.tables import (
     ASSETS,
     CHUNKS,
     REGIONS,
@@ -44,9 +44,9 @@ def test_derived_schemas_are_column_compatible_with_existing_data() -> None:
 
 
 def test_vector_row_models_per_dimension() -> None:
-    from retrieval.clip import figures_spec
-    from retrieval.colpali import pages_spec
-    from retrieval.summary import SUMMARIES
+    from folio.retrieval.clip import figures_spec
+    from folio.retrieval.colpali import pages_spec
+    from folio.retrieval.summary import SUMMARIES
 
     assert figures_spec(512).schema.field("vector").type == pa.list_(pa.float32(), 512)
     assert pages_spec(128).schema.field("vectors").type == pa.list_(pa.list_(pa.float32(), 128))

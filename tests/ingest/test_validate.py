@@ -7,9 +7,9 @@ import pathlib
 import pymupdf
 import pytest
 
-from ingest.errors import CorruptPDF, EmptyPDF, EncryptedPDF, LimitExceeded, NotAPDF
-from ingest.parse import parse_pdf
-from ingest.validate import open_pdf
+from folio.ingest.parse import parse_pdf
+from folio.ingest.validate import open_pdf
+from folio.kernel.errors import CorruptPDF, EmptyPDF, EncryptedPDF, LimitExceeded, NotAPDF
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "sample_pdfs"
 GOOD = (SAMPLES / "support-policy-v1.pdf").read_bytes()

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
+from folio.api.app import create_app
 from tests.api.conftest import assert_error, free_port, live_server, make_settings
 from tests.api.llm_standin import Reply, StandInLLM
 from tests.reliability.helpers import SAMPLE
@@ -37,8 +37,8 @@ REDOS_REGEX_TOO = r"^(a|a)*$"  # backtracks on the `regex` module as well: only 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
 
     dst = tmp_path_factory.mktemp("answer-limits") / "data"
     ingest_path(Store(dst), SAMPLE, doc_id="support-policy", ocr=False)
@@ -138,7 +138,7 @@ def test_remote_and_file_refs_are_422_before_the_model_and_never_read(
 
 def test_the_check_itself_never_retrieves(listener: Listener, tmp_path: Path) -> None:
     """Defence in depth: ``validate`` called directly (no request check) still fetches nothing."""
-    from api.schema_check import validate
+    from folio.api.schema_check import validate
 
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"enum": ["FILE-SECRET"]}))
@@ -249,7 +249,7 @@ def test_catastrophic_patterns_end_fast_and_the_server_stays_up(
 
 def test_references_that_multiply_the_work_are_bounded() -> None:
     """anyOf over the same definition, 30 levels deep: 2**30 evaluations if nothing stops them."""
-    from api.schema_check import validate
+    from folio.api.schema_check import validate
 
     defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(30)}
     defs["d30"] = {"type": "null"}
@@ -281,9 +281,9 @@ def test_a_dripping_endpoint_ends_a_stream_with_an_error_event(ac: TestClient, l
 
 
 def test_compression_and_rerank_calls_have_a_total_deadline(data: Path, llm: StandInLLM) -> None:
-    from api.compress_llm import llm_compressor
-    from ingest.errors import ModelUnavailable
-    from retrieval.llm import ChatClient
+    from folio.api.compress_llm import llm_compressor
+    from folio.kernel.errors import ModelUnavailable
+    from folio.retrieval.llm import ChatClient
 
     settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
     compress = llm_compressor(settings, timeout=1.5)
@@ -300,7 +300,7 @@ def test_compression_and_rerank_calls_have_a_total_deadline(data: Path, llm: Sta
 
 
 def test_compression_stops_asking_when_the_package_budget_is_spent(data: Path, llm: StandInLLM) -> None:
-    from api.compress_llm import llm_compressor
+    from folio.api.compress_llm import llm_compressor
 
     compress = llm_compressor(make_settings(data, llm_base_url=llm.url, llm_model="stand-in"), package_s=1.0)
     llm.replies.append(Reply("short", delay=0.6))
@@ -312,7 +312,7 @@ def test_compression_stops_asking_when_the_package_budget_is_spent(data: Path, l
 
 
 def test_the_blocking_stream_of_folio_ask_has_the_deadline_too(llm: StandInLLM) -> None:
-    from api.chat import AnswerClient, LLMTimeout
+    from folio.api.chat import AnswerClient, LLMTimeout
 
     llm.replies.append(DRIP)
     started = time.monotonic()

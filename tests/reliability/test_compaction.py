@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from ingest.maintenance import check, compact, sizes
-from ingest.pipeline import ingest_path
-from ingest.store import Store
+from folio.ingest.maintenance import check, compact, sizes
+from folio.ingest.pipeline import ingest_path
+from folio.ingest.store import Store
 from tests.reliability.helpers import DOC, SAMPLE
 
 REINGESTS = 5
@@ -88,7 +88,7 @@ def test_check_reports_and_repair_removes_orphans(tmp_path: Path) -> None:
 
 
 def test_cli_compact_and_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from api.cli import main
+    from folio.api.cli import main
 
     assert main(["ingest", str(SAMPLE), "--data", str(tmp_path), "--no-ocr", "--json"]) == 0
     capsys.readouterr()

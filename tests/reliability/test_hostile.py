@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 import tests.api.conftest as api_fixtures
-from api.app import create_app
-from api.schemas import ContextRequest, SearchRequest
-from api.settings import Settings
+from folio.api.app import create_app
+from folio.api.schemas import ContextRequest, SearchRequest
+from folio.api.settings import Settings
 from tests.api.conftest import assert_error, live_server, make_settings
 
 # The API suite's fixtures (its session data dir); tests/reliability/conftest.py has the store suites'.
@@ -41,10 +41,10 @@ def test_request_cannot_name_a_tokenizer_path(
     client: TestClient, tokenizer: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``hf:/dev/zero`` grew the server to 4 GB; ``hf:/etc/passwd`` was a 500. Now a 422 that opens nothing."""
-    import ingest.tokens
+    import folio.kernel.tokens
 
     opened: list[str] = []
-    monkeypatch.setattr(ingest.tokens, "tokenizer_file", lambda path: opened.append(path) or path)
+    monkeypatch.setattr(folio.kernel.tokens, "tokenizer_file", lambda path: opened.append(path) or path)
     for path, body in _context_endpoints({"query": "incident", "tokenizer": tokenizer}):
         assert_error(client.post(path, json=body), 422, "validation_error")
     assert opened == []
@@ -58,7 +58,7 @@ def test_tokenizer_not_configured_is_422(client: TestClient) -> None:
 
 def test_tokenizer_files_must_be_regular_and_small(tmp_path: Path) -> None:
     """Even the local ``hf:`` path (CLI, library) never reads a device or a huge file."""
-    from ingest.tokens import get_tokenizer, register_tokenizer, tokenizer_file
+    from folio.kernel.tokens import get_tokenizer, register_tokenizer, tokenizer_file
 
     for bad in ("/dev/zero", "/proc/self/environ", str(tmp_path / "missing")):
         with pytest.raises(ValueError):
@@ -76,7 +76,7 @@ def test_tokenizer_files_must_be_regular_and_small(tmp_path: Path) -> None:
 
 def test_configured_tokenizer_is_usable_by_name(data_copy: Path) -> None:
     """A Hugging Face tokenizer comes from settings (name -> dir); requests use the name."""
-    from ingest.embed import minilm_path
+    from folio.ingest.embed import minilm_path
 
     settings = make_settings(data_copy, tokenizers={"minilm": str(minilm_path())})
     with TestClient(create_app(settings)) as c:
@@ -108,7 +108,7 @@ def test_host_must_be_configured(client: TestClient, data_copy: Path) -> None:
 
 
 def test_default_allowed_hosts() -> None:
-    from api.middleware import allowed_host_names
+    from folio.api.middleware import allowed_host_names
 
     assert allowed_host_names("127.0.0.1", []) == {"localhost", "127.0.0.1", "[::1]"}
     assert "folio.internal" in (allowed_host_names("folio.internal", []) or ())
@@ -305,8 +305,8 @@ def test_malformed_multipart_is_422(client: TestClient) -> None:
 
 
 def test_check_doc_id_rejects_trailing_newline() -> None:
-    from ingest.errors import InvalidRequest
-    from ingest.pipeline import check_doc_id
+    from folio.ingest.pipeline import check_doc_id
+    from folio.kernel.errors import InvalidRequest
 
     with pytest.raises(InvalidRequest):
         check_doc_id("register\n")
@@ -314,7 +314,7 @@ def test_check_doc_id_rejects_trailing_newline() -> None:
 
 # ----------------------------------------------------------------------------- errors, request ids
 def test_request_id_in_header_and_every_error(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="api.middleware.access"):
+    with caplog.at_level(logging.INFO, logger="folio.api.middleware.access"):
         resp = client.get("/v1/documents/nope", headers={"X-Request-ID": "trace-42"})
     err = assert_error(resp, 404)
     assert err["request_id"] == "trace-42" == resp.headers["x-request-id"]
@@ -357,14 +357,14 @@ def _raw_requests(port: int, requests: list[bytes]) -> list[bytes]:
 def test_500_keeps_the_connection_usable(data_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a 500 the server dropped the keep-alive connection without ``Connection: close`` and the
     client's next request was reset. Now the 500 is the standard body and the connection lives on."""
-    import api.query_ops
-    import api.routes.regions
+    import folio.api.query_ops
+    import folio.api.routes.regions
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret detail /etc/shadow")
 
-    monkeypatch.setattr(api.query_ops, "search_hits", boom)
-    monkeypatch.setattr(api.routes.regions, "visible_region", boom)
+    monkeypatch.setattr(folio.api.query_ops, "search_hits", boom)
+    monkeypatch.setattr(folio.api.routes.regions, "visible_region", boom)
     body = b'{"query": "incident"}'
     search = (
         b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"

@@ -30,13 +30,13 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from assembly import AssemblyOptions, assemble
 from benchmarks.odd_pdfs import valid_pdf
-from ingest.index import RegionIndex
-from ingest.limits import IngestLimits
-from ingest.pipeline import ingest_bytes
-from ingest.store import Store
+from folio.api.app import create_app
+from folio.assembly import AssemblyOptions, assemble
+from folio.ingest.limits import IngestLimits
+from folio.ingest.pipeline import ingest_bytes
+from folio.ingest.store import Store
+from folio.kernel.index import RegionIndex
 from tests.api.conftest import assert_error, folio_serve, live_server, make_settings
 from tests.assembly.builders import by_kind, hit, make_doc
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.keys import KeyRecord, hash_secret, write_keys
+from folio.api.app import create_app
+from folio.api.keys import KeyRecord, hash_secret, write_keys
 from tests.api.conftest import assert_error, make_settings
 
 # collection → doc id, file; both small real PDFs with overlapping words, so a leak would show.
@@ -51,8 +51,8 @@ def auth(name: str) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def iso_master(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
 
     data = tmp_path_factory.mktemp("iso-data")
     store = Store(data)
@@ -249,8 +249,8 @@ def test_legacy_api_key_is_full_access(iso_data: Path, keys_file: Path) -> None:
 
 
 def test_cli_keys_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from api.cli import main
-    from api.keys import KeyRing
+    from folio.api.cli import main
+    from folio.api.keys import KeyRing
 
     path = tmp_path / "keys.json"
     assert main(["keys", "add", "--file", str(path), "--collections", "a,b", "--access", "read", "--json"]) == 0
@@ -273,8 +273,8 @@ def test_cli_keys_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_data_dir_without_collection_column(iso_master: Path, tmp_path: Path, samples: Path, keys_file: Path) -> None:
     """Data written before collections: every document reads as ``default``; the first writer adds the column."""
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
 
     data = tmp_path / "old"
     shutil.copytree(iso_master, data)

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from ingest.maintenance import check, compact
-from ingest.model import version_id_for
-from ingest.pipeline import ingest_path
-from ingest.store import Store
+from folio.ingest.maintenance import check, compact
+from folio.ingest.pipeline import ingest_path
+from folio.ingest.store import Store
+from folio.kernel.model import version_id_for
 from tests.reliability.helpers import DOC, SAMPLE, counts, start_child, wait_for
 
 POINTS = ("embed", "rows", "commit")

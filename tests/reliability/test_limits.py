@@ -13,7 +13,6 @@ import psutil
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
 from benchmarks.odd_pdfs import (
     repaired_pdf,
     searchable_scan,
@@ -22,12 +21,13 @@ from benchmarks.odd_pdfs import (
     text_scan,
     valid_pdf,
 )
-from ingest.errors import IngestMemory, IngestTimeout, InvalidDocument, ParserCrashed
-from ingest.limits import IngestLimits, _death, parse_with_limits
-from ingest.parse import REPAIRED_WARNING, parse_pdf
-from ingest.pdf_ocr import ocr_available, scan_dpi
-from ingest.pipeline import ingest_bytes
-from ingest.store import Store
+from folio.api.app import create_app
+from folio.ingest.limits import IngestLimits, _death, parse_with_limits
+from folio.ingest.parse import REPAIRED_WARNING, parse_pdf
+from folio.ingest.pdf_ocr import ocr_available, scan_dpi
+from folio.ingest.pipeline import ingest_bytes
+from folio.ingest.store import Store
+from folio.kernel.errors import IngestMemory, IngestTimeout, InvalidDocument, ParserCrashed
 from tests.api.conftest import assert_error, make_settings
 
 NO_OCR = IngestLimits(isolate=True)
@@ -144,7 +144,7 @@ def test_ocr_budget_skips_later_pages_with_a_warning() -> None:
 
 
 def test_repaired_file_says_so_in_every_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from api.cli import main
+    from folio.api.cli import main
 
     data = repaired_pdf()
     store = Store(tmp_path / "data")
@@ -175,7 +175,7 @@ def test_intact_file_has_no_repair_warning() -> None:
 
 
 def test_empty_local_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from api.cli import main
+    from folio.api.cli import main
 
     empty = tmp_path / "empty.pdf"
     empty.write_bytes(b"")
@@ -201,8 +201,8 @@ def test_text_over_a_page_sized_image_has_paragraphs_and_sentences(build: object
 def test_uncountable_page_tree_is_a_clean_error() -> None:
     """A /Count MuPDF rejects ("Invalid number of pages") was an uncaught RuntimeError (a 500)."""
     from benchmarks.odd_pdfs import huge_page_count
-    from ingest.errors import CorruptPDF
-    from ingest.validate import open_pdf
+    from folio.ingest.validate import open_pdf
+    from folio.kernel.errors import CorruptPDF
 
     with pytest.raises(CorruptPDF, match="page tree"):
         open_pdf(huge_page_count())

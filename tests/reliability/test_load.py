@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 import tests.api.conftest as api_fixtures
-from api.pool import QueryPool
+from folio.api.pool import QueryPool
 
 # The API suite's fixtures (its session data dir); tests/reliability/conftest.py has the store suites'.
 api_master, client, data_copy, register_excerpt = (
@@ -135,7 +135,7 @@ def test_load_with_health_probes(served: tuple[str, Path]) -> None:
 def test_pool_sheds_when_full() -> None:
     import asyncio
 
-    from api.errors import Overloaded
+    from folio.api.errors import Overloaded
 
     release = threading.Event()
 

@@ -13,16 +13,16 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from ingest import errors
-from ingest.model import version_id_for
-from ingest.store import Store
+from folio.ingest.store import Store
+from folio.kernel import errors
+from folio.kernel.model import version_id_for
 from tests.reliability.helpers import DOC, ROOT, SAMPLE, counts, env, start_child, table_versions, wait_for
 
 VER = "feedfacefeedface"
 
 
 def _region_rows(doc: str, ver: str, n: int) -> list[Any]:
-    from ingest.model import BBox, Locator, Region
+    from folio.kernel.model import BBox, Locator, Region
 
     loc = Locator(page=1, bbox=BBox(x0=0, y0=0, x1=1, y1=1), page_width=10, page_height=10)
     return [
@@ -83,7 +83,7 @@ def test_commit_verifies_the_claim_and_drops_foreign_rows(tmp_path: Path) -> Non
 
 
 def _row(r: Any) -> dict[str, Any]:
-    from ingest.store import region_to_row
+    from folio.ingest.store import region_to_row
 
     return region_to_row(r)
 
@@ -120,7 +120,7 @@ def test_racing_claims_have_one_winner(tmp_path: Path) -> None:
 
 def _cli_ingest(data: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "ingest", str(SAMPLE), "--doc-id", DOC, "--no-ocr", "--json"]
+        [sys.executable, "-m", "folio.api.cli", "ingest", str(SAMPLE), "--doc-id", DOC, "--no-ocr", "--json"]
         + ["--data", str(data)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -156,7 +156,7 @@ def test_two_cli_writers_started_together(tmp_path: Path, reference: dict[str, A
     assert all(p.returncode == 0 for p in procs), [e.decode()[-2000:] for _, e in outs]
     assert sorted(_status(o) for o, _ in outs) == ["created", "unchanged"]
     assert counts(tmp_path) == reference
-    from ingest.maintenance import check
+    from folio.ingest.maintenance import check
 
     assert check(Store(tmp_path))["ok"]
 
@@ -165,7 +165,7 @@ def test_two_cli_writers_started_together(tmp_path: Path, reference: dict[str, A
 def test_readers_never_write(tmp_path: Path, reference: dict[str, Any]) -> None:
     """A reader opening the store while a writer is mid-version (and while a dead writer's claim is
     left over) changes nothing: no table version moves, no row of the live writer goes."""
-    from api.cli import main
+    from folio.api.cli import main
 
     # A live writer, paused with its rows half written ...
     live = start_child(tmp_path, "embed", 30.0)
@@ -193,7 +193,7 @@ def test_readers_never_write(tmp_path: Path, reference: dict[str, Any]) -> None:
     ver = version_id_for(SAMPLE.read_bytes())
     assert [v.version_id for v in store.list_versions()] == [ver]
     assert store.regions.count_rows(f"version_id = '{ver}'") == reference["regions"]
-    from ingest.maintenance import check
+    from folio.ingest.maintenance import check
 
     assert {p["kind"] for p in check(store)["problems"]} == {"dead_claim"}
     assert check(store, repair=True)["ok"]

@@ -26,7 +26,7 @@ def tiny_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
 
 @pytest.fixture(scope="session")
 def visual_settings(tiny_model_dirs: dict[str, Path]) -> Any:
-    from api.settings import Settings
+    from folio.api.settings import Settings
 
     return Settings(
         data="/nonexistent",
@@ -39,9 +39,9 @@ def visual_settings(tiny_model_dirs: dict[str, Path]) -> Any:
 @pytest.fixture(scope="session")
 def _visual_master(tmp_path_factory: pytest.TempPathFactory, visual_settings: Any) -> dict[str, Any]:
     """support-policy v1 then v2 (same doc id), ingested with summaries, CLIP and ColPali indexers."""
-    from ingest.pipeline import ingest_path
-    from ingest.store import Store
-    from retrieval.visual import indexers_from_settings
+    from folio.ingest.pipeline import ingest_path
+    from folio.ingest.store import Store
+    from folio.retrieval.visual import indexers_from_settings
 
     data = tmp_path_factory.mktemp("retrieval-data")
     store = Store(data)
@@ -54,7 +54,7 @@ def _visual_master(tmp_path_factory: pytest.TempPathFactory, visual_settings: An
 @pytest.fixture(scope="session")
 def visual_store(_visual_master: dict[str, Any]) -> Any:
     """The shared ingested store (read-only by convention)."""
-    from ingest.store import Store
+    from folio.ingest.store import Store
 
     return Store(_visual_master["data"])
 
@@ -66,7 +66,7 @@ def versions(_visual_master: dict[str, Any]) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def retriever(visual_store: Any, visual_settings: Any) -> Any:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     return Retriever.from_settings(visual_store, visual_settings)
 
@@ -81,9 +81,9 @@ def private_data(_visual_master: dict[str, Any], tmp_path: Path) -> Iterator[Pat
 @pytest.fixture(scope="session")
 def hand_store_for_summary(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One hand-written version without sections (nothing to summarise)."""
-    from ingest.embed import default_text_encoder
-    from ingest.model import BBox, Locator, Region
-    from ingest.store import Store
+    from folio.ingest.embed import default_text_encoder
+    from folio.ingest.store import Store
+    from folio.kernel.model import BBox, Locator, Region
 
     store = Store(tmp_path_factory.mktemp("nosections"))
     loc = Locator(page=1, bbox=BBox(x0=0, y0=0, x1=10, y1=10), page_width=100, page_height=100)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
+from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
 
 # Each table's caption is the only place its number appears; the body text mentions the measured
 # quantities on other pages, so without the label the question's words point elsewhere.
@@ -70,8 +70,8 @@ def test_matches_prefer_captions_then_pages() -> None:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> object:
-    from ingest.pipeline import ingest_bytes
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_bytes
+    from folio.ingest.store import Store
 
     s = Store(Path(tmp_path_factory.mktemp("labelref")))
     ingest_bytes(s, _pdf(), filename="pumps.pdf", doc_id="pumps", ocr=False)
@@ -79,7 +79,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> object:
 
 
 def test_named_table_is_retrieved(store: object) -> None:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     retriever = Retriever(store)  # type: ignore[arg-type]
     query = "According to Table 2, what flow rate does the large pump reach?"
@@ -97,8 +97,8 @@ def test_a_caption_line_names_the_object_next_to_it() -> None:
     """A caption parsed as its own paragraph ("Table 7: ...") above a table that was parsed as a figure:
     the label list offers the figure (``captioned_object``), not only the caption's sentence. A caption
     with nothing right above or below it names nothing."""
-    from ingest.index import RegionIndex
-    from retrieval.search import captioned_object
+    from folio.kernel.index import RegionIndex
+    from folio.retrieval.search import captioned_object
     from tests.assembly.builders import by_kind, make_doc
 
     regs = make_doc("rules", [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from assembly.expand import visual_hit
-from retrieval.pagelex import PageLexicon, page_tokens
+from folio.assembly.expand import visual_hit
+from folio.retrieval.pagelex import PageLexicon, page_tokens
 
 
 def test_a_page_with_the_questions_words_spread_over_it_outranks_a_page_repeating_one() -> None:
@@ -34,7 +34,7 @@ def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: di
 
 
 def test_the_channel_can_be_turned_off(visual_store: Any) -> None:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     res = Retriever(visual_store, page_lex_weight=0).search_detailed("priority one incident", k=10)
     assert "pagelex" not in res.retrievers

@@ -8,7 +8,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from retrieval.pageref import PageRef, parse_page_refs, resolve
+from folio.kernel.pageref import PageRef, parse_page_refs, resolve
 
 TOPICS = ["boiler pressure", "valve torque", "pump flow", "filter cleaning", "fan speed", "belt tension"]
 
@@ -37,8 +37,8 @@ def test_parse_and_resolve() -> None:
 
 @pytest.fixture(scope="module")
 def labelled_store(tmp_path_factory: pytest.TempPathFactory) -> object:
-    from ingest.pipeline import ingest_bytes
-    from ingest.store import Store
+    from folio.ingest.pipeline import ingest_bytes
+    from folio.ingest.store import Store
 
     store = Store(Path(tmp_path_factory.mktemp("pageref")))
     ingest_bytes(store, _labelled_pdf(), filename="labelled.pdf", doc_id="labelled", ocr=False)
@@ -46,10 +46,10 @@ def labelled_store(tmp_path_factory: pytest.TempPathFactory) -> object:
 
 
 def test_named_page_is_retrieved_and_recorded(labelled_store: object) -> None:
-    from api.service import version_filenames
-    from assembly import assemble
-    from assembly.types import AssemblyOptions
-    from retrieval.search import Retriever
+    from folio.api.service import version_filenames
+    from folio.assembly import assemble
+    from folio.assembly.types import AssemblyOptions
+    from folio.retrieval.search import Retriever
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
     query = "What does page 2 say about checks?"
@@ -82,10 +82,10 @@ def test_pages_named_by_position() -> None:
 
 
 def test_last_page_is_retrieved_and_recorded(labelled_store: object) -> None:
-    from api.service import version_filenames
-    from assembly import assemble
-    from assembly.types import AssemblyOptions
-    from retrieval.search import Retriever
+    from folio.api.service import version_filenames
+    from folio.assembly import assemble
+    from folio.assembly.types import AssemblyOptions
+    from folio.retrieval.search import Retriever
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
     query = "What does the last page say about checks?"
@@ -102,7 +102,7 @@ def test_an_exact_page_reference_counts_double(labelled_store: object) -> None:
     """A reference that resolves to one page per named number (here "page 5": no printed "5", one
     physical page 5) weighs EXACT_REF_BOOST in fusion; "page 2" (printed 2 = physical 4, and physical 2)
     keeps the plain weight."""
-    from retrieval.search import EXACT_REF_BOOST, Retriever
+    from folio.retrieval.search import EXACT_REF_BOOST, Retriever
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from retrieval.hit import Hit, Source
-from retrieval.llm import ChatClient
-from retrieval.rerank import LLMReranker, parse_ranked_ids
+from folio.kernel.hit import Hit, Source
+from folio.retrieval.llm import ChatClient
+from folio.retrieval.rerank import LLMReranker, parse_ranked_ids
 
 
 class FakeOpenAI:
@@ -152,7 +152,7 @@ def test_parse_ranked_ids_shapes() -> None:
 
 
 def test_retriever_rerank_end_to_end(llm: FakeOpenAI, visual_store: Any) -> None:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     r = Retriever(visual_store, llm=ChatClient(llm.url, "tiny"))
     base = r.search("response targets", k=4, strategy="bm25")

@@ -46,7 +46,7 @@ def test_summary_strategy_routes_to_sections(retriever: Any, versions: dict[str,
 
 
 def test_lazy_summaries_for_versions_ingested_without_indexer(hand_store_for_summary: Any) -> None:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     hits = Retriever(hand_store_for_summary).search("pump", k=5, strategy="summary")
     assert hits  # no sections there: falls back to searching all text, with a note

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ingest.errors import DocumentNotFound, InvalidRequest, VersionNotFound
-from ingest.model import BBox, Locator, Region, region_id_for
+from folio.kernel.errors import DocumentNotFound, InvalidRequest, VersionNotFound
+from folio.kernel.model import BBox, Locator, Region, region_id_for
 from tests.retrieval.conftest import DOC
 
 V1_ONLY = "incidents reported outside business hours are acknowledged by the next business day"
@@ -98,8 +98,8 @@ def _region(doc: str, ver: str, page: int, kind: str, n: int, text: str, seq: in
 @pytest.fixture(scope="module")
 def hand_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Regions written by hand: two docs, several pages, sentences and a table."""
-    from ingest.embed import default_text_encoder
-    from ingest.store import Store
+    from folio.ingest.embed import default_text_encoder
+    from folio.ingest.store import Store
 
     store = Store(tmp_path_factory.mktemp("hand"))
     enc = default_text_encoder()
@@ -123,7 +123,7 @@ def hand_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def test_filters_doc_pages_kinds(hand_store: Any) -> None:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     r = Retriever(hand_store)
     all_hits = r.search("pump filter", k=10)
@@ -142,7 +142,7 @@ def test_filters_doc_pages_kinds(hand_store: Any) -> None:
 
 
 def test_hybrid_fuses_both_text_retrievers(hand_store: Any) -> None:
-    from retrieval.search import Retriever
+    from folio.retrieval.search import Retriever
 
     res = Retriever(hand_store).search_detailed("replace the pump filter", k=5)
     assert res.retrievers == ["bm25", "dense"]
@@ -150,14 +150,14 @@ def test_hybrid_fuses_both_text_retrievers(hand_store: Any) -> None:
 
 
 def test_pending_version_is_invisible(private_data: Path, versions: dict[str, str]) -> None:
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     store = Store(private_data, recover=False)
     store.begin_version("draft", "dddddddddddddddd", "draft.pdf", 1, "1")
     reg = _region("draft", "dddddddddddddddd", 1, "sentence", 1, "escalation path secret draft", 0)
     store.add_regions([reg])
-    from ingest.embed import default_text_encoder
+    from folio.ingest.embed import default_text_encoder
 
     store.add_chunks([reg], default_text_encoder().encode([reg.text]))
     store.ensure_fts()
@@ -168,8 +168,8 @@ def test_pending_version_is_invisible(private_data: Path, versions: dict[str, st
 
 
 def test_scalar_indexes_do_not_change_results(hand_store: Any) -> None:
-    from retrieval.search import Retriever
-    from retrieval.text import ensure_scalar_indexes
+    from folio.retrieval.search import Retriever
+    from folio.retrieval.text import ensure_scalar_indexes
 
     before = Retriever(hand_store).search("pump filter", doc_ids=["manual"], k=5)
     assert sorted(ensure_scalar_indexes(hand_store)) == ["doc_id", "version_id"]
@@ -183,9 +183,9 @@ def test_scalar_indexes_do_not_change_results(hand_store: Any) -> None:
 
 def test_bm25_finds_japanese_words_inside_unspaced_text(tmp_path: Any) -> None:
     """CJK runs are indexed as bigrams, so a word in the middle of a Japanese sentence is found."""
-    from ingest.embed import default_text_encoder
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.ingest.embed import default_text_encoder
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "ja")
     ver = "ja00000000000001"
@@ -210,8 +210,8 @@ def test_old_data_dirs_get_the_fts_column(tmp_path: Any) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from ingest.store import CHUNKS_SCHEMA, Store
-    from retrieval.search import Retriever
+    from folio.ingest.store import CHUNKS_SCHEMA, Store
+    from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "old")
     ver = "old0000000000001"
@@ -250,9 +250,9 @@ def test_full_text_query_matches_standard_abbreviations(tmp_path: Path) -> None:
     the abbreviations both ways (retrieval.text.fts_query)."""
     import pymupdf
 
-    from ingest.pipeline import ingest_bytes
-    from ingest.store import Store
-    from retrieval.search import Retriever
+    from folio.ingest.pipeline import ingest_bytes
+    from folio.ingest.store import Store
+    from folio.retrieval.search import Retriever
 
     doc = pymupdf.open()
     lines = ["Cat. No. 28171E", "Abb. 2 zeigt den Kleeblattknoten.", "The pump housing is cast iron.",

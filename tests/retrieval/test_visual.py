@@ -63,8 +63,8 @@ def test_hybrid_query_returns_figure_and_page_hits_with_sources(
 def test_colpali_page_score_matches_exact_maxsim(
     retriever: Any, visual_store: Any, versions: dict[str, str]
 ) -> None:
-    from retrieval.colpali import load_page_vectors
-    from retrieval.maxsim import maxsim
+    from folio.retrieval.colpali import load_page_vectors
+    from folio.retrieval.maxsim import maxsim
 
     model = retriever.colpali.model
     rids, pages, mats = load_page_vectors(visual_store.table("pages"), (DOC, versions["v2"]))
@@ -74,7 +74,7 @@ def test_colpali_page_score_matches_exact_maxsim(
 
 
 def _scope(store: Any) -> Any:
-    from retrieval.scope import resolve_scope
+    from folio.retrieval.scope import resolve_scope
 
     return resolve_scope(store)
 
@@ -87,9 +87,9 @@ def test_status_reports_models(retriever: Any) -> None:
 
 
 def test_without_weights_visual_retrievers_are_off_with_reason(visual_store: Any, tmp_path: Any) -> None:
-    from api.settings import Settings
-    from retrieval.search import Retriever
-    from retrieval.visual import indexers_from_settings
+    from folio.api.settings import Settings
+    from folio.retrieval.search import Retriever
+    from folio.retrieval.visual import indexers_from_settings
 
     s = Settings(
         data=str(tmp_path), clip_model="ViT-B-32", clip_pretrained=None, colpali_model=str(tmp_path / "none")
@@ -107,8 +107,8 @@ def test_without_weights_visual_retrievers_are_off_with_reason(visual_store: Any
 
 
 def test_family_detection() -> None:
-    from ingest.errors import ModelUnavailable
-    from retrieval.colpali import detect_family
+    from folio.kernel.errors import ModelUnavailable
+    from folio.retrieval.colpali import detect_family
 
     assert detect_family({"architectures": ["ColQwen2"], "model_type": "qwen2_vl"}) == "ColQwen2"
     assert (

@@ -13,7 +13,7 @@ from pathlib import Path
 
 def build_tiny_clip(out: Path) -> Path:
     """A 3.4M-parameter open_clip model as ``open_clip_config.json`` + ``open_clip_model.safetensors``."""
-    from ingest.torchfix import ensure_torchvision
+    from folio.ingest.torchfix import ensure_torchvision
 
     ensure_torchvision()
     import open_clip
@@ -44,7 +44,7 @@ def build_tiny_colmodernvbert(out: Path) -> Path:
     processor expects. Images are split into 64-px tiles, 16-px patches, pixel shuffle 2: 4 image
     tokens per tile.
     """
-    from ingest.torchfix import ensure_torchvision
+    from folio.ingest.torchfix import ensure_torchvision
 
     ensure_torchvision()
     import torch
@@ -57,7 +57,7 @@ def build_tiny_colmodernvbert(out: Path) -> Path:
         SiglipVisionConfig,
     )
 
-    from ingest.embed import minilm_path
+    from folio.ingest.embed import minilm_path
 
     tok = AutoTokenizer.from_pretrained(minilm_path())
     special = [

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from ingest.model import Region, RegionKind
+from folio.kernel.model import Region, RegionKind
 
 
 class RegionSource(Protocol):

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ingest.model import RegionKind
+from folio.kernel.model import RegionKind
 
 Modality = Literal["text", "table", "figure", "page"]
 """What a hit is to the reader: ``text`` (sentences, paragraphs, sections), a table, a figure or a page."""
