@@ -22,7 +22,8 @@ def modules_with_examples() -> list[str]:
             if ">>>" in path.read_text(encoding="utf-8"):
                 rel = path.relative_to(ROOT).with_suffix("")
                 parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
-                out.append(".".join(parts))
+                # the stage folders are installed as folio.<stage> (pyproject.toml's package-dir)
+                out.append(".".join(parts if pkg == "folio" else ("folio", *parts)))
     return out
 
 
