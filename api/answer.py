@@ -359,10 +359,10 @@ def package_event(prep: Prepared) -> dict[str, Any]:
 def error_event(e: BaseException) -> dict[str, Any]:
     """The ``error`` event's data: the one error shape plus ``status``; an unexpected error is logged
     and reported as ``internal_error`` (the stream still ends with an event)."""
-    from folio.api.errors import error_body
+    from folio.api.errors import error_body, status_for
 
     if isinstance(e, FolioError):
-        return {**error_body(e.code, str(e) or e.code), "status": e.http_status}
+        return {**error_body(e.code, str(e) or e.code), "status": status_for(e)}
     logger.error("answer stream failed", exc_info=e)
     return {**error_body("internal_error", "internal error while answering; the server log has the details"),
             "status": 500}

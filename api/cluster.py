@@ -234,6 +234,7 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     """The body of one task attempt (a plain function: also callable in-process)."""
     import socket
 
+    from folio.api.errors import status_for
     from folio.ingest.claims import DEAD_WRITERS
     from folio.ingest.pipeline import ingest_bytes
     from folio.kernel.errors import FolioError
@@ -278,7 +279,7 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
         return {
             "status": "failed",
             "error": {"code": e.code, "message": str(e)},
-            "http_status": e.http_status,
+            "http_status": status_for(e),
         }
     return {"status": "done", "result": report.job_result(collection)}
 

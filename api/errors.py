@@ -10,7 +10,9 @@ Messages and details are capped in size: they may echo input, and input can be h
 
 Mapping:
 
-- ``FolioError`` subclasses → their own ``http_status`` and ``code`` (``ingest/errors.py``);
+- ``FolioError`` subclasses → their ``code`` and the status ``status_for`` gives: ``KERNEL_STATUS`` for the
+  kernel's classes (``folio/kernel/errors.py``, which knows nothing of HTTP), a class's own ``http_status``
+  for the errors that the api layer defines;
 - FastAPI's ``RequestValidationError`` → 422 ``validation_error``;
 - Starlette's ``HTTPException`` (unknown route, wrong method) → its status, ``not_found`` /
   ``method_not_allowed`` / ``http_<status>``;
@@ -33,7 +35,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from folio.kernel.errors import FolioError, NotFound
+from folio.kernel.errors import (
+    ClaimLost,
+    CollectionConflict,
+    FolioError,
+    InvalidDocument,
+    InvalidRequest,
+    LimitExceeded,
+    ModelUnavailable,
+    NotFound,
+    VersionBusy,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +86,37 @@ class Overloaded(FolioError, RuntimeError):
     def __init__(self, message: str, retry_after: int = 1) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+# The HTTP status of each kernel error class; a subclass answers with its nearest listed ancestor's.
+KERNEL_STATUS: dict[type[FolioError], int] = {
+    FolioError: 500,
+    InvalidDocument: 422,
+    LimitExceeded: 413,
+    NotFound: 404,
+    ModelUnavailable: 503,
+    VersionBusy: 409,
+    ClaimLost: 409,
+    CollectionConflict: 409,
+    InvalidRequest: 422,
+}
+
+
+def status_for(exc: FolioError) -> int:
+    """The HTTP status ``exc`` answers with: the nearest class in its MRO that says, by its own
+    ``http_status`` (the api layer's errors) or in ``KERNEL_STATUS``.
+
+    >>> from folio.kernel.errors import CorruptPDF, DocumentNotFound
+    >>> status_for(CorruptPDF("x")), status_for(DocumentNotFound("x")), status_for(Overloaded("busy"))
+    (422, 404, 503)
+    """
+    for cls in type(exc).__mro__:
+        own = vars(cls).get("http_status")
+        if isinstance(own, int):
+            return own
+        if cls in KERNEL_STATUS:
+            return KERNEL_STATUS[cls]
+    return 500
 
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("folio_request_id", default=None)
@@ -131,12 +174,12 @@ def folio_error_response(exc: FolioError, detail: Any = None) -> JSONResponse:
         headers = {"WWW-Authenticate": 'Bearer realm="folio"'}
     elif isinstance(exc, Overloaded):
         headers = {"Retry-After": str(exc.retry_after)}
-    return error_response(exc.http_status, exc.code, str(exc) or exc.code, detail, headers)
+    return error_response(status_for(exc), exc.code, str(exc) or exc.code, detail, headers)
 
 
 async def _folio_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, FolioError)
-    if exc.http_status >= 500:
+    if status_for(exc) >= 500:
         logger.error("%s %s failed: %s", request.method, request.url.path, exc)
     return folio_error_response(exc, getattr(exc, "detail", None))
 

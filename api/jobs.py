@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from folio.api.errors import status_for
 from folio.kernel.errors import FolioError
 
 logger = logging.getLogger(__name__)
@@ -154,7 +155,7 @@ class JobRunner:
                 job.result = job.work(progress)
             except FolioError as e:
                 logger.info("job %s failed: %s", job.job_id, e)
-                self._fail(job, e.code, str(e), e.http_status)
+                self._fail(job, e.code, str(e), status_for(e))
                 continue
             except Exception as e:  # noqa: BLE001 - a crashed job must not kill the worker; logged as our bug
                 logger.exception("job %s crashed", job.job_id)

@@ -63,6 +63,7 @@ class HashEncoder:
 
 def run_one(path: Path, data_dir: Path, real_encoder: bool) -> dict[str, Any]:
     """In the child: ingest one file, return what happened (never raises)."""
+    from folio.api.errors import status_for
     from folio.ingest.pipeline import ingest_bytes
     from folio.ingest.store import Store
     from folio.kernel.errors import FolioError
@@ -85,7 +86,7 @@ def run_one(path: Path, data_dir: Path, real_encoder: bool) -> dict[str, Any]:
             "repaired": any(w.startswith("repaired:") for w in rep.warnings),
         }
     except FolioError as exc:
-        return {"outcome": "clean error", "code": exc.code, "http": exc.http_status, "message": str(exc)[:200]}
+        return {"outcome": "clean error", "code": exc.code, "http": status_for(exc), "message": str(exc)[:200]}
     except Exception as exc:  # noqa: BLE001 - the harness records our bugs, it does not hide them
         return {"outcome": "server error", "code": type(exc).__name__, "message": str(exc)[:200]}
 

@@ -6,7 +6,7 @@
     │   ├── CorruptPDF                        PDF header, but the file cannot be opened or is truncated
     │   ├── EncryptedPDF                      needs a password (none given, or the one given is wrong)
     │   ├── EmptyPDF                          opens, but has zero pages
-    │   ├── LimitExceeded                     over the size or page limit (HTTP 413)
+    │   ├── LimitExceeded                     over the size or page limit
     │   ├── IngestTimeout                     parsing ran past the document or page time budget
     │   ├── IngestMemory                      parsing needed more memory than the ingest budget
     │   └── ParserCrashed                     the parser process died on this file (a signal)
@@ -15,12 +15,13 @@
     │   ├── VersionNotFound
     │   └── RegionNotFound
     ├── ModelUnavailable (RuntimeError)       an optional model (CLIP, ColPali, LLM) is not configured
-    ├── VersionBusy (TimeoutError)            another live writer holds this version's claim (HTTP 409)
-    ├── ClaimLost (RuntimeError)              this writer's claim was taken over or deleted before commit (409)
-    ├── CollectionConflict (ValueError)       the doc_id already lives in another collection (409)
+    ├── VersionBusy (TimeoutError)            another live writer holds this version's claim
+    ├── ClaimLost (RuntimeError)              this writer's claim was taken over or deleted before commit
+    ├── CollectionConflict (ValueError)       the doc_id already lives in another collection
     └── InvalidRequest (ValueError)           a query or option that cannot be served as asked
 
-``code`` is the stable machine-readable name used in the REST error shape.
+``code`` is the stable machine-readable name used in the REST error shape. The kernel knows nothing of HTTP:
+the status each class answers with is ``folio.api.errors.KERNEL_STATUS`` (``status_for``).
 """
 
 from __future__ import annotations
@@ -28,12 +29,10 @@ from __future__ import annotations
 
 class FolioError(Exception):
     code = "folio_error"
-    http_status = 500
 
 
 class InvalidDocument(FolioError, ValueError):
     code = "invalid_document"
-    http_status = 422
 
 
 class NotAPDF(InvalidDocument):
@@ -54,7 +53,6 @@ class EmptyPDF(InvalidDocument):
 
 class LimitExceeded(InvalidDocument):
     code = "limit_exceeded"
-    http_status = 413
 
 
 class IngestTimeout(InvalidDocument):
@@ -71,7 +69,6 @@ class ParserCrashed(InvalidDocument):
 
 class NotFound(FolioError, LookupError):
     code = "not_found"
-    http_status = 404
 
 
 class DocumentNotFound(NotFound):
@@ -88,24 +85,19 @@ class RegionNotFound(NotFound):
 
 class ModelUnavailable(FolioError, RuntimeError):
     code = "model_unavailable"
-    http_status = 503
 
 
 class VersionBusy(FolioError, TimeoutError):
     code = "version_busy"
-    http_status = 409
 
 
 class ClaimLost(FolioError, RuntimeError):
     code = "claim_lost"
-    http_status = 409
 
 
 class CollectionConflict(FolioError, ValueError):
     code = "collection_conflict"
-    http_status = 409
 
 
 class InvalidRequest(FolioError, ValueError):
     code = "invalid_request"
-    http_status = 422

@@ -22,6 +22,7 @@ from benchmarks.odd_pdfs import (
     valid_pdf,
 )
 from folio.api.app import create_app
+from folio.api.errors import status_for
 from folio.ingest.limits import IngestLimits, _death, parse_with_limits
 from folio.ingest.parse import REPAIRED_WARNING, parse_pdf
 from folio.ingest.pdf_ocr import ocr_available, scan_dpi
@@ -53,7 +54,7 @@ def test_page_timeout_fails_cleanly_keeps_the_store_and_frees_the_worker(tmp_pat
     with pytest.raises(IngestTimeout) as err:
         ingest_bytes(store, slow_page, filename="slow.pdf", ocr=False, limits=IngestLimits(page_timeout_s=1.0))
     assert isinstance(err.value, InvalidDocument) and err.value.code == "ingest_timeout"
-    assert err.value.http_status == 422
+    assert status_for(err.value) == 422
     msg = str(err.value)
     assert "\n" not in msg and "page 1 of 1" in msg and "FOLIO_PAGE_TIMEOUT_S" in msg
     # Nothing of the failed version is left, nothing stored before is lost, the parser is gone.
@@ -83,7 +84,7 @@ def test_memory_budget() -> None:
         parse_with_limits(
             valid_pdf(2), limits=IngestLimits(memory_mb=300), doc_id="m", filename="m.pdf", assets_dir=None, ocr=False
         )
-    assert err.value.code == "ingest_memory" and err.value.http_status == 422
+    assert err.value.code == "ingest_memory" and status_for(err.value) == 422
 
 
 def test_a_child_killed_by_a_signal_is_a_clean_error() -> None:

@@ -1,0 +1,81 @@
+"""The HTTP status of every error lives in the api layer (``folio.api.errors.status_for``), not in the kernel.
+
+The table is the REST contract as it stood when the statuses were class attributes of the kernel errors.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from folio.api.chat import LLMNotConfigured, LLMTimeout, LLMUpstreamError
+from folio.api.errors import (
+    AssetNotFound,
+    Forbidden,
+    JobNotFound,
+    Overloaded,
+    PayloadTooLarge,
+    Unauthorized,
+    status_for,
+)
+from folio.api.keys import KeysUnavailable
+from folio.kernel import errors
+
+KERNEL = {
+    "FolioError": 500,
+    "InvalidDocument": 422,
+    "NotAPDF": 422,
+    "CorruptPDF": 422,
+    "EncryptedPDF": 422,
+    "EmptyPDF": 422,
+    "LimitExceeded": 413,
+    "IngestTimeout": 422,
+    "IngestMemory": 422,
+    "ParserCrashed": 422,
+    "NotFound": 404,
+    "DocumentNotFound": 404,
+    "VersionNotFound": 404,
+    "RegionNotFound": 404,
+    "ModelUnavailable": 503,
+    "VersionBusy": 409,
+    "ClaimLost": 409,
+    "CollectionConflict": 409,
+    "InvalidRequest": 422,
+}
+API = [
+    (Unauthorized, 401),
+    (Forbidden, 403),
+    (JobNotFound, 404),
+    (AssetNotFound, 404),
+    (PayloadTooLarge, 413),
+    (Overloaded, 503),
+    (LLMTimeout, 504),
+    (LLMUpstreamError, 502),
+    (LLMNotConfigured, 503),
+    (KeysUnavailable, 503),
+]
+
+
+def test_every_kernel_error_is_in_the_table() -> None:
+    found = {n for n, c in inspect.getmembers(errors, inspect.isclass) if issubclass(c, errors.FolioError)}
+    assert found == set(KERNEL)
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL))
+def test_kernel_error_status(name: str) -> None:
+    cls = getattr(errors, name)
+    assert status_for(cls("x")) == KERNEL[name]
+    assert "http_status" not in vars(cls)  # the kernel knows nothing of HTTP
+
+
+@pytest.mark.parametrize(("cls", "status"), API)
+def test_api_error_status(cls: type[errors.FolioError], status: int) -> None:
+    assert status_for(cls("x")) == status
+
+
+def test_a_subclass_outside_the_table_answers_with_its_ancestors_status() -> None:
+    class Odd(errors.CorruptPDF):
+        pass
+
+    assert status_for(Odd("x")) == 422
