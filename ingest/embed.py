@@ -34,11 +34,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from folio.ingest.limits import usable_cpus
+from folio.ingest.rows import TEXT_DIM as TEXT_DIM  # the stored vectors' width, which the encoder produces
 from folio.ingest.torchfix import ensure_torchvision
 
 logger = logging.getLogger(__name__)
 
-TEXT_DIM = 384
 MODEL_NAME = "all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
 DEFAULT_DOCUMENT_BACKEND = "onnx-int8"

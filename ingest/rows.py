@@ -22,6 +22,9 @@ DEFAULT_COLLECTION = "default"
 _COLLECTION_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # doc ids' pattern; \Z: no trailing newline
 WRITER_FIELD = pa.field("writer", pa.string())
 FTS_COLUMN = "fts"
+# Width of the stored text vectors: the text encoder's (all-MiniLM-L6-v2, ``folio.ingest.embed``). Defined here,
+# with the storage names, so that the schema does not import the embedder (and through it the OCR lanes).
+TEXT_DIM = 384
 
 
 def check_collection(name: str) -> str:

@@ -67,12 +67,12 @@ import numpy as np
 import pyarrow as pa
 
 from folio.ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
-from folio.ingest.embed import TEXT_DIM
 from folio.ingest.rows import (
     COLLECTION_COLUMN,
     DEFAULT_COLLECTION,
     FTS_COLUMN,
     SEARCH_KINDS,
+    TEXT_DIM,
     WRITER_FIELD,
     check_collection,
     row_collection,

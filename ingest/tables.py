@@ -32,7 +32,7 @@ import pyarrow as pa
 from lancedb.pydantic import LanceModel, MultiVector, Vector, pydantic_to_schema
 from pydantic import TypeAdapter, create_model
 
-from folio.ingest.embed import TEXT_DIM
+from folio.ingest.rows import TEXT_DIM
 from folio.kernel.model import Locator, Region, RegionPayload, payload_from_meta
 
 
