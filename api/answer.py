@@ -42,7 +42,7 @@ from folio.api.answer_schemas import (
     StructuredCheck,
     context_request,
 )
-from folio.api.chat import AnswerClient, Completion, client_from_settings
+from folio.api.chat import AnswerClient, Completion, client_from_settings, strip_fences
 from folio.api.schema_check import MAX_VALUE_DEPTH, depth
 from folio.api.schemas import assembly_options
 from folio.api.service import build_context
@@ -71,7 +71,6 @@ FOLIO_SCHEMA: dict[str, Any] = {
     "required": ["answer", "citations", "insufficient"],
     "additionalProperties": False,
 }
-_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.S)
 _BARE_ID = re.compile(r"^\s*\[?\s*([A-Za-z]{1,3}\d{1,4})\s*\]?\s*$")
 
 
@@ -277,16 +276,6 @@ def _structured(prep: Prepared, reply: str) -> tuple[str, StructuredCheck]:
     return text, StructuredCheck(schema_name=prep.schema_name or "custom", json_valid=json_valid,
                                  schema_valid=schema_valid, errors=errors[:10], fenced=fenced, value=value,
                                  cited_ids=ids, invented_ids=invented, faithful=not invented)
-
-
-def strip_fences(reply: str) -> tuple[str, bool]:
-    """A reply without Markdown code fences around it, and whether it had them.
-
-    >>> strip_fences('```json\\n{"a": 1}\\n```')
-    ('{"a": 1}', True)
-    """
-    m = _FENCE.match(reply)
-    return (m.group(1).strip(), True) if m else (reply.strip(), False)
 
 
 def _first_object(text: str) -> str | None:

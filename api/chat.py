@@ -22,6 +22,7 @@ both work), as with ``retrieval.llm``.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,19 @@ MAX_REPLY_CHARS = 1_000_000
 class LLMNotConfigured(ModelUnavailable):
     code = "llm_not_configured"
     http_status = 503
+
+
+_FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.S)
+
+
+def strip_fences(reply: str) -> tuple[str, bool]:
+    """A reply without Markdown code fences around it, and whether it had them.
+
+    >>> strip_fences('```json\\n{"a": 1}\\n```')
+    ('{"a": 1}', True)
+    """
+    m = _FENCE.match(reply)
+    return (m.group(1).strip(), True) if m else (reply.strip(), False)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from folio.api.chat import ENABLE_HINT, AnswerClient, LLMNotConfigured, LLMTimeout
+from folio.api.chat import ENABLE_HINT, AnswerClient, LLMNotConfigured, LLMTimeout, strip_fences
 from folio.retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
@@ -45,8 +45,6 @@ def llm_compressor(settings: Settings, *, timeout: float = TIMEOUT_S, package_s:
     budget: list[Deadline] = []  # started by the first call
 
     def compress(question: str, text: str, max_tokens: int) -> str:
-        from folio.api.answer import strip_fences
-
         if not budget:
             budget.append(Deadline(package_s))
         left = budget[0].left()

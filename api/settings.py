@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from folio.ingest.cpus import usable_cpus
 from folio.ingest.store import default_data_dir
 
 logger = logging.getLogger(__name__)
@@ -23,8 +24,6 @@ logger = logging.getLogger(__name__)
 
 def default_concurrency() -> int:
     """Query threads, and `folio serve`'s query processes, when not set: the cores, at most 8."""
-    from folio.ingest.limits import usable_cpus
-
     return max(1, min(8, usable_cpus()))
 
 

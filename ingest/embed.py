@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from folio.ingest.limits import usable_cpus
+from folio.ingest.cpus import usable_cpus
 from folio.ingest.rows import TEXT_DIM as TEXT_DIM  # the stored vectors' width, which the encoder produces
 from folio.ingest.torchfix import ensure_torchvision
 

@@ -55,14 +55,6 @@ STARTUP_GRACE_S = 10.0  # added to the first page's budget: the child's start an
 _MB = 1024 * 1024
 
 
-def usable_cpus() -> int:
-    """The cores this process may run on (its CPU affinity: a container's cpuset, ``taskset``)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def _env_float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
     raw = env.get(name, "").strip()
     if not raw:
@@ -112,6 +104,8 @@ def parse_with_limits(
 ) -> ParsedDocument:
     """``ingest.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring)."""
     if not limits.isolate:
+        # here, not at the top: PyMuPDF stays out of processes that only read limits (the forkserver
+        # preloads it for the parse children)
         from folio.ingest.parse import parse_pdf
 
         return parse_pdf(data, ocr_budget=limits.ocr_budget(), progress=progress, **parse_kwargs)
@@ -235,7 +229,7 @@ def _child_main(
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = limits.memory_mb * _MB
         resource.setrlimit(resource.RLIMIT_AS, (cap if hard < 0 else min(cap, hard), hard))
-    from folio.ingest.parse import parse_pdf
+    from folio.ingest.parse import parse_pdf  # preloaded by the forkserver; see parse_with_limits
 
     def progress(done: int, total: int) -> None:
         conn.send(("progress", done, total))

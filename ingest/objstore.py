@@ -25,16 +25,25 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
-
-if TYPE_CHECKING:
-    from folio.ingest.store import Store
 
 # Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
 STAGING_PREFIX = "folio-staging-"
 ASSETS_TABLE = "assets"  # its row model is ``ingest.tables.AssetRow``
+
+
+class AssetStore(Protocol):
+    """What the image functions below need of a store (``folio.ingest.store.Store`` is one): the folder the
+    parser stages PNGs in, and its tables. A protocol, so that this module does not import the store, which
+    calls it."""
+
+    assets_root: Path
+
+    def table(self, name: str, schema: pa.Schema | None = None) -> Any | None: ...
+
+    def add_rows(self, table_name: str, schema: pa.Schema, rows: pa.Table | list[dict[str, Any]]) -> None: ...
 
 
 def is_local(uri: str) -> bool:
@@ -79,7 +88,7 @@ def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None)
     return out
 
 
-def upload_staged(store: Store, doc_id: str, version_id: str) -> int:
+def upload_staged(store: AssetStore, doc_id: str, version_id: str) -> int:
     """Move the PNGs the parser staged for one claimed version into the ``assets`` table (as that
     version's rows, under its writer) and remove them from local disk. Returns the number of images."""
     from folio.ingest.tables import ASSETS
@@ -122,7 +131,7 @@ def sweep_staging(tmp: str | None = None) -> list[str]:
     return removed
 
 
-def discard_staged(store: Store, doc_id: str, version_id: str) -> None:
+def discard_staged(store: AssetStore, doc_id: str, version_id: str) -> None:
     """Remove one version's staged PNGs, and the staging folder once it is empty."""
     root = Path(store.assets_root)
     shutil.rmtree(root / f"{doc_id}@{version_id}", ignore_errors=True)
@@ -133,7 +142,7 @@ def discard_staged(store: Store, doc_id: str, version_id: str) -> None:
             pass
 
 
-def read_asset(store: Store, relative: str) -> bytes | None:
+def read_asset(store: AssetStore, relative: str) -> bytes | None:
     """The bytes of one stored image (any version state: callers resolve visibility through the
     region that names it), or None."""
     table = store.table(ASSETS_TABLE)

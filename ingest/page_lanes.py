@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from folio.ingest.limits import usable_cpus
+from folio.ingest.cpus import usable_cpus
 from folio.ingest.pdf_ocr import ImageOcrError, OcrBudget, OcrInput, page_blocks, run_tesseract
 from folio.ingest.pdf_text import Block
 

@@ -67,6 +67,16 @@ import numpy as np
 import pyarrow as pa
 
 from folio.ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
+from folio.ingest.compaction import compact
+from folio.ingest.objstore import (
+    STAGING_PREFIX,
+    discard_staged,
+    is_local,
+    read_asset,
+    storage_options_from_env,
+    sweep_staging,
+    upload_staged,
+)
 from folio.ingest.rows import (
     COLLECTION_COLUMN,
     DEFAULT_COLLECTION,
@@ -174,8 +184,6 @@ class Store:
         import tempfile
 
         import lancedb
-
-        from folio.ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
 
         self.uri = str(uri or default_data_dir())
         self.local = is_local(self.uri)
@@ -609,8 +617,6 @@ class Store:
             tagged = self._tagged(self.regions, "regions", data)
             retry_conflicts(lambda: self.regions.add(tagged))
             if not self.local:
-                from folio.ingest.objstore import upload_staged
-
                 for doc_id, version_id in {(r.doc_id, r.version_id) for r in regions}:
                     upload_staged(self, doc_id, version_id)
 
@@ -712,8 +718,6 @@ class Store:
 
     def maintain(self) -> None:
         """Periodic compaction in a writer; a failure is logged, never fails the commit that triggered it."""
-        from folio.ingest.maintenance import compact
-
         try:
             compact(self)
         except (OSError, RuntimeError, ValueError) as exc:
@@ -747,8 +751,6 @@ class Store:
             LIVE_WRITERS.discard(claim.writer)
             self._remove_claim(doc_id, version_id, claim.writer)
             if not self.local:
-                from folio.ingest.objstore import discard_staged
-
                 discard_staged(self, doc_id, version_id)
 
     def _remove_claim(self, doc_id: str, version_id: str, writer: str) -> None:
@@ -893,8 +895,6 @@ class Store:
                 return self.asset_path(relative).read_bytes()
             except OSError as e:
                 raise RegionNotFound(f"no such asset: {relative}") from e
-        from folio.ingest.objstore import read_asset
-
         data = read_asset(self, relative)
         if data is None:
             raise RegionNotFound(f"no such asset: {relative}")
