@@ -4,8 +4,11 @@
 - ``folio.kernel.geometry``: ``BBox``, the one rectangle type, with its operations;
 - ``folio.kernel.errors``: the exception tree (``code`` only; HTTP statuses belong to ``folio.api.errors``);
 - ``folio.kernel.tokens``: tokenizers and token counting;
-- ``folio.kernel.textnorm``: text normalisation shared by indexing and querying.
+- ``folio.kernel.textnorm``: text normalisation shared by indexing and querying;
+- ``folio.kernel.hit``: ``Hit``, what retrieval hands to assembly and the api;
+- ``folio.kernel.index``: ``RegionIndex`` / ``RegionSource``, a version's regions by id, parent and position;
+- ``folio.kernel.pageref``: the page numbers a question names ("page 12", "pp. 51-53").
 
 The kernel imports nothing else of folio (an import-linter contract in pyproject.toml, checked by
-tests/test_layers.py); every other room may import it.
+tests/test_layers.py); every other room may import it. Only assembly is held to the kernel alone.
 """
