@@ -10,5 +10,5 @@
 - ``folio.kernel.pageref``: the page numbers a question names ("page 12", "pp. 51-53").
 
 The kernel imports nothing else of folio (an import-linter contract in pyproject.toml, checked by
-tests/test_layers.py); every other room may import it. Only assembly is held to the kernel alone.
+tests/test_layers.py); every other room may import it. The store and assembly import nothing else.
 """
