@@ -70,6 +70,7 @@ TAGS = [
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # function-level: models load in the lifespan: create_app alone (tests, folio._codegen) stays light
     from folio.api.query_worker import open_resources
     from folio.retrieval.visual import indexers_from_settings
 

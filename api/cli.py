@@ -35,6 +35,8 @@ from folio.api.cli_common import (
 )
 from folio.kernel.errors import FolioError
 
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF.
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from folio.ingest.pipeline import ingest_path

@@ -15,6 +15,8 @@ from typing import Any
 
 from folio.api.cli_common import EXIT_FAILED, EXIT_USAGE
 
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF.
 
 def _keys_path(args: argparse.Namespace) -> Path | None:
     from folio.api.settings import Settings

@@ -12,6 +12,8 @@ from typing import Any
 
 from folio.api.cli_common import EXIT_USAGE, add_data_arg
 
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF.
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     from folio.api.settings import Settings

@@ -33,6 +33,8 @@ from folio.assembly.types import Strategy
 from folio.kernel.errors import FolioError
 from folio.kernel.hit import RetrievalStrategy
 
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
     from folio.api.settings import Settings
     from folio.ingest.store import Store

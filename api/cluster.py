@@ -29,6 +29,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+# Function-level imports: the task bodies run on Ray's workers and import the service there; the
+# driver, which only pickles and submits them, stays light.
 if TYPE_CHECKING:
     from folio.api.settings import Settings
     from folio.ingest.store import Store

@@ -59,6 +59,7 @@ class ClusterJobRunner:
         self._counts: tuple[float, dict[str, int]] = (0.0, {"queued": 0, "running": 0, "done": 0, "failed": 0})
 
     def start(self) -> None:
+        # function-level: Ray's side (api.cluster) loads only when a cluster is configured
         from folio.api.cluster import board
 
         self.board = board(self.address)
@@ -79,6 +80,7 @@ class ClusterJobRunner:
     ) -> RemoteJob:
         import ray
 
+        # function-level: Ray's side (api.cluster) loads only when a cluster is configured
         from folio.api.cluster import job_spec
 
         spec = job_spec(store, filename=filename, doc_id=doc_id, collection=collection, settings=settings)
@@ -119,6 +121,7 @@ def job_runner(settings: Settings) -> Any:
     """The runner for ``create_app``: on the cluster when ``settings.ray_address`` is set, else in-process."""
     if settings.ray_address:
         return ClusterJobRunner(settings.ray_address)
+    # function-level: the in-process runner, when no cluster is configured
     from folio.api.jobs import JobRunner
 
     return JobRunner()

@@ -40,7 +40,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from folio.ingest.store import check_collection
-from folio.kernel.errors import FolioError
+from folio.kernel.errors import FolioError, InvalidRequest
 
 logger = logging.getLogger(__name__)
 
@@ -182,8 +182,6 @@ def add_key(path: Path, collections: Iterable[str], access: Access) -> tuple[Key
                 created_at=time.time(),
             )
         except ValidationError as exc:
-            from folio.kernel.errors import InvalidRequest
-
             raise InvalidRequest(f"invalid key: {exc.errors()[0]['msg']}") from exc
         write_keys(path, [*keys, record])
     return record, secret

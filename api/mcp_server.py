@@ -50,7 +50,10 @@ from pydantic import ValidationError
 from folio.api.keys import FULL_ACCESS, Principal
 from folio.api.mcp_outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
 from folio.kernel.errors import FolioError
+from folio.kernel.model import COORD_CONVENTION
 
+# Function-level imports: each tool loads the service code it calls on first use, so that `folio mcp`
+# answers the MCP handshake before torch, LanceDB and PyMuPDF are loaded.
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
@@ -206,8 +209,6 @@ def get_region(
 
 
 def _coords() -> str:
-    from folio.kernel.model import COORD_CONVENTION
-
     return COORD_CONVENTION
 
 

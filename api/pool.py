@@ -45,6 +45,7 @@ class QueryPool:
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="folio-query")
         self.processes: ProcessPoolExecutor | None = None
         if processes:
+            # function-level: the worker module (store, retriever) loads only when queries run in processes
             from folio.api import query_worker
 
             if settings is None:
@@ -89,6 +90,7 @@ class QueryPool:
         on a worker thread."""
         if self.processes is None:
             return await self.run(local)
+        # function-level: the worker module (store, retriever) loads only when queries run in processes
         from folio.api import query_worker
 
         return await self._submit(self.processes, query_worker.call, op, req_json, collections)

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from folio.api.schemas import ContextRequest, HitOut, SearchRequest, SearchResponse, SourceOut, VerifyRequest
 from folio.api.service import build_context, search_hits, version_filenames
+from folio.assembly import verify_answer
 from folio.ingest.store import Store
 from folio.kernel.errors import InvalidRequest
 
@@ -49,8 +50,6 @@ def context(req: ContextRequest, store: Store, retriever: Retriever, settings: S
 
 def verify(req: VerifyRequest, store: Store, retriever: Retriever, settings: Settings,
            collections: Collections) -> str:
-    from folio.assembly import verify_answer
-
     if req.package is not None:
         package = req.package
     elif req.context_request is not None:

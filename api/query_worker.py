@@ -36,6 +36,7 @@ _RESOURCES: tuple[Store, Retriever, Settings] | None = None
 def open_resources(settings: Settings) -> tuple[Store, Retriever]:
     """The store and retriever the query endpoints read, with the query encoder and tokenizers loaded
     (the server process's startup and each worker's)."""
+    # function-level: the models load when a process opens its resources, not when this module is imported
     from folio.ingest.store import Store
     from folio.ingest.torchfix import ensure_torchvision
     from folio.kernel.tokens import get_tokenizer, register_tokenizer

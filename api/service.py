@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from folio.api.errors import capped_list
 from folio.api.schemas import assembly_options
+from folio.assembly import assemble
 from folio.assembly.types import ContextPackage
 from folio.ingest.store import DEFAULT_COLLECTION, Store
 from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
@@ -141,8 +142,6 @@ def build_context(
     """Retrieve, then assemble: what ``POST /v1/context`` and ``folio context`` return (within
     ``collections``, see ``search_hits``). ``compress="llm"`` uses ``compressor``, else one on the
     configured LLM (``api.compress_llm``; none configured: ``LLMNotConfigured``, 503)."""
-    from folio.assembly import assemble
-
     options = assembly_options(
         req,
         default_tokenizer=settings.tokenizer,
@@ -150,6 +149,7 @@ def build_context(
         tokenizers=settings.request_tokenizers(),
     )
     if options.compress == "llm" and compressor is None:
+        # function-level: optional: the LLM client only for compress='llm'
         from folio.api.compress_llm import llm_compressor
 
         compressor = llm_compressor(settings)  # before retrieval: no endpoint fails fast
@@ -177,6 +177,7 @@ def ingest_job(
     """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
 
     def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+        # function-level: the parser (PyMuPDF) loads in the job, not for queries
         from folio.ingest.pipeline import ingest_bytes
 
         report = ingest_bytes(

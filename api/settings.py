@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from folio.ingest.cpus import usable_cpus
 from folio.ingest.store import default_data_dir
+from folio.kernel.tokens import BUILTIN_TOKENIZERS
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +121,6 @@ class Settings(BaseSettings):
 
     def request_tokenizers(self) -> frozenset[str]:
         """The tokenizer names a request may ask for: the built-ins, ``tokenizers`` and the default."""
-        from folio.kernel.tokens import BUILTIN_TOKENIZERS
-
         return frozenset(BUILTIN_TOKENIZERS) | frozenset(self.tokenizers) | {self.tokenizer}
 
     @field_validator("allowed_hosts", "cors_origins", mode="before")

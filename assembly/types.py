@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from folio.kernel.hit import Modality
 from folio.kernel.model import BBox
+from folio.kernel.tokens import is_known_tokenizer
 
 Strategy = Literal["auto", "raw", "window", "parent", "neighbors", "page"]
 Order = Literal["relevance", "document", "edges"]
@@ -204,8 +205,6 @@ class AssemblyOptions(_Frozen):
     @field_validator("tokenizer")
     @classmethod
     def _tokenizer_name(cls, v: str) -> str:
-        from folio.kernel.tokens import is_known_tokenizer
-
         if is_known_tokenizer(v):
             return v
         raise ValueError(

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from folio import models
 
+# Function-level imports: ``LocalFolio`` runs the whole service in-process and loads it (torch, LanceDB)
+# on first use, so that importing folio's client never does.
 if TYPE_CHECKING:
     from folio.api.settings import Settings
 

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from folio.ingest.claims import _pid_alive
+
 # Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
 STAGING_PREFIX = "folio-staging-"
 ASSETS_TABLE = "assets"  # its row model is ``ingest.tables.AssetRow``
@@ -91,6 +93,7 @@ def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None)
 def upload_staged(store: AssetStore, doc_id: str, version_id: str) -> int:
     """Move the PNGs the parser staged for one claimed version into the ``assets`` table (as that
     version's rows, under its writer) and remove them from local disk. Returns the number of images."""
+    # function-level: LanceDB (through tables) loads when an image is uploaded, not when the store imports this
     from folio.ingest.tables import ASSETS
 
     folder = Path(store.assets_root) / f"{doc_id}@{version_id}"
@@ -119,8 +122,6 @@ def sweep_staging(tmp: str | None = None) -> list[str]:
     """Remove the staging folders of processes of this machine that are gone (a writer killed
     between parse and upload leaves its PNGs there); returns what was removed."""
     import tempfile
-
-    from folio.ingest.claims import _pid_alive
 
     removed = []
     for folder in Path(tmp or tempfile.gettempdir()).glob(STAGING_PREFIX + "*"):

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from folio.ingest.pdf_text import Block
+from folio.ingest.pdf_text import Block, _mk
 
 NUMBERED = re.compile(r"^\s*((?:\d+|[A-Z](?=\.\d))(?:\.\d+)*)\.?\s+\S")
 _NUM_PREFIX = re.compile(
@@ -35,8 +35,6 @@ def norm(text: str) -> str:
 
 
 def _split(blocks: list[Block], i: int, k: int) -> None:
-    from folio.ingest.pdf_text import _mk
-
     b = blocks[i]
     if 0 < k < len(b.lines):
         blocks[i : i + 1] = [_mk(b.lines[:k]), _mk(b.lines[k:])]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
 from folio.ingest.store import Store
+from folio.kernel.errors import InvalidRequest
 from folio.kernel.model import PARSER_VERSION, IngestReport, version_id_for
 
 if TYPE_CHECKING:
@@ -55,8 +56,6 @@ _DOC_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: "$" woul
 
 
 def check_doc_id(doc_id: str) -> str:
-    from folio.kernel.errors import InvalidRequest
-
     if not _DOC_ID_RE.match(doc_id):
         raise InvalidRequest(
             f"invalid doc_id {doc_id!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
@@ -88,6 +87,7 @@ def ingest_bytes(
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     """
+    # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
     from folio.ingest.validate import open_pdf
 

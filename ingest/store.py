@@ -101,6 +101,8 @@ from folio.kernel.index import RegionIndex
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.textnorm import fts_text
 
+# Function-level imports: ``folio.ingest.tables`` imports LanceDB (about a second); the store loads it on
+# first use, so that importing the store stays cheap (the CLI reads ``default_data_dir`` from it).
 if TYPE_CHECKING:
     from lancedb.pydantic import LanceModel
 

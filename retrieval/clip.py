@@ -63,6 +63,7 @@ class ClipModel:
                 f"CLIP model {model_name!r} has no pretrained weights configured; refusing random "
                 f"weights. {CLIP_ENABLE_HINT}"
             )
+        # function-level: optional model: torch and torchvision load only when CLIP is configured
         from folio.ingest.torchfix import ensure_torchvision
 
         ensure_torchvision()

@@ -119,6 +119,7 @@ class ColPaliModel:
     """A colpali-engine model and processor; multivectors are returned without padding rows."""
 
     def __init__(self, model: str, *, device: str = "cpu") -> None:
+        # function-level: optional model: torch and torchvision load only when ColPali is configured
         from folio.ingest.torchfix import ensure_torchvision
 
         ensure_torchvision()

@@ -22,15 +22,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from folio.ingest.embed import TextEncoder
+from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.store import Store
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit, Modality, RetrievalStrategy, Source
 from folio.kernel.index import MergedSource, RegionIndex
 from folio.kernel.model import Region
 from folio.kernel.pageref import PageRef, parse_page_refs, resolve
-from folio.retrieval.clip import ClipModel, ClipRetriever
-from folio.retrieval.colpali import ColPaliModel, ColPaliRetriever
+from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel, ClipRetriever
+from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliRetriever
 from folio.retrieval.config import ModelSettings
 from folio.retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
@@ -91,8 +91,6 @@ class Retriever:
         page_lex_weight: float = PAGE_LEX_WEIGHT,
     ) -> None:
         if text_encoder is None:
-            from folio.ingest.embed import default_text_encoder
-
             text_encoder = default_text_encoder()
         self.store = store
         self.ref_weight = ref_weight
@@ -401,9 +399,6 @@ class Retriever:
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Per retriever: enabled, model, reason when off, how to enable."""
-        from folio.retrieval.clip import CLIP_ENABLE_HINT
-        from folio.retrieval.colpali import COLPALI_ENABLE_HINT
-
         out: dict[str, dict[str, Any]] = {
             "bm25": on_status("lancedb-fts"),
             "dense": on_status(self.text_encoder.name),

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from lancedb.pydantic import Vector
 
-from folio.ingest.embed import TEXT_DIM, TextEncoder
+from folio.ingest.claims import retry_conflicts
+from folio.ingest.embed import TEXT_DIM, TextEncoder, default_text_encoder
 from folio.ingest.rows import sql_in
 from folio.ingest.store import Store
 from folio.ingest.tables import TableSpec, VersionScopedRow
@@ -134,8 +135,6 @@ class SummaryIndexer:
     @property
     def encoder(self) -> TextEncoder:
         if self._encoder is None:
-            from folio.ingest.embed import default_text_encoder
-
             self._encoder = default_text_encoder()
         return self._encoder
 
@@ -178,8 +177,6 @@ class SummaryIndexer:
         table = store.table(SUMMARIES_TABLE)
         if table is not None:
             from lancedb.index import FTS
-
-            from folio.ingest.claims import retry_conflicts
 
             # Concurrent writers (Ray workers, replicas) rebuild this index too: a conflict is retried.
             retry_conflicts(lambda: table.create_index("text", config=FTS(with_position=False), replace=True))

@@ -85,6 +85,7 @@ def indexers_from_settings(settings: ModelSettings) -> list[VersionIndexer]:
     LLM-written summaries are used only when ``settings.llm_summaries`` is true (one LLM call per
     section at ingest is slow and may cost money).
     """
+    # function-level: the summary indexer and its LLM client load only where ingest indexers are built
     from folio.retrieval.llm import client_from_settings
     from folio.retrieval.summary import SummaryIndexer
 

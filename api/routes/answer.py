@@ -26,6 +26,7 @@ from starlette.types import Receive, Scope, Send
 
 from folio.api.answer import acall, answer_events_async, finish, prepare
 from folio.api.answer_schemas import AnswerRequest, AnswerResponse
+from folio.api.chat import ENABLE_HINT
 from folio.api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
 from folio.api.model_calls import ModelCalls, Slot
 from folio.api.schemas import error_responses
@@ -139,8 +140,6 @@ async def _unless_gone(receive: Receive, call: Awaitable[T]) -> T:
 async def answer_status(settings: SettingsDep) -> dict[str, object]:
     """The viewer asks this to decide whether "Ask" answers or only shows evidence. The endpoint's
     URL is not shown (it may be an internal host); the model name is."""
-    from folio.api.chat import ENABLE_HINT
-
     enabled = bool(settings.llm_base_url and settings.llm_model)
     return {"enabled": enabled, "model": settings.llm_model if enabled else None,
             "how_to_enable": None if enabled else ENABLE_HINT}

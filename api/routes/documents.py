@@ -127,6 +127,7 @@ def _precheck(
     store: Store, data: bytes, filename: str, doc_id: str | None, collection: str, max_bytes: int, max_pages: int
 ) -> None:
     """Reject bad input before queueing, so even ``wait=false`` gets an immediate 4xx."""
+    # function-level: PyMuPDF loads on the first upload, not at server start
     from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
     from folio.ingest.validate import open_pdf
 

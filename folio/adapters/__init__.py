@@ -104,10 +104,12 @@ def resolve_source(source: Any) -> Any:
     if hasattr(source, "context"):
         return source
     if isinstance(source, str) and source.startswith(("http://", "https://")):
+        # function-level: each source kind loads only its own side
         from folio.client import Client
 
         return Client(source)
     if isinstance(source, str | os.PathLike):
+        # function-level: the in-process service (torch, LanceDB) only for a path
         from folio.local import LocalFolio
 
         return LocalFolio(Path(source))
