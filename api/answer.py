@@ -43,9 +43,12 @@ from folio.api.answer_schemas import (
     context_request,
 )
 from folio.api.chat import AnswerClient, Completion, client_from_settings, strip_fences
+from folio.api.errors import error_body, status_for
 from folio.api.schema_check import MAX_VALUE_DEPTH, depth
+from folio.api.schema_check import validate as bounded_validate
 from folio.api.schemas import assembly_options
-from folio.api.service import build_context
+from folio.api.service import build_context, visible_region
+from folio.assembly.budget import get_counter
 from folio.assembly.types import ContextPackage
 from folio.assembly.verify import cited_ids, verify_answer
 from folio.kernel.errors import FolioError, InvalidRequest
@@ -113,8 +116,6 @@ def schema_instruction(schema: dict[str, Any], name: str) -> str:
 def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Settings, *,
             collections: Collection[str] | None = None, client: AnswerClient | None = None) -> Prepared:
     """Check the endpoint is configured, then build the package (schema counted in the budget)."""
-    from folio.assembly.budget import get_counter
-
     client = client or client_from_settings(settings, timeout=req.timeout_s)
     ctx = context_request(req)
     options = assembly_options(ctx, default_tokenizer=settings.tokenizer, default_budget=settings.default_budget,
@@ -145,8 +146,6 @@ def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Se
 def _inline_images(package: ContextPackage, store: Store, collections: Collection[str] | None,
                    warnings: list[str]) -> list[dict[str, Any]]:
     """The package's messages (copied) with each image part's URL replaced by a ``data:`` URL."""
-    from folio.api.service import visible_region
-
     by_url = {it.image_url: it for it in package.items if it.image_url}
     out: list[dict[str, Any]] = []
     for m in package.prompt.messages:
@@ -287,8 +286,6 @@ def _first_object(text: str) -> str | None:
 def validate(value: Any, schema: dict[str, Any]) -> list[str]:
     """Schema errors of ``value`` (empty: valid), at most 10, each with its JSON path; bounded in
     time and never fetching a reference (``api.schema_check``)."""
-    from folio.api.schema_check import validate as bounded_validate
-
     return bounded_validate(value, schema)
 
 
@@ -348,8 +345,6 @@ def package_event(prep: Prepared) -> dict[str, Any]:
 def error_event(e: BaseException) -> dict[str, Any]:
     """The ``error`` event's data: the one error shape plus ``status``; an unexpected error is logged
     and reported as ``internal_error`` (the stream still ends with an event)."""
-    from folio.api.errors import error_body, status_for
-
     if isinstance(e, FolioError):
         return {**error_body(e.code, str(e) or e.code), "status": status_for(e)}
     logger.error("answer stream failed", exc_info=e)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from folio.api.schema_check import schema_problem
 from folio.api.schemas import ContextRequest, Schema
 from folio.assembly.types import ContextPackage, LocatorOut, VerifyReport
 from folio.kernel.hit import Modality
@@ -76,8 +77,6 @@ class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
             raise ValueError(f"json_schema is longer than {MAX_SCHEMA_CHARS} characters")
         if _depth(v) > MAX_SCHEMA_DEPTH:
             raise ValueError(f"json_schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
-        from folio.api.schema_check import schema_problem
-
         problem = schema_problem(v)
         if problem is not None:
             raise ValueError(f"json_schema: {problem}")

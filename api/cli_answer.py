@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from folio.api.cli_common import add_server_arg, require_store, server_url
 
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
     from folio.api.settings import Settings
     from folio.ingest.store import Store

@@ -18,6 +18,8 @@ from pydantic import ValidationError
 
 from folio.kernel.errors import FolioError
 
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
     from folio.api.settings import Settings
     from folio.ingest.store import Store

@@ -16,6 +16,7 @@ from annotated_types import Ge, Le, MaxLen
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from folio.assembly.types import MAX_TEMPLATE_CHARS, AssemblyOptions, ContextPackage
+from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Modality, RetrievalStrategy
 from folio.kernel.model import COORD_CONVENTION, BBox, RegionKind
 
@@ -337,8 +338,6 @@ def assembly_options(
     ``tokenizers`` are the names a request may ask for (the server's configuration); a name
     outside it is an ``InvalidRequest`` (422), whatever this process happens to have loaded.
     """
-    from folio.kernel.errors import InvalidRequest
-
     values = req.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True)
     asked = values.get("tokenizer")
     if asked is None:

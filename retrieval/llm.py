@@ -13,6 +13,7 @@ from typing import Any
 
 from folio.kernel.errors import ModelUnavailable
 from folio.retrieval.config import ModelSettings
+from folio.retrieval.llm_http import post_json, run_sync
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +37,6 @@ class ChatClient:
         self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 512, temperature: float = 0.0
     ) -> str:
         """The assistant message text of one completion."""
-        from folio.retrieval.llm_http import post_json, run_sync
-
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"

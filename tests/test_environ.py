@@ -18,6 +18,7 @@ SETTINGS = {"api/settings.py"}  # the settings tree: reading the environment is 
 ALLOWED = {
     "api/cluster.py": 2,  # FOLIO_RAY_CPUS_PER_DOC, FOLIO_RAY_GPUS_PER_DOC
     "api/cluster_local.py": 6,  # the local Ray demo sets and forwards the loopback/S3 variables
+    "api/cli_common.py": 1,  # FOLIO_URL: the server folio context/search/ask ask by default, as the client's
     "folio/client.py": 2,  # FOLIO_API_KEY, FOLIO_URL: the client has no server settings to read
     "folio/kernel/tokens.py": 2,  # TIKTOKEN_CACHE_DIR, for tiktoken
     "ingest/embed.py": 4,  # FOLIO_MODEL_CACHE, FOLIO_EMBED_BACKEND, FOLIO_QUERY_BACKEND, FOLIO_EMBED_THREADS
