@@ -46,6 +46,7 @@ from folio.kernel.errors import (
     NotFound,
     VersionBusy,
 )
+from folio.retrieval.llm_http import LLMTimeout, LLMUpstreamError
 
 logger = logging.getLogger(__name__)
 
@@ -100,11 +101,16 @@ KERNEL_STATUS: dict[type[FolioError], int] = {
     CollectionConflict: 409,
     InvalidRequest: 422,
 }
+# The same for the errors that a stage below the api defines (they know nothing of HTTP either).
+STAGE_STATUS: dict[type[FolioError], int] = {
+    LLMTimeout: 504,
+    LLMUpstreamError: 502,
+}
 
 
 def status_for(exc: FolioError) -> int:
     """The HTTP status ``exc`` answers with: the nearest class in its MRO that says, by its own
-    ``http_status`` (the api layer's errors) or in ``KERNEL_STATUS``.
+    ``http_status`` (the api layer's errors) or in ``KERNEL_STATUS`` / ``STAGE_STATUS``.
 
     >>> from folio.kernel.errors import CorruptPDF, DocumentNotFound
     >>> status_for(CorruptPDF("x")), status_for(DocumentNotFound("x")), status_for(Overloaded("busy"))
@@ -114,8 +120,9 @@ def status_for(exc: FolioError) -> int:
         own = vars(cls).get("http_status")
         if isinstance(own, int):
             return own
-        if cls in KERNEL_STATUS:
-            return KERNEL_STATUS[cls]
+        listed = KERNEL_STATUS.get(cls, STAGE_STATUS.get(cls))
+        if listed is not None:
+            return listed
     return 500
 
 

@@ -8,9 +8,10 @@ a client that goes away cancels it. The reply is read in chunks up to ``MAX_REPL
 
 The async functions serve the server's event loop; ``run_sync`` and ``iterate_sync`` drive them from
 plain threads (query workers, ingest, the CLI). Errors never name the endpoint's URL (it may be an
-internal host, and ``/v1/answer/status`` keeps it hidden); the server log has it:
+internal host, and ``/v1/answer/status`` keeps it hidden); the server log has it. The HTTP statuses are
+``folio.api.errors.STAGE_STATUS``'s:
 
-    ModelUnavailable (503)       ingest.errors
+    ModelUnavailable (503)       folio.kernel.errors
     ├── LLMTimeout (504)         the call ran past its deadline
     └── LLMUpstreamError (502)   unreachable, an error status, a reply too big or of the wrong shape
 """
@@ -43,12 +44,10 @@ ENDPOINT = "the LLM endpoint"
 
 class LLMTimeout(ModelUnavailable, TimeoutError):
     code = "llm_timeout"
-    http_status = 504
 
 
 class LLMUpstreamError(ModelUnavailable):
     code = "llm_upstream_error"
-    http_status = 502
 
 
 class Deadline:

@@ -5,7 +5,9 @@ The table is the REST contract as it stood when the statuses were class attribut
 
 from __future__ import annotations
 
+import ast
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +81,18 @@ def test_a_subclass_outside_the_table_answers_with_its_ancestors_status() -> Non
         pass
 
     assert status_for(Odd("x")) == 422
+
+
+def test_no_stage_below_the_api_names_an_http_status() -> None:
+    """Only the api layer says which HTTP status an error answers with (``STAGE_STATUS`` for the others)."""
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for folder in ("folio/kernel", "ingest", "retrieval", "assembly"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ClassDef):
+                    for stmt in node.body:
+                        targets = stmt.targets if isinstance(stmt, ast.Assign) else []
+                        if any(isinstance(t, ast.Name) and t.id == "http_status" for t in targets):
+                            found.append(f"{path.relative_to(root).as_posix()}:{node.name}")
+    assert not found, found
