@@ -7,6 +7,7 @@ layer; the caller passes them in as ``VersionIndexer``s so that ``ingest`` never
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import time
@@ -41,16 +42,32 @@ class VersionIndexer(Protocol):
 
 
 def doc_id_from_filename(filename: str) -> str:
-    """A readable, stable doc id from a file name: ``"R Data (v2).pdf"`` → ``"r-data-v2"``.
+    """A readable, stable, always valid doc id from a file name: ``"R Data (v2).pdf"`` → ``"r-data-v2"``.
+
+    A name whose slug is not a valid id (over 128 characters, or starting with ``_``) keeps a
+    prefix of its slug and gets ``-`` plus 12 hex digits of the full slug's SHA-256: still
+    readable, still stable for the same name, and distinct for names that differ only past the
+    prefix. Only an id the client sends can be refused (``check_doc_id``).
 
     >>> doc_id_from_filename("Reportlab UserGuide.PDF")
     'reportlab-userguide'
+    >>> long = doc_id_from_filename("a" * 200 + ".pdf")
+    >>> len(long), long[:4], long[-13]
+    (128, 'aaaa', '-')
     """
     stem = Path(filename).stem.lower()
     slug = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-.")
-    return slug or "document"
+    if not slug:
+        return "document"
+    if _DOC_ID_RE.match(slug):
+        return slug
+    digest = hashlib.sha256(slug.encode()).hexdigest()[:DERIVED_HASH_CHARS]
+    prefix = slug[: MAX_DOC_ID - DERIVED_HASH_CHARS - 1].strip("-._")
+    return f"{prefix}-{digest}" if prefix else f"document-{digest}"
 
 
+MAX_DOC_ID = 128
+DERIVED_HASH_CHARS = 12  # 48 bits of the full slug: a shortened derived id stays unique
 _DOC_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: "$" would accept a trailing newline
 
 
