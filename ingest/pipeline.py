@@ -211,7 +211,8 @@ def _report(parsed: ParsedDocument) -> IngestReport:
         warnings=tuple(parsed.warnings),
         issues=tuple(parsed.issues),
         seconds=0.0,
-        status="partial" if parsed.issues else "created",
+        status="partial" if parsed.issues or parsed.degraded_pages else "created",
+        degraded_pages=tuple(parsed.degraded_pages),
     )
 
 
