@@ -10,15 +10,24 @@ and goes on. ``slow_table_brochure`` has the same shape: its page 2 costs ``find
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from benchmarks.odd_pdfs import BROCHURE_SLOW_TEXT, slow_table_brochure, slow_vector_page, text_then_slow_vector_page
+from api.cli import main
+from benchmarks.odd_pdfs import (
+    BROCHURE_SLOW_TEXT,
+    slow_table_brochure,
+    slow_vector_page,
+    text_then_slow_vector_page,
+    valid_pdf,
+)
 from ingest.limits import IngestLimits, parse_with_limits
-from ingest.model import PagePayload, Region
+from ingest.model import FigurePayload, PagePayload, Region
 from ingest.page_deadline import PageOverrun, page_deadline
 from ingest.pipeline import ingest_bytes
 from ingest.store import Store
@@ -125,3 +134,78 @@ def test_page_deadline_raises_in_python_code_and_not_after_the_body() -> None:
     time.sleep(0.1)  # a disarmed timer raises nothing later
     with pytest.raises(PageOverrun), page_deadline(0.0):
         pass
+
+
+# ------------------------------------------------------------------------------- re-doing later
+
+
+def _ingest_cli(pdf: Path, data: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:
+    code = main(["ingest", str(pdf), "--data", str(data), "--no-ocr", "--json", *extra])
+    out: dict[str, Any] = json.loads(capsys.readouterr().out)["data"][0]
+    assert code == 0, out
+    return out
+
+
+def test_redo_degraded_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pdf = tmp_path / "brochure.pdf"
+    pdf.write_bytes(slow_table_brochure(grid=(48, 96)))
+    data = tmp_path / "data"
+    first = _ingest_cli(pdf, data, capsys, "--page-timeout", "0.4")
+    assert first["status"] == "partial" and first["degraded_pages"] == [2]
+    # Ingesting the same bytes again is the usual no-op, and says which pages are degraded.
+    again = _ingest_cli(pdf, data, capsys)
+    assert again["status"] == "unchanged" and again["degraded_pages"] == [2]
+    store = Store(data)
+    created = store.get_version("brochure").created_at
+    # Re-done within the same limit: still degraded, so the stored version is kept as it was.
+    same = _ingest_cli(pdf, data, capsys, "--redo-degraded", "--page-timeout", "0.4")
+    assert same["status"] == "unchanged" and same["degraded_pages"] == [2]
+    assert store.get_version("brochure").created_at == created
+    # Re-done without a page limit: replaced in place (same version id, same age), with its figure.
+    redone = _ingest_cli(pdf, data, capsys, "--redo-degraded", "--page-timeout", "0")
+    assert redone["status"] == "created" and redone["degraded_pages"] == [] and not redone["warnings"]
+    assert redone["version_id"] == first["version_id"]
+    [version] = store.list_versions("brochure")
+    assert version.created_at == created
+    report = store.version_report("brochure", version.version_id)
+    assert report["degraded_pages"] == [] and report["status"] == "created"
+    regions = store.region_index("brochure", version.version_id).of_kind("brochure", version.version_id, "figure")
+    figure = [r for r in regions if r.first_page == 2]
+    assert len(figure) == 1 and isinstance(figure[0].payload, FigurePayload) and figure[0].payload.image
+    assert store.asset_path(figure[0].payload.image.path).is_file()
+    # Nothing is degraded any more: a further --redo-degraded is a no-op.
+    assert _ingest_cli(pdf, data, capsys, "--redo-degraded")["status"] == "unchanged"
+
+
+def test_a_redone_older_version_does_not_become_the_latest(tmp_path: Path) -> None:
+    store = Store(tmp_path / "data")
+    old = slow_table_brochure(grid=(48, 96))
+    quick = IngestLimits(page_timeout_s=0.4)
+    rep = ingest_bytes(store, old, filename="brochure.pdf", ocr=False, limits=quick)
+    assert rep.degraded_pages == (2,)
+    newer = ingest_bytes(store, valid_pdf(2), filename="brochure.pdf", ocr=False, limits=quick)
+    redo = ingest_bytes(
+        store, old, filename="brochure.pdf", ocr=False, limits=IngestLimits(page_timeout_s=None), redo_degraded=True
+    )
+    assert redo.status == "created" and redo.degraded_pages == ()
+    assert [(v.version_id, v.latest) for v in store.list_versions("brochure")] == [
+        (newer.version_id, True),
+        (rep.version_id, False),
+    ]
+
+
+def test_redo_degraded_over_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    brochure = slow_table_brochure(grid=(48, 96))
+    files = {"file": ("brochure.pdf", brochure, "application/pdf")}
+    monkeypatch.setenv("FOLIO_PAGE_TIMEOUT_S", "0.4")
+    with TestClient(create_app(make_settings(tmp_path / "data"))) as client:
+        first = client.post("/v1/documents", files=files).json()
+        assert first["report"]["degraded_pages"] == [2]
+        assert client.post("/v1/documents", files=files).json()["status"] == "unchanged"
+        monkeypatch.setenv("FOLIO_PAGE_TIMEOUT_S", "0")  # the operator gives pages more time (0: no limit)
+        redone = client.post("/v1/documents", params={"redo_degraded": "true"}, files=files)
+        assert redone.status_code == 200, redone.text
+        body = redone.json()
+        assert body["status"] == "created" and body["report"]["degraded_pages"] == []
+        assert body["version_id"] == first["version_id"]
+        assert client.get("/v1/documents/brochure").json()["report"]["degraded_pages"] == []
