@@ -33,7 +33,7 @@ from ingest.pipeline import ingest_bytes
 from ingest.store import Store
 from tests.api.conftest import make_settings
 
-QUICK = IngestLimits(page_timeout_s=1.0)
+MEDIUM = (56, 112)  # a grid find_tables spends 1-2 s on (3-4 x the 0.4 s limit the tests below set)
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_rest_upload_keeps_the_slow_page_searchable_and_reports_it(
 
 
 def test_the_other_pages_are_whole_and_a_larger_limit_degrades_nothing() -> None:
-    brochure = slow_table_brochure(grid=(48, 96))  # find_tables: about 1 s
+    brochure = slow_table_brochure(grid=MEDIUM)
     quick = parse_with_limits(
         brochure, limits=IngestLimits(page_timeout_s=0.4), doc_id="b", filename="b.pdf", assets_dir=None, ocr=False
     )
@@ -148,7 +148,7 @@ def _ingest_cli(pdf: Path, data: Path, capsys: pytest.CaptureFixture[str], *extr
 
 def test_redo_degraded_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pdf = tmp_path / "brochure.pdf"
-    pdf.write_bytes(slow_table_brochure(grid=(48, 96)))
+    pdf.write_bytes(slow_table_brochure(grid=MEDIUM))
     data = tmp_path / "data"
     first = _ingest_cli(pdf, data, capsys, "--page-timeout", "0.4")
     assert first["status"] == "partial" and first["degraded_pages"] == [2]
@@ -179,7 +179,7 @@ def test_redo_degraded_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_a_redone_older_version_does_not_become_the_latest(tmp_path: Path) -> None:
     store = Store(tmp_path / "data")
-    old = slow_table_brochure(grid=(48, 96))
+    old = slow_table_brochure(grid=MEDIUM)
     quick = IngestLimits(page_timeout_s=0.4)
     rep = ingest_bytes(store, old, filename="brochure.pdf", ocr=False, limits=quick)
     assert rep.degraded_pages == (2,)
@@ -195,7 +195,7 @@ def test_a_redone_older_version_does_not_become_the_latest(tmp_path: Path) -> No
 
 
 def test_redo_degraded_over_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    brochure = slow_table_brochure(grid=(48, 96))
+    brochure = slow_table_brochure(grid=MEDIUM)
     files = {"file": ("brochure.pdf", brochure, "application/pdf")}
     monkeypatch.setenv("FOLIO_PAGE_TIMEOUT_S", "0.4")
     with TestClient(create_app(make_settings(tmp_path / "data"))) as client:
