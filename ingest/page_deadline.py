@@ -29,6 +29,7 @@ class PageOverrun(BaseException):
     """The page ran past its soft limit (raised from the ``SIGALRM`` handler)."""
 
 
+MAX_TIMER_S = 1e9  # longer (up to inf) is no limit: setitimer overflows past time_t
 _armed = False  # a signal that arrives after the body is over raises nothing
 
 
@@ -49,7 +50,7 @@ def page_deadline(seconds: float | None) -> Iterator[None]:
     """Run the body with ``PageOverrun`` raised after ``seconds`` (None: no limit; at most one
     raise, possibly just after the body ended). Raises at once when no time is left."""
     global _armed
-    if seconds is None or not can_interrupt():
+    if seconds is None or not seconds < MAX_TIMER_S or not can_interrupt():  # "not <": NaN too
         yield
         return
     if seconds <= 0:

@@ -209,3 +209,5 @@ def test_redo_degraded_over_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert body["status"] == "created" and body["report"]["degraded_pages"] == []
         assert body["version_id"] == first["version_id"]
         assert client.get("/v1/documents/brochure").json()["report"]["degraded_pages"] == []
+    with page_deadline(float("inf")), page_deadline(1e30), page_deadline(float("nan")):
+        pass  # no limit, not an OverflowError from setitimer
