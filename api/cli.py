@@ -14,6 +14,7 @@ import logging
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from folio.kernel.errors import FolioError
 # without loading torch, LanceDB or PyMuPDF.
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from folio.ingest.limits import IngestLimits
     from folio.ingest.pipeline import ingest_path
     from folio.ingest.store import Store
     from folio.retrieval.visual import indexers_from_settings
@@ -49,6 +51,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.doc_id and len(paths) != 1:
         print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
         return EXIT_USAGE
+    if args.ray and (args.redo_degraded or args.page_timeout is not None):
+        print("folio: --redo-degraded and --page-timeout run here, not on Ray", file=sys.stderr)
+        return EXIT_USAGE
+    limits = IngestLimits.from_env()
+    if args.page_timeout is not None:
+        limits = replace(limits, page_timeout_s=args.page_timeout if args.page_timeout > 0 else None)
     if args.ray:  # one Ray task per document (api/cluster_cli.py)
         from folio.api.cluster_cli import run as ingest_on_ray
 
@@ -70,6 +78,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 max_pages=settings.max_pages,
                 max_bytes=settings.max_upload_bytes,
                 collection=args.collection,
+                limits=limits,
+                redo_degraded=args.redo_degraded,
             )
             out = {**rep.model_dump(mode="json"), "collection": args.collection}
         except FolioError as e:
@@ -217,6 +227,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
     p.add_argument(
         "--ray", metavar="ADDRESS", default=None, help="ingest on this Ray cluster, one task per document"
+    )
+    p.add_argument(
+        "--redo-degraded",
+        action="store_true",
+        help="parse a stored version with degraded pages (past the page time limit) again, and replace it "
+        "when fewer pages come out degraded; give it more time with --page-timeout",
+    )
+    p.add_argument(
+        "--page-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a page's time limit for its tables, figures and OCR (default: FOLIO_PAGE_TIMEOUT_S or 60; 0: none)",
     )
     p.add_argument("--json", action="store_true", help="machine-readable reports")
     add_data_arg(p)

@@ -166,6 +166,9 @@ def format_report(r: dict[str, Any]) -> str:
         line += f"\n    warning: {w}"
     for issue in r.get("issues", []):
         line += f"\n    page {issue['page']}: {issue['message']}"
+    if r.get("degraded_pages"):
+        pages = ", ".join(str(p) for p in r["degraded_pages"])
+        line += f"\n    degraded pages: {pages} (parse them again: folio ingest --redo-degraded --page-timeout SECONDS)"
     return line
 
 

@@ -173,6 +173,7 @@ def ingest_job(
     settings: Settings,
     indexers: Sequence[VersionIndexer],
     collection: str = DEFAULT_COLLECTION,
+    redo_degraded: bool = False,
 ) -> Callable[[Callable[[str, int, int], None]], dict[str, Any]]:
     """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
 
@@ -191,6 +192,7 @@ def ingest_job(
             max_bytes=settings.max_upload_bytes,
             max_pages=settings.max_pages,
             collection=collection,
+            redo_degraded=redo_degraded,
         )
         return report.job_result(collection)
 

@@ -145,6 +145,43 @@ def slow_vector_page(rects: int = 200_000) -> bytes:
     return one_page("\n".join(ops).encode())
 
 
+BROCHURE_SLOW_TEXT = "Campus map. The observatory library opens at eight every morning, weekends included."
+
+
+def slow_table_brochure(pages: int = 3, slow: int = 2, grid: tuple[int, int] = (80, 160)) -> bytes:
+    """Text pages, one of which (1-based ``slow``) also carries a ruled grid of ``grid`` cells with
+    ``BROCHURE_SLOW_TEXT`` above it: PyMuPDF's ``find_tables`` spends seconds on that grid (3 s for
+    80 x 160 here) while the file stays a few KB. The shape of the brochure of issue 20."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    for k in range(1, pages + 1):
+        page = doc.new_page(width=612, height=792)
+        if k != slow:
+            page.insert_textbox(pymupdf.Rect(72, 72, 540, 720), f"Section {k}. " + _PAGE_TEXT * 2, fontsize=11)
+            continue
+        page.insert_textbox(pymupdf.Rect(40, 20, 572, 80), BROCHURE_SLOW_TEXT, fontsize=11)
+        shape = page.new_shape()
+        nx, ny = grid
+        x0, y0, x1, y1 = 40.0, 90.0, 572.0, 770.0
+        for i in range(nx + 1):
+            shape.draw_line((x0 + (x1 - x0) * i / nx, y0), (x0 + (x1 - x0) * i / nx, y1))
+        for j in range(ny + 1):
+            shape.draw_line((x0, y0 + (y1 - y0) * j / ny), (x1, y0 + (y1 - y0) * j / ny))
+        shape.finish(width=0.3)
+        shape.commit()
+    return bytes(doc.tobytes())
+
+
+def text_then_slow_vector_page(rects: int = 500_000) -> bytes:
+    """A text page, then ``slow_vector_page(rects)``: its ``get_cdrawings`` is one C call of seconds."""
+    import pymupdf
+
+    doc = pymupdf.open(stream=valid_pdf(1), filetype="pdf")
+    doc.insert_pdf(pymupdf.open(stream=slow_vector_page(rects), filetype="pdf"))
+    return bytes(doc.tobytes())
+
+
 def noise_scan(width: int = 1654, height: int = 2338, seed: int = 1) -> bytes:
     """A scanned-looking page that is all speckle: the worst case for Tesseract."""
     rng = random.Random(seed)

@@ -7,8 +7,13 @@ has one ingest worker, so one file could hold it for minutes or grow the server 
 ``forkserver``: a clean interpreter with ``ingest.parse`` preloaded, never a fork of the threaded
 server) and, from the parent:
 
-- kills it when the whole parse runs past ``timeout_s`` or one page past ``page_timeout_s``
-  (``IngestTimeout``);
+- kills it when the whole parse runs past ``timeout_s`` (``IngestTimeout``);
+- lets one page cost at most ``page_timeout_s`` of slow steps: the child itself stops a page's
+  table, figure and OCR work there and keeps its text layer and render (``ingest.page_deadline``);
+  the page is *degraded* (a warning, ``degraded_pages`` in the report), not the document failed.
+  A page the child does not get past within ``hard_page_limit`` (one MuPDF call that does not
+  return) gets the child killed and the document parsed again with that page cut to its text
+  layer (a second time: to nothing);
 - caps its address space at ``memory_mb`` with ``RLIMIT_AS`` (``IngestMemory`` when it runs out);
 - reports a child that dies on a signal as ``ParserCrashed``.
 
@@ -51,6 +56,7 @@ logger = logging.getLogger(__name__)
 
 OCR_PAGE_SHARE = 0.75  # of page_timeout_s: a slow Tesseract call is cut before the page is killed
 _POLL_S = 0.25
+HARD_PAGE_GRACE_S = 10.0  # at least this much past page_timeout_s before a stuck page's parser is killed
 STARTUP_GRACE_S = 10.0  # added to the first page's budget: the child's start and imports are not the file's fault
 _MB = 1024 * 1024
 
@@ -95,6 +101,25 @@ class IngestLimits:
         return OcrBudget(total_s=total, page_s=page)
 
 
+def hard_page_limit(page_timeout_s: float) -> float:
+    """How long the parent waits on one page before it kills the parser. The parser stops a page's
+    slow steps itself at ``page_timeout_s`` (``ingest.page_deadline``); what is left past that is
+    one MuPDF call that does not return, and the page's render.
+
+    >>> hard_page_limit(60.0), hard_page_limit(3.0)
+    (120.0, 13.0)
+    """
+    return page_timeout_s + max(page_timeout_s, HARD_PAGE_GRACE_S)
+
+
+class _PageStuck(Exception):
+    """The parser made no progress on ``page`` (0-based) within ``hard_page_limit``: it was killed."""
+
+    def __init__(self, page: int) -> None:
+        super().__init__(page)
+        self.page = page
+
+
 def parse_with_limits(
     data: bytes,
     *,
@@ -102,13 +127,41 @@ def parse_with_limits(
     progress: Callable[[int, int], None] | None = None,
     **parse_kwargs: Any,
 ) -> ParsedDocument:
-    """``ingest.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring)."""
+    """``ingest.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring).
+
+    A page past ``page_timeout_s`` is degraded by the parser itself. A page the parser does not
+    get past within ``hard_page_limit`` gets the parser killed and the document parsed again with
+    that page cut to its text layer (a second time: to nothing), until the document's deadline."""
     if not limits.isolate:
         # here, not at the top: PyMuPDF stays out of processes that only read limits (the forkserver
         # preloads it for the parse children)
         from folio.ingest.parse import parse_pdf
 
         return parse_pdf(data, ocr_budget=limits.ocr_budget(), progress=progress, **parse_kwargs)
+    started = time.monotonic()
+    modes: dict[int, str] = {}
+    while True:
+        try:
+            return _parse_in_child(data, limits, progress, {**parse_kwargs, "page_modes": dict(modes)}, started)
+        except _PageStuck as stuck:
+            if modes.get(stuck.page) == "skip":  # nothing left to cut on this page
+                raise _page_timeout(limits, f"page {stuck.page + 1}") from None
+            modes[stuck.page] = "skip" if stuck.page in modes else "text"
+            logger.warning(
+                "page %d did not finish within %g s; parsing again with it cut to %s",
+                stuck.page + 1,
+                hard_page_limit(limits.page_timeout_s or 0.0),
+                "its text layer" if modes[stuck.page] == "text" else "nothing",
+            )
+
+
+def _parse_in_child(
+    data: bytes,
+    limits: IngestLimits,
+    progress: Callable[[int, int], None] | None,
+    parse_kwargs: dict[str, Any],
+    started: float,
+) -> ParsedDocument:
     ctx = _context()
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(
@@ -120,7 +173,7 @@ def parse_with_limits(
     proc.start()
     send.close()
     try:
-        return _supervise(proc, recv, limits, progress)
+        return _supervise(proc, recv, limits, progress, started)
     finally:
         recv.close()
         if proc.is_alive() and proc.pid is not None:
@@ -128,11 +181,20 @@ def parse_with_limits(
         proc.join(5)
 
 
+def _page_timeout(limits: IngestLimits, where: str) -> IngestTimeout:
+    hard = hard_page_limit(limits.page_timeout_s or 0.0)
+    return IngestTimeout(f"ingest timeout: {where} took longer than {hard:g} s (FOLIO_PAGE_TIMEOUT_S)")
+
+
 def _supervise(
-    proc: Any, recv: Connection, limits: IngestLimits, progress: Callable[[int, int], None] | None
+    proc: Any,
+    recv: Connection,
+    limits: IngestLimits,
+    progress: Callable[[int, int], None] | None,
+    started: float,
 ) -> ParsedDocument:
-    started = time.monotonic()
-    last = started + STARTUP_GRACE_S
+    last = time.monotonic() + STARTUP_GRACE_S
+    hard = hard_page_limit(limits.page_timeout_s) if limits.page_timeout_s is not None else None
     done = total = 0
     while True:
         if recv.poll(_POLL_S):
@@ -164,10 +226,10 @@ def _supervise(
                 f"ingest timeout: parsing took longer than {limits.timeout_s:g} s "
                 f"(FOLIO_INGEST_TIMEOUT_S), stopped at {where}"
             )
-        if limits.page_timeout_s is not None and now - last > limits.page_timeout_s:
-            raise IngestTimeout(
-                f"ingest timeout: {where} took longer than {limits.page_timeout_s:g} s (FOLIO_PAGE_TIMEOUT_S)"
-            )
+        if hard is not None and now - last > hard:
+            if total and done < total:
+                raise _PageStuck(done)
+            raise _page_timeout(limits, where)  # opening the file, or the pass after the last page
 
 
 def _memory_message(limits: IngestLimits) -> str:
@@ -235,7 +297,13 @@ def _child_main(
         conn.send(("progress", done, total))
 
     try:
-        parsed = parse_pdf(data, ocr_budget=limits.ocr_budget(), progress=progress, **parse_kwargs)
+        parsed = parse_pdf(
+            data,
+            ocr_budget=limits.ocr_budget(),
+            progress=progress,
+            page_timeout_s=limits.page_timeout_s,
+            **parse_kwargs,
+        )
         del data
         conn.send(("ok", parsed))
     except MemoryError:

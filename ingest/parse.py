@@ -17,13 +17,16 @@ from __future__ import annotations
 import logging
 import pathlib
 import re
+import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 from folio.ingest.furniture import mark_furniture, page_text
+from folio.ingest.limits import hard_page_limit
+from folio.ingest.page_deadline import PageOverrun, page_deadline
 from folio.ingest.page_lanes import OcrCall, OcrResult, PageLanes, Pending
 from folio.ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
 from folio.ingest.pdf_ocr import (
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+PageMode = Literal["full", "text", "skip"]  # "text"/"skip": an earlier parse of this page was killed
 REPAIRED_WARNING = "repaired: the file was damaged; PyMuPDF reconstructed its cross-reference table"
 
 
@@ -61,6 +65,15 @@ class ParsedDocument:
     warnings: list[str] = field(default_factory=list)
     issues: list[PageIssue] = field(default_factory=list)
     ocr_pages: int = 0
+    degraded_pages: list[int] = field(default_factory=list)  # 1-based: past the page time limit
+
+
+@dataclass(frozen=True)
+class PageTiming:
+    """A page's soft time limit (None: none) and the pages (0-based) an earlier parse was killed on."""
+
+    soft_s: float | None = None
+    modes: Mapping[int, PageMode] = field(default_factory=dict)
 
 
 def _flags() -> int:
@@ -70,51 +83,41 @@ def _flags() -> int:
 
 
 def _first_pass(
-    page: pymupdf.Page, *, lanes: PageLanes, ocr: bool, asset_dir: pathlib.Path | None, rel_dir: str, scale: float
+    page: pymupdf.Page,
+    *,
+    lanes: PageLanes,
+    ocr: bool,
+    asset_dir: pathlib.Path | None,
+    rel_dir: str,
+    scale: float,
+    soft_s: float | None = None,
+    mode: PageMode = "full",
 ) -> tuple[PageData, list[Pending]]:
     """Everything of one page that needs MuPDF. What runs on the lanes (PNG writes, Tesseract) comes
-    back as ``Pending`` work; ``_finish_page`` applies it and builds the page text."""
-    w, h = page.rect.width, page.rect.height
-    pd = PageData(index=page.number, width=w, height=h, label=page_label(page))
+    back as ``Pending`` work; ``_finish_page`` applies it and builds the page text.
+
+    The text layer comes first and always stays. The slow steps (tables, figures, OCR) run within
+    ``soft_s`` seconds of the page's start (``ingest.page_deadline``); past that they are dropped and
+    the page is degraded. ``mode`` "text" keeps only the text layer, "skip" nothing."""
+    started = time.monotonic()
+    pd = PageData(index=page.number, width=page.rect.width, height=page.rect.height, label=page_label(page))
     pending: list[Pending] = []
+    if mode != "full":
+        pd.degraded = True
+        pd.warnings.append(degraded_warning(pd.index + 1, soft_s, mode))
+    if mode == "skip":
+        return pd, pending
+    pd.blocks = extract_blocks(page.get_textpage(flags=_flags()), page)
+    if mode == "text":
+        return pd, pending
+    roles = [b.role for b in pd.blocks]
     ocr_calls: list[tuple[OcrCall, Callable[[OcrResult], None]]] = []
-    flags = _flags()
-    tp = page.get_textpage(flags=flags)
-    pd.blocks = extract_blocks(tp, page)
-    chars = sum(len(ln.text.strip()) for b in pd.blocks for ln in b.lines)
-    images = raster_boxes(page)
-    pd.scanned = is_scanned(page, chars, images)
-    if pd.scanned and ocr:
-        ocr_calls.append(_ocr_scanned_page(page, pd, lanes))
-    drawings = page.get_cdrawings() if not pd.scanned else []
-    if drawings:
-        words = [wd for b in pd.blocks for ln in b.lines for wd in ln.words]
-        pd.tables = find_page_tables(page, drawings, words)
-    for t in pd.tables:
-        for b in pd.blocks:
-            if b.role == "para" and center_in(b.bbox, t.bbox):
-                b.role = "table"
-    # Figures: raster images and vector clusters (not on scanned pages: there the page is the image).
-    if not pd.scanned:
-        cands = [(b, "raster") for b in images]
-        cands += [(b, "vector") for b in vector_boxes(page, drawings, [t.bbox for t in pd.tables], pd.blocks)]
-        taken: set[int] = set()
-        for box, src in merge_boxes(cands):
-            if _is_background(box, w, h, pd.blocks):
-                continue
-            fig = FigureData(bbox=box, source=src)
-            ci = find_caption(box, pd.blocks, taken)
-            if ci is not None:
-                taken.add(ci)
-                fig.caption = pd.blocks[ci]
-                pd.blocks[ci].role = "caption"
-            for b in pd.blocks:
-                if b.role == "para" and center_in(b.bbox, box):
-                    b.role = "figure"
-                    fig.inner.append(b)
-            pd.figures.append(fig)
-        if ocr:
-            ocr_calls += _ocr_images(page, pd, images, lanes)
+    try:
+        with page_deadline(None if soft_s is None else soft_s - (time.monotonic() - started)):
+            ocr_calls = _slow_steps(page, pd, lanes, ocr)
+    except PageOverrun:
+        _drop_slow_work(pd, roles, soft_s)
+        ocr_calls = []
     if ocr_calls:
         appliers = [ap for _, ap in ocr_calls]
 
@@ -132,6 +135,80 @@ def _first_pass(
             pd.image = None
             pd.warnings.append(f"page {pd.index + 1}: not rendered ({_not_rendered(exc)})")
     return pd, pending
+
+
+def _slow_steps(
+    page: pymupdf.Page, pd: PageData, lanes: PageLanes, ocr: bool
+) -> list[tuple[OcrCall, Callable[[OcrResult], None]]]:
+    """Scan detection, tables and figures (with the roles they give text blocks), and the page's
+    OCR calls: what a page past its soft limit goes without."""
+    ocr_calls: list[tuple[OcrCall, Callable[[OcrResult], None]]] = []
+    chars = sum(len(ln.text.strip()) for b in pd.blocks for ln in b.lines)
+    images = raster_boxes(page)
+    pd.scanned = is_scanned(page, chars, images)
+    if pd.scanned and ocr:
+        ocr_calls.append(_ocr_scanned_page(page, pd, lanes))
+    drawings = page.get_cdrawings() if not pd.scanned else []
+    if drawings:
+        words = [wd for b in pd.blocks for ln in b.lines for wd in ln.words]
+        pd.tables = find_page_tables(page, drawings, words)
+    for t in pd.tables:
+        for b in pd.blocks:
+            if b.role == "para" and center_in(b.bbox, t.bbox):
+                b.role = "table"
+    # Figures: raster images and vector clusters (not on scanned pages: there the page is the image).
+    if not pd.scanned:
+        _find_figures(page, pd, images, drawings)
+        if ocr:
+            ocr_calls += _ocr_images(page, pd, images, lanes)
+    return ocr_calls
+
+
+def _find_figures(
+    page: pymupdf.Page,
+    pd: PageData,
+    images: list[tuple[float, float, float, float]],
+    drawings: list[dict[str, Any]],
+) -> None:
+    cands = [(b, "raster") for b in images]
+    cands += [(b, "vector") for b in vector_boxes(page, drawings, [t.bbox for t in pd.tables], pd.blocks)]
+    taken: set[int] = set()
+    for box, src in merge_boxes(cands):
+        if _is_background(box, pd.width, pd.height, pd.blocks):
+            continue
+        fig = FigureData(bbox=box, source=src)
+        ci = find_caption(box, pd.blocks, taken)
+        if ci is not None:
+            taken.add(ci)
+            fig.caption = pd.blocks[ci]
+            pd.blocks[ci].role = "caption"
+        for b in pd.blocks:
+            if b.role == "para" and center_in(b.bbox, box):
+                b.role = "figure"
+                fig.inner.append(b)
+        pd.figures.append(fig)
+
+
+def degraded_warning(page: int, soft_s: float | None, mode: PageMode) -> str:
+    """The warning of a degraded page (1-based ``page``; ``mode`` as in ``PageTiming``)."""
+    if mode == "full":
+        limit = f"{soft_s:g} s, " if soft_s is not None else ""
+        return (
+            f"page {page}: degraded: its table, figure and OCR steps ran past the page time limit "
+            f"({limit}FOLIO_PAGE_TIMEOUT_S) and were stopped; its text layer and page image are kept"
+        )
+    hard = f"{hard_page_limit(soft_s):g} s" if soft_s is not None else "the page time limit"
+    kept = "only its text layer is kept" if mode == "text" else "even its text layer is lost"
+    return f"page {page}: degraded: the parser did not get past this page within {hard} (FOLIO_PAGE_TIMEOUT_S); {kept}"
+
+
+def _drop_slow_work(pd: PageData, roles: list[str], soft_s: float | None) -> None:
+    """Undo what the slow steps built before they were stopped: the text layer is as it was read."""
+    pd.tables, pd.figures = [], []
+    for b, role in zip(pd.blocks, roles, strict=True):
+        b.role = role
+    pd.degraded = True
+    pd.warnings.append(degraded_warning(pd.index + 1, soft_s, "full"))
 
 
 def _finish_page(pd: PageData, pending: list[Pending]) -> None:
@@ -288,6 +365,8 @@ def parse_pdf(
     max_pages: int | None = None,
     max_bytes: int | None = None,
     ocr_budget: OcrBudget | None = None,
+    page_timeout_s: float | None = None,
+    page_modes: Mapping[int, PageMode] | None = None,
 ) -> ParsedDocument:
     """Parse PDF bytes into regions (see the module docstring and ``ingest.model``).
 
@@ -296,6 +375,10 @@ def parse_pdf(
     raises the ``InvalidDocument`` subclasses of ``ingest.validate.open_pdf``; a failure confined
     to one page becomes a ``PageIssue`` and the rest is still parsed. A file PyMuPDF had to repair
     on open parses with ``REPAIRED_WARNING``.
+
+    ``page_timeout_s``: a page's slow steps stop after that long (in the main thread only; see
+    ``_first_pass``) and the page is listed in ``degraded_pages``. ``page_modes`` (0-based page →
+    "text" or "skip") cuts pages an earlier, killed parse got stuck on (``ingest.limits``).
     """
     doc = open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages)
     version_id = version_id_for(data)
@@ -307,7 +390,8 @@ def parse_pdf(
     rel_dir = f"{assets_dir.name}/{doc_id}@{version_id}" if assets_dir is not None else ""
     asset_dir = assets_dir / f"{doc_id}@{version_id}" if assets_dir is not None else None
     try:
-        pages, issues = _first_passes(doc, budget, asset_dir, rel_dir, render_scale, progress)
+        timing = PageTiming(page_timeout_s, dict(page_modes or {}))
+        pages, issues = _first_passes(doc, budget, asset_dir, rel_dir, render_scale, progress, timing)
         mark_furniture(pages)
         for p in pages:
             page_text(p)
@@ -329,6 +413,7 @@ def parse_pdf(
         warnings=warnings,
         issues=issues,
         ocr_pages=sum(1 for p in pages if p.ocr),
+        degraded_pages=[p.index + 1 for p in pages if p.degraded],
     )
 
 
@@ -342,6 +427,7 @@ def _first_passes(
     rel_dir: str,
     scale: float,
     progress: Callable[[int, int], None] | None,
+    timing: PageTiming,
 ) -> tuple[list[PageData], list[PageIssue]]:
     """The first pass over every page, with PNG writes and Tesseract on the lanes (``ingest.page_lanes``).
     A page that fails is recorded as a ``PageIssue`` and kept as an empty page of its size (US Letter
@@ -373,8 +459,16 @@ def _first_passes(
         for i in range(n):
             pages.append(PageData(index=i, width=612.0, height=792.0))
             try:
-                pd, pending = _first_pass(doc.load_page(i), lanes=lanes, ocr=budget is not None,
-                                          asset_dir=asset_dir, rel_dir=rel_dir, scale=scale)
+                pd, pending = _first_pass(
+                    doc.load_page(i),
+                    lanes=lanes,
+                    ocr=budget is not None,
+                    asset_dir=asset_dir,
+                    rel_dir=rel_dir,
+                    scale=scale,
+                    soft_s=timing.soft_s,
+                    mode=timing.modes.get(i, "full"),
+                )
                 pages[i] = pd
                 waiting.append((i, pending))
             except MemoryError:

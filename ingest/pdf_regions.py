@@ -47,6 +47,7 @@ class PageData:
     text: str = ""
     warnings: list[str] = field(default_factory=list)
     label: str = ""  # printed page label (PDF /PageLabels), "" when the PDF has none
+    degraded: bool = False  # past its time limit: slow steps dropped (ingest.page_deadline)
 
 
 def _bb(b: Box) -> BBox:

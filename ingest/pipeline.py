@@ -7,10 +7,14 @@ layer; the caller passes them in as ``VersionIndexer``s so that ``ingest`` never
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -42,16 +46,32 @@ class VersionIndexer(Protocol):
 
 
 def doc_id_from_filename(filename: str) -> str:
-    """A readable, stable doc id from a file name: ``"R Data (v2).pdf"`` → ``"r-data-v2"``.
+    """A readable, stable, always valid doc id from a file name: ``"R Data (v2).pdf"`` → ``"r-data-v2"``.
+
+    A name whose slug is not a valid id (over 128 characters, or starting with ``_``) keeps a
+    prefix of its slug and gets ``-`` plus 12 hex digits of the full slug's SHA-256: still
+    readable, still stable for the same name, and distinct for names that differ only past the
+    prefix. Only an id the client sends can be refused (``check_doc_id``).
 
     >>> doc_id_from_filename("Reportlab UserGuide.PDF")
     'reportlab-userguide'
+    >>> long = doc_id_from_filename("a" * 200 + ".pdf")
+    >>> len(long), long[:4], long[-13]
+    (128, 'aaaa', '-')
     """
     stem = Path(filename).stem.lower()
     slug = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-.")
-    return slug or "document"
+    if not slug:
+        return "document"
+    if _DOC_ID_RE.match(slug):
+        return slug
+    digest = hashlib.sha256(slug.encode()).hexdigest()[:DERIVED_HASH_CHARS]
+    prefix = slug[: MAX_DOC_ID - DERIVED_HASH_CHARS - 1].strip("-._")
+    return f"{prefix}-{digest}" if prefix else f"document-{digest}"
 
 
+MAX_DOC_ID = 128
+DERIVED_HASH_CHARS = 12  # 48 bits of the full slug: a shortened derived id stays unique
 _DOC_ID_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: "$" would accept a trailing newline
 
 
@@ -79,8 +99,11 @@ def ingest_bytes(
     render_scale: float = 1.5,
     limits: IngestLimits | None = None,
     collection: str = DEFAULT_COLLECTION,
+    redo_degraded: bool = False,
 ) -> IngestReport:
-    """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``).
+    """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``),
+    unless ``redo_degraded`` and that version has degraded pages: then it is parsed again and
+    replaced when fewer pages come out degraded (``_redo_degraded``).
 
     Bad input raises an ``InvalidDocument`` subclass before anything is written; a failure after
     writing began removes everything of this version and re-raises, so the store is as it was.
@@ -97,24 +120,18 @@ def ingest_bytes(
     # Validate before touching the store: bad input never writes a row.
     open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages, filename=filename).close()
     store.check_collection_free(doc_id, check_collection(collection))  # a doc_id lives in one collection
-    if store.has_ready(doc_id, version_id):
-        return _unchanged(store, doc_id, version_id, started)
 
     def report_progress(stage: str, done: int, total: int) -> None:
         if progress:
             progress(stage, done, total)
 
-    # Claims the version; waits while another live writer holds it. False: that writer (same
-    # bytes) committed meanwhile, so this ingest is a no-op too.
-    if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION, collection=collection):
-        return _unchanged(store, doc_id, version_id, started)
-    try:
-        parsed = parse_with_limits(
+    def parse(assets_dir: Path) -> ParsedDocument:
+        return parse_with_limits(
             data,
             limits=limits or IngestLimits.from_env(),
             doc_id=doc_id,
             filename=filename,
-            assets_dir=store.assets_root,  # a remote store stages renders here and uploads them
+            assets_dir=assets_dir,  # a remote store stages renders here and uploads them
             password=password,
             ocr=ocr,
             render_scale=render_scale,
@@ -122,22 +139,92 @@ def ingest_bytes(
             max_pages=max_pages,
             max_bytes=max_bytes,
         )
-        _write_version(store, parsed, encoder or default_text_encoder(), indexers, report_progress)
-        report = _report(parsed)
-        report_progress("commit", 0, 1)
-        store.commit_version(
-            doc_id,
-            version_id,
-            pages=len(parsed.pages),
-            regions=len(parsed.regions),
-            report=report.model_dump(mode="json"),
-        )
-        report_progress("commit", 1, 1)
+
+    writer = _Writer(encoder, indexers, report_progress)
+    if store.has_ready(doc_id, version_id):
+        if redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
+            return _redo_degraded(store, doc_id, version_id, len(data), parse, writer, collection, started)
+        return _unchanged(store, doc_id, version_id, started)
+    # Claims the version; waits while another live writer holds it. False: that writer (same
+    # bytes) committed meanwhile, so this ingest is a no-op too.
+    if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION, collection=collection):
+        return _unchanged(store, doc_id, version_id, started)
+    try:
+        report = writer.commit(store, parse(store.assets_root))
     except BaseException:
         # KeyboardInterrupt included: leave nothing half-written behind.
         logger.warning("ingest of %s failed; removing version %s@%s", filename, doc_id, version_id)
         store.abort_version(doc_id, version_id)
         raise
+    return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """Writes a parsed version under this writer's claim and commits it (``ingest_bytes``)."""
+
+    encoder: TextEncoder | None  # None: the default one, loaded when first needed
+    indexers: Sequence[VersionIndexer]
+    progress: Progress
+
+    def commit(self, store: Store, parsed: ParsedDocument, created_at: float | None = None) -> IngestReport:
+        _write_version(store, parsed, self.encoder or default_text_encoder(), self.indexers, self.progress)
+        report = _report(parsed)
+        self.progress("commit", 0, 1)
+        store.commit_version(
+            parsed.doc_id,
+            parsed.version_id,
+            pages=len(parsed.pages),
+            regions=len(parsed.regions),
+            report=report.model_dump(mode="json"),
+            created_at=created_at,
+        )
+        self.progress("commit", 1, 1)
+        return report
+
+
+def _redo_degraded(
+    store: Store,
+    doc_id: str,
+    version_id: str,
+    size: int,
+    parse: Callable[[Path], ParsedDocument],
+    writer: _Writer,
+    collection: str,
+    started: float,
+) -> IngestReport:
+    """Parse a stored version with degraded pages again (within the limits now in force) and, when
+    fewer pages come out degraded, put the new parse in its place: same ids, same creation time (a
+    newer version of the document stays the latest), same collection.
+
+    The parse renders into a staging folder, so the stored version is untouched until it is known
+    to be better. Then the old rows go and the new ones are written and committed: for those
+    seconds the version is absent (readers see the document's other versions, or none). A failure
+    then removes what was written, as for any ingest, and the version stays absent until the same
+    command is run again."""
+    old = store.get_version(doc_id, version_id)
+    before = tuple(store.version_report(doc_id, version_id).get("degraded_pages", ()))
+    staging = Path(tempfile.mkdtemp(prefix="folio-redo-")) / store.assets_root.name  # same name: same image paths
+    try:
+        parsed = parse(staging)
+        if set(parsed.degraded_pages) >= set(before):
+            logger.warning("%s@%s: pages %s are still degraded; the stored version is kept", doc_id, version_id, before)
+            return _unchanged(store, doc_id, version_id, started)
+        logger.warning("%s@%s: replacing the version degraded on pages %s", doc_id, version_id, before)
+        store.delete_version(doc_id, version_id)
+        rendered = staging / f"{doc_id}@{version_id}"
+        if rendered.exists():
+            shutil.move(str(rendered), str(store.assets_root / rendered.name))
+        if not store.begin_version(doc_id, version_id, old.filename, size, PARSER_VERSION, collection=collection):
+            return _unchanged(store, doc_id, version_id, started)  # another writer put it back meanwhile
+        try:
+            report = writer.commit(store, parsed, created_at=old.created_at)
+        except BaseException:
+            logger.warning("re-doing %s@%s failed; removing what was written", doc_id, version_id)
+            store.abort_version(doc_id, version_id)
+            raise
+    finally:
+        shutil.rmtree(staging.parent, ignore_errors=True)
     return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
 
 
@@ -156,6 +243,7 @@ def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> In
         ocr_pages=prior.get("ocr_pages", 0),
         seconds=time.perf_counter() - started,
         status="unchanged",
+        degraded_pages=tuple(prior.get("degraded_pages", ())),
     )
 
 
@@ -194,7 +282,8 @@ def _report(parsed: ParsedDocument) -> IngestReport:
         warnings=tuple(parsed.warnings),
         issues=tuple(parsed.issues),
         seconds=0.0,
-        status="partial" if parsed.issues else "created",
+        status="partial" if parsed.issues or parsed.degraded_pages else "created",
+        degraded_pages=tuple(parsed.degraded_pages),
     )
 
 

@@ -676,8 +676,19 @@ class Store:
                 tagged = self._tagged(table, table_name, data)
                 retry_conflicts(lambda: table.add(tagged))
 
-    def commit_version(self, doc_id: str, version_id: str, *, pages: int, regions: int, report: dict[str, Any]) -> None:
+    def commit_version(
+        self,
+        doc_id: str,
+        version_id: str,
+        *,
+        pages: int,
+        regions: int,
+        report: dict[str, Any],
+        created_at: float | None = None,
+    ) -> None:
         """Make this writer's pending version visible, in one LanceDB commit, and refresh the full-text index.
+
+        ``created_at`` (default: now) orders a document's versions; a version parsed again keeps its own.
 
         Only the caller's own claim is flipped (the update is conditional on its writer id), and the
         row is read back afterwards: ``ClaimLost`` if the claim was taken over or deleted meanwhile,
@@ -704,7 +715,7 @@ class Store:
                 "pages": pages,
                 "regions": regions,
                 "report": json.dumps(report, ensure_ascii=False),
-                "created_at": time.time(),
+                "created_at": time.time() if created_at is None else created_at,
                 "counts": json.dumps(claim.counts, sort_keys=True),
             }
             retry_conflicts(lambda: self.versions.update(where=f"{claim.mine} AND status = 'pending'", values=values))

@@ -157,6 +157,13 @@ async def upload_document(
     wait: Annotated[
         bool, Query(description="wait for the ingest to finish (true) or return the job at once (false)")
     ] = True,
+    redo_degraded: Annotated[
+        bool,
+        Query(
+            description="when these bytes are stored with degraded pages (past the page time limit), parse them "
+            "again and replace the version if fewer pages come out degraded"
+        ),
+    ] = False,
 ) -> Any:
     """Ingest one PDF. Same bytes under the same ``doc_id`` are a no-op (``status: unchanged``); new
     bytes become a new version and old versions stay queryable. Bad input is a 422 with a specific
@@ -174,6 +181,8 @@ async def upload_document(
     )
     state = request.app.state
     if getattr(jobs, "remote", False):  # FOLIO_RAY_ADDRESS: the job runs on the Ray cluster (api/cluster_jobs.py)
+        if redo_degraded:
+            raise InvalidRequest("redo_degraded is not available when ingest runs on a Ray cluster")
         job = await run_in_threadpool(
             jobs.submit_ingest,  # type: ignore[attr-defined]
             store,
@@ -192,6 +201,7 @@ async def upload_document(
             settings=settings,
             indexers=state.indexers,
             collection=collection,
+            redo_degraded=redo_degraded,
         )
         job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id, collection=collection)
     if not wait:

@@ -415,6 +415,9 @@ class IngestReport(Frozen):
     issues: tuple[PageIssue, ...] = ()
     seconds: float = 0.0
     status: Literal["created", "unchanged", "partial"] = "created"
+    # 1-based pages that ran past FOLIO_PAGE_TIMEOUT_S: their text is indexed, their tables,
+    # figures and OCR are not (a warning each); ``folio ingest --redo-degraded`` parses them again.
+    degraded_pages: tuple[int, ...] = ()
 
     def job_result(self, collection: str) -> dict[str, Any]:
         """What an ingest job reports when it is done (``/v1/jobs``), in-process or on Ray."""
