@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from folio.ingest.page_deadline import hard_page_limit
 from folio.ingest.pdf_ocr import OcrBudget
 from folio.kernel.errors import FolioError, IngestMemory, IngestTimeout, ParserCrashed
 
@@ -56,7 +57,6 @@ logger = logging.getLogger(__name__)
 
 OCR_PAGE_SHARE = 0.75  # of page_timeout_s: a slow Tesseract call is cut before the page is killed
 _POLL_S = 0.25
-HARD_PAGE_GRACE_S = 10.0  # at least this much past page_timeout_s before a stuck page's parser is killed
 STARTUP_GRACE_S = 10.0  # added to the first page's budget: the child's start and imports are not the file's fault
 _MB = 1024 * 1024
 
@@ -99,17 +99,6 @@ class IngestLimits:
             total = self.timeout_s / 2
         page = OCR_PAGE_SHARE * self.page_timeout_s if self.page_timeout_s is not None else None
         return OcrBudget(total_s=total, page_s=page)
-
-
-def hard_page_limit(page_timeout_s: float) -> float:
-    """How long the parent waits on one page before it kills the parser. The parser stops a page's
-    slow steps itself at ``page_timeout_s`` (``ingest.page_deadline``); what is left past that is
-    one MuPDF call that does not return, and the page's render.
-
-    >>> hard_page_limit(60.0), hard_page_limit(3.0)
-    (120.0, 13.0)
-    """
-    return page_timeout_s + max(page_timeout_s, HARD_PAGE_GRACE_S)
 
 
 class _PageStuck(Exception):

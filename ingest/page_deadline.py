@@ -7,7 +7,7 @@ once inside PyMuPDF's table finder (mostly Python), right after a long C call (`
 a render for OCR) returns. ``ingest.parse`` then drops what the page's slow steps built (tables,
 figures, image OCR) and keeps its text layer and page render: the page is *degraded*, not lost.
 
-A C call that does not return is the parent's to cut (``ingest.limits.hard_page_limit``): it
+A C call that does not return is the parent's to cut (``hard_page_limit``, used by ``ingest.limits``): it
 kills the parser and parses again with that page's slow steps skipped.
 
 ``PageOverrun`` is a ``BaseException`` so that no ``except Exception`` on the way (PyMuPDF's
@@ -30,7 +30,19 @@ class PageOverrun(BaseException):
 
 
 MAX_TIMER_S = 1e9  # longer (up to inf) is no limit: setitimer overflows past time_t
+HARD_PAGE_GRACE_S = 10.0  # at least this much past page_timeout_s before a stuck page's parser is killed
 _armed = False  # a signal that arrives after the body is over raises nothing
+
+
+def hard_page_limit(page_timeout_s: float) -> float:
+    """How long the parent waits on one page before it kills the parser. The parser stops a page's
+    slow steps itself at ``page_timeout_s`` (``page_deadline`` below); what is left past that is
+    one MuPDF call that does not return, and the page's render.
+
+    >>> hard_page_limit(60.0), hard_page_limit(3.0)
+    (120.0, 13.0)
+    """
+    return page_timeout_s + max(page_timeout_s, HARD_PAGE_GRACE_S)
 
 
 def _fire(signum: int, frame: FrameType | None) -> None:

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from folio.ingest.furniture import mark_furniture, page_text
-from folio.ingest.limits import hard_page_limit
-from folio.ingest.page_deadline import PageOverrun, page_deadline
+from folio.ingest.page_deadline import PageOverrun, hard_page_limit, page_deadline
 from folio.ingest.page_lanes import OcrCall, OcrResult, PageLanes, Pending
 from folio.ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
 from folio.ingest.pdf_ocr import (

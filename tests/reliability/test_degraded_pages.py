@@ -106,9 +106,9 @@ def test_a_page_stuck_past_the_hard_limit_is_parsed_again_as_text(monkeypatch: p
     """When even the soft limit cannot stop a page (one MuPDF call that does not return in time),
     the parent kills the parser past ``hard_page_limit`` and parses again with that page cut to
     its text layer; the pages before it are parsed whole."""
-    import folio.ingest.limits as limits_mod
+    import folio.ingest.page_deadline as page_deadline_mod
 
-    monkeypatch.setattr(limits_mod, "HARD_PAGE_GRACE_S", 0.0)  # the hard limit is 2 x the soft one: 1 s
+    monkeypatch.setattr(page_deadline_mod, "HARD_PAGE_GRACE_S", 0.0)  # the hard limit is 2 x the soft one: 1 s
     parsed = parse_with_limits(
         text_then_slow_vector_page(),
         limits=IngestLimits(page_timeout_s=0.5),
