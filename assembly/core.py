@@ -376,24 +376,43 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
     img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
     img_used = 0
     sent: list[tuple[_Cand, str]] = []  # packed text candidates with their flattened text
-    for c in packable:
-        if c.cost <= slack and img_used + c.image_tokens <= img_cap:
+    for k, c in enumerate(packable):
+        keep = _reserve(packable[k + 1:], o.breadth_reserve, ex.window_tokens) if o.fallbacks else 0
+        fits = img_used + c.image_tokens <= img_cap
+        if c.cost <= slack - keep and fits:
+            c.status = "included"
+            slack -= c.cost
+            img_used += c.image_tokens
+        elif keep and slack - keep >= close_tokens + FLOOR_SLACK and _shrink(
+                c, slack - keep, ex, shits, regions, count, close_tokens):
+            slack -= c.cost
+        elif keep and c.cost <= slack and fits:  # nothing smaller fits beside the next candidates
             c.status = "included"
             slack -= c.cost
             img_used += c.image_tokens
         elif not o.fallbacks or slack < close_tokens + FLOOR_SLACK:  # no block fits in less
             continue
-        elif c.unit.kind == "table":
-            if _truncate(c, slack, shits, count, close_tokens, ex.query_words) is None:
-                continue
-            slack -= c.cost
-        elif _fallback(c, slack, ex, regions, count, close_tokens):
+        elif _shrink(c, slack, ex, shits, regions, count, close_tokens):
             slack -= c.cost
         else:
             continue
         if not c.image_tokens:
             slack = _drop_repeats(c, sent, slack)
     return slack
+
+
+def _reserve(rest: Sequence[_Cand], n: int, window: int | None) -> int:
+    """Tokens that the next ``n`` candidates need in their small forms (a window's size, or their cost)."""
+    return sum(min(r.cost, (window or 0) + r.wrapper_tokens) for r in rest[:n])
+
+
+def _shrink(c: _Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],
+            count: Callable[[str], int], close_tokens: int) -> bool:
+    """Send ``c`` as its largest smaller form that fits ``slack`` (a table's header and best rows, else the first
+    rung of its ladder that fits); False when none does."""
+    if c.unit.kind == "table":
+        return _truncate(c, slack, shits, count, close_tokens, ex.query_words) is not None
+    return _fallback(c, slack, ex, regions, count, close_tokens)
 
 
 def _pack_breadth(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: Expander,

@@ -167,6 +167,9 @@ class AssemblyOptions(_Frozen):
         "larger budget never covers fewer pages); "
         "monotone: entry budgets, no fallbacks.",
     )
+    breadth_reserve: int = Field(0, ge=0, le=16, description="greedy packing: a candidate goes in whole only while "
+                                 "the next breadth_reserve candidates still fit beside it in their small forms (a "
+                                 "window each); otherwise it goes in as its largest smaller form that leaves them room")
     breadth_share: float = Field(0.5, gt=0.0, le=1.0, description="breadth packing: the share of the "
                                  "tokens that go to the small forms of the ranked candidates")
     excerpt_tokens: int = Field(160, ge=32, le=4096, description="breadth packing: the size of a candidate's small "

@@ -64,6 +64,7 @@ class AnswerRequest(_Request):
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
     page_max_tokens: int | None = None
@@ -230,6 +231,7 @@ class ContextRequest(_Request):
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
     page_max_tokens: int | None = None
@@ -597,6 +599,7 @@ class AnswerOptions(TypedDict, total=False):
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
     page_max_tokens: int | None
@@ -655,6 +658,7 @@ class ContextOptions(TypedDict, total=False):
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
     page_max_tokens: int | None

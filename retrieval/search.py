@@ -209,16 +209,8 @@ class Retriever:
             if strategy in ("hybrid", "dense"):
                 lists["dense"] = self.text.dense(query, scope, depth)
         if strategy in ("hybrid", "summary"):
-            if self.clip is not None:
-                lists["clip"] = self.clip.search(query, scope, depth)
-            if self.colpali is not None:
-                seen_pages = {(c.doc_id, c.version_id, c.page) for lst in lists.values() for c in lst[:20]}
-                lists["colpali"] = self.colpali.search(query, scope, depth, extra_pages=seen_pages)
+            self._page_lists(query, scope, depth, lists)
         weights = {"pageref": self.ref_weight, "labelref": self.ref_weight, "pagelex": self.page_lex_weight}
-        pages_ranked = self.pagelex.search(query, scope, depth) if strategy in ("hybrid", "summary") \
-            and self.page_lex_weight > 0 else []
-        if pages_ranked:
-            lists["pagelex"] = pages_ranked
         refs = parse_page_refs(query)
         if refs and strategy in ("hybrid", "summary"):
             lists["pageref"], exact = self._page_ref_candidates(refs, scope, lists)
@@ -244,6 +236,19 @@ class Retriever:
                 result.retrievers.append(f"rerank:{self.reranker.name}")
         result.hits = hits
         return result
+
+    def _page_lists(self, query: str, scope: Scope, depth: int, lists: dict[str, list[Candidate]]) -> None:
+        """The page-level lists of hybrid and summary search: CLIP over figures and ColPali over pages when
+        those models are on (ColPali also rescores the pages the text retrievers hit), and whole-page BM25."""
+        if self.clip is not None:
+            lists["clip"] = self.clip.search(query, scope, depth)
+        if self.colpali is not None:
+            seen_pages = {(c.doc_id, c.version_id, c.page) for lst in lists.values() for c in lst[:20]}
+            lists["colpali"] = self.colpali.search(query, scope, depth, extra_pages=seen_pages)
+        if self.page_lex_weight > 0:
+            ranked = self.pagelex.search(query, scope, depth)
+            if ranked:
+                lists["pagelex"] = ranked
 
     def _page_ref_candidates(self, refs: Sequence[PageRef], scope: Scope, lists: Mapping[str, Sequence[Candidate]]
                              ) -> tuple[list[Candidate], bool]:

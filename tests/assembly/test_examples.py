@@ -507,3 +507,25 @@ def test_whole_text_page_is_not_sent_beside_a_span_on_the_same_page() -> None:
     alone = assemble("seal torque", [hit(page, 0.9, 1, "bm25")], idx,
                    AssemblyOptions(page_units="off"))
     assert alone.items[0].modality == "page"
+
+
+
+def test_breadth_reserve_leaves_room_for_the_next_candidates() -> None:
+    """Greedy with ``breadth_reserve``: a large first page goes in as a smaller form so that the next
+    candidate still fits beside it; without it the first page takes the room and the second is left out."""
+    facts = [f"Pump fact {i} concerns the pressure of valve {i}." for i in range(50)]
+    regs = make_doc("doc", [("Pumps", [facts]), ("Limits", [["The pump pressure limit is 8 bar."]])])
+    first = next(p for p in by_kind(regs, "page") if "Pump fact 0 " in p.text)
+    limits = find(regs, "limit is 8 bar", "page")
+    assert first.first_page < limits.first_page and len(first.text) > 20 * len(limits.text)
+    idx = RegionIndex(regs)
+    hits = [hit(first, 1.0, 1), hit(limits, 0.5, 2)]
+    roomy = assemble("pump pressure", hits, idx, AssemblyOptions(budget=10_000, strategy="page", include_images=False))
+    cost = {i.pages[0]: i.tokens for i in roomy.items}
+    budget = roomy.budget.used - cost[limits.first_page] // 2  # the first page fits, not both
+    opts = AssemblyOptions(budget=budget, strategy="page", include_images=False)
+    plain = assemble("pump pressure", hits, idx, opts)
+    reserved = assemble("pump pressure", hits, idx, opts.model_copy(update={"breadth_reserve": 1}))
+    assert [i.pages for i in plain.items] == [[first.first_page]]
+    assert sorted(p for i in reserved.items for p in i.pages) == [first.first_page, limits.first_page]
+    assert reserved.budget.used <= budget

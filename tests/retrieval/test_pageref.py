@@ -109,7 +109,9 @@ def test_an_exact_page_reference_counts_double(labelled_store: object) -> None:
     def pageref_weight(query: str) -> tuple[list[int], float]:
         hits = retriever.search(query, doc_ids=["labelled"], k=10)
         named = next(h for h in hits if any(s.retriever == "pageref" and s.rank == 1 for s in h.sources))
-        others = sum(1 / (retriever.rrf_k + s.rank) for s in named.sources if s.retriever != "pageref")
+        weight = {"pagelex": retriever.page_lex_weight}  # the other lists weigh 1
+        others = sum(weight.get(s.retriever, 1.0) / (retriever.rrf_k + s.rank) for s in named.sources
+                     if s.retriever != "pageref")
         return list(named.pages), (named.score - others) * (retriever.rrf_k + 1)
 
     pages, weight = pageref_weight("What does page 5 say?")
