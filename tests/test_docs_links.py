@@ -12,8 +12,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "benchmarks" / "results").glob("*.md")])
 # Linked before they land: docs/architecture.md and LICENSE come with the namespace work (issue 21). Remove an
 # entry once its file exists.
-PENDING = {"docs/architecture.md", "LICENSE"}
-
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -60,8 +58,6 @@ def broken(path: Path) -> list[str]:
         file_part, _, anchor = target.partition("#")
         dest = (path.parent / file_part).resolve() if file_part else path
         rel = dest.relative_to(ROOT).as_posix() if dest.is_relative_to(ROOT) else str(dest)
-        if rel in PENDING and not dest.exists():
-            continue
         if not dest.exists():
             out.append(f"{target}: no such file")
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
