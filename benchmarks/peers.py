@@ -50,6 +50,9 @@ class PeerItem:
 
 class Peer(Protocol):
     name: str
+    # False where the top-k output is not a prefix of the top-(k+1) output (auto-merging): such a peer
+    # is asked for each k in ``AUTO_KS`` until its output fills the budget (see ``peer_packages``).
+    prefix_consistent: bool
 
     def build(self, doc_key: str, pages: Sequence[str]) -> None: ...
 
@@ -194,6 +197,7 @@ class RawChunks:
     """Fixed ~250-word chunks with a small overlap, each within one page; cosine top-k with MiniLM."""
 
     name = "raw-chunks"
+    prefix_consistent = True
 
     def __init__(self, enc: CachedEncoder, words: int = 250, overlap: int = 25) -> None:
         self.enc, self.words, self.overlap = enc, words, overlap
@@ -244,6 +248,7 @@ class BM25Pages:
     """Okapi BM25 over whole pages (idf ``log(1 + (N - n + 0.5) / (n + 0.5))``)."""
 
     name = "bm25-pages"
+    prefix_consistent = True
 
     def __init__(self, k1: float = 1.5, b: float = 0.75) -> None:
         self.k1, self.b = k1, b
@@ -295,6 +300,7 @@ class LlamaSentenceWindow:
     """LlamaIndex sentence-window retrieval: embed sentences, send the ±window_size sentence window."""
 
     name = "li-sentence-window"
+    prefix_consistent = True
 
     def __init__(self, enc: CachedEncoder, window_size: int = 3) -> None:
         self.embed = llama_embedding(enc)
@@ -332,6 +338,7 @@ class LlamaAutoMerging:
     """LlamaIndex hierarchical chunks ([1024, 512, 128] tokens), leaves embedded, AutoMergingRetriever."""
 
     name = "li-auto-merging"
+    prefix_consistent = False
 
     def __init__(self, enc: CachedEncoder, chunk_sizes: Sequence[int] = (1024, 512, 128)) -> None:
         self.embed = llama_embedding(enc)
@@ -371,6 +378,7 @@ class LangChainParentDocument:
     """LangChain ParentDocumentRetriever: 400-char children embedded, 2000-char parents returned."""
 
     name = "lc-parent-document"
+    prefix_consistent = True
 
     def __init__(self, enc: CachedEncoder, child_chars: int = 400, parent_chars: int = 2000) -> None:
         self.embeddings = langchain_embeddings(enc)
@@ -420,3 +428,138 @@ def make_peers(enc: CachedEncoder, tokenizer: Any, names: Sequence[str] | None =
     }
     chosen = list(names) if names else list(factories)
     return [factories[n]() for n in chosen]
+
+
+# --------------------------------------------------------------------------------------------------
+# Packing a peer's output into a budget, as the final check does
+# --------------------------------------------------------------------------------------------------
+
+PEER_MAX_K = 64  # the most units a peer is asked for
+AUTO_KS = (8, 12, 16, 24, 32, 48, 64)  # k tried in turn for a peer whose output is not prefix-consistent
+NATURAL_K = 8  # "natural" output: what the peer returns at k=8 (the old harness's k), uncut
+RECALL_K = 10
+SEP = "\n\n"  # units are joined by a blank line, with no citation headers
+
+
+def pack_units(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> tuple[str, int, int]:
+    """Units in rank order until ``budget`` is spent: ``(string sent, its tokens, units with text in it)``.
+
+    The string sent is ``head`` (the question and a blank line, or nothing) followed by the units joined
+    by a blank line (no citation headers). Each unit costs its own tokens plus the separator's; a unit that
+    does not fit in what is left is cut at the budget (a token prefix, as naive pipelines cut) and ends the
+    package. Tokens are then counted over the exact string sent, which can be a little under the sum (a
+    separator can merge with its neighbours) and never exceeds ``budget`` (trimmed if it would). A unit
+    counts as packed once any of its text is in the string.
+    """
+    from benchmarks.metrics import truncate_to_tokens
+
+    left = budget - (int(tok.count(head)) if head else 0)
+    sep = int(tok.count(SEP))
+    parts: list[str] = []
+    for t in texts:
+        cost = int(tok.count(t)) + (sep if parts else 0)
+        if cost <= left:
+            parts.append(t)
+            left -= cost
+            continue
+        cut = truncate_to_tokens(tok, t, left - (sep if parts else 0))
+        if cut:
+            parts.append(cut)
+        break
+    sent = head + SEP.join(parts)
+    while parts and int(tok.count(sent)) > budget:  # decode/encode at a cut can add a token
+        last = parts.pop()
+        shorter = truncate_to_tokens(tok, last, int(tok.count(last)) - 1)
+        if shorter:
+            parts.append(shorter)
+        sent = head + SEP.join(parts)
+    return sent, int(tok.count(sent)), len(parts)
+
+
+def _fills(tok: Any, items: Sequence[PeerItem], budget: int, head: str) -> bool:
+    return int(tok.count(head + SEP.join(it.text for it in items))) >= budget
+
+
+def peer_packages(
+    peer: Peer, doc_key: str, question: str, tok: Any, budgets: Sequence[int], head: str = ""
+) -> dict[int, dict[str, Any]]:
+    """What ``peer`` sends for ``question`` at each budget (see :func:`pack_units`).
+
+    A prefix-consistent peer's top-64 output is packed at every budget. Any other peer is asked for the
+    smallest k in :data:`AUTO_KS` whose output fills the budget (k=64 when none does)."""
+    import time
+
+    outputs: dict[int, list[PeerItem]] = {}
+
+    def output(k: int) -> list[PeerItem]:
+        if k not in outputs:
+            outputs[k] = peer.query(doc_key, question, k)
+        return outputs[k]
+
+    t = time.perf_counter()
+    top = output(PEER_MAX_K)
+    lat = time.perf_counter() - t
+    consistent = getattr(peer, "prefix_consistent", True)
+    natural_items = top[:NATURAL_K] if consistent else output(NATURAL_K)
+    natural = int(tok.count(head + SEP.join(it.text for it in natural_items)))
+    ranked = top[:RECALL_K] if consistent else output(RECALL_K)
+    out: dict[int, dict[str, Any]] = {}
+    for b in budgets:
+        k = PEER_MAX_K
+        if not consistent:
+            k = next((k for k in AUTO_KS if _fills(tok, output(k), b, head)), PEER_MAX_K)
+        items = output(k)[:k]
+        text, used, n = pack_units(tok, [it.text for it in items], b, head)
+        out[b] = {
+            "text": text,
+            "tokens": used,
+            "item_pages": [list(it.pages) for it in items[:n] if it.text],
+            "k": k,
+            "natural_tokens": natural,
+            "ranked_pages": [list(it.pages) for it in ranked],
+            "latency_s": lat,
+            "question_tokens": int(tok.count(question + SEP)),
+        }
+    return out
+
+
+class PeerRecordCache:
+    """Peer packages on disk, one gzip JSON file per peer, keyed by question, document bytes, budget and
+    harness version (peers do not change between folio runs, so a rerun reuses them)."""
+
+    def __init__(self, path: str | os.PathLike[str], version: str) -> None:
+        import gzip
+        import json
+
+        self.path = Path(path)
+        self.version = version
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.dirty = False
+        if self.path.exists():
+            try:
+                self.entries = json.loads(gzip.decompress(self.path.read_bytes()))
+            except (OSError, ValueError, EOFError):
+                logger.warning("peer cache %s unreadable; starting empty", self.path)
+
+    def key(self, qid: str, question: str, file_sha: str, budget: int, head_mode: str) -> str:
+        qh = hashlib.sha1(question.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return f"{self.version}|{qid}|{qh}|{file_sha}|{budget}|{head_mode}"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.entries[key] = value
+        self.dirty = True
+
+    def save(self) -> None:
+        import gzip
+        import json
+
+        if not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_bytes(gzip.compress(json.dumps(self.entries).encode("utf-8"), mtime=0))
+        os.replace(tmp, self.path)
+        self.dirty = False
