@@ -170,7 +170,7 @@ def score_record(
         "coverage": cov,
         "all_covered": float(cov == 1.0),
         "answer_exact": None if exact is None else float(exact),
-        "answer_exact_rare": float(exact) if info["rare_exact"] else None,
+        "answer_exact_rare": float(bool(exact)) if info["rare_exact"] else None,
         "key_recall": M.key_recall(info["rare_keys"], packed_text) if info["rare_keys"] else None,
         "iou": ov[0] if ov else None,
         "iog": ov[1] if ov else None,
@@ -438,7 +438,7 @@ def run_peers(
         cache = PeerRecordCache(data / "peer-records" / f"{peer.name}.json.gz", PEER_HARNESS_VERSION)
         built: set[str] = set()
         fresh_n, t0 = 0, time.perf_counter()
-        for i, q in enumerate(questions):
+        for q in questions:
             keys = {b: cache.key(q["id"], q["question"], shas[q["doc"]], b, mode) for b in budgets}
             pkgs = {b: cache.get(k) for b, k in keys.items()}
             if any(v is None for v in pkgs.values()):

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from benchmarks import metrics as M
+if __package__ in (None, ""):  # run as a script: python benchmarks/quality_report.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import metrics as M  # noqa: E402
 
 HEADLINE = "folio-auto"
 
@@ -142,7 +147,8 @@ def render_markdown(
     lines = [
         f"# folio quality evaluation: {set_name} set",
         "",
-        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {nq} questions, peers pack ranked units (top 64) to the budget, "
+        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {nq} questions, "
+        "peers pack ranked units (top 64) to the budget, "
         f"k={folio_k} hits for folio before assembly.",
         "",
         "```",
@@ -429,11 +435,14 @@ def render_headline(
     for name, recs in groups:
         nq = len({r["id"] for r in recs})
         nv = len({r["id"] for r in recs if r.get("gold_valid")})
-        lines += [f"## {name} ({nq} questions, {nv} with valid gold pages)", "", *headline_table(recs, systems, budgets), ""]
+        lines += [f"## {name} ({nq} questions, {nv} with valid gold pages)", ""]
+        lines += [*headline_table(recs, systems, budgets), ""]
     whole_name, whole = groups[-1]
-    lines += [f"### {whole_name} by document kind (coverage % / answer recall %)", "", *kind_table(whole, systems, budgets), ""]
-    if reference is not None and reference.exists() and len({r["id"] for r in whole}) > 0:
-        lines += [f"### {whole_name}: peers beside {reference.name}", "", *reference_table(whole, reference, budgets), ""]
+    lines += [f"### {whole_name} by document kind (coverage % / answer recall %)", ""]
+    lines += [*kind_table(whole, systems, budgets), ""]
+    if reference is not None and reference.exists() and whole:
+        lines += [f"### {whole_name}: peers beside {reference.name}", ""]
+        lines += [*reference_table(whole, reference, budgets), ""]
     lines += [
         "Coverage: share of the valid gold pages with any packed text (questions with gold pages inside the "
         "document). Answer recall: normalised answer (all items, whitespace removed) in the packed text, over "
@@ -443,3 +452,68 @@ def render_headline(
         "",
     ]
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# Misses: python benchmarks/quality_report.py --misses SET SYSTEM BUDGET
+# --------------------------------------------------------------------------------------------------
+
+
+def load_records(path: Path) -> dict[str, Any]:
+    import gzip
+    import json
+
+    payload: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
+    return payload
+
+
+def select_records(payload: dict[str, Any], group: str, system: str, budget: int) -> list[dict[str, Any]]:
+    """The records of ``system`` at ``budget`` in a set (``mmlb``) or a half (``mmlb-A``)."""
+    base, _, half = group.partition("-")
+    recs = (payload["sets"].get(group) or payload["sets"].get(base) or {}).get("records", [])
+    if group not in payload["sets"] and half:
+        recs = [r for r in recs if r.get("half") == half]
+    return [r for r in recs if r["system"] == system and r["budget"] == budget]
+
+
+def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False) -> list[str]:
+    """One line per question: id, gold pages, packed pages, covered gold, answer and whether it was found.
+    Only misses (a valid gold page not covered, or an eligible answer not found) unless ``show_all``."""
+    lines = ["id\tkind\tgold\tpacked\tcovered\tfound\tspecific\ttokens\tanswer"]
+    for r in sorted(recs, key=lambda r: r["id"]):
+        cov_miss = r.get("gold_valid") and (r.get("coverage_ref") or 0.0) < 1.0
+        ans_miss = r.get("answer_ref") == 0.0
+        if not (show_all or cov_miss or ans_miss):
+            continue
+        found = {None: "-", 1.0: "yes", 0.0: "NO"}[r.get("answer_ref")]
+        spec = "yes" if r.get("answer_ref_specific") is not None else "-"
+        packed = ",".join(str(p) for p in r.get("packed_pages") or [])
+        covered = ",".join(str(p) for p in r.get("covered_gold") or [])
+        lines.append(
+            f"{r['id']}\t{r.get('doc_type', '')}\t{r.get('gold', '')}\t{packed}\t{covered}\t{found}\t{spec}\t"
+            f"{r['tokens']}\t{str(r.get('answer', ''))[:80]}"
+        )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import logging
+
+    ap = argparse.ArgumentParser(description="Per-question misses of one system at one budget.")
+    ap.add_argument("--misses", nargs=3, metavar=("SET", "SYSTEM", "BUDGET"), required=True,
+                    help="e.g. mmlb-A folio-auto 4000 (a set, or a half of a halved set)")
+    ap.add_argument("--all", action="store_true", help="every question, not only the misses")
+    ap.add_argument("--file", default=str(Path(__file__).resolve().parent / "results" / "quality.json.gz"))
+    args = ap.parse_args(argv)
+    group, system, budget = args.misses[0], args.misses[1], int(args.misses[2])
+    recs = select_records(load_records(Path(args.file)), group, system, budget)
+    if not recs:
+        logging.getLogger("quality_report").error("no records for %s %s %d in %s", group, system, budget, args.file)
+        return 1
+    sys.stdout.write("\n".join(misses_lines(recs, args.all)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""The quality harness's packing of peers to a budget, the mmlb halves, the reference metrics, the peer cache and
+the monotonicity count (synthetic inputs and the real cl100k tokenizer; nothing from ../shared)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import eval_quality as E
+from benchmarks import metrics as M
+from benchmarks import quality_report as R
+from benchmarks.peers import AUTO_KS, SEP, PeerItem, PeerRecordCache, pack_units, peer_packages
+from ingest.tokens import get_tokenizer
+
+TOK = get_tokenizer("cl100k_base")
+
+
+def units(n: int, words: int = 60) -> list[str]:
+    return [" ".join(f"unit{i} word{j} value {i * j}." for j in range(words // 4)) for i in range(n)]
+
+
+@pytest.mark.parametrize("budget", [50, 333, 1000, 2000, 4000])
+def test_pack_fills_the_budget_never_exceeds_it_and_cuts_the_last_unit(budget: int) -> None:
+    texts = units(64)
+    sent, used, n = pack_units(TOK, texts, budget)
+    assert used == TOK.count(sent) <= budget
+    # Filled up to the budget: units are costed one by one (own tokens + the separator's), and the exact
+    # string can be up to a token per separator shorter (".\n\n" is one cl100k token).
+    assert used >= budget - n - 2
+    parts = sent.split(SEP)
+    assert len(parts) == n
+    assert parts[:-1] == texts[: n - 1]  # units in rank order, whole
+    assert parts[-1] != texts[n - 1] and texts[n - 1].startswith(parts[-1])  # the last one cut at the budget
+
+
+def test_pack_sends_everything_when_it_fits_and_counts_the_head() -> None:
+    texts = units(3)
+    sent, used, n = pack_units(TOK, texts, 10_000)
+    assert (sent, n) == (SEP.join(texts), 3) and used == TOK.count(sent)
+    head = "What is unit2?" + SEP
+    sent, used, n = pack_units(TOK, texts, 120, head)
+    assert sent.startswith(head) and used == TOK.count(sent) <= 120 and n >= 1
+    assert pack_units(TOK, [], 1000) == ("", 0, 0)
+
+
+def test_pack_never_exceeds_on_awkward_text() -> None:
+    texts = ["\n\n  ", "日本語のテキスト" * 40, "a" * 3000, "x\n\n\n\ny " * 200, "🙂" * 300]
+    for budget in range(5, 1200, 37):
+        sent, used, _ = pack_units(TOK, texts, budget)
+        assert used == TOK.count(sent) <= budget
+
+
+class FakePeer:
+    """A peer whose top-k output has k units; not prefix-consistent unless said so."""
+
+    name = "fake"
+
+    def __init__(self, consistent: bool, words: int = 60) -> None:
+        self.prefix_consistent = consistent
+        self.words = words
+        self.asked: list[int] = []
+
+    def build(self, doc_key: str, pages: Any) -> None:
+        pass
+
+    def query(self, doc_key: str, question: str, k: int) -> list[PeerItem]:
+        self.asked.append(k)
+        return [PeerItem(t, (i + 1,), 1.0) for i, t in enumerate(units(k, self.words))]
+
+
+def test_a_peer_that_is_not_prefix_consistent_gets_the_smallest_k_that_fills_the_budget() -> None:
+    peer = FakePeer(consistent=False)
+    per_unit = TOK.count(units(1)[0] + SEP)
+    out = peer_packages(peer, "d", "q?", TOK, [1000, 2000, 100_000])
+    for b in (1000, 2000):
+        k = out[b]["k"]
+        assert k in AUTO_KS and k * per_unit >= b * 0.95
+        smaller = [x for x in AUTO_KS if x < k]
+        assert not smaller or TOK.count(SEP.join(units(smaller[-1]))) < b
+        assert out[b]["tokens"] <= b
+    assert out[100_000]["k"] == 64  # nothing fills it: the largest k
+    assert out[1000]["item_pages"] == [[p] for p in range(1, len(out[1000]["item_pages"]) + 1)]
+
+
+def test_a_prefix_consistent_peer_is_asked_once_for_64_units() -> None:
+    peer = FakePeer(consistent=True)
+    out = peer_packages(peer, "d", "q?", TOK, [1000, 4000])
+    assert peer.asked == [64]
+    assert out[4000]["tokens"] > 3900 and len(out[4000]["item_pages"]) > len(out[1000]["item_pages"])
+
+
+def test_halves_split_sorted_file_names_even_and_odd() -> None:
+    qs = [{"id": f"q{i}", "doc": d} for i, d in enumerate(["c.pdf", "a.pdf", "b.pdf", "a.pdf", "d.pdf"])]
+    assert E.halves(qs) == {"q0": "A", "q1": "A", "q2": "B", "q3": "A", "q4": "B"}
+
+
+def test_monotonicity_counts_questions_whose_covered_gold_pages_shrink() -> None:
+    def rec(system: str, qid: str, budget: int, covered: list[int], valid: bool = True) -> dict[str, Any]:
+        return {"system": system, "id": qid, "budget": budget, "covered_gold": covered, "gold_valid": valid}
+
+    recs = [
+        rec("s", "q1", 1000, [1]), rec("s", "q1", 2000, []), rec("s", "q1", 4000, [1]),  # lost at 2k
+        rec("s", "q2", 1000, [1]), rec("s", "q2", 2000, [1, 2]), rec("s", "q2", 4000, [1, 2]),
+        rec("s", "q3", 1000, [2]), rec("s", "q3", 2000, [2]), rec("s", "q3", 4000, [3]),  # swapped at 4k
+        rec("t", "q1", 1000, [1]), rec("t", "q1", 4000, [1]),
+        rec("t", "q4", 1000, [5], valid=False), rec("t", "q4", 4000, [], valid=False),  # no valid gold
+    ]  # fmt: skip
+    assert R.violations(recs) == {"s": ["q1", "q3"], "t": []}
+
+
+def test_reference_answer_eligibility_and_specific_pages() -> None:
+    pages = ["Revenue was $1,577.00 in 2019.", "Growth 5%", "5 items", "5 more", "5 again", "see page 5"]
+    info = M.reference_answer_info("$1577.00", "Float", pages)
+    assert not info["eligible"]  # the comma is part of the text, not of the answer
+    info = M.reference_answer_info("$1,577.00", "Float", pages)
+    assert info == {"eligible": True, "specific": True, "pages": [1]}
+    info = M.reference_answer_info("5", "Int", pages)
+    assert info["eligible"] and not info["specific"]  # on 6 pages
+    assert not M.reference_answer_info("Not answerable", "None", ["not answerable"])["eligible"]
+    assert M.reference_answer_info("['Growth', '5 items']", "List", pages)["eligible"]  # items on two pages
+    assert M.gold_valid([1, 3], 3) and not M.gold_valid([1418], 20) and not M.gold_valid([], 5)
+
+
+def test_reference_fields_of_a_record() -> None:
+    q = {"gold_pages": [2, 5], "answer": "Blue Ridge", "answer_format": "Str"}
+    info = {"gold_valid": True, "ref_eligible": True, "ref_specific": True}
+    f = E.reference_fields(q, info, [[2], [7], [2]], "the blue  ridge parkway")
+    assert f["covered_gold"] == [2] and f["coverage_ref"] == 0.5 and f["full_cov_ref"] == 0.0
+    assert f["answer_ref"] == 1.0 and f["answer_ref_specific"] == 1.0 and f["pages_touched"] == 2
+
+
+def test_peer_cache_round_trips_and_keys_on_version_bytes_and_budget(tmp_path: Path) -> None:
+    cache = PeerRecordCache(tmp_path / "p" / "fake.json.gz", "3")
+    key = cache.key("m001", "q?", "abc", 1000, "-")
+    cache.put(key, {"tokens": 999})
+    cache.save()
+    again = PeerRecordCache(tmp_path / "p" / "fake.json.gz", "3")
+    assert again.get(key) == {"tokens": 999}
+    assert again.get(again.key("m001", "q?", "abd", 1000, "-")) is None
+    assert again.get(again.key("m001", "q?", "abc", 2000, "-")) is None
+    assert again.get(PeerRecordCache(tmp_path / "p" / "fake.json.gz", "4").key("m001", "q?", "abc", 1000, "-")) is None
+
+
+def test_missing_default_sets_are_skipped_with_a_stated_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "eval" / "wide" / "pdfs").mkdir(parents=True)
+    (tmp_path / "eval" / "wide" / "questions.jsonl").write_text("", encoding="utf-8")
+    ap = argparse.ArgumentParser()
+    args = argparse.Namespace(set=None, questions=None, sets=None, shared=str(tmp_path))
+    assert [n for n, _, _ in E.chosen_sets(ap, args)] == ["wide"]
+    out = capsys.readouterr().out
+    assert "set mmlb skipped" in out and "set manuals skipped" in out
