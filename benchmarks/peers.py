@@ -444,25 +444,21 @@ SEP = "\n\n"  # units are joined by a blank line, with no citation headers
 def pack_units(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> tuple[str, int, int]:
     """Units in rank order until ``budget`` is spent: ``(string sent, its tokens, units with text in it)``.
 
-    The string sent is ``head`` (the question and a blank line, or nothing) followed by the units joined
-    by a blank line (no citation headers). Each unit costs its own tokens plus the separator's; a unit that
-    does not fit in what is left is cut at the budget (a token prefix, as naive pipelines cut) and ends the
-    package. Tokens are then counted over the exact string sent, which can be a little under the sum (a
-    separator can merge with its neighbours) and never exceeds ``budget`` (trimmed if it would). A unit
-    counts as packed once any of its text is in the string.
+    The string sent is ``head`` (the question and a blank line) followed by the units joined by a blank
+    line (no citation headers). A unit goes in whole while the exact string sent stays within the budget;
+    the first that does not fit is cut to the tokens left (a token prefix, as naive pipelines cut) and ends
+    the package. Tokens are counted over the exact string sent, which never exceeds ``budget`` (trimmed if
+    a cut would). A unit counts as packed once any of its text is in the string.
     """
     from benchmarks.metrics import truncate_to_tokens
 
-    left = budget - (int(tok.count(head)) if head else 0)
-    sep = int(tok.count(SEP))
     parts: list[str] = []
     for t in texts:
-        cost = int(tok.count(t)) + (sep if parts else 0)
-        if cost <= left:
+        if int(tok.count(head + SEP.join([*parts, t]))) <= budget:
             parts.append(t)
-            left -= cost
             continue
-        cut = truncate_to_tokens(tok, t, left - (sep if parts else 0))
+        left = budget - int(tok.count(head + "".join(p + SEP for p in parts)))
+        cut = truncate_to_tokens(tok, t, left)
         if cut:
             parts.append(cut)
         break
