@@ -630,7 +630,8 @@ def report_groups(name: str, recs: list[dict[str, Any]]) -> list[tuple[str, list
     if name not in HALVED_SETS:
         return [(name, recs)]
     groups = [(f"{name}-{h}", [r for r in recs if r.get("half") == h]) for h in "AB"]
-    return [g for g in groups if g[1]] + [(name, recs)]
+    groups = [g for g in groups if g[1]]
+    return groups if len(groups) == 1 else [*groups, (name, recs)]  # one half (--half): no "whole" line
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -152,3 +152,24 @@ def test_missing_default_sets_are_skipped_with_a_stated_line(
     assert [n for n, _, _ in E.chosen_sets(ap, args)] == ["wide"]
     out = capsys.readouterr().out
     assert "set mmlb skipped" in out and "set manuals skipped" in out
+
+
+def test_half_selection_and_report_groups(tmp_path: Path) -> None:
+    import json
+
+    qs = [{"id": f"m{i}", "doc": d, "answer": "x"} for i, d in enumerate(["b.pdf", "a.pdf", "c.pdf", "b.pdf"])]
+    path = tmp_path / "questions.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in qs), encoding="utf-8")
+    args = argparse.Namespace(only=None, half="B")
+    assert [q["id"] for q in E.set_questions("mmlb", path, args)] == ["m0", "m3"]  # b.pdf is the 2nd name
+    args.half = None
+    every = E.set_questions("mmlb", path, args)
+    assert [q["_half"] for q in every] == ["B", "A", "A", "B"]
+    assert [q["_half"] for q in E.set_questions("wide", path, args)] == ["", "", "", ""]  # not a halved set
+    recs = [{"id": q["id"], "half": q["_half"]} for q in every]
+    groups = E.report_groups("mmlb", recs)
+    assert [(g, [r["id"] for r in rs]) for g, rs in groups] == [
+        ("mmlb-A", ["m1", "m2"]), ("mmlb-B", ["m0", "m3"]), ("mmlb", ["m0", "m1", "m2", "m3"])
+    ]
+    assert [g for g, _ in E.report_groups("mmlb", recs[:1])] == ["mmlb-B"]
+    assert [g for g, _ in E.report_groups("wide", recs)] == ["wide"]
