@@ -436,7 +436,8 @@ def run_peers(
     mode = "q" if PEER_HEAD_QUESTION else "-"
     recs: list[dict[str, Any]] = []
     for peer in peers:
-        cache = PeerRecordCache(data / "peer-records" / f"{peer.name}.json.gz", PEER_HARNESS_VERSION)
+        version = PEER_HARNESS_VERSION + (f".{peer.version}" if getattr(peer, "version", None) else "")
+        cache = PeerRecordCache(data / "peer-records" / f"{peer.name}.json.gz", version)
         built: set[str] = set()
         fresh_n, t0 = 0, time.perf_counter()
         for q in questions:

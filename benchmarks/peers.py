@@ -245,13 +245,17 @@ def bm25_tokens(text: str) -> list[str]:
 
 
 class BM25Pages:
-    """Okapi BM25 over whole pages (idf ``log(1 + (N - n + 0.5) / (n + 0.5))``)."""
+    """Okapi BM25 over whole pages as ``rank_bm25.BM25Okapi`` scores them (k1=1.5, b=0.75, idf
+    ``log(N - n + 0.5) - log(n + 0.5)``, a negative idf replaced by 0.25 x the mean idf, query terms
+    counted with repeats), written here in numpy; like ``BM25Okapi.get_top_n`` it ranks every page that has
+    text (highest score first, ties in reverse page order), so zero-score pages fill what is left."""
 
     name = "bm25-pages"
     prefix_consistent = True
+    version = "2"  # 1: Lucene idf and only pages with a positive score
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
+    def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+        self.k1, self.b, self.epsilon = k1, b, epsilon
         self._docs: dict[str, tuple[list[str], list[Counter[str]], np.ndarray, dict[str, float]]] = {}
 
     def build(self, doc_key: str, pages: Sequence[str]) -> None:
@@ -261,19 +265,21 @@ class BM25Pages:
         for c in tfs:
             df.update(c.keys())
         n = len(pages)
-        idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+        idf = {t: math.log(n - d + 0.5) - math.log(d + 0.5) for t, d in df.items()}
+        floor = self.epsilon * (sum(idf.values()) / len(idf)) if idf else 0.0
+        idf = {t: v if v >= 0 else floor for t, v in idf.items()}
         self._docs[doc_key] = (list(pages), tfs, lens, idf)
 
     def query(self, doc_key: str, question: str, k: int) -> list[PeerItem]:
         pages, tfs, lens, idf = self._docs[doc_key]
         avg = float(lens.mean()) if len(lens) and lens.mean() > 0 else 1.0
         scores = np.zeros(len(pages))
-        for term in set(bm25_tokens(question)):
+        for term in bm25_tokens(question):
             if term not in idf:
                 continue
             tf = np.array([c.get(term, 0) for c in tfs], dtype=np.float64)
             scores += idf[term] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * lens / avg))
-        order = [i for i in np.argsort(-scores, kind="stable") if scores[i] > 0][:k]
+        order = [i for i in np.argsort(scores)[::-1] if pages[i].strip()][:k]
         return [PeerItem(pages[i], (int(i) + 1,), float(scores[i])) for i in order]
 
 
