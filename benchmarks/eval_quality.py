@@ -436,7 +436,8 @@ def run_peers(
     mode = "q" if PEER_HEAD_QUESTION else "-"
     recs: list[dict[str, Any]] = []
     for peer in peers:
-        version = PEER_HARNESS_VERSION + (f".{peer.version}" if getattr(peer, "version", None) else "")
+        own = str(getattr(peer, "version", "") or "")
+        version = PEER_HARNESS_VERSION + (f".{own}" if own else "")
         cache = PeerRecordCache(data / "peer-records" / f"{peer.name}.json.gz", version)
         built: set[str] = set()
         fresh_n, t0 = 0, time.perf_counter()
@@ -488,6 +489,26 @@ def default_sets(shared: Path) -> list[tuple[str, Path, Path]]:
 HALVED_SETS = {"mmlb"}  # sets reported as two halves by document (and whole)
 
 
+def ingest_all(folio: Any, pdf_dir: Path, docs: Sequence[str]) -> dict[str, str | None]:
+    """File name -> doc id, or None for a document folio refused (logged; its questions score as misses)."""
+    out: dict[str, str | None] = {}
+    for d in docs:
+        try:
+            out[d] = folio.ingest(pdf_dir / d, doc_id_for(d))
+        except Exception as exc:  # any refusal: the run goes on, the document's questions get empty packages
+            logger.warning("folio refused %s: %s", d, repr(exc)[:300])
+            out[d] = None
+    return out
+
+
+def failed_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int) -> dict[str, Any]:
+    """The record of a question whose document folio refused to ingest: nothing packed."""
+    return score_record(
+        q, info, system=name, budget=budget, ranked_pages=[], item_pages=[], packed_text="", locators=[],
+        tokens=0, latency_s=0.0, extra={"refused": True, "ingest_failed": True},
+    )  # fmt: skip
+
+
 def run_folio(
     questions: list[dict[str, Any]],
     pdf_dir: Path,
@@ -503,12 +524,16 @@ def run_folio(
         if args.server
         else FolioInProcess(str(data / "folio"), json.loads(args.retriever_options or "{}"))
     )
-    docs = sorted({q["doc"] for q in questions})
-    doc_ids = {d: folio.ingest(pdf_dir / d, doc_id_for(d)) for d in docs}
+    doc_ids = ingest_all(folio, pdf_dir, sorted({q["doc"] for q in questions}))
     recs: list[dict[str, Any]] = []
-    if questions:
-        folio.warmup(doc_ids[questions[0]["doc"]])
+    ok = [q for q in questions if doc_ids[q["doc"]]]
+    if ok:
+        folio.warmup(doc_ids[ok[0]["doc"]])
     for q in questions:
+        if not doc_ids[q["doc"]]:  # refused at ingest: every package is empty (counts as a miss)
+            for vname in variants:
+                recs.extend(failed_record(q, infos[q["id"]], vname, b) for b in budgets)
+            continue
         results = folio.run(q["question"], doc_ids[q["doc"]], budgets, variants)
         for (vname, b), (pkg, lat) in results.items():
             recs.append(folio_record(q, infos[q["id"]], vname, b, pkg, lat))
