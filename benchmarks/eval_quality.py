@@ -401,6 +401,9 @@ def peer_head(question: str) -> str:
 
 def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any]) -> dict[str, Any]:
     natural = int(pkg["natural_tokens"])
+    head = peer_head(q["question"])
+    text = str(pkg["text"])
+    context = text[len(head) :] if head and text.startswith(head) else text  # answers are sought in the context
     return score_record(
         q,
         info,
@@ -408,7 +411,7 @@ def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int,
         budget=budget,
         ranked_pages=pkg["ranked_pages"],
         item_pages=pkg["item_pages"],
-        packed_text=pkg["text"],
+        packed_text=context,
         locators=None,
         tokens=int(pkg["tokens"]),
         latency_s=float(pkg["latency_s"]),

@@ -173,3 +173,30 @@ def test_half_selection_and_report_groups(tmp_path: Path) -> None:
     ]
     assert [g for g, _ in E.report_groups("mmlb", recs[:1])] == ["mmlb-B"]
     assert [g for g, _ in E.report_groups("wide", recs)] == ["wide"]
+
+
+def test_a_document_folio_refuses_is_logged_and_its_questions_score_as_misses() -> None:
+    class Refusing:
+        def ingest(self, path: Path, doc_id: str) -> str:
+            if "bad" in path.name:
+                raise ValueError("invalid doc_id")
+            return doc_id
+
+    ids = E.ingest_all(Refusing(), Path("/nowhere"), ["good.pdf", "bad.pdf"])
+    assert ids["bad.pdf"] is None and ids["good.pdf"]
+    q = {"id": "m1", "doc": "bad.pdf", "answer": "Blue", "gold_pages": [1], "lang": "en"}
+    info = {"eligible": True, "rare_exact": True, "rare_keys": ["blue"], "gold_valid": True, "ref_eligible": True,
+            "ref_specific": True}  # fmt: skip
+    r = E.failed_record(q, info, "folio-auto", 1000)
+    assert r["coverage_ref"] == 0.0 and r["answer_ref"] == 0.0 and r["tokens"] == 0 and r["ingest_failed"]
+
+
+def test_peer_answers_are_sought_in_the_context_not_in_the_question() -> None:
+    q = {"id": "m1", "doc": "d.pdf", "question": "Is it Blue or Red?", "answer": "Blue", "gold_pages": [1],
+         "lang": "en"}  # fmt: skip
+    info = {"eligible": True, "rare_exact": False, "rare_keys": [], "gold_valid": True, "ref_eligible": True,
+            "ref_specific": False}  # fmt: skip
+    pkg = {"text": E.peer_head(q["question"]) + "the sky is red", "tokens": 12, "item_pages": [[1]],
+           "ranked_pages": [[1]], "latency_s": 0.0, "natural_tokens": 12, "k": 64}  # fmt: skip
+    r = E.peer_record(q, info, "raw-chunks", 1000, pkg)
+    assert r["answer_ref"] == 0.0 and r["coverage_ref"] == 1.0
