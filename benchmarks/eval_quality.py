@@ -367,6 +367,7 @@ def folio_record(
         "unmerged_window_tokens": pkg.get("_unmerged_window_tokens"),
         "modalities": sorted({it.get("modality", "?") for it in items}),
         "breakdown": dict(pkg["budget"].get("breakdown") or {}),
+        "locator_pages": sorted({p for p, _ in locs}),
     }
     return score_record(
         q,
