@@ -444,11 +444,13 @@ def render_headline(
         lines += [f"### {whole_name}: peers beside {reference.name}", ""]
         lines += [*reference_table(whole, reference, budgets), ""]
     lines += [
-        "Coverage: share of the valid gold pages with any packed text (questions with gold pages inside the "
-        "document). Answer recall: normalised answer (all items, whitespace removed) in the packed text, over "
-        "answerable questions whose answer occurs in the document's text layer; specific: those whose answer "
-        "is on at most 3 pages. Monotonicity violations: questions whose covered gold pages at a larger budget "
-        "are not a superset of those at a smaller one.",
+        "Definitions as in ../shared/eval/mmlb/REFERENCE.md. Coverage: share of the valid gold pages (questions "
+        "whose gold pages lie inside the document) that any packed item touches. Answer recall: every item of the "
+        "normalised answer occurs as whole words in the packed context, over answerable questions whose answer "
+        "occurs in the document's text layer; specific: those whose answer is on at most 3 pages. Tokens: folio "
+        "`budget.used` (the whole prompt); peers the exact string sent (question, blank line, units joined by blank "
+        "lines, the last unit cut at the budget). Monotonicity violations: questions whose covered gold pages at a "
+        "larger budget are not a superset of those at a smaller one.",
         "",
     ]
     return "\n".join(lines)
