@@ -179,7 +179,7 @@ def score_record(
         "latency_s": latency_s,
         "packed_pages": sorted({p for ps in item_pages for p in ps}),
         "items": len(item_pages),
-        "doc_type": q.get("doc_type") or evidence_kind(q),
+        "doc_type": q.get("doc_type") or "(no doc_type)",
         "half": q.get("_half", ""),
     }
     rec.update(reference_fields(q, info, item_pages, packed_text))
