@@ -11,8 +11,8 @@ the prompt, in its own order, each with its page.
 
 Peers:
 
-* ``raw-chunks``: fixed 250-word chunks (25-word overlap, within a page), cosine top-k.
-* ``bm25-pages``: whole pages scored with BM25 (k1=1.5, b=0.75) written here in numpy.
+* ``raw-chunks``: fixed 250-word chunks (25-word overlap, within a page, the page's own spacing), cosine top-k.
+* ``bm25-pages``: whole pages scored as ``rank_bm25.BM25Okapi`` does (k1=1.5, b=0.75), written here in numpy.
 * ``li-sentence-window``: LlamaIndex ``SentenceWindowNodeParser`` (window_size=3) + ``VectorStoreIndex``
   + ``MetadataReplacementPostProcessor``.
 * ``li-auto-merging``: LlamaIndex ``HierarchicalNodeParser`` ([1024, 512, 128] tokens) +
@@ -194,10 +194,12 @@ def page_texts(pdf_path: str | os.PathLike[str]) -> list[str]:
 
 
 class RawChunks:
-    """Fixed ~250-word chunks with a small overlap, each within one page; cosine top-k with MiniLM."""
+    """Fixed 250-word chunks with a 25-word overlap, each within one page, sent as the page's own text from
+    the chunk's first word to its last (line breaks kept); cosine top-k with MiniLM."""
 
     name = "raw-chunks"
     prefix_consistent = True
+    version = "2"  # 1: words joined by single spaces
 
     def __init__(self, enc: CachedEncoder, words: int = 250, overlap: int = 25) -> None:
         self.enc, self.words, self.overlap = enc, words, overlap
@@ -207,11 +209,11 @@ class RawChunks:
         chunks: list[PeerItem] = []
         step = self.words - self.overlap
         for pno, text in enumerate(pages, start=1):
-            w = text.split()
-            for start in range(0, max(len(w) - self.overlap, 1), step):
-                piece = " ".join(w[start : start + self.words])
-                if piece:
-                    chunks.append(PeerItem(piece, (pno,), 0.0))
+            spans = [m.span() for m in re.finditer(r"\S+", text)]
+            for start in range(0, max(len(spans) - self.overlap, 1), step):
+                part = spans[start : start + self.words]
+                if part:
+                    chunks.append(PeerItem(text[part[0][0] : part[-1][1]], (pno,), 0.0))
         vecs = self.enc.encode([c.text for c in chunks]) if chunks else np.zeros((0, 384), np.float32)
         self.enc.flush()
         self._docs[doc_key] = (chunks, vecs)

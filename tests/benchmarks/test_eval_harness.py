@@ -200,3 +200,19 @@ def test_peer_answers_are_sought_in_the_context_not_in_the_question() -> None:
            "ranked_pages": [[1]], "latency_s": 0.0, "natural_tokens": 12, "k": 64}  # fmt: skip
     r = E.peer_record(q, info, "raw-chunks", 1000, pkg)
     assert r["answer_ref"] == 0.0 and r["coverage_ref"] == 1.0
+
+
+def test_raw_chunks_keep_the_pages_own_text_and_overlap(tmp_path: Path) -> None:
+    import numpy as np
+
+    from benchmarks.peers import CachedEncoder, RawChunks
+
+    class Zeros:
+        def encode(self, texts: list[str]) -> Any:
+            return np.zeros((len(texts), 384), np.float32)
+
+    peer = RawChunks(CachedEncoder(tmp_path, Zeros()), words=3, overlap=1)
+    peer.build("d", ["a b\nc d  e f", "", "g"])
+    assert [(c.text, c.pages) for c in peer._docs["d"][0]] == [
+        ("a b\nc", (1,)), ("c d  e", (1,)), ("e f", (1,)), ("g", (3,))
+    ]
