@@ -150,7 +150,10 @@ def score_record(
     tokens: int,
     latency_s: float,
     extra: dict[str, Any] | None = None,
+    text_item_pages: Sequence[Sequence[int]] | None = None,
 ) -> dict[str, Any]:
+    """One package's record. ``text_item_pages``: the pages of the items that carry text (default: all
+    items); REFERENCE.md's coverage counts a gold page only once some of its text is packed."""
     gold = q["gold_pages"]
     cov = M.page_coverage(item_pages, gold)
     ov = M.bbox_overlap(locators, q.get("gold_bboxes") or []) if locators is not None else None
@@ -182,7 +185,7 @@ def score_record(
         "doc_type": q.get("doc_type") or "(no doc_type)",
         "half": q.get("_half", ""),
     }
-    rec.update(reference_fields(q, info, item_pages, packed_text))
+    rec.update(reference_fields(q, info, item_pages if text_item_pages is None else text_item_pages, packed_text))
     if extra:
         rec.update(extra)
     return rec
@@ -368,6 +371,8 @@ def folio_record(
         "modalities": sorted({it.get("modality", "?") for it in items}),
         "breakdown": dict(pkg["budget"].get("breakdown") or {}),
         "locator_pages": sorted({p for p, _ in locs}),
+        "image_items": sum(1 for it in items if it.get("image_tokens")),
+        "textless_pages": sorted({p for it in items if not (it.get("text") or "").strip() for p in it["pages"]}),
     }
     return score_record(
         q,
@@ -381,6 +386,7 @@ def folio_record(
         tokens=int(pkg["budget"]["used"]),
         latency_s=lat,
         extra=extra,
+        text_item_pages=[it["pages"] for it in items if (it.get("text") or "").strip()],
     )
 
 

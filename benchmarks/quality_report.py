@@ -445,7 +445,8 @@ def render_headline(
         lines += [*reference_table(whole, reference, budgets), ""]
     lines += [
         "Definitions as in ../shared/eval/mmlb/REFERENCE.md. Coverage: share of the valid gold pages (questions "
-        "whose gold pages lie inside the document) that any packed item touches. Answer recall: every item of the "
+        "whose gold pages lie inside the document) with some of their text packed: an item sent as an image "
+        "only (no text) does not count, as REFERENCE.md counts folio. Answer recall: every item of the "
         "normalised answer occurs as whole words in the packed context, over answerable questions whose answer "
         "occurs in the document's text layer; specific: those whose answer is on at most 3 pages. Tokens: folio "
         "`budget.used` (the whole prompt); peers the exact string sent (question, blank line, units joined by blank "

@@ -216,3 +216,18 @@ def test_raw_chunks_keep_the_pages_own_text_and_overlap(tmp_path: Path) -> None:
     assert [(c.text, c.pages) for c in peer._docs["d"][0]] == [
         ("a b\nc", (1,)), ("c d  e", (1,)), ("e f", (1,)), ("g", (3,))
     ]
+
+
+def test_folio_coverage_counts_a_gold_page_only_once_some_of_its_text_is_packed() -> None:
+    q = {"id": "m1", "doc": "d.pdf", "answer": "Blue", "gold_pages": [2, 3], "lang": "en"}
+    info = {"eligible": False, "rare_exact": False, "rare_keys": [], "gold_valid": True, "ref_eligible": True,
+            "ref_specific": False}  # fmt: skip
+    items = [
+        {"pages": [2], "text": "", "image_tokens": 765, "locators": []},  # page 2 sent as an image only
+        {"pages": [3], "text": "the blue line", "image_tokens": 0, "locators": []},
+    ]
+    pkg = {"retrieval": {"hits": []}, "items": items, "budget": {"used": 900, "breakdown": {}}}
+    r = E.folio_record(q, info, "folio-auto", 1000, pkg, 0.01)
+    assert r["coverage"] == 1.0  # the harness's own coverage: every item's pages
+    assert r["coverage_ref"] == 0.5 and r["covered_gold"] == [3] and r["textless_pages"] == [2]
+    assert r["answer_ref"] == 1.0 and r["image_items"] == 1
