@@ -480,9 +480,10 @@ def select_records(payload: dict[str, Any], group: str, system: str, budget: int
 
 
 def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False) -> list[str]:
-    """One line per question: id, gold pages, packed pages, covered gold, answer and whether it was found.
+    """One line per question: id, gold pages, packed pages (and those sent as images only, which do not count
+    as covered), covered gold pages, answer and whether it was found.
     Only misses (a valid gold page not covered, or an eligible answer not found) unless ``show_all``."""
-    lines = ["id\tkind\tgold\tpacked\tcovered\tfound\tspecific\ttokens\tanswer"]
+    lines = ["id\tkind\tgold\tpacked\timage-only\tcovered\tfound\tspecific\ttokens\tanswer"]
     for r in sorted(recs, key=lambda r: r["id"]):
         cov_miss = r.get("gold_valid") and (r.get("coverage_ref") or 0.0) < 1.0
         ans_miss = r.get("answer_ref") == 0.0
@@ -492,8 +493,9 @@ def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False) -> list
         spec = "yes" if r.get("answer_ref_specific") is not None else "-"
         packed = ",".join(str(p) for p in r.get("packed_pages") or [])
         covered = ",".join(str(p) for p in r.get("covered_gold") or [])
+        images = ",".join(str(p) for p in r.get("textless_pages") or []) or "-"
         lines.append(
-            f"{r['id']}\t{r.get('doc_type', '')}\t{r.get('gold', '')}\t{packed}\t{covered}\t{found}\t{spec}\t"
+            f"{r['id']}\t{r.get('doc_type', '')}\t{r.get('gold', '')}\t{packed}\t{images}\t{covered}\t{found}\t{spec}\t"
             f"{r['tokens']}\t{str(r.get('answer', ''))[:80]}"
         )
     return lines

@@ -231,3 +231,17 @@ def test_folio_coverage_counts_a_gold_page_only_once_some_of_its_text_is_packed(
     assert r["coverage"] == 1.0  # the harness's own coverage: every item's pages
     assert r["coverage_ref"] == 0.5 and r["covered_gold"] == [3] and r["textless_pages"] == [2]
     assert r["answer_ref"] == 1.0 and r["image_items"] == 1
+
+
+def test_misses_listing_shows_only_misses_unless_asked() -> None:
+    base = {"system": "folio-auto", "budget": 4000, "doc_type": "Brochure", "tokens": 3000, "gold_valid": True}
+    recs = [
+        {**base, "id": "m2", "gold": "12", "packed_pages": [11, 12], "textless_pages": [12], "covered_gold": [],
+         "coverage_ref": 0.0, "answer_ref": None, "answer": "11"},
+        {**base, "id": "m1", "gold": "3", "packed_pages": [3], "covered_gold": [3], "coverage_ref": 1.0,
+         "answer_ref": 1.0, "answer_ref_specific": 1.0, "answer": "Blue"},
+    ]  # fmt: skip
+    lines = R.misses_lines(recs)
+    assert len(lines) == 2 and lines[1].split("\t")[:6] == ["m2", "Brochure", "12", "11,12", "12", ""]
+    assert [x.split("\t")[0] for x in R.misses_lines(recs, show_all=True)[1:]] == ["m1", "m2"]
+    assert R.misses_lines(recs, show_all=True)[1].split("\t")[6:8] == ["yes", "yes"]
