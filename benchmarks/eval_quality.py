@@ -47,11 +47,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import metrics as M  # noqa: E402
-from benchmarks.quality_report import render_markdown, summarize  # noqa: E402
+from benchmarks.quality_report import HEADLINE as HEADLINE_VARIANT  # noqa: E402
+from benchmarks.quality_report import render_headline, render_markdown, summarize  # noqa: E402
 
 logger = logging.getLogger("eval_quality")
 
-PEER_K = 8
 RECALL_K = 10
 FOLIO_K = 50
 
@@ -102,19 +102,34 @@ def file_sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def answer_info(q: dict[str, Any], norm_pages: Sequence[str]) -> dict[str, Any]:
-    """Eligibility of a question for the answer metrics, from the document's text layer."""
+def answer_info(q: dict[str, Any], norm_pages: Sequence[str], pages: Sequence[str] | None = None) -> dict[str, Any]:
+    """Eligibility of a question for the answer metrics, from the document's text layer: the harness's own
+    (``eligible``, ``rare_exact``, ``rare_keys``) and REFERENCE.md's (``ref_eligible``, ``ref_specific``,
+    ``gold_valid``)."""
     in_layer = q.get("answer_in_text_layer") is True
     exact_pages = [i + 1 for i, t in enumerate(norm_pages) if M.answer_in_text(q["answer"], t, q.get("answer_format"))]
     keys = M.answer_keys(q["answer"])
     rare = M.rare_keys(keys, norm_pages)
+    ref = M.reference_answer_info(q["answer"], q.get("answer_format"), pages if pages is not None else norm_pages)
     return {
         "eligible": in_layer,
         "exact_pages": exact_pages,
         "rare_exact": in_layer and 1 <= len(exact_pages) <= 3,
         "keys": keys,
         "rare_keys": rare if in_layer else [],
+        "ref_eligible": ref["eligible"],
+        "ref_specific": ref["specific"],
+        "ref_pages": ref["pages"],
+        "gold_valid": M.gold_valid(q["gold_pages"], len(norm_pages)),
     }
+
+
+def halves(questions: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Question id -> half ``"A"`` or ``"B"``: the distinct file names sorted, even positions (0, 2, ...)
+    are half A, odd positions half B (``../shared/eval/mmlb/README.md``)."""
+    docs = sorted({q["doc"] for q in questions})
+    half = {d: "AB"[i % 2] for i, d in enumerate(docs)}
+    return {q["id"]: half[q["doc"]] for q in questions}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -135,7 +150,10 @@ def score_record(
     tokens: int,
     latency_s: float,
     extra: dict[str, Any] | None = None,
+    text_item_pages: Sequence[Sequence[int]] | None = None,
 ) -> dict[str, Any]:
+    """One package's record. ``text_item_pages``: the pages of the items that carry text (default: all
+    items); REFERENCE.md's coverage counts a gold page only once some of its text is packed."""
     gold = q["gold_pages"]
     cov = M.page_coverage(item_pages, gold)
     ov = M.bbox_overlap(locators, q.get("gold_bboxes") or []) if locators is not None else None
@@ -145,6 +163,7 @@ def score_record(
         "budget": budget,
         "id": q["id"],
         "doc": q["doc"],
+        "answer": q["answer"],
         "set": q.get("_set", ""),
         "evidence_kind": evidence_kind(q),
         "lang": q["lang"],
@@ -154,7 +173,7 @@ def score_record(
         "coverage": cov,
         "all_covered": float(cov == 1.0),
         "answer_exact": None if exact is None else float(exact),
-        "answer_exact_rare": float(exact) if info["rare_exact"] else None,
+        "answer_exact_rare": float(bool(exact)) if info["rare_exact"] else None,
         "key_recall": M.key_recall(info["rare_keys"], packed_text) if info["rare_keys"] else None,
         "iou": ov[0] if ov else None,
         "iog": ov[1] if ov else None,
@@ -163,10 +182,34 @@ def score_record(
         "latency_s": latency_s,
         "packed_pages": sorted({p for ps in item_pages for p in ps}),
         "items": len(item_pages),
+        "doc_type": q.get("doc_type") or "(no doc_type)",
+        "half": q.get("_half", ""),
     }
+    rec.update(reference_fields(q, info, item_pages if text_item_pages is None else text_item_pages, packed_text))
     if extra:
         rec.update(extra)
     return rec
+
+
+def reference_fields(
+    q: dict[str, Any], info: dict[str, Any], item_pages: Sequence[Sequence[int]], packed_text: str
+) -> dict[str, Any]:
+    """REFERENCE.md's metrics for one package: coverage over valid gold pages (a gold page counts once
+    any of its text is packed), answer recall where the answer is in the text layer, and its "specific"
+    part (answer on at most 3 pages)."""
+    valid = info.get("gold_valid", False)
+    covered = M.covered_gold(item_pages, q["gold_pages"]) if valid else []
+    n_gold = len(set(q["gold_pages"]))
+    found = M.answer_in_text_ref(q["answer"], packed_text, q.get("answer_format")) if info.get("ref_eligible") else None
+    return {
+        "gold_valid": valid,
+        "covered_gold": covered,
+        "coverage_ref": len(covered) / n_gold if valid else None,
+        "full_cov_ref": float(len(covered) == n_gold) if valid else None,
+        "answer_ref": None if found is None else float(found),
+        "answer_ref_specific": float(bool(found)) if info.get("ref_specific") else None,
+        "pages_touched": len({p for ps in item_pages for p in ps}),
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -327,6 +370,9 @@ def folio_record(
         "unmerged_window_tokens": pkg.get("_unmerged_window_tokens"),
         "modalities": sorted({it.get("modality", "?") for it in items}),
         "breakdown": dict(pkg["budget"].get("breakdown") or {}),
+        "locator_pages": sorted({p for p, _ in locs}),
+        "image_items": sum(1 for it in items if it.get("image_tokens")),
+        "textless_pages": sorted({p for it in items if not (it.get("text") or "").strip() for p in it["pages"]}),
     }
     return score_record(
         q,
@@ -340,6 +386,7 @@ def folio_record(
         tokens=int(pkg["budget"]["used"]),
         latency_s=lat,
         extra=extra,
+        text_item_pages=[it["pages"] for it in items if (it.get("text") or "").strip()],
     )
 
 
@@ -348,57 +395,87 @@ def folio_record(
 # --------------------------------------------------------------------------------------------------
 
 
-def peer_prompt(tok: Any, question: str, texts: Sequence[str], budget: int | None) -> tuple[str, int, int]:
-    """(context, prompt tokens, number of items with any text surviving the cut).
-
-    The prompt a naive pipeline sends is ``question + "\\n\\n" + context``; the context is the items'
-    texts joined by blank lines, token-truncated so the whole prompt fits ``budget``.
-    """
-    head = question + "\n\n"
-    ctx = "\n\n".join(texts)
-    if budget is None:
-        return ctx, tok.count(head + ctx), len(texts)
-    room = budget - tok.count(head)
-    cut = M.truncate_to_tokens(tok, ctx, room)
-    while cut and tok.count(head + cut) > budget:  # decode/encode at the cut can add a token
-        room -= 1
-        cut = M.truncate_to_tokens(tok, ctx, room)
-    kept, pos = 0, 0
-    for t in texts:
-        if pos < len(cut) and t:
-            kept += 1
-        pos += len(t) + 2
-    return cut, tok.count(head + cut), kept
+PEER_HARNESS_VERSION = "4"  # part of every peer-cache key: bump when packing or peers change
+# Whether the question is part of the string a peer sends (and of its token count). REFERENCE.md counts
+# "the exact string sent": with the question in it, its mean tokens are reproduced (the 119 mmlb questions
+# whose peers find no text still send ~20 tokens); without it they come out 8-15 tokens low.
+PEER_HEAD_QUESTION = True
 
 
-def run_peer(
-    peer: Any, q: dict[str, Any], info: dict[str, Any], doc_key: str, tok: Any, budgets: Sequence[int]
-) -> list[dict[str, Any]]:
-    ranked = peer.query(doc_key, q["question"], RECALL_K)
-    t = time.perf_counter()
-    items = peer.query(doc_key, q["question"], PEER_K)
-    lat = time.perf_counter() - t
-    texts = [it.text for it in items]
-    _, natural, _ = peer_prompt(tok, q["question"], texts, None)
-    recs = []
-    for b in budgets:
-        ctx, used, kept = peer_prompt(tok, q["question"], texts, b)
-        recs.append(
-            score_record(
-                q,
-                info,
-                system=peer.name,
-                budget=b,
-                ranked_pages=[it.pages for it in ranked],
-                item_pages=[it.pages for it in items[:kept]],
-                packed_text=ctx,
-                locators=None,
-                tokens=used,
-                latency_s=lat,
-                extra={"natural_tokens": natural, "natural_over": float(natural > b)},
-            )
-        )
-    return recs
+def peer_head(question: str) -> str:
+    return question + "\n\n" if PEER_HEAD_QUESTION else ""
+
+
+def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any]) -> dict[str, Any]:
+    natural = int(pkg["natural_tokens"])
+    head = peer_head(q["question"])
+    text = str(pkg["text"])
+    context = text[len(head) :] if head and text.startswith(head) else text  # answers are sought in the context
+    return score_record(
+        q,
+        info,
+        system=name,
+        budget=budget,
+        ranked_pages=pkg["ranked_pages"],
+        item_pages=pkg["item_pages"],
+        packed_text=context,
+        locators=None,
+        tokens=int(pkg["tokens"]),
+        latency_s=float(pkg["latency_s"]),
+        extra={"natural_tokens": natural, "natural_over": float(natural > budget), "peer_k": pkg["k"]},
+    )
+
+
+def run_peers(
+    questions: list[dict[str, Any]],
+    pdf_dir: Path,
+    data: Path,
+    pages: dict[str, list[str]],
+    infos: dict[str, Any],
+    budgets: list[int],
+    tok: Any,
+    names: Sequence[str] | None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every peer on every question, packed to each budget; packages come from the peer cache
+    (``<data>/peer-records``) when the question, document bytes, budget and harness version match."""
+    from benchmarks.peers import CachedEncoder, PeerRecordCache, make_peers, peer_packages
+
+    enc = CachedEncoder(data / "peer-cache")
+    peers = make_peers(enc, tok, names)
+    shas = {d: file_sha(pdf_dir / d) for d in sorted({q["doc"] for q in questions})}
+    mode = "q" if PEER_HEAD_QUESTION else "-"
+    recs: list[dict[str, Any]] = []
+    for peer in peers:
+        own = str(getattr(peer, "version", "") or "")
+        version = PEER_HARNESS_VERSION + (f".{own}" if own else "")
+        cache = PeerRecordCache(data / "peer-records" / f"{peer.name}.json.gz", version)
+        built: set[str] = set()
+        fresh_n, t0 = 0, time.perf_counter()
+        for q in questions:
+            keys = {b: cache.key(q["id"], q["question"], shas[q["doc"]], b, mode) for b in budgets}
+            pkgs = {b: cache.get(k) for b, k in keys.items()}
+            if any(v is None for v in pkgs.values()):
+                if q["doc"] not in built:
+                    t = time.perf_counter()
+                    peer.build(shas[q["doc"]], pages[q["doc"]])
+                    built.add(q["doc"])
+                    logger.info("peer %s built %s in %.1fs (%d new embeddings so far)", peer.name, q["doc"],
+                                time.perf_counter() - t, enc.encoded)
+                fresh = peer_packages(peer, shas[q["doc"]], q["question"], tok, budgets, peer_head(q["question"]))
+                for b in budgets:
+                    cache.put(keys[b], fresh[b])
+                    pkgs[b] = fresh[b]
+                fresh_n += 1
+                if fresh_n % 20 == 0:
+                    cache.save()
+                    enc.flush()
+            for b in budgets:
+                recs.append(peer_record(q, infos[q["id"]], peer.name, b, pkgs[b]))  # type: ignore[arg-type]
+        cache.save()
+        enc.flush()
+        logger.info("peer %s: %d questions run, %d from the cache (%.1fs)", peer.name, fresh_n,
+                    len(questions) - fresh_n, time.perf_counter() - t0)
+    return recs, [p.name for p in peers]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -406,11 +483,72 @@ def run_peer(
 # --------------------------------------------------------------------------------------------------
 
 
-SHARED = ROOT.parent / "shared"
-DEFAULT_SETS = [
-    ("manuals", SHARED / "eval" / "dev_questions.jsonl", SHARED / "corpus"),
-    ("wide", SHARED / "eval" / "wide" / "questions.jsonl", SHARED / "eval" / "wide" / "pdfs"),
-]
+SHARED = Path(os.environ.get("FOLIO_SHARED") or ROOT.parent / "shared")
+
+
+def default_sets(shared: Path) -> list[tuple[str, Path, Path]]:
+    """(name, questions, pdf dir) of the development sets under ``shared`` (``../shared`` by default)."""
+    ev = shared / "eval"
+    return [
+        ("mmlb", ev / "mmlb" / "questions.jsonl", ev / "mmlb" / "pdfs"),
+        ("wide", ev / "wide" / "questions.jsonl", ev / "wide" / "pdfs"),
+        ("manuals", ev / "dev_questions.jsonl", shared / "corpus"),
+    ]
+
+
+HALVED_SETS = {"mmlb"}  # sets reported as two halves by document (and whole)
+
+
+def ingest_all(folio: Any, pdf_dir: Path, docs: Sequence[str]) -> dict[str, str | None]:
+    """File name -> doc id, or None for a document folio refused (logged; its questions score as misses)."""
+    out: dict[str, str | None] = {}
+    for d in docs:
+        try:
+            out[d] = folio.ingest(pdf_dir / d, doc_id_for(d))
+        except Exception as exc:  # any refusal: the run goes on, the document's questions get empty packages
+            logger.warning("folio refused %s: %s", d, repr(exc)[:300])
+            out[d] = None
+    return out
+
+
+def failed_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int) -> dict[str, Any]:
+    """The record of a question whose document folio refused to ingest: nothing packed."""
+    return score_record(
+        q, info, system=name, budget=budget, ranked_pages=[], item_pages=[], packed_text="", locators=[],
+        tokens=0, latency_s=0.0, extra={"refused": True, "ingest_failed": True},
+    )  # fmt: skip
+
+
+def run_folio(
+    questions: list[dict[str, Any]],
+    pdf_dir: Path,
+    data: Path,
+    budgets: list[int],
+    variants: dict[str, dict[str, Any]],
+    args: argparse.Namespace,
+    infos: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """folio on every question (ingest first: identical bytes are a no-op in a reused data dir)."""
+    folio: Any = (
+        FolioREST(args.server)
+        if args.server
+        else FolioInProcess(str(data / "folio"), json.loads(args.retriever_options or "{}"))
+    )
+    doc_ids = ingest_all(folio, pdf_dir, sorted({q["doc"] for q in questions}))
+    recs: list[dict[str, Any]] = []
+    ok = [q for q in questions if doc_ids[q["doc"]]]
+    if ok:
+        folio.warmup(doc_ids[ok[0]["doc"]])
+    for q in questions:
+        if not doc_ids[q["doc"]]:  # refused at ingest: every package is empty (counts as a miss)
+            for vname in variants:
+                recs.extend(failed_record(q, infos[q["id"]], vname, b) for b in budgets)
+            continue
+        results = folio.run(q["question"], doc_ids[q["doc"]], budgets, variants)
+        for (vname, b), (pkg, lat) in results.items():
+            recs.append(folio_record(q, infos[q["id"]], vname, b, pkg, lat))
+        logger.info("folio %s done", q["id"])
+    return recs
 
 
 def run_set(
@@ -424,7 +562,7 @@ def run_set(
     tok: Any,
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
     """Every system on one question set: (records, peer names, answer info per question)."""
-    from benchmarks.peers import CachedEncoder, make_peers, page_texts
+    from benchmarks.peers import page_texts
 
     for q in questions:
         q["_set"] = name
@@ -432,61 +570,49 @@ def run_set(
     data.mkdir(parents=True, exist_ok=True)
     pages = {d: page_texts(pdf_dir / d) for d in docs}
     norm_pages = {d: [M.normalize(t) for t in ps] for d, ps in pages.items()}
-    infos = {q["id"]: answer_info(q, norm_pages[q["doc"]]) for q in questions}
+    infos = {q["id"]: answer_info(q, norm_pages[q["doc"]], pages[q["doc"]]) for q in questions}
     recs: list[dict[str, Any]] = []
     if not args.no_folio:
-        folio: Any = (
-            FolioREST(args.server)
-            if args.server
-            else FolioInProcess(str(data / "folio"), json.loads(args.retriever_options or "{}"))
-        )
-        doc_ids = {d: folio.ingest(pdf_dir / d, doc_id_for(d)) for d in docs}
-        if questions:
-            folio.warmup(doc_ids[questions[0]["doc"]])
-        for q in questions:
-            results = folio.run(q["question"], doc_ids[q["doc"]], budgets, variants)
-            for (vname, b), (pkg, lat) in results.items():
-                recs.append(folio_record(q, infos[q["id"]], vname, b, pkg, lat))
-            logger.info("folio %s done", q["id"])
-
-    enc = CachedEncoder(data / "peer-cache")
-    peers = make_peers(enc, tok, args.peers)
-    for peer in peers:
-        t = time.perf_counter()
-        for d in docs:
-            peer.build(file_sha(pdf_dir / d), pages[d])
-        logger.info("peer %s built in %.1fs (%d new embeddings so far)", peer.name, time.perf_counter() - t,
-                    enc.encoded)
-        for q in questions:
-            recs.extend(run_peer(peer, q, infos[q["id"]], file_sha(pdf_dir / q["doc"]), tok, budgets))
-    enc.flush()
+        recs.extend(run_folio(questions, pdf_dir, data, budgets, variants, args, infos))
+    peer_names: list[str] = []
+    if not args.no_peers:
+        peer_recs, peer_names = run_peers(questions, pdf_dir, data, pages, infos, budgets, tok, args.peers)
+        recs.extend(peer_recs)
     gold = {q["id"]: ",".join(str(p) for p in q["gold_pages"]) for q in questions}
     for r in recs:
         r["gold"] = gold[r["id"]]
-    return recs, [p.name for p in peers], infos
+    return recs, peer_names, infos
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument(
         "--set",
         nargs=3,
         action="append",
         metavar=("NAME", "QUESTIONS", "PDFS"),
-        help="a question set (repeatable); default: the manuals and wide sets under ../shared/eval",
+        help="a question set (repeatable); default: mmlb, wide and the manuals under ../shared/eval",
     )
+    ap.add_argument("--sets", nargs="+", default=None, help="only these of the default sets (mmlb wide manuals)")
+    ap.add_argument(
+        "--shared", default=str(SHARED), help="folder with eval/ and corpus/ (default: ../shared or $FOLIO_SHARED)"
+    )
+    ap.add_argument("--half", choices=["A", "B"], default=None, help="only this half of a halved set (mmlb)")
     ap.add_argument("--questions", default=None, help="one question set (with --pdfs), named 'dev'")
     ap.add_argument("--pdfs", default=None)
     ap.add_argument("--budgets", type=int, nargs="+", default=[1000, 2000, 4000])
     ap.add_argument(
-        "--data", default=str(ROOT / "data" / "eval-quality"), help="folio data dirs + peer caches, one per set"
+        "--data", default=str(ROOT / "data" / "eval-quality"),
+        help="folio stores and peer caches: <data>/<set>/folio, <data>/<set>/peer-cache, <data>/<set>/peer-records",
     )
     ap.add_argument("--server", default=None, help="run folio through this REST server instead of in-process")
     ap.add_argument("--only", nargs="*", default=None, help="question ids or document-name substrings")
     ap.add_argument("--peers", nargs="*", default=None, help="peer names (default: all)")
+    ap.add_argument("--no-peers", action="store_true", help="folio only (peer figures are cached anyway)")
     ap.add_argument("--no-folio", action="store_true")
     ap.add_argument(
-        "--variants", nargs="*", default=None, help=f"folio variants (default: all of {list(FOLIO_VARIANTS)})"
+        "--variants", nargs="*", default=None,
+        help=f"folio variants, or 'all' (default: {HEADLINE_VARIANT}; all: {list(FOLIO_VARIANTS)})",
     )
     ap.add_argument(
         "--extra-variants",
@@ -497,7 +623,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--retriever-options", default=None, help='JSON Retriever keyword arguments, e.g. {"page_order": false}'
     )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
-    args = ap.parse_args(argv)
+    return ap, ap.parse_args(argv)
+
+
+def chosen_sets(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list[tuple[str, Path, Path]]:
+    """The sets to run; a default set missing on disk is skipped with a stated line."""
+    if args.set:
+        return [(n, Path(q), Path(p)) for n, q, p in args.set]
+    if args.questions:
+        if not args.pdfs:
+            ap.error("--questions needs --pdfs")
+        return [("dev", Path(args.questions), Path(args.pdfs))]
+    sets = []
+    for n, q, p in default_sets(Path(args.shared)):
+        if args.sets and n not in args.sets:
+            continue
+        if not q.exists() or not p.is_dir():
+            logger.warning("set %s skipped: %s or %s not found", n, q, p)
+            print(f"set {n} skipped: {q} or {p} not found")
+            continue
+        sets.append((n, q, p))
+    if not sets:
+        ap.error(f"no question sets under {Path(args.shared) / 'eval'}; pass --set NAME QUESTIONS PDFS")
+    return sets
+
+
+def set_questions(name: str, qpath: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The set's questions after --only and --half, each tagged with its half (halved sets only)."""
+    every = load_questions(str(qpath), None)
+    half = halves(every) if name in HALVED_SETS else {}
+    keep = {q["id"] for q in load_questions(str(qpath), args.only)}
+    out = []
+    for q in every:
+        q["_half"] = half.get(q["id"], "")
+        if q["id"] in keep and (not args.half or not half or q["_half"] == args.half):
+            out.append(q)
+    return out
+
+
+def report_groups(name: str, recs: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(group name, records): a halved set as half A, half B and whole; any other set whole."""
+    if name not in HALVED_SETS:
+        return [(name, recs)]
+    groups = [(f"{name}-{h}", [r for r in recs if r.get("half") == h]) for h in "AB"]
+    groups = [g for g in groups if g[1]]
+    return groups if len(groups) == 1 else [*groups, (name, recs)]  # one half (--half): no "whole" line
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap, args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("httpx", "llama_index", "transformers"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -506,19 +680,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from folio.kernel.tokens import get_tokenizer
 
-    if args.set:
-        sets = [(n, Path(q), Path(p)) for n, q, p in args.set]
-    elif args.questions:
-        if not args.pdfs:
-            ap.error("--questions needs --pdfs")
-        sets = [("dev", Path(args.questions), Path(args.pdfs))]
-    else:
-        sets = [(n, q, p) for n, q, p in DEFAULT_SETS if q.exists()]
-        if not sets:
-            ap.error(f"no question sets under {SHARED / 'eval'}; pass --set NAME QUESTIONS PDFS")
+    sets = chosen_sets(ap, args)
     tok = get_tokenizer("cl100k_base")
     budgets = list(args.budgets)
-    variants = {k: v for k, v in FOLIO_VARIANTS.items() if not args.variants or k in args.variants}
+    if args.variants and "all" in args.variants:
+        variants = dict(FOLIO_VARIANTS)
+    else:
+        wanted = args.variants or [HEADLINE_VARIANT]
+        variants = {k: v for k, v in FOLIO_VARIANTS.items() if k in wanted}
     if args.extra_variants:
         variants.update(json.loads(args.extra_variants))
     command = "python benchmarks/eval_quality.py " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -526,38 +695,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": command,
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "budgets": budgets,
+        "peer_harness_version": PEER_HARNESS_VERSION,
         "sets": {},
     }
-    md_parts = []
+    md_parts, headline_parts = [], []
     data_root = Path(args.data)
     for name, qpath, pdf_dir in sets:
-        questions = load_questions(str(qpath), args.only)
+        questions = set_questions(name, qpath, args)
         if not questions:
             continue
-        data = data_root / name if len(sets) > 1 or args.set else data_root
+        data = data_root if args.questions else data_root / name
         recs, peer_names, infos = run_set(name, questions, pdf_dir, data, budgets, variants, args, tok)
         systems = ([] if args.no_folio else list(variants)) + peer_names
         summary = summarize(recs, systems, budgets)
+        groups = report_groups(name, recs)
         payload["sets"][name] = {
             "questions": str(qpath),
             "systems": systems,
             "peers": peer_names,
             "answer_info": infos,
             "summary": summary,
+            "groups": {g: summarize(rs, systems, budgets) for g, rs in groups},
             "records": recs,
         }
+        headline_parts.append(render_headline(groups, systems, budgets, qpath.parent / "REFERENCE.md"))
         md = render_markdown(summary, recs, systems, peer_names, budgets, command, len(questions), name, FOLIO_K)
-        skipped = sorted({q["id"] for q in load_questions(str(qpath), None)} - {q["id"] for q in questions})
+        skipped = len(load_questions(str(qpath), None)) - len(questions)
         if skipped:
-            md += f"\nNot evaluated in this run (filtered by --only): {', '.join(skipped)}.\n"
+            md += f"\nNot evaluated in this run (filtered by --only/--half): {skipped} questions.\n"
         md_parts.append(md)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     raw = json.dumps(payload, separators=(",", ":"), default=str).encode("utf-8")
     (out / "quality.json.gz").write_bytes(gzip.compress(raw, mtime=0))
-    md = "\n".join(md_parts)
+    head = f"# folio quality evaluation\n\n```\n{command}\n```\n\n" + "\n".join(headline_parts)
+    md = head + "\n# Details\n\n" + "\n".join(md_parts)
     (out / "quality.md").write_text(md, encoding="utf-8")
-    print(md)
+    print(head)
     return 0
 
 

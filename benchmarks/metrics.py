@@ -277,3 +277,79 @@ def truncate_to_tokens(tokenizer: Any, text: str, max_tokens: int) -> str:
     if len(ids) <= max_tokens:
         return text
     return str(tokenizer.decode(ids[:max_tokens]))
+
+
+# --------------------------------------------------------------------------------------------------
+# The reference harness's definitions (../shared/eval/mmlb/REFERENCE.md)
+# --------------------------------------------------------------------------------------------------
+
+_WORDS = re.compile(r"\w+")
+
+
+def _word_line(text: str) -> str:
+    """The normalised text's word tokens, space-separated and padded, for whole-word substring tests."""
+    return " " + " ".join(_WORDS.findall(normalize(text))) + " "
+
+
+def answer_in_text_ref(answer: str, text: str, answer_format: str | None = None) -> bool:
+    """Every answer item occurs in ``text`` as a run of whole words (both normalised, split on non-word
+    characters: ``"5"`` does not match ``"15"`` but matches ``"5%"``; punctuation and line breaks do not
+    matter). On mmlb this makes 93 questions eligible, as REFERENCE.md counts.
+
+    >>> answer_in_text_ref("4. The final prediction.", "4. The final  prediction result")
+    True
+    >>> answer_in_text_ref("5", "15 of 150")
+    False
+    >>> answer_in_text_ref("['12', 'b']", "12 a")
+    False
+    """
+    flat = _word_line(text)
+    items = [_word_line(a) for a in answer_items(answer, answer_format)]
+    return bool(items) and all(a.strip() and a in flat for a in items)
+
+
+def reference_answer_info(
+    answer: str, answer_format: str | None, page_texts: Sequence[str], max_pages: int = 3
+) -> dict[str, Any]:
+    """Eligibility for the reference answer metrics: ``eligible`` when the question is answerable and its
+    answer occurs in the document's text layer (all pages joined); ``specific`` when it occurs on 1 to
+    ``max_pages`` pages. On mmlb this gives 93 and 47 questions (REFERENCE.md: 93 and 40)."""
+    if answer.strip().casefold() == "not answerable":
+        return {"eligible": False, "specific": False, "pages": []}
+    pages = [i + 1 for i, t in enumerate(page_texts) if answer_in_text_ref(answer, t, answer_format)]
+    eligible = bool(pages) or answer_in_text_ref(answer, "\n".join(page_texts), answer_format)
+    return {"eligible": eligible, "specific": 1 <= len(pages) <= max_pages, "pages": pages}
+
+
+def gold_valid(gold: Sequence[int], n_pages: int) -> bool:
+    """Gold pages that can be scored: at least one, each a page of the document."""
+    return bool(gold) and all(1 <= int(p) <= n_pages for p in gold)
+
+
+def covered_gold(item_pages: Iterable[Iterable[int]], gold: Sequence[int]) -> list[int]:
+    """The gold pages that any packed item touches (sorted, each once)."""
+    seen = {p for pages in item_pages for p in pages}
+    return sorted({int(g) for g in gold if g in seen})
+
+
+def monotonicity_violations(
+    covered: Mapping[tuple[str, str, int], Sequence[int]],
+) -> dict[str, list[str]]:
+    """Per system, the questions whose covered gold pages at a larger budget are not a superset of those
+    at a smaller budget. ``covered`` maps ``(system, question id, budget)`` to the covered gold pages.
+
+    >>> monotonicity_violations({("s", "q1", 1000): [3], ("s", "q1", 2000): [], ("s", "q2", 1000): [1],
+    ...                          ("s", "q2", 2000): [1, 2]})
+    {'s': ['q1']}
+    """
+    by: dict[tuple[str, str], list[tuple[int, set[int]]]] = {}
+    for (system, qid, budget), pages in covered.items():
+        by.setdefault((system, qid), []).append((budget, set(pages)))
+    out: dict[str, list[str]] = {}
+    for (system, qid), rows in sorted(by.items()):
+        rows.sort(key=lambda r: r[0])
+        bad = any(not rows[i][1] <= rows[j][1] for i in range(len(rows)) for j in range(i + 1, len(rows)))
+        out.setdefault(system, [])
+        if bad:
+            out[system].append(qid)
+    return out

@@ -11,8 +11,8 @@ the prompt, in its own order, each with its page.
 
 Peers:
 
-* ``raw-chunks``: fixed 250-word chunks (25-word overlap, within a page), cosine top-k.
-* ``bm25-pages``: whole pages scored with BM25 (k1=1.5, b=0.75) written here in numpy.
+* ``raw-chunks``: fixed 250-word chunks (25-word overlap, within a page, the page's own spacing), cosine top-k.
+* ``bm25-pages``: whole pages scored as ``rank_bm25.BM25Okapi`` does (k1=1.5, b=0.75), written here in numpy.
 * ``li-sentence-window``: LlamaIndex ``SentenceWindowNodeParser`` (window_size=3) + ``VectorStoreIndex``
   + ``MetadataReplacementPostProcessor``.
 * ``li-auto-merging``: LlamaIndex ``HierarchicalNodeParser`` ([1024, 512, 128] tokens) +
@@ -50,6 +50,9 @@ class PeerItem:
 
 class Peer(Protocol):
     name: str
+    # False where the top-k output is not a prefix of the top-(k+1) output (auto-merging): such a peer
+    # is asked for each k in ``AUTO_KS`` until its output fills the budget (see ``peer_packages``).
+    prefix_consistent: bool
 
     def build(self, doc_key: str, pages: Sequence[str]) -> None: ...
 
@@ -191,9 +194,12 @@ def page_texts(pdf_path: str | os.PathLike[str]) -> list[str]:
 
 
 class RawChunks:
-    """Fixed ~250-word chunks with a small overlap, each within one page; cosine top-k with MiniLM."""
+    """Fixed 250-word chunks with a 25-word overlap, each within one page, sent as the page's own text from
+    the chunk's first word to its last (line breaks kept); cosine top-k with MiniLM."""
 
     name = "raw-chunks"
+    prefix_consistent = True
+    version = "2"  # 1: words joined by single spaces
 
     def __init__(self, enc: CachedEncoder, words: int = 250, overlap: int = 25) -> None:
         self.enc, self.words, self.overlap = enc, words, overlap
@@ -203,11 +209,11 @@ class RawChunks:
         chunks: list[PeerItem] = []
         step = self.words - self.overlap
         for pno, text in enumerate(pages, start=1):
-            w = text.split()
-            for start in range(0, max(len(w) - self.overlap, 1), step):
-                piece = " ".join(w[start : start + self.words])
-                if piece:
-                    chunks.append(PeerItem(piece, (pno,), 0.0))
+            spans = [m.span() for m in re.finditer(r"\S+", text)]
+            for start in range(0, max(len(spans) - self.overlap, 1), step):
+                part = spans[start : start + self.words]
+                if part:
+                    chunks.append(PeerItem(text[part[0][0] : part[-1][1]], (pno,), 0.0))
         vecs = self.enc.encode([c.text for c in chunks]) if chunks else np.zeros((0, 384), np.float32)
         self.enc.flush()
         self._docs[doc_key] = (chunks, vecs)
@@ -241,12 +247,17 @@ def bm25_tokens(text: str) -> list[str]:
 
 
 class BM25Pages:
-    """Okapi BM25 over whole pages (idf ``log(1 + (N - n + 0.5) / (n + 0.5))``)."""
+    """Okapi BM25 over whole pages as ``rank_bm25.BM25Okapi`` scores them (k1=1.5, b=0.75, idf
+    ``log(N - n + 0.5) - log(n + 0.5)``, a negative idf replaced by 0.25 x the mean idf, query terms
+    counted with repeats), written here in numpy; like ``BM25Okapi.get_top_n`` it ranks every page that has
+    text (highest score first, ties in reverse page order), so zero-score pages fill what is left."""
 
     name = "bm25-pages"
+    prefix_consistent = True
+    version = "2"  # 1: Lucene idf and only pages with a positive score
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
+    def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+        self.k1, self.b, self.epsilon = k1, b, epsilon
         self._docs: dict[str, tuple[list[str], list[Counter[str]], np.ndarray, dict[str, float]]] = {}
 
     def build(self, doc_key: str, pages: Sequence[str]) -> None:
@@ -256,19 +267,21 @@ class BM25Pages:
         for c in tfs:
             df.update(c.keys())
         n = len(pages)
-        idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+        idf = {t: math.log(n - d + 0.5) - math.log(d + 0.5) for t, d in df.items()}
+        floor = self.epsilon * (sum(idf.values()) / len(idf)) if idf else 0.0
+        idf = {t: v if v >= 0 else floor for t, v in idf.items()}
         self._docs[doc_key] = (list(pages), tfs, lens, idf)
 
     def query(self, doc_key: str, question: str, k: int) -> list[PeerItem]:
         pages, tfs, lens, idf = self._docs[doc_key]
         avg = float(lens.mean()) if len(lens) and lens.mean() > 0 else 1.0
         scores = np.zeros(len(pages))
-        for term in set(bm25_tokens(question)):
+        for term in bm25_tokens(question):
             if term not in idf:
                 continue
             tf = np.array([c.get(term, 0) for c in tfs], dtype=np.float64)
             scores += idf[term] * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * lens / avg))
-        order = [i for i in np.argsort(-scores, kind="stable") if scores[i] > 0][:k]
+        order = [i for i in np.argsort(scores)[::-1] if pages[i].strip()][:k]
         return [PeerItem(pages[i], (int(i) + 1,), float(scores[i])) for i in order]
 
 
@@ -295,6 +308,7 @@ class LlamaSentenceWindow:
     """LlamaIndex sentence-window retrieval: embed sentences, send the ±window_size sentence window."""
 
     name = "li-sentence-window"
+    prefix_consistent = True
 
     def __init__(self, enc: CachedEncoder, window_size: int = 3) -> None:
         self.embed = llama_embedding(enc)
@@ -332,6 +346,7 @@ class LlamaAutoMerging:
     """LlamaIndex hierarchical chunks ([1024, 512, 128] tokens), leaves embedded, AutoMergingRetriever."""
 
     name = "li-auto-merging"
+    prefix_consistent = False
 
     def __init__(self, enc: CachedEncoder, chunk_sizes: Sequence[int] = (1024, 512, 128)) -> None:
         self.embed = llama_embedding(enc)
@@ -371,6 +386,7 @@ class LangChainParentDocument:
     """LangChain ParentDocumentRetriever: 400-char children embedded, 2000-char parents returned."""
 
     name = "lc-parent-document"
+    prefix_consistent = True
 
     def __init__(self, enc: CachedEncoder, child_chars: int = 400, parent_chars: int = 2000) -> None:
         self.embeddings = langchain_embeddings(enc)
@@ -420,3 +436,134 @@ def make_peers(enc: CachedEncoder, tokenizer: Any, names: Sequence[str] | None =
     }
     chosen = list(names) if names else list(factories)
     return [factories[n]() for n in chosen]
+
+
+# --------------------------------------------------------------------------------------------------
+# Packing a peer's output into a budget, as the final check does
+# --------------------------------------------------------------------------------------------------
+
+PEER_MAX_K = 64  # the most units a peer is asked for
+AUTO_KS = (8, 12, 16, 24, 32, 48, 64)  # k tried in turn for a peer whose output is not prefix-consistent
+NATURAL_K = 8  # "natural" output: what the peer returns at k=8 (the old harness's k), uncut
+RECALL_K = 10
+SEP = "\n\n"  # units are joined by a blank line, with no citation headers
+
+
+def pack_units(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> tuple[str, int, int]:
+    """Units in rank order until ``budget`` is spent: ``(string sent, its tokens, units with text in it)``.
+
+    The string sent is ``head`` (the question and a blank line) followed by the units joined by a blank
+    line (no citation headers). A unit goes in whole while the exact string sent stays within the budget;
+    the first that does not fit is cut to the tokens left (a token prefix, as naive pipelines cut) and ends
+    the package. Tokens are counted over the exact string sent, which never exceeds ``budget`` (trimmed if
+    a cut would). A unit counts as packed once any of its text is in the string.
+    """
+    from benchmarks.metrics import truncate_to_tokens
+
+    parts: list[str] = []
+    for t in texts:
+        if int(tok.count(head + SEP.join([*parts, t]))) <= budget:
+            parts.append(t)
+            continue
+        left = budget - int(tok.count(head + "".join(p + SEP for p in parts)))
+        cut = truncate_to_tokens(tok, t, left)
+        if cut:
+            parts.append(cut)
+        break
+    sent = head + SEP.join(parts)
+    while parts and int(tok.count(sent)) > budget:  # decode/encode at a cut can add a token
+        last = parts.pop()
+        shorter = truncate_to_tokens(tok, last, int(tok.count(last)) - 1)
+        if shorter:
+            parts.append(shorter)
+        sent = head + SEP.join(parts)
+    return sent, int(tok.count(sent)), len(parts)
+
+
+def _fills(tok: Any, items: Sequence[PeerItem], budget: int, head: str) -> bool:
+    return int(tok.count(head + SEP.join(it.text for it in items))) >= budget
+
+
+def peer_packages(
+    peer: Peer, doc_key: str, question: str, tok: Any, budgets: Sequence[int], head: str = ""
+) -> dict[int, dict[str, Any]]:
+    """What ``peer`` sends for ``question`` at each budget (see :func:`pack_units`).
+
+    A prefix-consistent peer's top-64 output is packed at every budget. Any other peer is asked for the
+    smallest k in :data:`AUTO_KS` whose output fills the budget (k=64 when none does)."""
+    import time
+
+    outputs: dict[int, list[PeerItem]] = {}
+
+    def output(k: int) -> list[PeerItem]:
+        if k not in outputs:
+            outputs[k] = peer.query(doc_key, question, k)
+        return outputs[k]
+
+    t = time.perf_counter()
+    top = output(PEER_MAX_K)
+    lat = time.perf_counter() - t
+    consistent = getattr(peer, "prefix_consistent", True)
+    natural_items = top[:NATURAL_K] if consistent else output(NATURAL_K)
+    natural = int(tok.count(head + SEP.join(it.text for it in natural_items)))
+    ranked = top[:RECALL_K] if consistent else output(RECALL_K)
+    out: dict[int, dict[str, Any]] = {}
+    for b in budgets:
+        k = PEER_MAX_K
+        if not consistent:
+            k = next((k for k in AUTO_KS if _fills(tok, output(k), b, head)), PEER_MAX_K)
+        items = output(k)[:k]
+        text, used, n = pack_units(tok, [it.text for it in items], b, head)
+        out[b] = {
+            "text": text,
+            "tokens": used,
+            "item_pages": [list(it.pages) for it in items[:n] if it.text],
+            "k": k,
+            "natural_tokens": natural,
+            "ranked_pages": [list(it.pages) for it in ranked],
+            "latency_s": lat,
+            "question_tokens": int(tok.count(question + SEP)),
+        }
+    return out
+
+
+class PeerRecordCache:
+    """Peer packages on disk, one gzip JSON file per peer, keyed by question, document bytes, budget and
+    harness version (peers do not change between folio runs, so a rerun reuses them)."""
+
+    def __init__(self, path: str | os.PathLike[str], version: str) -> None:
+        import gzip
+        import json
+
+        self.path = Path(path)
+        self.version = version
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.dirty = False
+        if self.path.exists():
+            try:
+                self.entries = json.loads(gzip.decompress(self.path.read_bytes()))
+            except (OSError, ValueError, EOFError):
+                logger.warning("peer cache %s unreadable; starting empty", self.path)
+
+    def key(self, qid: str, question: str, file_sha: str, budget: int, head_mode: str) -> str:
+        qh = hashlib.sha1(question.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        return f"{self.version}|{qid}|{qh}|{file_sha}|{budget}|{head_mode}"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.entries[key] = value
+        self.dirty = True
+
+    def save(self) -> None:
+        import gzip
+        import json
+
+        if not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_bytes(gzip.compress(json.dumps(self.entries).encode("utf-8"), mtime=0))
+        os.replace(tmp, self.path)
+        self.dirty = False

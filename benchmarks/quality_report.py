@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from benchmarks import metrics as M
+if __package__ in (None, ""):  # run as a script: python benchmarks/quality_report.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import metrics as M  # noqa: E402
 
 HEADLINE = "folio-auto"
 
@@ -33,7 +38,12 @@ def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         ]
         out[f] = M.mean(vals)
         out[f + "_n"] = len(vals)
+    for f in REF_FIELDS:
+        vals = [r[f] for r in recs if r.get(f) is not None]
+        out[f] = M.mean(vals)
+        out[f + "_n"] = len(vals)
     toks = [r["tokens"] for r in recs]
+    out["tokens_mean"] = M.mean(toks)
     out["tokens_p50"] = M.percentile(toks, 50)
     out["tokens_p99"] = M.percentile(toks, 99)
     out["over"] = int(sum(r["over"] for r in recs))
@@ -54,6 +64,9 @@ def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
         out["window_tokens_unmerged"] = int(sum(a for a, _ in um))
         out["window_tokens_merged"] = int(sum(b for _, b in um))
     return out
+
+
+REF_FIELDS = ["coverage_ref", "full_cov_ref", "answer_ref", "answer_ref_specific", "pages_touched"]
 
 
 SLICES = {
@@ -134,7 +147,8 @@ def render_markdown(
     lines = [
         f"# folio quality evaluation: {set_name} set",
         "",
-        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {nq} questions, k=8 for peers, "
+        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {nq} questions, "
+        "peers pack ranked units (top 64) to the budget, "
         f"k={folio_k} hits for folio before assembly.",
         "",
         "```",
@@ -286,3 +300,225 @@ def render_markdown(
 
 def _field(r: dict[str, Any], col: str) -> Any:
     return r[col.split("=")[0]]
+
+
+# --------------------------------------------------------------------------------------------------
+# The headline: REFERENCE.md's metrics per set, half and budget
+# --------------------------------------------------------------------------------------------------
+
+HEAD_COLS = [
+    "system", "B", "coverage %", "full cov %", "answer recall %", "ans. specific %", "tokens mean", "p50",
+    "over B", "pages touched", "monotonicity violations",
+]  # fmt: skip
+
+
+def _p(x: Any) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def _n(x: Any) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.0f}"
+
+
+def violations(recs: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per system, the questions whose covered gold pages shrink as the budget grows."""
+    covered = {(r["system"], r["id"], r["budget"]): r.get("covered_gold") or [] for r in recs if r.get("gold_valid")}
+    return M.monotonicity_violations(covered)
+
+
+def headline_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> list[str]:
+    viol = violations(recs)
+    lines = ["| " + " | ".join(HEAD_COLS) + " |", "|---|" + "---:|" * (len(HEAD_COLS) - 1)]
+    for s in systems:
+        for b in budgets:
+            rs = [r for r in recs if r["system"] == s and r["budget"] == b]
+            if not rs:
+                continue
+            a = aggregate(rs)
+            lines.append(
+                f"| {s} | {b} | {_p(a['coverage_ref'])} | {_p(a['full_cov_ref'])} | "
+                f"{_p(a['answer_ref'])} (n={a['answer_ref_n']}) | {_p(a['answer_ref_specific'])} "
+                f"(n={a['answer_ref_specific_n']}) | {_n(a['tokens_mean'])} | {_n(a['tokens_p50'])} | "
+                f"{a['over']} | {a['pages_touched']:.1f} | {len(viol.get(s, []))} |"
+            )
+    return lines
+
+
+def kind_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> list[str]:
+    """Coverage / answer recall per document kind (``doc_type``), each system and budget."""
+    kinds = sorted({r["doc_type"] for r in recs})
+    nq = {k: len({r["id"] for r in recs if r["doc_type"] == k}) for k in kinds}
+    lines = [
+        "| system | B | " + " | ".join(f"{k} (n={nq[k]})" for k in kinds) + " |",
+        "|---|---:|" + "---:|" * len(kinds),
+    ]
+    for s in systems:
+        for b in budgets:
+            cells = []
+            for k in kinds:
+                rs = [r for r in recs if r["system"] == s and r["budget"] == b and r["doc_type"] == k]
+                a = aggregate(rs) if rs else None
+                cells.append("–" if not a else f"{_p(a['coverage_ref'])} / {_p(a['answer_ref'])}")
+            lines.append(f"| {s} | {b} | " + " | ".join(cells) + " |")
+    return lines
+
+
+REF_NAMES = {
+    "BM25 pages": "bm25-pages",
+    "dense 250w": "raw-chunks",
+    "sentence-window": "li-sentence-window",
+    "auto-merging": "li-auto-merging",
+    "parent-document": "lc-parent-document",
+}
+REF_COMPARE = [
+    ("coverage %", "coverage_ref", True),
+    ("full cov %", "full_cov_ref", True),
+    ("answer recall %", "answer_ref", True),
+    ("ans. specific %", "answer_ref_specific", True),
+    ("tokens mean", "tokens_mean", False),
+    ("p50", "tokens_p50", False),
+    ("pages touched", "pages_touched", False),
+]
+
+
+def parse_reference(path: Path) -> dict[tuple[str, int], dict[str, float]]:
+    """REFERENCE.md's peer table: ``(peer name, budget) -> {column: value}``."""
+    out: dict[tuple[str, int], dict[str, float]] = {}
+    header: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == "system":
+            header = cells
+            continue
+        name = next((v for k, v in REF_NAMES.items() if header and k in cells[0]), None)
+        if name and len(cells) == len(header):
+            try:
+                out[(name, int(cells[1]))] = {h: float(c) for h, c in zip(header[2:], cells[2:], strict=True)}
+            except ValueError:
+                continue
+    return out
+
+
+def reference_table(recs: Sequence[dict[str, Any]], ref_path: Path, budgets: Sequence[int]) -> list[str]:
+    """This harness's peer figures beside REFERENCE.md's (ours / theirs, and the largest gap in points)."""
+    ref = parse_reference(ref_path)
+    lines = [
+        "| peer | B | " + " | ".join(f"{c} (ours / ref)" for c, _, _ in REF_COMPARE) + " | max Δ pts |",
+        "|---|---:|" + "---:|" * (len(REF_COMPARE) + 1),
+    ]
+    for name in REF_NAMES.values():
+        for b in budgets:
+            rs = [r for r in recs if r["system"] == name and r["budget"] == b]
+            theirs = ref.get((name, b))
+            if not rs or not theirs:
+                continue
+            a = aggregate(rs)
+            cells, gap = [], 0.0
+            for col, field, pct in REF_COMPARE:
+                ours = 100 * a[field] if pct else a[field]
+                if pct:
+                    gap = max(gap, abs(ours - theirs[col]))
+                cells.append(f"{ours:.1f} / {theirs[col]:g}")
+            lines.append(f"| {name} | {b} | " + " | ".join(cells) + f" | {gap:.1f} |")
+    return lines
+
+
+def render_headline(
+    groups: Sequence[tuple[str, Sequence[dict[str, Any]]]],
+    systems: Sequence[str],
+    budgets: Sequence[int],
+    reference: Path | None = None,
+) -> str:
+    """The headline report of one set: per group (half A, half B, whole) the REFERENCE.md metrics, the
+    monotonicity count, a per-document-kind table, and the peers beside REFERENCE.md where it exists."""
+    lines: list[str] = []
+    for name, recs in groups:
+        nq = len({r["id"] for r in recs})
+        nv = len({r["id"] for r in recs if r.get("gold_valid")})
+        lines += [f"## {name} ({nq} questions, {nv} with valid gold pages)", ""]
+        lines += [*headline_table(recs, systems, budgets), ""]
+    whole_name, whole = groups[-1]
+    lines += [f"### {whole_name} by document kind (coverage % / answer recall %)", ""]
+    lines += [*kind_table(whole, systems, budgets), ""]
+    if reference is not None and reference.exists() and whole:
+        lines += [f"### {whole_name}: peers beside {reference.name}", ""]
+        lines += [*reference_table(whole, reference, budgets), ""]
+    lines += [
+        "Definitions as in ../shared/eval/mmlb/REFERENCE.md. Coverage: share of the valid gold pages (questions "
+        "whose gold pages lie inside the document) with some of their text packed: an item sent as an image "
+        "only (no text) does not count, as REFERENCE.md counts folio. Answer recall: every item of the "
+        "normalised answer occurs as whole words in the packed context, over answerable questions whose answer "
+        "occurs in the document's text layer; specific: those whose answer is on at most 3 pages. Tokens: folio "
+        "`budget.used` (the whole prompt); peers the exact string sent (question, blank line, units joined by blank "
+        "lines, the last unit cut at the budget). Monotonicity violations: questions whose covered gold pages at a "
+        "larger budget are not a superset of those at a smaller one.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# Misses: python benchmarks/quality_report.py --misses SET SYSTEM BUDGET
+# --------------------------------------------------------------------------------------------------
+
+
+def load_records(path: Path) -> dict[str, Any]:
+    import gzip
+    import json
+
+    payload: dict[str, Any] = json.loads(gzip.decompress(path.read_bytes()))
+    return payload
+
+
+def select_records(payload: dict[str, Any], group: str, system: str, budget: int) -> list[dict[str, Any]]:
+    """The records of ``system`` at ``budget`` in a set (``mmlb``) or a half (``mmlb-A``)."""
+    base, _, half = group.partition("-")
+    recs = (payload["sets"].get(group) or payload["sets"].get(base) or {}).get("records", [])
+    if group not in payload["sets"] and half:
+        recs = [r for r in recs if r.get("half") == half]
+    return [r for r in recs if r["system"] == system and r["budget"] == budget]
+
+
+def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False) -> list[str]:
+    """One line per question: id, gold pages, packed pages (and those sent as images only, which do not count
+    as covered), covered gold pages, answer and whether it was found.
+    Only misses (a valid gold page not covered, or an eligible answer not found) unless ``show_all``."""
+    lines = ["id\tkind\tgold\tpacked\timage-only\tcovered\tfound\tspecific\ttokens\tanswer"]
+    for r in sorted(recs, key=lambda r: r["id"]):
+        cov_miss = r.get("gold_valid") and (r.get("coverage_ref") or 0.0) < 1.0
+        ans_miss = r.get("answer_ref") == 0.0
+        if not (show_all or cov_miss or ans_miss):
+            continue
+        found = {None: "-", 1.0: "yes", 0.0: "NO"}[r.get("answer_ref")]
+        spec = "yes" if r.get("answer_ref_specific") is not None else "-"
+        packed = ",".join(str(p) for p in r.get("packed_pages") or [])
+        covered = ",".join(str(p) for p in r.get("covered_gold") or [])
+        images = ",".join(str(p) for p in r.get("textless_pages") or []) or "-"
+        lines.append(
+            f"{r['id']}\t{r.get('doc_type', '')}\t{r.get('gold', '')}\t{packed}\t{images}\t{covered}\t{found}\t{spec}\t"
+            f"{r['tokens']}\t{str(r.get('answer', ''))[:80]}"
+        )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import logging
+
+    ap = argparse.ArgumentParser(description="Per-question misses of one system at one budget.")
+    ap.add_argument("--misses", nargs=3, metavar=("SET", "SYSTEM", "BUDGET"), required=True,
+                    help="e.g. mmlb-A folio-auto 4000 (a set, or a half of a halved set)")
+    ap.add_argument("--all", action="store_true", help="every question, not only the misses")
+    ap.add_argument("--file", default=str(Path(__file__).resolve().parent / "results" / "quality.json.gz"))
+    args = ap.parse_args(argv)
+    group, system, budget = args.misses[0], args.misses[1], int(args.misses[2])
+    recs = select_records(load_records(Path(args.file)), group, system, budget)
+    if not recs:
+        logging.getLogger("quality_report").error("no records for %s %s %d in %s", group, system, budget, args.file)
+        return 1
+    sys.stdout.write("\n".join(misses_lines(recs, args.all)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
