@@ -13,7 +13,7 @@ from benchmarks import eval_quality as E
 from benchmarks import metrics as M
 from benchmarks import quality_report as R
 from benchmarks.peers import AUTO_KS, SEP, PeerItem, PeerRecordCache, pack_units, peer_packages
-from ingest.tokens import get_tokenizer
+from folio.kernel.tokens import get_tokenizer
 
 TOK = get_tokenizer("cl100k_base")
 
