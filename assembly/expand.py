@@ -382,7 +382,8 @@ class Expander:
         if page is None:
             return None
         image = self.o.include_images
-        if image and self.o.strategy == "auto" and not (self.scanned(page) or visual_hit(hit)):
+        if image and self.o.strategy == "auto" and not visual_hit(hit) and (
+                not self.scanned(page) or (self.o.scanned_pages == "text" and page.text.strip())):
             image = False
         u = Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
                  {"page_image" if image else "page_text"}, regions=[page], image=image)
@@ -620,8 +621,8 @@ TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref", 
 
 def visual_hit(hit: Hit) -> bool:
     """True unless every retriever that found ``hit`` read text (bm25, dense, summary, pageref);
-    rerankers do not count. Hits without provenance count as visual. (Scanned pages are visual
-    whoever found them: ``Expander.scanned``.)"""
+    rerankers do not count. Hits without provenance count as visual. (A scanned page goes as its OCR
+    text unless ``scanned_pages="image"``: ``Expander._page``.)"""
     names = [s.retriever for s in hit.sources if not s.retriever.startswith("rerank")]
     return not names or not all(n in TEXT_RETRIEVERS for n in names)
 

@@ -135,6 +135,13 @@ class AssemblyOptions(_Frozen):
         "hit; 'large_sections': only text hits whose section is too large to send whole; 'off': never. A page "
         "that does not fit falls back to the section, window or table as before.",
     )
+    scanned_pages: Literal["text", "image"] = Field(
+        "text",
+        description="auto: a scanned page that text retrievers found (its text is OCR) goes as that text ('text': "
+        "any model reads it, it costs less than the image and its lines can be cited) or as its page image "
+        "('image'). A page found by a visual retriever (ColPali, CLIP) goes as an image either way; a scan "
+        "without OCR text goes as an image.",
+    )
     page_max_share: float = Field(0.7, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
                                   "as a share of the evidence room (at least 256 tokens)")
     window_share: float | None = Field(

@@ -58,6 +58,7 @@ class AnswerRequest(_Request):
     image_url_template: str | None = None
     citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
+    scanned_pages: Literal["text", "image"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
@@ -225,6 +226,7 @@ class ContextRequest(_Request):
     image_url_template: str | None = None
     citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
+    scanned_pages: Literal["text", "image"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
@@ -593,6 +595,7 @@ class AnswerOptions(TypedDict, total=False):
     image_url_template: str | None
     citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
+    scanned_pages: Literal["text", "image"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
@@ -652,6 +655,7 @@ class ContextOptions(TypedDict, total=False):
     image_url_template: str | None
     citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
+    scanned_pages: Literal["text", "image"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None

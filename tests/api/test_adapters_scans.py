@@ -1,8 +1,9 @@
-"""A scanned page reaches text pipelines (issue 23, item 3). With ``include_images`` (the default) the
-scan is packed as a page image; the item also carries the page's OCR text as ``alt_text`` (outside the
-prompt and the budget), the LangChain ``Document`` gets it as ``page_content``, and LlamaIndex gets an
-``ImageNode`` with that text and the image's URL. Real OCR (tesseract) of the sample scan, the released
-frameworks, LanceDB on disk, a live server on loopback."""
+"""A scanned page reaches text pipelines (issue 23, item 3). By default a scan that text retrievers
+found goes as its OCR text. With ``scanned_pages="image"`` it is packed as a page image; the item also
+carries the page's OCR text as ``alt_text`` (outside the prompt and the budget), the LangChain ``Document``
+gets it as ``page_content``, and LlamaIndex gets an ``ImageNode`` with that text and the image's URL.
+Real OCR (tesseract) of the sample scan, the released frameworks, LanceDB on disk, a live server on
+loopback."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _scan_item(pkg: folio.models.ContextPackage) -> folio.models.ContextItem:
 
 
 def test_image_item_carries_its_ocr_text_outside_the_budget(scan_data: Path) -> None:
-    pkg = LocalFolio(scan_data).context(QUESTION, budget=3000)
+    pkg = LocalFolio(scan_data).context(QUESTION, budget=3000, scanned_pages="image")
     item = _scan_item(pkg)
     assert item.expansion.startswith("page_image") and item.modality == "page"
     assert item.alt_text and all(w in item.alt_text for w in OCR_WORDS), item.alt_text
@@ -58,7 +59,7 @@ def test_image_item_carries_its_ocr_text_outside_the_budget(scan_data: Path) -> 
 def test_langchain_documents_get_the_scans_text(scan_data: Path) -> None:
     from folio.adapters.langchain import FolioRetriever
 
-    docs = FolioRetriever.from_source(str(scan_data), budget=3000).invoke(QUESTION)
+    docs = FolioRetriever.from_source(str(scan_data), budget=3000, scanned_pages="image").invoke(QUESTION)
     scans = [d for d in docs if d.metadata["doc_id"].startswith("linnsequencer")]
     assert scans and all(d.page_content.strip() for d in docs)
     assert all(w in scans[0].page_content for w in OCR_WORDS) and scans[0].metadata["image_url"]
@@ -70,7 +71,7 @@ def test_llamaindex_gets_an_image_node_with_text_and_url(scan_data: Path) -> Non
     from folio.adapters.llamaindex import FolioRetriever
 
     with live_server(make_settings(scan_data)) as base, folio.Client(base) as client:
-        nodes = FolioRetriever(client, budget=3000).retrieve(QUESTION)
+        nodes = FolioRetriever(client, budget=3000, scanned_pages="image").retrieve(QUESTION)
         scans = [n.node for n in nodes if n.node.metadata["doc_id"].startswith("linnsequencer")]
         assert scans and isinstance(scans[0], ImageNode)
         assert all(w in scans[0].get_content() for w in OCR_WORDS)
@@ -79,3 +80,10 @@ def test_llamaindex_gets_an_image_node_with_text_and_url(scan_data: Path) -> Non
         assert httpx.get(scans[0].image_url).content.startswith(b"\x89PNG")
         texts = [n.node for n in nodes if not n.node.metadata["image_url"]]
         assert all(type(n) is TextNode and n.get_content() for n in texts)
+
+
+def test_by_default_a_scan_found_by_text_goes_as_its_ocr_text(scan_data: Path) -> None:
+    pkg = LocalFolio(scan_data).context(QUESTION, budget=3000)
+    scans = [i for i in pkg.items if i.doc_id.startswith("linnsequencer")]
+    assert scans and all(i.image_url is None and i.alt_text is None for i in scans)
+    assert all(w in scans[0].text for w in OCR_WORDS)

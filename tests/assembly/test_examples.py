@@ -444,7 +444,8 @@ def test_text_only_page_hit_becomes_text_and_visual_page_hit_stays_an_image() ->
     for retriever in ("colpali", "clip"):
         pkg = assemble("seal torque", [hit(page, 0.9, 1, retriever)], idx, AssemblyOptions())
         assert pkg.items[0].image_url is not None and pkg.items[0].expansion == "page_image"
-    # a page found by both kinds of retriever is visual; a scanned (OCR) page stays an image
+    # a page found by both kinds of retriever is visual; a scanned (OCR) page goes as its OCR text unless
+    # scanned_pages="image"
     both = hit(page, 0.9, 1, "bm25")
     both = both.model_copy(update={"sources": (*both.sources, Source(retriever="colpali", rank=3, score=0.4))})
     assert assemble("seal", [both], idx, AssemblyOptions()).items[0].image_url is not None
@@ -452,7 +453,13 @@ def test_text_only_page_hit_becomes_text_and_visual_page_hit_stays_an_image() ->
     assert assemble("seal", [rerank], idx, AssemblyOptions()).items[0].image_url is None
     ocr = page.model_copy(update={"meta": (*page.meta, ("ocr", "1"), ("scanned", "1"))})
     oidx = RegionIndex([r if r.region_id != page.region_id else ocr for r in regs])
-    assert assemble("seal", [hit(ocr, 0.9, 1, "bm25")], oidx, AssemblyOptions()).items[0].image_url is not None
+    as_text = assemble("seal", [hit(ocr, 0.9, 1, "bm25")], oidx, AssemblyOptions()).items[0]
+    assert as_text.image_url is None and "Tighten the seal to 5 Nm." in as_text.text
+    assert assemble("seal", [hit(ocr, 0.9, 1, "bm25")], oidx,
+                    AssemblyOptions(scanned_pages="image")).items[0].image_url is not None
+    blank = ocr.model_copy(update={"text": ""})  # a scan without OCR text can only go as its image
+    bidx = RegionIndex([r if r.region_id != page.region_id else blank for r in regs])
+    assert assemble("seal", [hit(blank, 0.9, 1, "bm25")], bidx, AssemblyOptions()).items[0].image_url is not None
     # a native page whose figures were OCR'd is not a scan: found by text, it goes as text
     native = page.model_copy(update={"meta": (*page.meta, ("ocr", "1"), ("scanned", "0"))})
     nidx = RegionIndex([r if r.region_id != page.region_id else native for r in regs])
