@@ -16,6 +16,9 @@ the budget falls back to a smaller one instead of being skipped outright:
 Packing (greedy, the default) walks each candidate's fallback ladder (``assembly.fallback``) when
 its full form does not fit, and caps image parts at ``max_image_share`` of the room.
 
+A candidate's smaller representations (fallback rungs, structural truncation, growth) are
+``assembly.candidates``; breadth packing (``packing="breadth"``) is ``assembly.breadth``.
+
 Citation ids are given to every surviving candidate in priority order (``S``/``T``/``F``/``P``
 numbered per type, or ``S`` only), before packing. A candidate therefore keeps its id at every
 budget; ids of candidates that were not packed are simply absent from the prompt.
@@ -25,18 +28,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 from pydantic import TypeAdapter
 
+from folio.assembly.breadth import pack_breadth
 from folio.assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
+from folio.assembly.candidates import FLOOR_SLACK, Cand, drop_repeats, fallback, reopen, section_of, truncate
 from folio.assembly.compress import Compressor, compress_rest
 from folio.assembly.compress import reserve as compress_reserve
 from folio.assembly.dedupe import dedupe
-from folio.assembly.expand import Expander, Unit, fitted_rows, table_text
-from folio.assembly.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
+from folio.assembly.expand import Expander, Unit
 from folio.assembly.order import order_items
 from folio.assembly.pack import coverage_order, mmr_order, pack_monotone
 from folio.assembly.prompt import (
@@ -50,13 +54,11 @@ from folio.assembly.prompt import (
     question_part,
     system_text,
 )
-from folio.assembly.render import Body, body_of, locators_of, truncations
+from folio.assembly.render import Body, body_of, locators_of
 from folio.assembly.types import (
     AssemblyOptions,
-    BlockFormat,
     Breakdown,
     BudgetInfo,
-    CandidateStatus,
     ContextItem,
     ContextPackage,
     Coverage,
@@ -79,29 +81,7 @@ log = logging.getLogger(__name__)
 SUBQ_COVER_MIN = 0.5
 PARENT_FLOOR = 256
 WINDOW_FLOOR = 96
-FLOOR_SLACK = 8  # a rung's open tag may be this much shorter than the unit's (fewer pages in its label)
 _PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}
-
-
-@dataclass(slots=True)
-class _Cand:
-    unit: Unit
-    body: Body
-    cid: str
-    open: str
-    image_url: str | None
-    image_tokens: int
-    cost: int
-    text_tokens: int
-    wrapper_tokens: int
-    status: CandidateStatus = "excluded_budget"
-    fallback_from: str | None = None  # the expansion that did not fit, when a rung was sent
-    rung: str | None = None  # the rung's expansion name
-    carried: frozenset[int] | None = None  # trigger indices the sent body carries (None: all)
-    full_cost: int = 0
-    source: str = ""  # file name shown in the open line
-    fmt: BlockFormat = "compact"
-    duplicate_of: str | None = None  # status "duplicate": the packed item whose text holds this one's
 
 
 _ROLES = ("user", "system")  # openai: system + user messages; anthropic: system string + user
@@ -257,12 +237,12 @@ def _prioritise(survivors: list[Unit], options: AssemblyOptions) -> tuple[list[U
     return survivors, bodies
 
 
-def _apply_caps(cands: Sequence[_Cand], options: AssemblyOptions) -> list[_Cand]:
+def _apply_caps(cands: Sequence[Cand], options: AssemblyOptions) -> list[Cand]:
     """The candidates left after ``max_items`` and ``modality_slots`` (applied before the budget, so a
     bigger budget never drops an item); the others get their status."""
     slots = dict(options.modality_slots or {})
     used_slots: dict[str, int] = {}
-    packable: list[_Cand] = []
+    packable: list[Cand] = []
     for c in cands:
         m = c.unit.modality
         if options.max_items is not None and len(packable) >= options.max_items:
@@ -276,7 +256,7 @@ def _apply_caps(cands: Sequence[_Cand], options: AssemblyOptions) -> list[_Cand]
     return packable
 
 
-def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Frame, ex: Expander, found: _Found,
+def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: _Frame, ex: Expander, found: _Found,
           count: Callable[[str], int], compressor: Compressor | None = None, notes: list[str] | None = None) -> None:
     """Set each candidate's status: greedy (with fallbacks and the compressed tail) or monotone packing,
     then structural truncation into what is left when asked."""
@@ -285,7 +265,7 @@ def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Fra
         held = compress_reserve(o, room, packable)  # room for the compressed tail (assembly.compress)
         slack = held + _pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens)
     elif o.packing == "breadth":
-        slack = _pack_breadth(packable, room, o, ex, found.regions, count, close_tokens)
+        slack = pack_breadth(packable, room, o, ex, found.regions, count, close_tokens)
     else:
         costs = [c.cost for c in packable]
         fits = pack_monotone(costs, room) if room > 0 else [False] * len(costs)
@@ -297,16 +277,16 @@ def _pack(packable: Sequence[_Cand], query: str, o: AssemblyOptions, frame: _Fra
     if o.structural_truncation and room > 0:
         for c in packable:
             if c.status == "excluded_budget" and slack > 0:
-                t = _truncate(c, slack, shits, count, close_tokens, ex.query_words)
+                t = truncate(c, slack, shits, count, close_tokens, ex.query_words)
                 if t is not None:
                     slack -= t.cost
     if o.compress != "off" and o.packing == "greedy" and room > 0:
-        compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, _reopen,
+        compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, reopen,
                       compressor if o.compress == "llm" else None, notes)
 
 
-def _render(query: str, options: AssemblyOptions, packed: list[_Cand], cands: Sequence[_Cand], reason: str | None,
-            frame: _Frame, count: Callable[[str], int]) -> tuple[PromptOut, int, list[_Cand], str | None]:
+def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,
+            frame: _Frame, count: Callable[[str], int]) -> tuple[PromptOut, int, list[Cand], str | None]:
     """The prompt of the packed items and its exact token count; refuses (no evidence) when it would
     exceed the limit, and sends nothing when even the prompt without evidence does not fit."""
     limit = frame.limit
@@ -367,7 +347,7 @@ def window_tokens(o: AssemblyOptions, room: int) -> int | None:
     return max(WINDOW_FLOOR, int(o.window_share * room))
 
 
-def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],
+def _pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],
                  regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int) -> int:
     """Greedy in priority order; a candidate that does not fit walks its fallback ladder. Returns slack."""
     slack = room
@@ -375,7 +355,7 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
         return slack
     img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
     img_used = 0
-    sent: list[tuple[_Cand, str]] = []  # packed text candidates with their flattened text
+    sent: list[tuple[Cand, str]] = []  # packed text candidates with their flattened text
     for k, c in enumerate(packable):
         keep = _reserve(packable[k + 1:], o.breadth_reserve, ex.window_tokens) if o.fallbacks else 0
         fits = img_used + c.image_tokens <= img_cap
@@ -397,261 +377,22 @@ def _pack_greedy(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: E
         else:
             continue
         if not c.image_tokens:
-            slack = _drop_repeats(c, sent, slack)
+            slack = drop_repeats(c, sent, slack)
     return slack
 
 
-def _reserve(rest: Sequence[_Cand], n: int, window: int | None) -> int:
+def _reserve(rest: Sequence[Cand], n: int, window: int | None) -> int:
     """Tokens that the next ``n`` candidates need in their small forms (a window's size, or their cost)."""
     return sum(min(r.cost, (window or 0) + r.wrapper_tokens) for r in rest[:n])
 
 
-def _shrink(c: _Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],
+def _shrink(c: Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],
             count: Callable[[str], int], close_tokens: int) -> bool:
     """Send ``c`` as its largest smaller form that fits ``slack`` (a table's header and best rows, else the first
     rung of its ladder that fits); False when none does."""
     if c.unit.kind == "table":
-        return _truncate(c, slack, shits, count, close_tokens, ex.query_words) is not None
-    return _fallback(c, slack, ex, regions, count, close_tokens)
-
-
-def _pack_breadth(packable: Sequence[_Cand], room: int, o: AssemblyOptions, ex: Expander,
-                  regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int) -> int:
-    """Breadth and depth in one budget-independent plan (``packing="breadth"``). Returns the slack.
-
-    Each candidate has a small form (``_small_form``: its full form when that is small, else the largest
-    rung of its ladder within about ``excerpt_tokens``), then larger forms up to its full form, each at
-    most ``2 * excerpt_tokens`` larger than the one before (``_levels``). ``BreadthPlan`` interleaves the
-    small forms, in priority order, with the growth steps of the candidates already in (the strongest
-    first), so that the small forms take about ``breadth_share`` of the tokens. The package is the longest
-    prefix of that plan that fits the room (and the image cap); what is left grows the next candidate in
-    line as far as it fits. No growth step covers a page outside its candidate's small form.
-
-    The pages a package covers are therefore those of a prefix of one fixed plan, and the prefix only
-    grows with the budget: a larger budget never covers fewer pages (property-tested). Expansion caps do
-    not follow the room in this mode (``assemble``), so the candidates are the same at every budget."""
-    if room <= 0:
-        return room
-    forms = [(c, replace(c), f) for c in packable
-             if (f := _small_form(c, o, ex, regions, count, close_tokens)) is not None]
-    img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
-    left, img_used = room, 0
-    now: dict[int, _Cand] = {}  # what each candidate in the package is sent as
-    plan = BreadthPlan([f.cost for _, _, f in forms], o.breadth_share)
-    levels: dict[int, list[_Cand]] = {}
-    while (step := plan.next()) is not None:
-        k, grow = step
-        c, full, f = forms[k]
-        if grow:
-            form = levels[k].pop(0)
-        else:
-            form = f
-            levels[k] = _levels(c, full, f, 2 * o.excerpt_tokens, ex, regions, count, close_tokens)
-        extra = form.cost - (now[k].cost if k in now else 0)
-        if extra > left or img_used - (now[k].image_tokens if k in now else 0) + form.image_tokens > img_cap:
-            if plan.growing:  # what is left grows the next candidate in line as far as it fits
-                j = plan.growing[0]
-                g = _grow(forms[j][1], now[j].cost + left, ex, regions, count, close_tokens)
-                if g is not None and g.cost > now[j].cost and _same_pages(g, forms[j][2]) \
-                        and not now[j].image_tokens:
-                    left -= g.cost - now[j].cost
-                    now[j] = g
-            break
-        left -= extra
-        img_used += form.image_tokens - (now[k].image_tokens if k in now else 0)
-        now[k] = form
-        plan.grown(k, form.cost - f.cost, bool(levels[k]))
-    sent: list[tuple[_Cand, str]] = []
-    for k, (c, _, _) in enumerate(forms):
-        if k in now:
-            _adopt(c, now[k])
-            if not c.image_tokens:
-                _drop_repeats(c, sent, 0)
-    return left
-
-
-class BreadthPlan:
-    """The order of ``breadth`` packing, one step at a time: ``(candidate, grow)``. The next candidate's
-    small form comes while the small forms hold at most ``share`` of the tokens so far; otherwise the
-    strongest candidate already in that can still grow takes its next growth step. The caller reports
-    each step's size (``grown``), so the order depends on the candidates alone, never on the budget.
-
-    >>> p = BreadthPlan([100, 100, 100], 0.5)
-    >>> steps = []
-    >>> while (s := p.next()) is not None:
-    ...     steps.append(s)
-    ...     p.grown(s[0], 300 if s[1] else 0, not s[1] and s[0] != 1)
-    >>> steps
-    [(0, False), (0, True), (1, False), (2, False), (2, True)]
-    """
-
-    def __init__(self, small: Sequence[int], share: float) -> None:
-        self.small, self.share = list(small), share
-        self.breadth = self.depth = 0
-        self.nxt = 0
-        self.growing: list[int] = []  # candidates in that can still grow, strongest first
-        self._last: tuple[int, bool] | None = None
-        self._size: dict[int, int] = {}
-
-    def next(self) -> tuple[int, bool] | None:
-        if self.nxt < len(self.small) and (not self.growing or self.breadth * (1 - self.share)
-                                          <= self.depth * self.share):
-            self._last = (self.nxt, False)
-            self.nxt += 1
-        elif self.growing:
-            self._last = (self.growing[0], True)
-        else:
-            self._last = None
-        return self._last
-
-    def grown(self, k: int, size: int, more: bool) -> None:
-        """Step ``k`` was taken: the candidate is now ``size`` tokens over its small form, and ``more``
-        says whether it can grow further."""
-        assert self._last is not None and self._last[0] == k
-        if self._last[1]:
-            self.depth += size - self._size.get(k, 0)
-        else:
-            self.breadth += self.small[k]
-        self._size[k] = size
-        if more and k not in self.growing:
-            self.growing.append(k)
-            self.growing.sort()
-        elif not more and k in self.growing:
-            self.growing.remove(k)
-
-
-def _levels(c: _Cand, full: _Cand, f: _Cand, step: int, ex: Expander, regions: Mapping[int, Region],
-            count: Callable[[str], int], close_tokens: int) -> list[_Cand]:
-    """The forms of a candidate above its small form ``f``, each at most ``step`` tokens larger than the one
-    before, ending with its full form; forms that would cover another page are left out."""
-    if f is c or not _same_pages(full, f):
-        return []
-    out: list[_Cand] = []
-    size = f.cost
-    while full.cost - size > step:
-        g = _grow(full, size + step, ex, regions, count, close_tokens)
-        if g is None or g.cost <= size or not _same_pages(g, f):
-            break
-        out.append(g)
-        size = g.cost
-    out.append(full)
-    return out
-
-
-def _same_pages(big: _Cand, small: _Cand) -> bool:
-    return set(big.body.pages) <= set(small.body.pages)
-
-
-def _small_form(c: _Cand, o: AssemblyOptions, ex: Expander, regions: Mapping[int, Region],
-                count: Callable[[str], int], close_tokens: int) -> _Cand | None:
-    """``c`` itself when its text fits ``excerpt_tokens`` (and it has no image), else a copy at the largest
-    rung of its ladder within twice that (a page excerpt within once), or None when no rung fits."""
-    if not c.image_tokens and c.text_tokens <= o.excerpt_tokens:
-        return c
-    g = replace(c)
-    slack = 2 * o.excerpt_tokens + c.wrapper_tokens
-    if c.unit.kind == "table":
-        return _truncate_table(g, slack, count, close_tokens, ex.query_words)
-    return g if _fallback(g, slack, ex, regions, count, close_tokens) else None
-
-
-def _adopt(c: _Cand, form: _Cand) -> None:
-    """Give ``c`` the representation ``form`` holds (``c`` itself: its full form) and include it."""
-    if form is not c:
-        for name in ("status", "body", "open", "image_url", "image_tokens", "cost", "text_tokens", "wrapper_tokens",
-                     "fallback_from", "rung", "carried", "full_cost"):
-            setattr(c, name, getattr(form, name))
-    if c.status == "excluded_budget":  # the full form (a copy made before packing) or ``c`` itself
-        c.status = "included"
-
-
-def _drop_repeats(c: _Cand, sent: list[tuple[_Cand, str]], slack: int) -> int:
-    """After packing ``c``: if its text is already inside a packed item of the same version (never
-    across versions), it is a duplicate of that item; packed items whose text is inside ``c``'s become
-    duplicates of ``c``. A candidate can repeat another once fallbacks shrink them (a page's best
-    paragraphs, then one of its sentences from a later hit). Returns the slack with the duplicates'
-    tokens given back."""
-    flat = " ".join(c.body.text.split())
-    if not flat:
-        return slack
-    mine = [(other, text) for other, text in sent if other.unit.version_id == c.unit.version_id]
-    for other, text in mine:
-        if flat in text:
-            c.status, c.duplicate_of = "duplicate", other.cid
-            return slack + c.cost
-    for other, text in mine:
-        if text in flat:
-            other.status, other.duplicate_of = "duplicate", c.cid
-            sent.remove((other, text))
-            slack += other.cost
-    sent.append((c, flat))
-    return slack
-
-
-def _fallback(c: _Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
-              close_tokens: int) -> bool:
-    """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``assembly.fallback``."""
-    u = c.unit
-    trig = sorted(u.triggers)
-    anchors: list[tuple[int, int]] = []
-    if u.kind == "span" and u.view is not None:
-        for i in trig:
-            a = anchor_of(u.view, regions[i]) if i in regions else None
-            if a is not None:
-                anchors.append(a)
-    floor = span_floor(u, anchors)
-    if floor is not None and count(floor) + c.wrapper_tokens - FLOOR_SLACK > slack:
-        return False
-    on_page = [(i, regions[i]) for i in trig if i in regions]
-    return any(_take_rung(c, rung, slack, regions, count, close_tokens)
-               for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page))
-
-
-def _take_rung(c: _Cand, rung: Rung, slack: int, regions: Mapping[int, Region], count: Callable[[str], int],
-               close_tokens: int) -> bool:
-    """Send ``rung`` in place of ``c``'s body when it fits ``slack`` and carries one of ``c``'s hits."""
-    u, b = c.unit, rung.body
-    tt = count(b.text)
-    if tt + close_tokens > slack:  # too large whatever its open line: not worth writing that line
-        return False
-    opener = _reopen(c, b)
-    total = tt + count(opener) + close_tokens
-    if total > slack:
-        return False
-    keep = None if rung.carries_all else rung.keep if rung.keep is not None else frozenset(
-        i for i in u.triggers if i in regions and carried(regions[i], b))
-    if keep is not None and not keep:
-        return False  # a rung that carries none of the hits is not evidence for them
-    c.fallback_from = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
-    c.full_cost = c.cost
-    c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
-    c.image_url, c.image_tokens = None, 0
-    c.rung = rung.expansion
-    c.carried = keep
-    c.status = "included"
-    return True
-
-
-def _grow(c: _Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
-          close_tokens: int) -> _Cand | None:
-    """A copy of ``c`` at its largest representation below its full form that fits ``slack``: for a page
-    sent as text, the page around its hits sized to the room (then its best paragraphs that fit); for
-    other units, the first rung of their ladder that fits."""
-    g = replace(c)
-    u = c.unit
-    if u.kind == "table":
-        return _truncate_table(g, slack, count, close_tokens, ex.query_words)
-    if u.kind != "page" or u.image:
-        return g if _fallback(g, slack, ex, regions, count, close_tokens) else None
-    page, body_room = u.regions[0], slack - c.wrapper_tokens
-    on_page = [(i, regions[i]) for i in sorted(u.triggers) if i in regions]
-    grown = [excerpt_rung(page, on_page, body_room, ex)]
-    fit = ex.best_paragraphs(page, body_room, frozenset(r.region_id for _, r in on_page))
-    if fit:
-        chosen = ex.in_reading_order(page, fit)
-        text = "\n\n".join(p.text.strip() for p in chosen)
-        grown.append(Rung(Body(text, tuple(chosen), page, page.region_id), "page_paragraphs"))
-    return g if any(r is not None and _take_rung(g, r, slack, regions, count, close_tokens) for r in grown) else None
+        return truncate(c, slack, shits, count, close_tokens, ex.query_words) is not None
+    return fallback(c, slack, ex, regions, count, close_tokens)
 
 
 def _below(score: float, top: float, o: AssemblyOptions) -> bool:
@@ -664,10 +405,10 @@ def _below(score: float, top: float, o: AssemblyOptions) -> bool:
 
 
 def _make_cands(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOptions,
-                names: Mapping[str, str], count: Callable[[str], int], close_tokens: int) -> list[_Cand]:
+                names: Mapping[str, str], count: Callable[[str], int], close_tokens: int) -> list[Cand]:
     cnt = count  # Callable[[str], int]
     numbers: dict[str, int] = {}
-    out: list[_Cand] = []
+    out: list[Cand] = []
     if o.block_format == "compact" and len({u.version_id for u in survivors}) == 1:
         names = {}  # one document: its name on every block says nothing; the id resolves it
     for u, b in zip(survivors, bodies, strict=True):
@@ -680,10 +421,10 @@ def _make_cands(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOp
 
 
 def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, str],
-          count: Callable[[str], int], close_tokens: int) -> _Cand:
+          count: Callable[[str], int], close_tokens: int) -> Cand:
     cnt = count
     pages = b.pages
-    section = _section_of(u, b)
+    section = section_of(u, b)
     name = names.get(u.version_id, u.doc_id) if names else ""
     opener = block_open(cid, u.modality, name, pages, section, o.block_format)
     url, img = None, 0
@@ -695,74 +436,18 @@ def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, st
         img = image_token_cost(*image_pixels(r, o.render_scale), o.image_tokens)
     text_tokens = cnt(b.text)
     wrapper = cnt(opener) + close_tokens
-    return _Cand(u, b, cid, opener, url, img, text_tokens + wrapper + img, text_tokens, wrapper, source=name,
-                 fmt=o.block_format)
+    return Cand(u, b, cid, opener, url, img, text_tokens + wrapper + img, text_tokens, wrapper, source=name,
+                fmt=o.block_format)
 
 
-def _section_of(u: Unit, b: Body) -> str | None:
-    if u.view is not None:
-        return u.view.heading
-    r = b.regions[0] if b.regions else None
-    return r.heading_path[-1] if r is not None and r.heading_path else None
-
-
-def _truncate(c: _Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],
-              close_tokens: int, query_words: frozenset[str] = frozenset()) -> _Cand | None:
-    """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length); a table
-    keeps its header and the rows that fit, best first (``fitted_rows``)."""
-    if c.unit.kind == "table":
-        return _truncate_table(c, slack, count, close_tokens, query_words)
-    trig = {shits[i].region_id for i in sorted(c.unit.triggers)[:1]}
-    variants = list(truncations(c.unit, trig, query_words))
-    cnt = count
-    lo, hi, best = 0, len(variants) - 1, None
-    while lo <= hi:  # variants are longest first; find the first (longest) that fits
-        mid = (lo + hi) // 2
-        b = variants[mid]
-        opener = _reopen(c, b)
-        tt = cnt(b.text)
-        total = tt + cnt(opener) + close_tokens
-        if total <= slack:
-            best = (b, opener, tt, total)
-            hi = mid - 1
-        else:
-            lo = mid + 1
-    if best is None:
-        return None
-    b, opener, tt, total = best
-    c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
-    c.status = "truncated"
-    return c
-
-
-def _truncate_table(c: _Cand, slack: int, count: Callable[[str], int], close_tokens: int,
-                    query_words: frozenset[str]) -> _Cand | None:
-    regions = tuple(c.unit.regions)
-    opener = _reopen(c, Body("", regions, regions[0], regions[0].region_id))
-    full = table_text(regions)
-    text = fitted_rows(full, query_words, slack - count(opener) - close_tokens, count)
-    if text is None or text == full:
-        return None
-    tt, wrap = count(text), count(opener) + close_tokens
-    c.body = Body(text, regions, regions[0], regions[0].region_id)
-    c.open, c.text_tokens, c.wrapper_tokens, c.cost = opener, tt, wrap, tt + wrap
-    c.status = "truncated"
-    return c
-
-
-def _reopen(c: _Cand, b: Body) -> str:
-    """The open tag for a truncated body: same id, type, file and section, its own pages."""
-    return block_open(c.cid, c.unit.modality, c.source, b.pages, _section_of(c.unit, b), c.fmt)
-
-
-def _position(c: _Cand) -> tuple[float, ...]:
+def _position(c: Cand) -> tuple[float, ...]:
     r = c.body.regions[0] if c.body.regions else None
     if r is None or not r.locators:
         return (0.0, 0.0, float(c.unit.lo))
     return (float(r.first_page), r.locators[0].bbox.y0, float(c.unit.lo))
 
 
-def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextItem:
+def _item(c: Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextItem:
     u, b = c.unit, c.body
     pages = [p for p in b.pages if p]
     expansion = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
@@ -789,13 +474,13 @@ def _item(c: _Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIt
         image_tokens=c.image_tokens,
         alt_text=_alt_text(c),
         score=u.score,
-        section=_section_of(u, b),
+        section=section_of(u, b),
         fallback_from=c.fallback_from,
     )
     return item
 
 
-def _alt_text(c: _Cand) -> str | None:
+def _alt_text(c: Cand) -> str | None:
     """What an item's image shows, as text (``ContextItem.alt_text``): the text of the page or figure
     whose pixels are sent; None when no image is sent or the region has no text."""
     if c.image_url is None or not c.unit.regions:
@@ -809,11 +494,11 @@ _HITS_OUT = TypeAdapter(list[RetrievalHitOut])
 
 
 def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of: Mapping[int, Unit],
-              cands: Sequence[_Cand], regions: Mapping[int, Region]) -> tuple[list[ManifestEntry], list[ExcludedEntry]]:
+              cands: Sequence[Cand], regions: Mapping[int, Region]) -> tuple[list[ManifestEntry], list[ExcludedEntry]]:
     """One manifest entry per hit, and an exclusion entry for each hit that is not packed. What the hits of one
     candidate share is worked out once per candidate, and each list is validated in one call."""
     by_unit = {id(c.unit): c for c in cands}
-    shared: dict[int, tuple[_Cand, str, list[int], int]] = {}
+    shared: dict[int, tuple[Cand, str, list[int], int]] = {}
     manifest: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
     for i, h in enumerate(shits):
@@ -839,14 +524,14 @@ def _manifest(shits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], unit_of
     return _MANIFEST.validate_python(manifest), _EXCLUDED.validate_python(excluded)
 
 
-def _candidate_share(root: Unit, c: _Cand) -> tuple[_Cand, str, list[int], int]:
+def _candidate_share(root: Unit, c: Cand) -> tuple[Cand, str, list[int], int]:
     """What every hit of candidate ``c`` (unit ``root``) shows: the candidate, its expansion, the sub-questions
     it covers, and the hit it answers for (the first it carries)."""
     exp = "+".join(sorted(root.expansions)) if c.rung is None else c.rung
     return c, exp, list(root.covers), min(c.carried if c.carried else root.triggers)
 
 
-def _fate_of(i: int, c: _Cand, root: Unit, first: int) -> tuple[str, int, str]:
+def _fate_of(i: int, c: Cand, root: Unit, first: int) -> tuple[str, int, str]:
     """Fate, tokens and reason of hit ``i`` of candidate ``c``, whose own hit is ``first``."""
     if c.status == "duplicate":
         return "duplicate", 0, f"its text ({c.rung or 'as packed'}) is already in {c.duplicate_of}"
@@ -911,7 +596,7 @@ def _weak_retrieval(hits: Sequence[Hit], o: AssemblyOptions) -> str:
     return f"weak retrieval: best semantic similarity {max(dense):.2f} < min_relevance {o.min_relevance}"
 
 
-def _refusal_reason(hits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], cands: Sequence[_Cand],
+def _refusal_reason(hits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], cands: Sequence[Cand],
                     room: int) -> str:
     if not hits:
         return "no hits: retrieval found no evidence"
@@ -927,7 +612,7 @@ def _refusal_reason(hits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], ca
     return "no evidence fits the budget"
 
 
-def _breakdown(packed: Sequence[_Cand], frame: _Frame, used: int) -> Breakdown:
+def _breakdown(packed: Sequence[Cand], frame: _Frame, used: int) -> Breakdown:
     if used == 0:
         return Breakdown()
     text = sum(c.text_tokens for c in packed)

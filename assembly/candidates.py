@@ -1,0 +1,192 @@
+"""A candidate (``Cand``: a unit with its body, citation id, open line and token costs) and the smaller
+representations it can be sent as when its full form does not fit.
+
+* ``fallback``: the first (largest) rung of its fallback ladder that fits (``assembly.fallback``);
+* ``grow``: its largest representation below its full form that fits (breadth packing's growth steps);
+* ``truncate``: its largest structural truncation that fits; a table keeps its header and best rows
+  (``truncate_table``);
+* ``drop_repeats``: after packing, a candidate whose text is already in a packed item becomes its duplicate.
+
+``reopen`` writes the open line of a smaller body: same id, type, file and section, its own pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from folio.assembly.expand import Expander, Unit, fitted_rows, table_text
+from folio.assembly.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
+from folio.assembly.prompt import block_open
+from folio.assembly.render import Body, truncations
+from folio.assembly.types import BlockFormat, CandidateStatus
+from folio.kernel.hit import Hit
+from folio.kernel.model import Region
+
+FLOOR_SLACK = 8  # a rung's open tag may be this much shorter than the unit's (fewer pages in its label)
+
+
+@dataclass(slots=True)
+class Cand:
+    unit: Unit
+    body: Body
+    cid: str
+    open: str
+    image_url: str | None
+    image_tokens: int
+    cost: int
+    text_tokens: int
+    wrapper_tokens: int
+    status: CandidateStatus = "excluded_budget"
+    fallback_from: str | None = None  # the expansion that did not fit, when a rung was sent
+    rung: str | None = None  # the rung's expansion name
+    carried: frozenset[int] | None = None  # trigger indices the sent body carries (None: all)
+    full_cost: int = 0
+    source: str = ""  # file name shown in the open line
+    fmt: BlockFormat = "compact"
+    duplicate_of: str | None = None  # status "duplicate": the packed item whose text holds this one's
+
+
+def drop_repeats(c: Cand, sent: list[tuple[Cand, str]], slack: int) -> int:
+    """After packing ``c``: if its text is already inside a packed item of the same version (never
+    across versions), it is a duplicate of that item; packed items whose text is inside ``c``'s become
+    duplicates of ``c``. A candidate can repeat another once fallbacks shrink them (a page's best
+    paragraphs, then one of its sentences from a later hit). Returns the slack with the duplicates'
+    tokens given back."""
+    flat = " ".join(c.body.text.split())
+    if not flat:
+        return slack
+    mine = [(other, text) for other, text in sent if other.unit.version_id == c.unit.version_id]
+    for other, text in mine:
+        if flat in text:
+            c.status, c.duplicate_of = "duplicate", other.cid
+            return slack + c.cost
+    for other, text in mine:
+        if text in flat:
+            other.status, other.duplicate_of = "duplicate", c.cid
+            sent.remove((other, text))
+            slack += other.cost
+    sent.append((c, flat))
+    return slack
+
+
+def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
+             close_tokens: int) -> bool:
+    """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``assembly.fallback``."""
+    u = c.unit
+    trig = sorted(u.triggers)
+    anchors: list[tuple[int, int]] = []
+    if u.kind == "span" and u.view is not None:
+        for i in trig:
+            a = anchor_of(u.view, regions[i]) if i in regions else None
+            if a is not None:
+                anchors.append(a)
+    floor = span_floor(u, anchors)
+    if floor is not None and count(floor) + c.wrapper_tokens - FLOOR_SLACK > slack:
+        return False
+    on_page = [(i, regions[i]) for i in trig if i in regions]
+    return any(take_rung(c, rung, slack, regions, count, close_tokens)
+               for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page))
+
+
+def take_rung(c: Cand, rung: Rung, slack: int, regions: Mapping[int, Region], count: Callable[[str], int],
+              close_tokens: int) -> bool:
+    """Send ``rung`` in place of ``c``'s body when it fits ``slack`` and carries one of ``c``'s hits."""
+    u, b = c.unit, rung.body
+    tt = count(b.text)
+    if tt + close_tokens > slack:  # too large whatever its open line: not worth writing that line
+        return False
+    opener = reopen(c, b)
+    total = tt + count(opener) + close_tokens
+    if total > slack:
+        return False
+    keep = None if rung.carries_all else rung.keep if rung.keep is not None else frozenset(
+        i for i in u.triggers if i in regions and carried(regions[i], b))
+    if keep is not None and not keep:
+        return False  # a rung that carries none of the hits is not evidence for them
+    c.fallback_from = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
+    c.full_cost = c.cost
+    c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
+    c.image_url, c.image_tokens = None, 0
+    c.rung = rung.expansion
+    c.carried = keep
+    c.status = "included"
+    return True
+
+
+def grow(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
+         close_tokens: int) -> Cand | None:
+    """A copy of ``c`` at its largest representation below its full form that fits ``slack``: for a page
+    sent as text, the page around its hits sized to the room (then its best paragraphs that fit); for
+    other units, the first rung of their ladder that fits."""
+    g = replace(c)
+    u = c.unit
+    if u.kind == "table":
+        return truncate_table(g, slack, count, close_tokens, ex.query_words)
+    if u.kind != "page" or u.image:
+        return g if fallback(g, slack, ex, regions, count, close_tokens) else None
+    page, body_room = u.regions[0], slack - c.wrapper_tokens
+    on_page = [(i, regions[i]) for i in sorted(u.triggers) if i in regions]
+    grown = [excerpt_rung(page, on_page, body_room, ex)]
+    fit = ex.best_paragraphs(page, body_room, frozenset(r.region_id for _, r in on_page))
+    if fit:
+        chosen = ex.in_reading_order(page, fit)
+        text = "\n\n".join(p.text.strip() for p in chosen)
+        grown.append(Rung(Body(text, tuple(chosen), page, page.region_id), "page_paragraphs"))
+    return g if any(r is not None and take_rung(g, r, slack, regions, count, close_tokens) for r in grown) else None
+
+
+def section_of(u: Unit, b: Body) -> str | None:
+    if u.view is not None:
+        return u.view.heading
+    r = b.regions[0] if b.regions else None
+    return r.heading_path[-1] if r is not None and r.heading_path else None
+
+
+def truncate(c: Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],
+             close_tokens: int, query_words: frozenset[str] = frozenset()) -> Cand | None:
+    """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length); a table
+    keeps its header and the rows that fit, best first (``fitted_rows``)."""
+    if c.unit.kind == "table":
+        return truncate_table(c, slack, count, close_tokens, query_words)
+    trig = {shits[i].region_id for i in sorted(c.unit.triggers)[:1]}
+    variants = list(truncations(c.unit, trig, query_words))
+    cnt = count
+    lo, hi, best = 0, len(variants) - 1, None
+    while lo <= hi:  # variants are longest first; find the first (longest) that fits
+        mid = (lo + hi) // 2
+        b = variants[mid]
+        opener = reopen(c, b)
+        tt = cnt(b.text)
+        total = tt + cnt(opener) + close_tokens
+        if total <= slack:
+            best = (b, opener, tt, total)
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    if best is None:
+        return None
+    b, opener, tt, total = best
+    c.body, c.open, c.text_tokens, c.wrapper_tokens, c.cost = b, opener, tt, total - tt, total
+    c.status = "truncated"
+    return c
+
+
+def truncate_table(c: Cand, slack: int, count: Callable[[str], int], close_tokens: int,
+                   query_words: frozenset[str]) -> Cand | None:
+    regions = tuple(c.unit.regions)
+    opener = reopen(c, Body("", regions, regions[0], regions[0].region_id))
+    full = table_text(regions)
+    text = fitted_rows(full, query_words, slack - count(opener) - close_tokens, count)
+    if text is None or text == full:
+        return None
+    tt, wrap = count(text), count(opener) + close_tokens
+    c.body = Body(text, regions, regions[0], regions[0].region_id)
+    c.open, c.text_tokens, c.wrapper_tokens, c.cost = opener, tt, wrap, tt + wrap
+    c.status = "truncated"
+    return c
+
+
+def reopen(c: Cand, b: Body) -> str:
+    """The open tag for a truncated body: same id, type, file and section, its own pages."""
+    return block_open(c.cid, c.unit.modality, c.source, b.pages, section_of(c.unit, b), c.fmt)
