@@ -36,6 +36,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from folio.retrieval.pagelex import page_tokens
+
 logger = logging.getLogger(__name__)
 
 
@@ -227,23 +229,9 @@ class RawChunks:
         return [PeerItem(chunks[i].text, chunks[i].pages, float(scores[i])) for i in order]
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|\w+")
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """Lower-cased word tokens; runs of CJK characters become character bigrams.
-
-    >>> bm25_tokens("Set Print 受験者数")
-    ['set', 'print', '受験', '験者', '者数']
-    """
-    out: list[str] = []
-    for tok in _TOKEN.findall(text.lower()):
-        if _CJK.match(tok):
-            out.extend(tok[i : i + 2] for i in range(max(len(tok) - 1, 1)))
-        else:
-            out.append(tok)
-    return out
+# The page peer tokenizes as folio's whole-page lexical channel does (lower-cased words, CJK runs as
+# character bigrams), so the two rankings differ only in what they rank and how they score.
+bm25_tokens = page_tokens
 
 
 class BM25Pages:
