@@ -76,9 +76,11 @@ class PageTiming:
 
 
 def _flags() -> int:
+    """TextPage flags. Ligatures are not preserved: MuPDF writes "ﬁ" as "fi", so a word with a ligature
+    ("ﬁnancial") is found by the word a question uses, and an answer reads as it is spelled."""
     import pymupdf
 
-    return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP)
+    return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP)
 
 
 def _first_pass(

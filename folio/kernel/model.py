@@ -30,7 +30,8 @@ from folio.kernel.geometry import BBox as BBox  # the rectangle type is geometry
 # 2: furniture and TOC lines kept out of regions, page labels; 3: page "scanned" meta;
 # 4: typed region payloads (image pixel size, OCR engine and confidence)
 # 5: the first copy of a running header/footer kept as evidence (ingest/furniture.py)
-PARSER_VERSION = "5"
+# 6: ligatures written out ("ﬁ" -> "fi")
+PARSER_VERSION = "6"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]
