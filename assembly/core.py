@@ -357,7 +357,8 @@ def _pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Ex
     img_used = 0
     sent: list[tuple[Cand, str]] = []  # packed text candidates with their flattened text
     for k, c in enumerate(packable):
-        keep = _reserve(packable[k + 1:], o.breadth_reserve, ex.window_tokens) if o.fallbacks else 0
+        keep = _reserve(packable[k + 1:], o.breadth_reserve, ex.window_tokens) if o.breadth_reserve and o.fallbacks \
+            else 0
         fits = img_used + c.image_tokens <= img_cap
         if c.cost <= slack - keep and fits:
             c.status = "included"

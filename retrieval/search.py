@@ -52,10 +52,10 @@ SOURCE_CACHE_SIZE = 64  # region sources kept by source_for (distinct version se
 # benchmarks/eval_quality.py: 2.0 lost wide-set answers at 1k/2k against 1.0 (README, "Quality").
 REF_WEIGHT = 1.0
 EXACT_REF_BOOST = 2.0  # a page reference that resolves to one page per number counts this much more
-# Weight in fusion of the whole-page BM25 list (``retrieval.pagelex``); 0 turns the channel off. Measured on
-# the first 16 mmlb documents (tuned on half A, confirmed on half B; README, "Quality"): against no channel,
-# 0.5 gained answers on both halves at 1k and 2k (A +6.3/+6.3, B +3.7/+3.7) and on A at 4k (+6.2, B equal);
-# 1.0 lost B answers at 1k (-3.7) and 1.5 lost answers on B at every budget.
+# Weight in fusion of the whole-page BM25 list (``retrieval.pagelex``); 0 turns the channel off. Measured with
+# benchmarks/eval_quality.py on all of mmlb (README, "Quality"): against no channel, 0.5 changed answers by
+# +5.9/-2.0/0 (half A) and +4.7/+4.8/+2.4 (half B) at 1k/2k/4k, but cost wide answers at 1k/2k (-4.5/-2.3);
+# 0.25 still lost 3.4 on wide at 1k and gained less on mmlb; 1.0 and 1.5 lost half-B answers at 1k.
 PAGE_LEX_WEIGHT = 0.5
 MAX_PAGEREF_VERSIONS = 50  # page and label references are resolved in at most this many versions of the scope
 LABEL_CACHE_VERSIONS = 64  # versions whose label index (retrieval.labelref) is kept
@@ -363,6 +363,7 @@ class Retriever:
         if self.colpali is not None:
             self.colpali = ColPaliRetriever(self.store, self.colpali.model)
         self.summaries = SummaryRouter(self.store, self.text_encoder)
+        self.pagelex = PageLexRetriever(self.store)
 
     def texts_for(self, hits: Sequence[Hit]) -> dict[str, str]:
         """The stored text of each hit's region (what a reranker reads)."""

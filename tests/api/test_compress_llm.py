@@ -65,11 +65,14 @@ def test_llm_compression_is_the_model_text_cited_and_marked(cc: TestClient, llm:
     assert r.status_code == 200, r.text
     pkg = r.json()
     items = [it for it in _compressed(pkg) if it["text"] == reply]
-    assert items
+    assert items and all(it["locators"] for it in items)
     for item in items:
-        assert item["locators"] and item["region_id"] != ""
         entry = next(m for m in pkg["manifest"] if m["citation_id"] == item["citation_id"] and m["fate"] == "included")
         assert entry["expansion"] == "compressed"
+    # the extractive tail is still cited to the same regions, compressed
+    by_cid = {it["citation_id"]: it for it in _compressed(pkg)}
+    for first in _compressed(extractive):
+        assert by_cid[first["citation_id"]]["region_id"] == first["region_id"]
     sent = llm.requests[0]["body"]
     assert sent["model"] == "stand-in" and 16 <= sent["max_tokens"] <= 300
     assert Q in sent["messages"][-1]["content"]

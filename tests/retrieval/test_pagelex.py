@@ -6,6 +6,7 @@ from typing import Any
 
 from folio.assembly.expand import visual_hit
 from folio.retrieval.pagelex import PageLexicon, page_tokens
+from folio.retrieval.scope import Scope
 
 
 def test_a_page_with_the_questions_words_spread_over_it_outranks_a_page_repeating_one() -> None:
@@ -24,14 +25,12 @@ def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: di
     assert "pagelex" in res.retrievers
     found = [h for h in res.hits if any(s.retriever == "pagelex" for s in h.sources)]
     assert found and all(h.kind == "page" and h.version_id == versions["v2"] for h in found)
-    # a page that only text retrievers found is text evidence, not an image
-    text_only = [h for h in found if all(s.retriever in ("pagelex", "bm25", "dense") for s in h.sources)]
-    assert all(not visual_hit(h) for h in text_only)
-    assert retriever.pagelex.search("priority one incident", res.scope.__class__(
-        versions=res.scope.versions, pages=frozenset({99})), 10) == []
-    assert retriever.pagelex.search("priority one incident", res.scope.__class__(
-        versions=res.scope.versions, kinds=frozenset({"sentence"})), 10) == []
-
+    # a page that only the page-text list found is text evidence, not an image
+    lexical = found[0].model_copy(update={"sources": tuple(s for s in found[0].sources if s.retriever == "pagelex")})
+    assert lexical.sources and not visual_hit(lexical)
+    assert retriever.pagelex.search("priority one incident", Scope(res.scope.versions, pages=frozenset({99})), 10) == []
+    assert retriever.pagelex.search("priority one incident", Scope(res.scope.versions, kinds=frozenset({"sentence"})),
+                                    10) == []
 
 def test_the_channel_can_be_turned_off(visual_store: Any) -> None:
     from folio.retrieval.search import Retriever
