@@ -239,14 +239,24 @@ class StorageSettings(Group):
         default_factory=dict,
         description="JSON object of LanceDB storage options, on top of those the AWS_* variables give",
     )
-    aws_endpoint_url_s3: str | None = Field(None, validation_alias="AWS_ENDPOINT_URL_S3")
-    aws_endpoint_url: str | None = Field(None, validation_alias="AWS_ENDPOINT_URL")
-    aws_endpoint: str | None = Field(None, validation_alias="AWS_ENDPOINT")
-    aws_access_key_id: str | None = Field(None, validation_alias="AWS_ACCESS_KEY_ID", repr=False)
-    aws_secret_access_key: str | None = Field(None, validation_alias="AWS_SECRET_ACCESS_KEY", repr=False)
-    aws_session_token: str | None = Field(None, validation_alias="AWS_SESSION_TOKEN", repr=False)
-    aws_region: str | None = Field(None, validation_alias="AWS_REGION")
-    aws_default_region: str | None = Field(None, validation_alias="AWS_DEFAULT_REGION")
+    aws_endpoint_url_s3: str | None = Field(
+        None, validation_alias="AWS_ENDPOINT_URL_S3", description="s3:// stores: the endpoint (before the next two)"
+    )
+    aws_endpoint_url: str | None = Field(None, validation_alias="AWS_ENDPOINT_URL", description="s3://: the endpoint")
+    aws_endpoint: str | None = Field(None, validation_alias="AWS_ENDPOINT", description="s3://: the endpoint")
+    aws_access_key_id: str | None = Field(
+        None, validation_alias="AWS_ACCESS_KEY_ID", repr=False, description="s3://: the access key id"
+    )
+    aws_secret_access_key: str | None = Field(
+        None, validation_alias="AWS_SECRET_ACCESS_KEY", repr=False, description="s3://: the secret key"
+    )
+    aws_session_token: str | None = Field(
+        None, validation_alias="AWS_SESSION_TOKEN", repr=False, description="s3://: a session token"
+    )
+    aws_region: str | None = Field(None, validation_alias="AWS_REGION", description="s3://: the region")
+    aws_default_region: str | None = Field(
+        None, validation_alias="AWS_DEFAULT_REGION", description="s3://: the region when AWS_REGION is unset"
+    )
 
     @field_validator("storage_options", mode="before")
     @classmethod
@@ -262,9 +272,9 @@ class StorageSettings(Group):
         return v
 
 
-def _positive_or_none(v: float | None) -> float | None:
+def _positive_or_none(v: Any) -> Any:
     """``0`` (or less) turns a limit off."""
-    return v if v is None or v > 0 else None
+    return None if isinstance(v, int | float) and not isinstance(v, bool) and v <= 0 else v
 
 
 class IngestSettings(Group):
@@ -285,7 +295,7 @@ class IngestSettings(Group):
         description="parse time per page (s); a page past it is degraded (text and page image kept, tables, "
         "figures and OCR stopped; listed in `degraded_pages`); `0`: off",
     )
-    memory_mb: float | None = Field(
+    memory_mb: int | None = Field(
         3072,
         validation_alias="FOLIO_INGEST_MEMORY_MB",
         description="address space of the parse child (`422 ingest_memory`); a child killed by a signal is "
@@ -305,12 +315,13 @@ class IngestSettings(Group):
 
     @field_validator("timeout_s", "page_timeout_s", "memory_mb", "ocr_budget_s", mode="before")
     @classmethod
-    def _blank(cls, v: Any, info: ValidationInfo) -> Any:
-        return _blank_is_default(cls, v, info)
-
-    @field_validator("timeout_s", "page_timeout_s", "memory_mb", "ocr_budget_s")
-    @classmethod
-    def _off(cls, v: float | None) -> float | None:
+    def _off(cls, v: Any, info: ValidationInfo) -> Any:
+        """Empty: the default; ``0`` (or less): off; megabytes may be written with a fraction (cut off)."""
+        v = _blank_is_default(cls, v, info)
+        if isinstance(v, str):
+            v = float(v)
+        if isinstance(v, float) and info.field_name == "memory_mb":
+            v = int(v) if v > 0 else None
         return _positive_or_none(v)
 
     @field_validator("isolate", mode="before")
