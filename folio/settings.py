@@ -21,11 +21,13 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +55,10 @@ def default_concurrency() -> int:
 
 def default_data_dir() -> str:
     """``$FOLIO_DATA``, else ``$XDG_DATA_HOME/folio``, else ``~/.local/share/folio``."""
-    if os.environ.get("FOLIO_DATA"):
-        return os.environ["FOLIO_DATA"]
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    environ = _environ()
+    if environ.get("FOLIO_DATA"):
+        return environ["FOLIO_DATA"]
+    base = environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "folio")
 
 
@@ -91,6 +94,38 @@ def tiktoken_cache_dir() -> str:
 
 
 # ----------------------------------------------------------------------------- groups
+# The variables ``from_env`` reads instead of the process's (None: the process's).
+_ENVIRON: ContextVar[Mapping[str, str] | None] = ContextVar("folio_settings_environ", default=None)
+
+
+@contextmanager
+def _reading(environ: Mapping[str, str]) -> Iterator[None]:
+    token = _ENVIRON.set(environ)
+    try:
+        yield
+    finally:
+        _ENVIRON.reset(token)
+
+
+def _environ() -> Mapping[str, str]:
+    """The variables being read: those given to ``from_env``, else the process's."""
+    environ = _ENVIRON.get()
+    return os.environ if environ is None else environ
+
+
+class _MappingSource(EnvSettingsSource):
+    """pydantic-settings' variable source over a mapping instead of ``os.environ``."""
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._mapping = environ
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        if self.case_sensitive:
+            return dict(self._mapping)
+        return {k.lower(): v for k, v in self._mapping.items()}
+
+
 def _named(cls: type[BaseSettings], e: ValidationError) -> ValidationError:
     """``e`` with each field named by the variable that sets it (``FOLIO_LLM_CONCURRENCY: ...``)."""
     names = env_names(cls)
@@ -135,17 +170,25 @@ class Group(BaseSettings):
             raise _named(type(self), e) from None
 
     @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Keywords, then the variables: the process's, or those ``from_env`` was given."""
+        environ = _ENVIRON.get()
+        if environ is not None:
+            env_settings = _MappingSource(settings_cls, environ)
+        return (init_settings, env_settings, dotenv_settings, file_secret_settings)
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Self:
         """The group read from ``environ`` instead of the process's environment (names match in any case)."""
-        lowered = {k.lower(): v for k, v in environ.items()}
-        values = {}
-        for name, var in env_names(cls).items():
-            if name in cls.model_fields and var.lower() in lowered:
-                values[name] = lowered[var.lower()]
-        try:
-            return cls.model_validate(values)
-        except ValidationError as e:
-            raise _named(cls, e) from None
+        with _reading(environ):
+            return cls()
 
 
 def _json_or_commas(v: Any) -> Any:
@@ -537,8 +580,8 @@ class Settings(BaseSettings):
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
         """Every group read from ``environ`` instead of the process's environment."""
-        groups = {name: cls.model_fields[name].annotation for name in cls.GROUPS}
-        return cls(**{name: g.from_env(environ) for name, g in groups.items()})  # type: ignore[union-attr]
+        with _reading(environ):
+            return cls()
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """``model_copy`` that also takes the legacy flat names (``update={"data": ...}``)."""
