@@ -54,7 +54,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.ray and (args.redo_degraded or args.page_timeout is not None):
         print("folio: --redo-degraded and --page-timeout run here, not on Ray", file=sys.stderr)
         return EXIT_USAGE
-    limits = IngestLimits.from_env()
+    limits = IngestLimits.from_settings(settings.ingest)
     if args.page_timeout is not None:
         limits = replace(limits, page_timeout_s=args.page_timeout if args.page_timeout > 0 else None)
     if args.ray:  # one Ray task per document (api/cluster_cli.py)

@@ -8,7 +8,6 @@ and turning the errors a command may raise into one line on stderr.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from pydantic import ValidationError
 
 from folio.kernel.errors import FolioError
+from folio.settings import ClientSettings
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -133,7 +133,7 @@ def server_url(args: argparse.Namespace) -> str | None:
         return str(args.server)
     if args.data:
         return None
-    return os.environ.get("FOLIO_URL") or None
+    return ClientSettings().url or None
 
 
 class UsageError(FolioError, ValueError):

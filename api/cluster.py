@@ -247,6 +247,7 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     DEAD_WRITERS.update(ray.get(board_actor.started.remote(job_id, worker)))
     store = _store(spec["store"], spec.get("storage_options") or {})
     settings = spec.get("settings") or {}
+    limits = settings.get("ingest") or {}
     last: list[Any] = [0.0, ""]  # when and at which stage progress was last sent
     reported: set[str] = set()
 
@@ -270,11 +271,11 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
             filename=spec["filename"],
             doc_id=spec.get("doc_id"),
             password=spec.get("password"),
-            ocr=settings.get("ocr"),
+            ocr=limits.get("ocr"),
             indexers=_indexers(settings),
             progress=progress,
-            max_bytes=settings.get("max_upload_bytes"),
-            max_pages=settings.get("max_pages"),
+            max_bytes=limits.get("max_upload_bytes"),
+            max_pages=limits.get("max_pages"),
             collection=collection,
         )
     except FolioError as e:
@@ -299,8 +300,9 @@ def job_spec(
     password: str | None = None,
 ) -> dict[str, Any]:
     """What a task needs besides the bytes: the store's URI and options, and the ingest settings
-    (``Settings`` fields; the API keys stay behind)."""
-    fields = settings.model_dump(mode="json", exclude={"api_key", "keys_file"})
+    (``Settings`` groups; the keys and the storage group, whose options travel as ``storage_options``,
+    stay behind)."""
+    fields = settings.model_dump(mode="json", exclude={"security", "storage"})
     return {
         "store": store.uri,
         "storage_options": dict(store.storage_options),
@@ -309,6 +311,6 @@ def job_spec(
         "collection": collection,
         "password": password,
         "settings": fields,
-        "num_cpus": float(os.environ.get("FOLIO_RAY_CPUS_PER_DOC", "1")),
-        "num_gpus": float(os.environ.get("FOLIO_RAY_GPUS_PER_DOC", "0")),
+        "num_cpus": settings.cluster.cpus_per_doc,
+        "num_gpus": settings.cluster.gpus_per_doc,
     }

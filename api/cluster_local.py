@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx
 
+from folio.settings import apply_process_environment, child_environ
+
 REGION = "us-east-1"
 # moto accepts any credentials; these only have to be present and the same everywhere.
 KEY_ID, SECRET = "folio-test", "folio-test-secret"
@@ -29,7 +31,7 @@ KEY_ID, SECRET = "folio-test", "folio-test-secret"
 # this makes every Ray process (nodes, workers, drivers that inherit it) use 127.0.0.1.
 LOOPBACK_RAY = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 # Ray reads it when it is imported: set it before anything here imports Ray.
-os.environ.update(LOOPBACK_RAY)
+apply_process_environment(LOOPBACK_RAY)
 
 
 def free_port() -> int:
@@ -79,7 +81,7 @@ class LocalS3:
 
 def start_ray(workers: int = 2, cpus_per_worker: float = 1, object_store_mb: int = 80) -> Any:
     """A Ray cluster of a head (no CPUs: it schedules, it does not ingest) and ``workers`` nodes."""
-    os.environ.update(LOOPBACK_RAY)  # before Ray is imported: its nodes and workers inherit it
+    apply_process_environment(LOOPBACK_RAY)  # before Ray is imported: its nodes and workers inherit it
     from ray.cluster_utils import Cluster
 
     mem = object_store_mb * 1024 * 1024
@@ -101,7 +103,7 @@ def start_replica(
     folio = os.path.join(os.path.dirname(sys.executable), "folio")
     cmd = [folio, "serve", "--data", data, "--host", "127.0.0.1", "--port", str(port)]
     proc = subprocess.Popen(
-        cmd, env={**os.environ, **env}, stdout=log or subprocess.DEVNULL, stderr=log or subprocess.DEVNULL
+        cmd, env=child_environ(**env), stdout=log or subprocess.DEVNULL, stderr=log or subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
     wait_http(url + "/v1/health", proc)
@@ -133,13 +135,13 @@ def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: 
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    apply_process_environment({"HF_HUB_OFFLINE": "1"}, override=False)
 
     def say(msg: str) -> None:
         print(f"cluster-demo: {msg}", file=sys.stderr, flush=True)
 
     s3 = LocalS3(port=s3_port).start()
-    os.environ.update(s3.env())
+    apply_process_environment(s3.env())
     say(f"S3 server (moto) at {s3.endpoint}, bucket {s3.bucket}")
     cluster = start_ray(workers=workers)
     env = {**s3.env(), **LOOPBACK_RAY, "FOLIO_RAY_ADDRESS": cluster.address}
@@ -157,7 +159,7 @@ def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: 
         pdfs = [str(root / "sample_pdfs" / n) for n in DEMO_PDFS]
         say(f"folio ingest --ray {cluster.address} --data {data} {' '.join(DEMO_PDFS)}")
         done = subprocess.run(
-            [folio, "ingest", "--ray", cluster.address, "--data", data, *pdfs], env={**os.environ, **env}
+            [folio, "ingest", "--ray", cluster.address, "--data", data, *pdfs], env=child_environ(**env)
         )
         if done.returncode:
             return done.returncode

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from folio.kernel.hit import Modality
 from folio.kernel.model import BBox
 from folio.kernel.tokens import is_known_tokenizer
+from folio.settings import DEFAULT_BUDGET as DEFAULT_BUDGET  # one default budget: REST, CLI, MCP and in-process
+from folio.settings import DEFAULT_TOKENIZER
 
 Strategy = Literal["auto", "raw", "window", "parent", "neighbors", "page"]
 Order = Literal["relevance", "document", "edges"]
@@ -40,7 +42,6 @@ MergedInto = Annotated[str, Field(pattern=r"^merged_into:[A-Z]+[0-9]+$")]
 Fate = Packed | Exclusion | MergedInto
 """The fate of one hit in the manifest."""
 
-DEFAULT_BUDGET = 4096
 # image_url_template: the one placeholder is replaced literally (never str.format), in a bounded template.
 MAX_TEMPLATE_CHARS = 500
 
@@ -80,7 +81,7 @@ class AssemblyOptions(_Frozen):
     ``pydantic.ValidationError`` naming the field.
 
     Budget: ``limit`` is ``budget`` if given, else ``context_window - reserve_output``; with both,
-    the smaller. With neither, ``DEFAULT_BUDGET`` (4096).
+    the smaller. With neither, ``DEFAULT_BUDGET`` (2000, the server's ``FOLIO_DEFAULT_BUDGET`` default too).
 
     ``score_threshold`` with ``threshold_mode="relative"`` keeps hits scoring at least
     ``score_threshold * top_score`` (only when the top score is positive; relative thresholds
@@ -95,7 +96,7 @@ class AssemblyOptions(_Frozen):
     budget: int | None = Field(None, ge=1)
     context_window: int | None = Field(None, ge=1)
     reserve_output: int = Field(1024, ge=0)
-    tokenizer: str = "cl100k_base"
+    tokenizer: str = DEFAULT_TOKENIZER
     strategy: Strategy = "auto"
     window_before: int = Field(2, ge=0)
     window_after: int = Field(2, ge=0)

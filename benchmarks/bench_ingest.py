@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -127,14 +128,26 @@ def rss_only(path: str, fraction: float) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ end to end: new vs old path
-OLD_PATH_ENV = {"FOLIO_EMBED_BACKEND": "torch", "FOLIO_TABLES_BASELINE": "1"}
-NEW_PATH_ENV = {"FOLIO_EMBED_BACKEND": "onnx-int8", "FOLIO_TABLES_BASELINE": "0"}
+OLD_PATH_ENV = {"FOLIO_EMBED_BACKEND": "torch"}  # and --tables-baseline (use_tables_baseline)
+NEW_PATH_ENV = {"FOLIO_EMBED_BACKEND": "onnx-int8"}
+
+
+def use_tables_baseline() -> None:
+    """The table path before issue 9 (``find_page_tables(baseline=True)``) for every parse in this process.
+    The parse must then run here, not in the forkserver child of ``ingest.limits``, which would not see it."""
+    from functools import partial
+
+    from folio.ingest import parse
+    from folio.ingest.pdf_tables import find_page_tables
+
+    parse.find_page_tables = partial(find_page_tables, baseline=True)  # type: ignore[assignment]
 
 
 def pipeline_run(files: list[str]) -> dict[str, Any]:
     """``folio ingest``'s work on ``files`` in one process (model loaded once, as the CLI does):
     validate, parse with OCR on, embed, write, commit, into a fresh store. Per file seconds."""
     from folio.ingest.embed import default_text_encoder
+    from folio.ingest.limits import IngestLimits
     from folio.ingest.pipeline import ingest_path
     from folio.ingest.store import Store
 
@@ -146,7 +159,8 @@ def pipeline_run(files: list[str]) -> dict[str, Any]:
         store = Store(pathlib.Path(td) / "data")
         for f in files:
             t = time.perf_counter()
-            rep = ingest_path(store, f, ocr=True)
+            # in-process parses, old and new alike: the table switch only reaches a parse in this process
+            rep = ingest_path(store, f, ocr=True, limits=replace(IngestLimits.from_env(), isolate=False))
             out["docs"].append(
                 {"file": pathlib.Path(f).name, "pages": rep.pages, "ocr_pages": rep.ocr_pages,
                  "seconds": time.perf_counter() - t}
@@ -163,10 +177,12 @@ def pipeline_table(files: list[str], old_tree: str | None = None) -> str:
 
     results = {}
     for name, env in (("old", OLD_PATH_ENV), ("new", NEW_PATH_ENV)):
+        flags = ["--tables-baseline"] if name == "old" else []
         if name == "old" and old_tree:
             env = {**env, "PYTHONPATH": str(pathlib.Path(old_tree).resolve())}
+            flags = []  # that checkout's own table path
         r = subprocess.run(
-            [sys.executable, __file__, "--pipeline-one", *files],
+            [sys.executable, __file__, *flags, "--pipeline-one", *files],
             capture_output=True, text=True, cwd=ROOT, check=True, env={**os.environ, **env},
         )
         results[name] = json.loads(r.stdout.strip().splitlines()[-1])
@@ -226,10 +242,10 @@ def parse_ratio_table(files: list[str]) -> str:
     ]
     for f in files:
         res = {}
-        for name, flag in (("old", "1"), ("new", "0")):
+        for name, flags in (("old", ["--tables-baseline"]), ("new", [])):
             r = subprocess.run(
-                [sys.executable, __file__, "--parse-one", f], capture_output=True, text=True, cwd=ROOT,
-                check=True, env={**os.environ, "FOLIO_TABLES_BASELINE": flag, "FOLIO_INGEST_ISOLATE": "0"},
+                [sys.executable, __file__, *flags, "--parse-one", f], capture_output=True, text=True, cwd=ROOT,
+                check=True, env={**os.environ, "FOLIO_INGEST_ISOLATE": "0"},
             )
             res[name] = json.loads(r.stdout.strip().splitlines()[-1])
         o, n = res["old"], res["new"]
@@ -263,7 +279,10 @@ def main() -> None:
     ap.add_argument("--old-tree", help="with --pipeline: run the old path from this checkout")
     ap.add_argument("--parse-ratio", action="store_true", help="structure parse / get_text per document, old vs new")
     ap.add_argument("--parse-one", help=argparse.SUPPRESS)
+    ap.add_argument("--tables-baseline", action="store_true", help="parse with the table path before issue 9")
     a = ap.parse_args()
+    if a.tables_baseline:
+        use_tables_baseline()
     if a.parse_one:
         print(json.dumps(parse_ratio_one(a.parse_one)))
         return

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -403,7 +402,7 @@ def render(results: dict[str, Any]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=os.environ.get("FOLIO_BENCH_DATA", "/tmp/folio-bench-retrieval"))
+    ap.add_argument("--data", default="/tmp/folio-bench-retrieval", help="the store the benchmark ingests into")
     ap.add_argument("--corpus", default=str(SHARED / "corpus"))
     ap.add_argument("--questions", default=str(SHARED / "eval" / "dev_questions.jsonl"))
     ap.add_argument("--only", default="recall,latency,maxsim,encoders")

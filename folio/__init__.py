@@ -1,5 +1,7 @@
 """folio: PDFs in, cited and budgeted LLM context out. One installed package, in rooms by role:
 
+- ``folio.settings``: the configuration, one typed tree read from ``FOLIO_*`` variables (the only module that
+  reads the environment; it imports nothing of folio);
 - ``folio.kernel``: what every stage shares (the domain model, geometry, errors, tokens, text normalisation);
 - ``folio.ingest``, ``folio.retrieval``, ``folio.assembly``, ``folio.api``: the four stages, in the
   repository's top-level folders of those names (pyproject.toml maps them into this package);

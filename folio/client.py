@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from folio import models
 from folio.errors import APIConnectionError, APITimeoutError, InvalidRequest, JobFailed, ResponseError, error_for
+from folio.settings import ClientSettings
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT = 120.0  # a first query loads the server's models; ingests wait for the parse
@@ -264,7 +265,7 @@ def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, 
     except PackageNotFoundError:
         agent = "folio-client"
     headers = {"User-Agent": agent, "Accept": "application/json"}
-    key = api_key if api_key is not None else os.environ.get("FOLIO_API_KEY")
+    key = api_key if api_key is not None else ClientSettings().api_key
     if key:
         headers["X-API-Key"] = key
     headers.update(extra or {})
@@ -272,7 +273,7 @@ def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, 
 
 
 def _base_url(base_url: str | None) -> str:
-    return (base_url or os.environ.get("FOLIO_URL") or DEFAULT_URL).rstrip("/")
+    return (base_url or ClientSettings().url or DEFAULT_URL).rstrip("/")
 
 
 class Client:

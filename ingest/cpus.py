@@ -1,15 +1,9 @@
 """The cores this process may use: one count for the embedder's threads, the OCR lanes, the parse limits
-and ``folio serve``'s default query processes. A module of its own (no folio imports) so that none of them
-has to import another to ask."""
+and ``folio serve``'s default query processes. It lives in ``folio.settings`` (the query processes' default
+is a setting, and the settings import nothing of folio); ingest asks here."""
 
 from __future__ import annotations
 
-import os
+from folio.settings import usable_cpus
 
-
-def usable_cpus() -> int:
-    """The cores this process may run on (its CPU affinity: a container's cpuset, ``taskset``)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+__all__ = ["usable_cpus"]

@@ -36,13 +36,14 @@ import numpy as np
 from folio.ingest.cpus import usable_cpus
 from folio.ingest.rows import TEXT_DIM as TEXT_DIM  # the stored vectors' width, which the encoder produces
 from folio.ingest.torchfix import ensure_torchvision
+from folio.settings import DEFAULT_DOCUMENT_BACKEND as DEFAULT_DOCUMENT_BACKEND  # FOLIO_EMBED_BACKEND's default
+from folio.settings import DEFAULT_QUERY_BACKEND as DEFAULT_QUERY_BACKEND  # FOLIO_QUERY_BACKEND's default
+from folio.settings import EmbeddingSettings
 
 logger = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
-DEFAULT_DOCUMENT_BACKEND = "onnx-int8"
-DEFAULT_QUERY_BACKEND = "onnx"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -126,7 +127,8 @@ class MiniLMEncoder:
 
 # ----------------------------------------------------------------------------- ONNX Runtime
 def model_cache_dir() -> Path:
-    return Path(os.environ.get("FOLIO_MODEL_CACHE") or Path.home() / ".cache" / "folio" / "models")
+    """``FOLIO_MODEL_CACHE`` (``Settings.embedding.model_cache``), else ``~/.cache/folio/models``."""
+    return Path(EmbeddingSettings().model_cache or Path.home() / ".cache" / "folio" / "models")
 
 
 def _onnx_key(path: str, quantized: bool) -> str:
@@ -320,20 +322,25 @@ class MiniLM:
     dim = TEXT_DIM
     name = MODEL_NAME
 
-    def __init__(self, document_backend: str | None = None, query_backend: str | None = None) -> None:
-        self.document_backend = check_backend(
-            document_backend or os.environ.get("FOLIO_EMBED_BACKEND") or DEFAULT_DOCUMENT_BACKEND
-        )
-        self.query_backend = check_backend(
-            query_backend or os.environ.get("FOLIO_QUERY_BACKEND") or DEFAULT_QUERY_BACKEND
-        )
+    def __init__(
+        self,
+        document_backend: str | None = None,
+        query_backend: str | None = None,
+        *,
+        settings: EmbeddingSettings | None = None,
+    ) -> None:
+        """Backends and threads given here win; the rest come from ``settings`` (``Settings.embedding``;
+        None: the group as the environment sets it now)."""
+        cfg = settings if settings is not None else EmbeddingSettings()
+        self.document_backend = check_backend(document_backend or cfg.embed_backend)
+        self.query_backend = check_backend(query_backend or cfg.query_backend)
+        self.threads = cfg.embed_threads or None  # document encoder threads (None: the cores)
         if self.query_backend == "onnx-int8":
             raise ValueError("queries must use an fp32 backend ('onnx' or 'torch'): stored vectors expect it")
 
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Document units (sentences, pages, tables, figures, summaries)."""
-        threads = int(os.environ.get("FOLIO_EMBED_THREADS", "0")) or None
-        return text_encoder(self.document_backend, threads=threads).encode(texts, progress=progress)
+        return text_encoder(self.document_backend, threads=self.threads).encode(texts, progress=progress)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query texts: small inputs, one thread each (threads only contend at this size)."""

@@ -26,7 +26,8 @@ OCR is bounded more gently first: one Tesseract call gets at most ``OCR_PAGE_SHA
 budget, and the document's OCR time at most ``ocr_budget_s`` (default: half of ``timeout_s``);
 pages past that are indexed as images with a warning rather than failing the document.
 
-The limits come from the environment (``IngestLimits.from_env``) unless the caller passes them:
+The limits come from the settings (``IngestLimits.from_settings(settings.ingest)``; ``IngestLimits.from_env``
+reads the group at that moment) unless the caller passes them:
 ``FOLIO_INGEST_TIMEOUT_S``, ``FOLIO_PAGE_TIMEOUT_S``, ``FOLIO_INGEST_MEMORY_MB``,
 ``FOLIO_OCR_BUDGET_S`` (``0`` disables a limit) and ``FOLIO_INGEST_ISOLATE`` (``0`` parses in
 process: no deadline or memory cap, only the OCR budget).
@@ -49,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from folio.ingest.page_deadline import hard_page_limit
 from folio.ingest.pdf_ocr import OcrBudget
 from folio.kernel.errors import FolioError, IngestMemory, IngestTimeout, ParserCrashed
+from folio.settings import IngestSettings
 
 if TYPE_CHECKING:
     from folio.ingest.parse import ParsedDocument
@@ -59,14 +61,6 @@ OCR_PAGE_SHARE = 0.75  # of page_timeout_s: a slow Tesseract call is cut before 
 _POLL_S = 0.25
 STARTUP_GRACE_S = 10.0  # added to the first page's budget: the child's start and imports are not the file's fault
 _MB = 1024 * 1024
-
-
-def _env_float(env: Mapping[str, str], name: str, default: float | None) -> float | None:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    value = float(raw)
-    return value if value > 0 else None
 
 
 @dataclass(frozen=True)
@@ -80,18 +74,22 @@ class IngestLimits:
     isolate: bool = True
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> IngestLimits:
-        """Read the ``FOLIO_*`` variables listed in the module docstring (defaults otherwise)."""
-        e = os.environ if env is None else env
-        d = cls()
-        mem = _env_float(e, "FOLIO_INGEST_MEMORY_MB", d.memory_mb)
+    def from_settings(cls, settings: IngestSettings) -> IngestLimits:
+        """The limits of the ``ingest`` settings group (``Settings.ingest``)."""
+        mem = settings.memory_mb
         return cls(
-            timeout_s=_env_float(e, "FOLIO_INGEST_TIMEOUT_S", d.timeout_s),
-            page_timeout_s=_env_float(e, "FOLIO_PAGE_TIMEOUT_S", d.page_timeout_s),
+            timeout_s=settings.timeout_s,
+            page_timeout_s=settings.page_timeout_s,
             memory_mb=int(mem) if mem is not None else None,
-            ocr_budget_s=_env_float(e, "FOLIO_OCR_BUDGET_S", None),
-            isolate=e.get("FOLIO_INGEST_ISOLATE", "1").strip().lower() not in ("0", "false", "no"),
+            ocr_budget_s=settings.ocr_budget_s,
+            isolate=settings.isolate,
         )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> IngestLimits:
+        """The limits of the ``FOLIO_*`` variables listed in the module docstring (defaults otherwise), read
+        now through the settings: the process's variables, or ``env``."""
+        return cls.from_settings(IngestSettings() if env is None else IngestSettings.from_env(env))
 
     def ocr_budget(self) -> OcrBudget:
         total = self.ocr_budget_s

@@ -20,8 +20,6 @@ writer); delete and crash cleanup already cover it. Measured in ``benchmarks/ben
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from folio.ingest.claims import _pid_alive
+from folio.settings import StorageSettings
 
 # Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
 STAGING_PREFIX = "folio-staging-"
@@ -54,39 +53,39 @@ def is_local(uri: str) -> bool:
 
 
 def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """LanceDB ``storage_options`` for ``uri`` (module docstring).
+    """LanceDB ``storage_options`` for ``uri`` from the variables (the process's, or ``environ``), through
+    the settings (``folio.settings.StorageSettings``).
 
     >>> storage_options_from_env("s3://b/p", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "x"})
     {'aws_endpoint': 'http://127.0.0.1:9000', 'allow_http': 'true', 'aws_region': 'x'}
     >>> storage_options_from_env("/data", {"AWS_REGION": "x"})
     {}
     """
-    env = os.environ if environ is None else environ
+    return storage_options(uri, StorageSettings() if environ is None else StorageSettings.from_env(environ))
+
+
+def storage_options(uri: str, storage: StorageSettings) -> dict[str, str]:
+    """LanceDB ``storage_options`` for ``uri`` (module docstring)."""
     if is_local(uri):
         return {}
     out: dict[str, str] = {}
     if uri.startswith(("s3://", "s3+ddb://")):
-        endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or env.get("AWS_ENDPOINT")
+        endpoint = storage.aws_endpoint_url_s3 or storage.aws_endpoint_url or storage.aws_endpoint
         if endpoint:
             out["aws_endpoint"] = endpoint
             if endpoint.startswith("http://"):
                 out["allow_http"] = "true"
-        for var, key in (
-            ("AWS_ACCESS_KEY_ID", "aws_access_key_id"),
-            ("AWS_SECRET_ACCESS_KEY", "aws_secret_access_key"),
-            ("AWS_SESSION_TOKEN", "aws_session_token"),
+        for key, value in (
+            ("aws_access_key_id", storage.aws_access_key_id),
+            ("aws_secret_access_key", storage.aws_secret_access_key),
+            ("aws_session_token", storage.aws_session_token),
         ):
-            if env.get(var):
-                out[key] = env[var]
-        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+            if value:
+                out[key] = value
+        region = storage.aws_region or storage.aws_default_region
         if region:
             out["aws_region"] = region
-    raw = env.get("FOLIO_STORAGE_OPTIONS", "").strip()
-    if raw:
-        extra = json.loads(raw)
-        if not isinstance(extra, dict):
-            raise ValueError("FOLIO_STORAGE_OPTIONS must be a JSON object of storage options")
-        out.update({str(k): str(v) for k, v in extra.items()})
+    out.update(storage.storage_options)
     return out
 
 

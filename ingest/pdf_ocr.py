@@ -28,7 +28,6 @@ warning.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
 import subprocess
@@ -37,6 +36,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from folio.ingest.pdf_text import Block, Box, Line, _mk, center_in
+from folio.settings import child_environ
 
 if TYPE_CHECKING:
     import pymupdf
@@ -206,10 +206,7 @@ def run_tesseract(inp: OcrInput, languages: str, *, timeout_s: float = _TIMEOUT_
     exe = shutil.which("tesseract")
     if not exe:
         raise ImageOcrError("tesseract is not installed")
-    env = {
-        **os.environ,
-        "OMP_THREAD_LIMIT": "1",
-    }  # Tesseract's OpenMP threads only oversubscribe small machines
+    env = child_environ(OMP_THREAD_LIMIT="1")  # Tesseract's OpenMP threads only oversubscribe small machines
     try:
         res = subprocess.run(
             [exe, "stdin", "stdout", "-l", languages, "--dpi", str(inp.dpi), "tsv"],

@@ -13,7 +13,6 @@ that, merged rows are cut at the text lines of their last cell.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -183,9 +182,10 @@ def _cells_from_words(tb: Any, words: list[Box5], split: bool) -> list[list[str]
 
 
 def find_page_tables(
-    page: pymupdf.Page, drawings: list[dict[str, Any]], words: list[Box5]
+    page: pymupdf.Page, drawings: list[dict[str, Any]], words: list[Box5], *, baseline: bool = False
 ) -> list[TableData]:
-    """Tables on a page; ``words`` are ``(x0, y0, x1, y1, text)`` in reading order."""
+    """Tables on a page; ``words`` are ``(x0, y0, x1, y1, text)`` in reading order. ``baseline``: the
+    path before issue 9, for ``benchmarks/bench_ingest.py`` (its ``--tables-baseline``)."""
     hs, vs = ruling_segments(drawings)
     if len(hs) < 2 or len(vs) < 2:
         return []
@@ -200,7 +200,6 @@ def find_page_tables(
     vy0, vy1 = min(b[1] for b in vs), max(b[3] for b in vs)
     hx0, hx1 = min(b[0] for b in hs), max(b[2] for b in hs)
     edges = [((hx0, vy0), (hx0, vy1)), ((hx1, vy0), (hx1, vy1))]
-    baseline = os.environ.get("FOLIO_TABLES_BASELINE") == "1"  # the path before issue 9, for benchmarks
     if not baseline:
         if _column_positions(drawings, [hx0, hx1]) < 3:
             return []  # at most one column: every table found would be rejected (len(row) < 2)

@@ -100,6 +100,7 @@ from folio.kernel.errors import (
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.textnorm import fts_text
+from folio.settings import default_data_dir  # the store's default place is a setting (FOLIO_DATA)
 
 # Function-level imports: ``folio.ingest.tables`` imports LanceDB (about a second); the store loads it on
 # first use, so that importing the store stays cheap (the CLI reads ``default_data_dir`` from it).
@@ -136,14 +137,6 @@ CLAIM_WAIT = timedelta(minutes=30)
 REGION_CACHE_SIZE = 64
 # Writers compact after this many commits (``ingest/maintenance.py``).
 COMPACT_EVERY = 20
-
-
-def default_data_dir() -> str:
-    """``$FOLIO_DATA``, else ``$XDG_DATA_HOME/folio``, else ``~/.local/share/folio``."""
-    if os.environ.get("FOLIO_DATA"):
-        return os.environ["FOLIO_DATA"]
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "folio")
 
 
 @dataclass

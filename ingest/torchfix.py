@@ -9,16 +9,16 @@ unavailable. Call :func:`ensure_torchvision` before importing transformers, open
 
 from __future__ import annotations
 
-import os
 from typing import Any
+
+from folio.settings import hub_offline
 
 _LIB: Any = None  # the torch.library.Library must stay alive for the schemas to stay defined
 
 
 def ensure_torchvision() -> None:
     global _LIB
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    hub_offline()
     if _LIB is not None:
         return
     import torch

@@ -1,6 +1,7 @@
-"""Write the generated tables of docs/configuration.md from the code: every ``Settings`` field (with
-its ``FOLIO_*`` variable, type, default, bounds and description), the ``FOLIO_*`` variables read
-outside ``Settings``, and every ``AssemblyOptions`` field (the packing options of ``POST /v1/context``).
+"""Write the generated tables of docs/configuration.md from the code: every field of every ``Settings``
+group (with its variable, type, default, bounds and description), the client's ``ClientSettings``, the
+test suite's own switches (``tests/switches.py``), and every ``AssemblyOptions`` field (the packing options
+of ``POST /v1/context``).
 
 The page's prose is written by hand; only the blocks between ``<!-- BEGIN GENERATED: name -->`` and
 ``<!-- END GENERATED: name -->`` are replaced. ``tests/test_config_docs.py`` fails when the page is
@@ -30,17 +31,17 @@ from pydantic_core import PydanticUndefined
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "configuration.md"
 
-# Descriptions for fields whose code gives none (the code's own description wins when it has one).
+# Descriptions for settings fields whose code gives none, by group and field (the code's own description wins).
 SETTINGS_NOTES = {
-    "host": "address `folio serve` binds; beyond loopback without a key it prints a warning",
-    "port": "port of `folio serve`",
-    "max_upload_bytes": "largest PDF upload, enforced while the upload streams (`413 limit_exceeded`)",
-    "max_pages": "most pages in one PDF (`413 limit_exceeded`)",
-    "default_budget": "token budget of a request that gives neither `budget` nor `context_window` (REST, CLI, "
+    "server.host": "address `folio serve` binds; beyond loopback without a key it prints a warning",
+    "server.port": "port of `folio serve`",
+    "ingest.max_upload_bytes": "largest PDF upload, enforced while the upload streams (`413 limit_exceeded`)",
+    "ingest.max_pages": "most pages in one PDF (`413 limit_exceeded`)",
+    "context.default_budget": "token budget of a request that gives neither `budget` nor `context_window` (REST, CLI, "
     "MCP and answers)",
-    "llm_model": "model name sent to `llm_base_url`; both set enable `POST /v1/answer`, `folio ask`, the viewer's "
+    "llm.model": "model name sent to `llm_base_url`; both set enable `POST /v1/answer`, `folio ask`, the viewer's "
     'answers, `rerank: true`, `compress: "llm"` and the MCP `answer` tool',
-    "llm_api_key": "bearer key for `llm_base_url`, when the endpoint needs one (never shown in errors)",
+    "llm.api_key": "bearer key for `llm_base_url`, when the endpoint needs one (never shown in errors)",
 }
 ASSEMBLY_NOTES = {
     "budget": "token limit of the whole prompt: system text, question, block headers, message overhead and images",
@@ -85,65 +86,6 @@ ASSEMBLY_NOTES = {
     "max_long_edge": "`area`: the long edge is first scaled down to this",
     "fixed": "`fixed`: tokens per image",
 }
-# FOLIO_* variables read outside Settings: (default, description). A variable the settings module
-# lists (OTHER_ENV) but this table does not is still written, without a description.
-OTHER_ENV_NOTES = {
-    "FOLIO_INGEST_TIMEOUT_S": (
-        "300",
-        "parse time per document (s); past it the parse child is killed and the "
-        "job fails with `422 ingest_timeout`; `0`: off",
-    ),
-    "FOLIO_PAGE_TIMEOUT_S": (
-        "60",
-        "parse time per page (s); a page past it is degraded (text and page image "
-        "kept, tables, figures and OCR stopped; listed in `degraded_pages`); `0`: off",
-    ),
-    "FOLIO_INGEST_MEMORY_MB": (
-        "3072",
-        "address space of the parse child (`422 ingest_memory`); a child killed by a signal is `422 parser_crashed`",
-    ),
-    "FOLIO_OCR_BUDGET_S": (
-        "half the document limit",
-        "OCR time per document; later scanned pages are indexed as images with a warning",
-    ),
-    "FOLIO_INGEST_ISOLATE": ("1", "`0`: parse in-process, without the time and memory limits (no forkserver child)"),
-    "FOLIO_EMBED_BACKEND": (
-        "onnx-int8",
-        "document embeddings: `onnx-int8` (about 2.6x fp32 on 2 cores, page "
-        "recall@10 within 1 point), `onnx` (fp32) or `torch` (the fp32 baseline)",
-    ),
-    "FOLIO_QUERY_BACKEND": (
-        "onnx",
-        "query embeddings: `onnx` or `torch`, always fp32 (what every store was written with)",
-    ),
-    "FOLIO_EMBED_THREADS": ("the cores", "threads of the document encoder"),
-    "FOLIO_MODEL_CACHE": ("~/.cache/folio/models", "where the ONNX files are exported once per machine"),
-    "FOLIO_STORAGE_OPTIONS": (
-        "unset",
-        "JSON of LanceDB storage options, on top of `AWS_ENDPOINT_URL`, "
-        "`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`",
-    ),
-    "FOLIO_RAY_CPUS_PER_DOC": ("1", "CPUs a Ray ingest task reserves"),
-    "FOLIO_RAY_GPUS_PER_DOC": ("0", "GPUs a Ray ingest task reserves"),
-    "FOLIO_URL": (
-        "unset",
-        "the server `folio.Client` talks to, and that `folio context`/`search`/`ask` use when `--data` is not given",
-    ),
-    "FOLIO_TABLES_BASELINE": ("unset", "benchmarks: `1` runs the table path from before issue 9"),
-    "FOLIO_GEN_TEST_DATA": ("unset", "tests: `1` regenerates golden files instead of comparing"),
-    "FOLIO_HYPOTHESIS_EXAMPLES": ("per test", "tests: examples per Hypothesis property"),
-    "FOLIO_KILL_ITERATIONS": ("unset", "tests: random kill points in the kill -9 loop"),
-    "FOLIO_BENCH_DATA": ("unset", "tests: a data directory for the benchmark tests"),
-}
-TEST_SWITCHES = {
-    "FOLIO_TABLES_BASELINE",
-    "FOLIO_GEN_TEST_DATA",
-    "FOLIO_HYPOTHESIS_EXAMPLES",
-    "FOLIO_KILL_ITERATIONS",
-    "FOLIO_BENCH_DATA",
-}
-
-
 def import_stage(path: str) -> types.ModuleType:
     """The module at ``path`` of a stage folder (``"api/settings"``): ``folio.api.settings`` after the
     namespace move, else the old top-level name. (A path, not a dotted name, so that
@@ -226,38 +168,46 @@ def walk(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, str, F
             yield from walk(sub, f"{prefix}{name}.")
 
 
-def env_name(settings_cls: type[BaseModel], path: str, field: FieldInfo) -> str:
-    """The variable that sets ``path``: ``FOLIO_NAME``, or ``FOLIO_GROUP__NAME`` for a nested group."""
-    if isinstance(field.validation_alias, str) and "." not in path:
+def env_name(group: type[BaseModel], name: str, field: FieldInfo) -> str:
+    """The variable that sets field ``name`` of a settings group: the field's own (``validation_alias``),
+    else the group's prefix and the name (``FOLIO_LLM_`` + ``model``)."""
+    if isinstance(field.validation_alias, str):
         return field.validation_alias.upper()
-    config: Any = settings_cls.model_config
-    prefix = str(config.get("env_prefix", ""))
-    delimiter = config.get("env_nested_delimiter") or "__"
-    return (prefix + delimiter.join(path.split("."))).upper()
+    config: Any = group.model_config
+    return (str(config.get("env_prefix", "")) + name).upper()
 
 
-def settings_rows(settings_cls: type[BaseModel]) -> list[str]:
-    rows = ["| variable | type | default | bounds | description |", "|---|---|---|---|---|"]
-    for path, name, field in walk(settings_cls):
-        if nested_model(field) is not None:
-            continue
-        desc = field.description or SETTINGS_NOTES.get(name, "")
+def group_rows(group: type[BaseModel], path: str) -> list[str]:
+    """One table of a settings group: every field with its variable, its place in the tree and its default."""
+    rows = ["| variable | field | type | default | bounds | description |", "|---|---|---|---|---|---|"]
+    for name, field in group.model_fields.items():
+        desc = field.description or SETTINGS_NOTES.get(path + name, "")
         rows.append(
-            f"| `{env_name(settings_cls, path, field)}` | {type_name(field.annotation)} | "
+            f"| `{env_name(group, name, field)}` | `{path}{name}` | {type_name(field.annotation)} | "
             f"{cell(default_text(field, 'unset'))} | {bounds_text(field)} | {cell(desc)} |"
         )
     return rows
 
 
-def other_env_rows(settings_mod: types.ModuleType, settings_cls: type[BaseModel], tests: bool) -> list[str]:
-    """The ``FOLIO_*`` variables read outside ``Settings`` (``tests``: only the test and benchmark ones)."""
-    listed = set(getattr(settings_mod, "OTHER_ENV", ())) | set(OTHER_ENV_NOTES)
-    known = {env_name(settings_cls, p, f) for p, _, f in walk(settings_cls)}
+def settings_rows(settings_cls: type[BaseModel]) -> list[str]:
+    """A heading line and a table per group of the tree, in the tree's order."""
+    out: list[str] = []
+    for name, field in settings_cls.model_fields.items():
+        group = nested_model(field)
+        if group is None:
+            raise SystemExit(f"Settings.{name} is not a group: every setting belongs to one")
+        doc = (inspect.getdoc(group) or "").split("\n\n")[0].replace("``", "`")
+        out += [f"**`settings.{name}`** (`{group.__name__}`): {cell(doc)}", "", *group_rows(group, name + "."), ""]
+    return out[:-1]
+
+
+def test_switch_rows() -> list[str]:
+    """The test suite's own switches (``tests/switches.py``): not settings, listed for whoever runs the tests."""
+    sys.path.insert(0, str(ROOT))
+    from tests.switches import SWITCHES
+
     rows = ["| variable | default | description |", "|---|---|---|"]
-    for name in sorted(listed - known):
-        if (name in TEST_SWITCHES) != tests:
-            continue
-        default, desc = OTHER_ENV_NOTES.get(name, ("", ""))
+    for name, (default, desc) in sorted(SWITCHES.items()):
         rows.append(f"| `{name}` | {cell(default)} | {cell(desc)} |")
     return rows
 
@@ -280,15 +230,15 @@ def doc_text(cls: type) -> list[str]:
 
 def blocks() -> dict[str, list[str]]:
     """Every generated block of the page, by name."""
-    settings_mod = import_stage("api/settings")
+    settings_mod = importlib.import_module("folio.settings")
     options_mod = import_stage("assembly/types")
     settings_cls: type[BaseModel] = settings_mod.Settings
     options_cls: type[BaseModel] = options_mod.AssemblyOptions
-    source = f"`folio.{settings_mod.__name__.removeprefix('folio.')}`"  # the same before and after the move
+    client_cls: type[BaseModel] = settings_mod.ClientSettings
     return {
-        "settings": [f"From `Settings` in {source}:", "", *settings_rows(settings_cls)],
-        "other-env": other_env_rows(settings_mod, settings_cls, tests=False),
-        "test-env": other_env_rows(settings_mod, settings_cls, tests=True),
+        "settings": [f"From `Settings` in `{settings_cls.__module__}`:", "", *settings_rows(settings_cls)],
+        "other-env": group_rows(client_cls, "client."),
+        "test-env": test_switch_rows(),
         "assembly": [*doc_text(options_cls), "", *assembly_rows(options_cls)],
     }
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import tests.switches  # noqa: F401  # first: the suite's own switches leave the environment before folio reads it
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -1,5 +1,6 @@
 """docs/configuration.md is generated from the code (``scripts/gen_config_docs.py``) and stays in step with it:
-every ``Settings`` field and every ``AssemblyOptions`` field is on the page with its current default."""
+every field of every ``Settings`` group, the client's settings and every ``AssemblyOptions`` field are on the
+page with their variable and current default."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def test_check_mode_reports_a_stale_page(
     gen: types.ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stale = DOC.read_text(encoding="utf-8").replace(
-        "`FOLIO_MAX_PAGES` | int | `2000`", "`FOLIO_MAX_PAGES` | int | `20`"
+        "`FOLIO_MAX_PAGES` | `ingest.max_pages` | int | `2000`", "`FOLIO_MAX_PAGES` | `ingest.max_pages` | int | `20`"
     )
     assert "`20`" in stale
     page = tmp_path / "configuration.md"
@@ -53,8 +54,12 @@ def test_check_mode_reports_a_stale_page(
 
 
 def _rows(text: str) -> dict[str, str]:
-    """First cell (without backticks) -> the whole table row."""
-    return {m.group(1): m.group(0) for m in re.finditer(r"^\| `([^`]+)` \|.*$", text, re.M)}
+    """First cell (without backticks) -> the whole table row (the rows, one a line, of a variable in two tables:
+    ``FOLIO_API_KEY`` is the server's key and the client's)."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"^\| `([^`]+)` \|.*$", text, re.M):
+        out[m.group(1)] = out[m.group(1)] + "\n" + m.group(0) if m.group(1) in out else m.group(0)
+    return out
 
 
 def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, object]]:
@@ -68,13 +73,20 @@ def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, object]
 
 
 def test_every_setting_and_option_is_documented_with_its_default(gen: types.ModuleType) -> None:
+    from folio.settings import ClientSettings, Settings, env_names
+
     rows = _rows(DOC.read_text(encoding="utf-8"))
-    settings = gen.import_stage("api/settings").Settings
-    for path, default in _fields(settings):
-        var = "FOLIO_" + path.replace(".", "__").upper()
-        assert var in rows, f"{var} is not in docs/configuration.md"
-        if isinstance(default, int | float | str) and not isinstance(default, bool):
-            assert f"`{json.dumps(default)}`" in rows[var], rows[var]
+    groups = [(name, f.annotation) for name, f in Settings.model_fields.items()] + [("client", ClientSettings)]
+    assert len(groups) == len(Settings.GROUPS) + 1
+    for group_name, group in groups:
+        assert isinstance(group, type) and issubclass(group, BaseModel)
+        names = env_names(group)  # type: ignore[arg-type]
+        for name, default in _fields(group):
+            var = names[name]
+            assert var in rows, f"{var} ({group_name}.{name}) is not in docs/configuration.md"
+            (row,) = [r for r in rows[var].splitlines() if f"| `{group_name}.{name}` |" in r]
+            if isinstance(default, int | float | str) and not isinstance(default, bool):
+                assert f"`{json.dumps(default)}`" in row, row
     options = gen.import_stage("assembly/types").AssemblyOptions
     for path, default in _fields(options):
         assert path in rows, f"AssemblyOptions.{path} is not in docs/configuration.md"

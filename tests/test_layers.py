@@ -1,8 +1,9 @@
 """The layer contracts in pyproject.toml ([tool.importlinter]) hold: import-linter checks them (issue 21).
 
-Bottom up: the kernel imports nothing else of folio; the store only the kernel; ingest the kernel and the
-store; retrieval those and ingest; assembly only the kernel (and no LanceDB, torch or PyMuPDF); the api sits
-on top; the client needs none of the server; and no package has an import circle between its modules.
+Bottom up: the settings (``folio.settings``) import nothing of folio, and every room may import them; the
+kernel imports nothing else of folio; the store only the kernel; ingest the kernel and the store; retrieval
+those and ingest; assembly only the kernel (and no LanceDB, torch or PyMuPDF); the api sits on top; the
+client needs none of the server; and no package has an import circle between its modules.
 """
 
 from __future__ import annotations

@@ -16,13 +16,15 @@ import importlib.resources
 import os
 import re
 import stat
-import tempfile
 import threading
 from functools import lru_cache
 from typing import Protocol
 
-DEFAULT_TOKENIZER = "cl100k_base"
-BUILTIN_TOKENIZERS = ("cl100k_base", "o200k_base")
+# The names the configuration uses: the one default tokenizer and the built-in ones come from the settings.
+from folio.settings import BUILTIN_TOKENIZERS as BUILTIN_TOKENIZERS
+from folio.settings import DEFAULT_TOKENIZER as DEFAULT_TOKENIZER
+from folio.settings import tiktoken_cache_dir
+
 TOKENIZER_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # A tokenizer.json is a few MB (Llama 3: 9 MB); anything far bigger is not one.
 MAX_TOKENIZER_FILE_BYTES = 64 * 1024 * 1024
@@ -55,10 +57,7 @@ def _prime_tiktoken_cache(name: str) -> None:
 
     tiktoken then reads it instead of downloading and still verifies the sha256 itself.
     """
-    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if not cache_dir:
-        cache_dir = os.path.join(tempfile.gettempdir(), "folio-tiktoken-cache")
-        os.environ["TIKTOKEN_CACHE_DIR"] = cache_dir
+    cache_dir = tiktoken_cache_dir()  # $TIKTOKEN_CACHE_DIR, set for tiktoken when it was not
     target = os.path.join(cache_dir, hashlib.sha1(_URLS[name].encode()).hexdigest())
     if os.path.exists(target):
         return

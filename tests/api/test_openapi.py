@@ -6,11 +6,11 @@ Regenerate with ``FOLIO_GEN_TEST_DATA=1 pytest tests/api/test_openapi.py`` and r
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from folio.api.app import create_app
 from folio.api.settings import Settings
+from tests.switches import switch
 
 GOLDEN = Path(__file__).parent / "data" / "openapi.json"
 
@@ -19,7 +19,7 @@ def test_openapi_matches_snapshot(tmp_path: Path) -> None:
     spec = create_app(Settings(data=str(tmp_path))).openapi()
     spec["info"].pop("version", None)
     text = json.dumps(spec, indent=1, sort_keys=True) + "\n"
-    if os.environ.get("FOLIO_GEN_TEST_DATA") == "1":
+    if switch("FOLIO_GEN_TEST_DATA") == "1":
         GOLDEN.write_text(text)
     assert GOLDEN.exists(), (
         "no snapshot: run with FOLIO_GEN_TEST_DATA=1 once and commit tests/api/data/openapi.json"

@@ -12,6 +12,7 @@ from folio.assembly.pack import entry_budgets
 from folio.kernel.hit import Source
 from folio.kernel.index import RegionIndex
 from folio.kernel.tokens import get_tokenizer
+from folio.settings import Settings
 from tests.assembly.builders import by_kind, find, hit, make_doc
 
 from .recount import recount
@@ -217,7 +218,7 @@ def test_rest_contract_shape() -> None:
 
 
 def test_options_validation() -> None:
-    assert AssemblyOptions().limit == 4096
+    assert AssemblyOptions().limit == 2000 == Settings(data="/nonexistent").default_budget  # one default budget
     assert AssemblyOptions(context_window=8000, reserve_output=1000).limit == 7000
     assert AssemblyOptions(budget=500, context_window=8000).limit == 500
     for bad in ({"budget": 0}, {"tokenizer": "gpt2"}, {"context_window": 100, "reserve_output": 200},

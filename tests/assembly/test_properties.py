@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,11 +11,12 @@ from folio.assembly import AssemblyOptions, assemble, verify_answer
 from folio.assembly.dedupe import merge_intervals
 from folio.assembly.pack import entry_budgets, pack_monotone
 from folio.kernel.index import RegionIndex
+from tests.switches import switch
 
 from .recount import recount
 from .strategies import budgets, corpora, hits_on, options
 
-SETTINGS = settings(max_examples=int(os.environ.get("FOLIO_HYPOTHESIS_EXAMPLES", "60")), deadline=None,
+SETTINGS = settings(max_examples=int(switch("FOLIO_HYPOTHESIS_EXAMPLES") or "60"), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -23,9 +23,10 @@ from folio.ingest.pipeline import ingest_path
 from folio.ingest.store import Store
 from folio.kernel.model import version_id_for
 from tests.reliability.helpers import DOC, SAMPLE, counts, start_child, wait_for
+from tests.switches import switch
 
 POINTS = ("embed", "rows", "commit")
-ITERATIONS = int(os.environ.get("FOLIO_KILL_ITERATIONS", len(POINTS)))
+ITERATIONS = int(switch("FOLIO_KILL_ITERATIONS") or len(POINTS))
 
 
 def _kill_once(data: Path, point: str, rng: random.Random) -> None:
