@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines
+from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines, VerifyReport
+from folio.assembly.verify import strip_citations
 from folio.assembly.words import content_words
 from folio.kernel.index import RegionSource
 from folio.kernel.model import Region, RegionKind
@@ -200,15 +201,14 @@ def supporting_lines(claim: str, item: ContextItem, units: Sequence[Region]) -> 
     return (round(best[0][0] / len(words), 4) if best else 0.0), out
 
 
-def answer_lines(sentences: Sequence[tuple[int, str, Sequence[str]]], items: dict[str, ContextItem],
-                 source: RegionSource) -> list[SentenceLines]:
-    """``supporting_lines`` for every (sentence, cited id) of an answer: ``sentences`` are ``(index, text
-    without citations, valid cited ids)``; one entry per pair, in the answer's order (pairs whose item is
-    not in ``items`` are skipped)."""
+def answer_lines(check: VerifyReport, items: Mapping[str, ContextItem], source: RegionSource) -> list[SentenceLines]:
+    """``supporting_lines`` for every (sentence, valid cited id) of a checked answer, one entry per pair in
+    the answer's order (``VerifyReport.sentences``; an id whose item is not in ``items`` is skipped)."""
     cache: dict[str, list[Region]] = {}
     out: list[SentenceLines] = []
-    for n, text, ids in sentences:
-        for cid in ids:
+    for s in check.sentences:
+        n, text = s.index, strip_citations(s.text)
+        for cid in s.citations:
             it = items.get(cid)
             if it is None:
                 continue
