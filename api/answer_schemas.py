@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from folio.api.schema_check import schema_problem
 from folio.api.schemas import ContextRequest, Schema
-from folio.assembly.types import ContextPackage, LocatorOut, SentenceLines, VerifyReport
+from folio.assembly.types import ContextPackage, LineOut, LocatorOut, SentenceLines, VerifyReport
 from folio.kernel.hit import Modality
 
 MAX_SCHEMA_CHARS = 20_000
@@ -118,6 +118,9 @@ class CitationOut(Schema):
     expansion: str = Field(description="what was sent: section, page text, window, compressed ...")
     pages: list[int]
     locators: list[LocatorOut] = Field(description="page + bbox (PDF points, top-left origin) + line boxes")
+    lines: list[LineOut] = Field(
+        default_factory=list,
+        description="the item's lines: the line boxes of what made it relevant (ContextItem.lines)")
     image_url: str | None = None
     viewer_url: str = Field(description="the viewer opened at this region")
 
