@@ -144,7 +144,8 @@ def search(res: Resources, collections: frozenset[str] | None, body: dict[str, A
 
 def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{citation id: where it points}`` for a package in its JSON form."""
-    keys = ("region_id", "doc_id", "version_id", "filename", "pages", "locators", "modality", "expansion", "status")
+    keys = ("region_id", "doc_id", "version_id", "filename", "pages", "locators", "lines", "modality", "expansion",
+            "status")
     return {item["citation_id"]: {k: item.get(k) for k in keys} for item in package["items"]}
 
 
