@@ -167,9 +167,9 @@ class AnswerResponse(Schema):
         default_factory=list,
         description="for each cited sentence of the answer and each packed id it cites (check.sentences), the "
         "lines of that item that support it: the item's sentences, tables and figures sharing at least "
-        "min(2, |C|) of the sentence's content words C, the 3 sharing most, as line boxes (PDF points, top-left "
-        "origin) with the region each belongs to; support is the best one's share of C. Lexical, like "
-        "check.support (assembly.lines)",
+        "min(2, |C|) of the sentence's content words C and half as many as the best, the 3 sharing most, as "
+        "line boxes (PDF points, top-left origin) with the region each belongs to; support is the best one's "
+        "share of C. Lexical, like check.support (assembly.lines)",
     )
     faithful: bool = Field(description="no invented ids and no uncited factual sentences")
     structured: StructuredCheck | None = None

@@ -12,7 +12,8 @@ image item; for a page excerpt only what the excerpt holds). "In what was sent":
 whitespace collapsed, is a substring of the item's text, or 90% of its content words are among the
 item's (a table rendered as rows rather than Markdown).
 
-Item lines (``item_lines``), in trigger priority order, at most ``MAX_ITEM_LINES``:
+Item lines (``item_lines``): the lines of the item's ``ITEM_TRIGGERS`` strongest carried hits, in priority
+order, at most ``MAX_ITEM_LINES`` (a page often gathers a dozen weak hits; painting them all paints the page):
 
 - a trigger sentence or paragraph that the item carries: its line boxes;
 - a trigger table or figure: its box on the item's pages;
@@ -20,9 +21,10 @@ Item lines (``item_lines``), in trigger priority order, at most ``MAX_ITEM_LINES
   share most content words with the question (at most ``PAGE_TRIGGER_UNITS``, each sharing at least one).
 
 Supporting lines (``supporting_lines``), the rule: with ``C`` the content words of the answer sentence
-(citations removed), a unit of the cited item supports the sentence when it shares at least
-``min(2, |C|)`` of them; the ``SUPPORT_UNITS`` units sharing most (ties: the larger share of the unit's
-own words, then reading order) give their lines, at most ``MAX_SUPPORT_LINES``. ``support`` is the best
+(citations removed), a unit of the cited item supports the sentence when it shares at least ``min(2, |C|)``
+of them and at least half as many as the unit sharing most; the ``SUPPORT_UNITS`` units sharing most (ties:
+the larger share of the unit's own words, then the item's order) give their lines, at most
+``MAX_SUPPORT_LINES``. ``support`` is the best
 unit's share of ``C`` (0..1). Lexical, like the citation check's support: it points at the lines a
 reader should look at; it is not a faithfulness judge.
 
@@ -42,6 +44,7 @@ from folio.assembly.words import content_words
 from folio.kernel.index import RegionSource
 from folio.kernel.model import Region, RegionKind
 
+ITEM_TRIGGERS = 3
 PAGE_TRIGGER_UNITS = 3
 SUPPORT_UNITS = 3
 MAX_SUPPORT_LINES = 12
@@ -165,11 +168,11 @@ def _shared(words: frozenset[str], units: Sequence[Region], need: int) -> list[t
 def item_lines(triggers: Sequence[Region], region_ids: Sequence[str], pages: Sequence[int], sent: Sent,
                query_words: frozenset[str], source: RegionSource) -> list[LineOut]:
     """``ContextItem.lines`` for one packed item (module docstring); ``triggers`` are the regions of the
-    item's carried hits in priority order."""
+    item's carried hits in priority order (the first ``ITEM_TRIGGERS`` count)."""
     out: list[LineOut] = []
     seen: set[tuple[int, tuple[float, ...]]] = set()
     units: list[Region] | None = None
-    for t in triggers:
+    for t in triggers[:ITEM_TRIGGERS]:
         if t.kind in ("sentence", "paragraph"):
             if sent.carries(t) or t.region_id in region_ids:
                 _add(out, seen, unit_lines(t, pages), MAX_ITEM_LINES)
@@ -193,7 +196,8 @@ def supporting_lines(claim: str, item: ContextItem, units: Sequence[Region]) -> 
     words = content_words(claim)
     if not words:
         return 0.0, []
-    best = _shared(words, units, min(2, len(words)))[:SUPPORT_UNITS]
+    ranked = _shared(words, units, min(2, len(words)))
+    best = [(n, u) for n, u in ranked[:SUPPORT_UNITS] if 2 * n >= ranked[0][0]]
     out: list[LineOut] = []
     seen: set[tuple[int, tuple[float, ...]]] = set()
     for _, u in best:

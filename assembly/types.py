@@ -345,9 +345,9 @@ class ContextItem(_Frozen):
         "expansion that did not fit (``expansion`` names what was sent)")
     lines: list[LineOut] = Field(
         default_factory=list, max_length=MAX_ITEM_LINES,
-        description="the line boxes of what made the item relevant, inside what was sent: its trigger "
-        "sentences' lines, its trigger tables' and figures' boxes, and for a page found as a whole the lines "
-        "of its sentences sharing most question words (assembly.lines); at most 24, trigger order. A viewer "
+        description="the line boxes of what made the item relevant, inside what was sent, for its 3 strongest "
+        "hits: a hit sentence's lines, a hit table's or figure's box, and for a page found as a whole the lines "
+        "of its sentences sharing most question words (assembly.lines); at most 24, hit order. A viewer "
         "highlights these instead of the locators' boxes (a page item's locator is the whole page). Not in "
         "the prompt, not counted in budget.used")
 
@@ -469,8 +469,9 @@ class CitationSupport(_Frozen):
 
 class SentenceLines(_Frozen):
     """The lines of a cited item that support one cited sentence of an answer (``assembly.lines``:
-    units of the item sharing at least min(2, |C|) of the sentence's content words C, the 3 sharing
-    most). ``support``: the best unit's share of C (0..1); ``lines`` empty when no unit shares enough."""
+    units of the item sharing at least min(2, |C|) of the sentence's content words C and at least half
+    as many as the best unit, the 3 sharing most). ``support``: the best unit's share of C (0..1);
+    ``lines`` empty when no unit shares enough."""
 
     sentence_index: int
     citation_id: str
