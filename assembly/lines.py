@@ -37,6 +37,7 @@ import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines, VerifyReport
 from folio.assembly.verify import strip_citations
@@ -56,23 +57,34 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+@lru_cache(maxsize=16384)
+def _unit_text(text: str) -> str:
+    """A unit's text, whitespace collapsed (units recur across requests: cached)."""
+    return _squash(text)
+
+
 @dataclass(frozen=True)
 class Sent:
-    """What an item sent, for deciding which units it carries: its text (collapsed), its content words,
-    and whether it is an image of the whole region (then every unit on its pages is carried)."""
+    """What an item sent, for deciding which units it carries: its text (collapsed), and whether it is an
+    image of the whole region (then every unit on its pages is carried)."""
 
+    raw: str
     text: str
-    words: frozenset[str]
     image: bool = False
 
     @classmethod
     def of(cls, text: str, image: bool = False) -> Sent:
-        return cls(_squash(text), content_words(text), image)
+        return cls(text, _squash(text), image)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The content words of what was sent (only needed when a unit's text is not found verbatim)."""
+        return content_words(self.raw)
 
     def carries(self, unit: Region) -> bool:
         if self.image:
             return True
-        t = _squash(unit.text)
+        t = _unit_text(unit.text)
         if not t:
             return False
         if t in self.text:
