@@ -12,8 +12,9 @@ image item; for a page excerpt only what the excerpt holds). "In what was sent":
 whitespace collapsed, is a substring of the item's text, or 90% of its content words are among the
 item's (a table rendered as rows rather than Markdown).
 
-Item lines (``item_lines``): the lines of the item's ``ITEM_TRIGGERS`` strongest carried hits, in priority
-order, at most ``MAX_ITEM_LINES`` (a page often gathers a dozen weak hits; painting them all paints the page):
+Item lines (``item_lines``): the lines of the item's ``ITEM_TRIGGERS`` strongest carried hits that have
+lines, in priority order, at most ``MAX_ITEM_LINES`` (a page often gathers a dozen weak hits; painting them
+all paints the page):
 
 - a trigger sentence or paragraph that the item carries: its line boxes;
 - a trigger table or figure: its box on the item's pages;
@@ -24,9 +25,8 @@ Supporting lines (``supporting_lines``), the rule: with ``C`` the content words 
 (citations removed), a unit of the cited item supports the sentence when it shares at least ``min(2, |C|)``
 of them and at least half as many as the unit sharing most; the ``SUPPORT_UNITS`` units sharing most (ties:
 the larger share of the unit's own words, then the item's order) give their lines, at most
-``MAX_SUPPORT_LINES``. ``support`` is the best
-unit's share of ``C`` (0..1). Lexical, like the citation check's support: it points at the lines a
-reader should look at; it is not a faithfulness judge.
+``MAX_SUPPORT_LINES``. ``support`` is the best unit's share of ``C`` (0..1). Lexical, like the citation
+check's support: it points at the lines a reader should look at; it is not a faithfulness judge.
 
 Nothing here changes the packed text, its tokens or the budget: lines are read beside the package.
 """
@@ -180,26 +180,32 @@ def _shared(words: frozenset[str], units: Sequence[Region], need: int) -> list[t
 def item_lines(triggers: Sequence[Region], region_ids: Sequence[str], pages: Sequence[int], sent: Sent,
                query_words: frozenset[str], source: RegionSource) -> list[LineOut]:
     """``ContextItem.lines`` for one packed item (module docstring); ``triggers`` are the regions of the
-    item's carried hits in priority order (the first ``ITEM_TRIGGERS`` count)."""
+    item's carried hits in priority order (the first ``ITEM_TRIGGERS`` that give lines count)."""
     out: list[LineOut] = []
     seen: set[tuple[int, tuple[float, ...]]] = set()
     units: list[Region] | None = None
-    for t in triggers[:ITEM_TRIGGERS]:
-        if t.kind in ("sentence", "paragraph"):
-            if sent.carries(t) or t.region_id in region_ids:
-                _add(out, seen, unit_lines(t, pages), MAX_ITEM_LINES)
-        elif t.kind in ("table", "figure"):
-            _add(out, seen, (LineOut(page=loc.page, bbox=loc.bbox, region_id=t.region_id)
-                             for loc in t.locators if loc.page in pages), MAX_ITEM_LINES)
+    used = 0
+    for t in triggers:
+        if t.kind in ("sentence", "paragraph", "table", "figure"):
+            lines = _own_lines(t, region_ids, pages, sent)
         else:  # a page or section found as a whole: its lines sharing the question's words
             if units is None:
                 units = item_units(region_ids, sent, source)
             near = [u for u in units if u.kind == "sentence" and set(u.pages) & set(t.pages)]
-            for _, u in _shared(query_words, near, 1)[:PAGE_TRIGGER_UNITS]:
-                _add(out, seen, unit_lines(u, pages), MAX_ITEM_LINES)
-        if len(out) >= MAX_ITEM_LINES:
+            lines = [ln for _, u in _shared(query_words, near, 1)[:PAGE_TRIGGER_UNITS] for ln in unit_lines(u, pages)]
+        if lines:
+            _add(out, seen, lines, MAX_ITEM_LINES)
+            used += 1
+        if used >= ITEM_TRIGGERS or len(out) >= MAX_ITEM_LINES:
             break
     return out
+
+
+def _own_lines(t: Region, region_ids: Sequence[str], pages: Sequence[int], sent: Sent) -> list[LineOut]:
+    """A hit sentence's or paragraph's lines when the item carries it; a hit table's or figure's box."""
+    if t.kind in ("table", "figure"):
+        return [LineOut(page=loc.page, bbox=loc.bbox, region_id=t.region_id) for loc in t.locators if loc.page in pages]
+    return unit_lines(t, pages) if sent.carries(t) or t.region_id in region_ids else []
 
 
 def supporting_lines(claim: str, item: ContextItem, units: Sequence[Region]) -> tuple[float, list[LineOut]]:

@@ -151,3 +151,17 @@ def test_supporting_lines_of_an_answer_sentence(budget: int) -> None:
     assert third.lines == [] and third.support == 0.0  # "moon", "far", "away": no unit shares two words
     for s in got:
         assert all(ln.page in pkg.items[0].pages for ln in s.lines)
+
+
+def test_a_page_with_many_hits_highlights_its_three_strongest() -> None:
+    data = _generated_pdf()
+    regs = _parse(data, "valve")
+    sents = [r for r in regs if r.kind == "sentence"]
+    assert len(sents) >= 7
+    # Every sentence of the page is a hit (a small store at k=50): the page is one item with all of them.
+    hits = [hit(r, 0.9 - 0.01 * k, k + 1) for k, r in enumerate(reversed(sents))]
+    pkg = assemble("relief valve inspection", hits, RegionIndex(regs), AssemblyOptions(budget=3000))
+    item = pkg.items[0]
+    assert len(item.trigger_ids) == len(sents)
+    strongest = [h.region_id for h in hits[:3]]
+    assert list(dict.fromkeys(ln.region_id for ln in item.lines)) == strongest
