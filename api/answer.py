@@ -15,7 +15,8 @@ one error shape, ``internal_error`` for our own bugs, so a started stream always
    without calling the model.
 3. ``finish``: code fences are stripped, JSON is parsed and validated (structured answers), and the
    answer text goes through ``assembly.verify_answer``; kept ids are resolved to region, pages and
-   boxes. Schema validity and citation faithfulness are reported separately. A client's schema is
+   boxes, and each cited sentence to the lines of its cited items that support it (``supporting_lines``,
+   ``assembly.lines``). Schema validity and citation faithfulness are reported separately. A client's schema is
    checked by ``api.schema_check`` (no reference fetched, patterns and the whole check bounded in
    time), and a reply nested deeper than ``MAX_VALUE_DEPTH`` is not parsed into a value.
 
@@ -49,9 +50,11 @@ from folio.api.schema_check import validate as bounded_validate
 from folio.api.schemas import assembly_options
 from folio.api.service import build_context, visible_region
 from folio.assembly.budget import get_counter
+from folio.assembly.lines import answer_lines
 from folio.assembly.types import ContextPackage
 from folio.assembly.verify import cited_ids, verify_answer
 from folio.kernel.errors import FolioError, InvalidRequest
+from folio.kernel.index import MergedSource, RegionSource
 from folio.retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
@@ -90,6 +93,7 @@ class Prepared:
     schema_tokens: int
     limit: int
     warnings: list[str] = field(default_factory=list)
+    source: RegionSource | None = None  # the packed versions' regions, for the supporting lines
 
     @property
     def prompt_tokens(self) -> int:
@@ -140,7 +144,14 @@ def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Se
     if instruction and messages:
         user = messages[-1]
         user["content"] = [*user["content"], {"type": "text", "text": instruction}]
-    return Prepared(req, package, messages, client, schema, name, schema_tokens, limit, warnings)
+    return Prepared(req, package, messages, client, schema, name, schema_tokens, limit, warnings,
+                    source=packed_source(store, package))
+
+
+def packed_source(store: Store, package: ContextPackage) -> RegionSource:
+    """The regions of the versions the package's items come from (the store caches each version's index)."""
+    versions = sorted({(it.doc_id, it.version_id) for it in package.items})
+    return MergedSource([store.region_index(d, v) for d, v in versions])
 
 
 def _inline_images(package: ContextPackage, store: Store, collections: Collection[str] | None,
@@ -229,6 +240,7 @@ def finish(prep: Prepared, completion: Completion | None) -> AnswerResponse:
         finish_reason=completion.finish_reason if completion else None,
         citations=[_citation(items[c]) for c in cited if c in items],
         check=check,
+        supporting_lines=answer_lines(check, items, prep.source) if prep.source is not None else [],
         faithful=faithful,
         structured=structured,
         usage=usage,
@@ -313,7 +325,8 @@ def _citation(item: Any) -> CitationOut:
     return CitationOut(
         citation_id=item.citation_id, region_id=item.region_id, region_ids=list(item.region_ids),
         doc_id=item.doc_id, version_id=item.version_id, filename=item.filename, modality=item.modality,
-        expansion=item.expansion, pages=list(item.pages), locators=list(item.locators), image_url=item.image_url,
+        expansion=item.expansion, pages=list(item.pages), locators=list(item.locators), lines=list(item.lines),
+        image_url=item.image_url,
         viewer_url=f"/viewer?region={quote(item.region_id, safe='@:')}")
 
 

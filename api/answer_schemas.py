@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from folio.api.schema_check import schema_problem
 from folio.api.schemas import ContextRequest, Schema
-from folio.assembly.types import ContextPackage, LocatorOut, VerifyReport
+from folio.assembly.types import ContextPackage, LineOut, LocatorOut, SentenceLines, VerifyReport
 from folio.kernel.hit import Modality
 
 MAX_SCHEMA_CHARS = 20_000
@@ -118,6 +118,9 @@ class CitationOut(Schema):
     expansion: str = Field(description="what was sent: section, page text, window, compressed ...")
     pages: list[int]
     locators: list[LocatorOut] = Field(description="page + bbox (PDF points, top-left origin) + line boxes")
+    lines: list[LineOut] = Field(
+        default_factory=list,
+        description="the item's lines: the line boxes of what made it relevant (ContextItem.lines)")
     image_url: str | None = None
     viewer_url: str = Field(description="the viewer opened at this region")
 
@@ -160,6 +163,14 @@ class AnswerResponse(Schema):
     finish_reason: str | None = None
     citations: list[CitationOut] = Field(description="the packed ids the answer cites, resolved")
     check: VerifyReport = Field(description="the citation post-check (as POST /v1/verify)")
+    supporting_lines: list[SentenceLines] = Field(
+        default_factory=list,
+        description="for each cited sentence of the answer and each packed id it cites (check.sentences), the "
+        "lines of that item that support it: the item's sentences, tables and figures sharing at least "
+        "min(2, |C|) of the sentence's content words C and half as many as the best, the 3 sharing most, as "
+        "line boxes (PDF points, top-left origin) with the region each belongs to; support is the best one's "
+        "share of C. Lexical, like check.support (assembly.lines)",
+    )
     faithful: bool = Field(description="no invented ids and no uncited factual sentences")
     structured: StructuredCheck | None = None
     usage: AnswerUsage

@@ -133,18 +133,56 @@ def _remote_answer(url: str, body: dict[str, Any], streamed: bool) -> dict[str, 
     return None
 
 
+MAX_SHOWN_LINES = 4  # line boxes printed per citation and per supported sentence
+
+
+def _box(b: Any) -> str:
+    xs = [b["x0"], b["y0"], b["x1"], b["y1"]] if isinstance(b, dict) else (b or [])
+    return f"[{', '.join(f'{x:.0f}' for x in xs)}]"
+
+
+def _line_boxes(lines: list[dict[str, Any]]) -> str:
+    """``p.1 [72, 301, 448, 316] [..]``: line boxes grouped by page, at most ``MAX_SHOWN_LINES``."""
+    parts: list[str] = []
+    page = None
+    for ln in lines[:MAX_SHOWN_LINES]:
+        if ln["page"] != page:
+            page = ln["page"]
+            parts.append(f"p.{page}")
+        parts.append(_box(ln["bbox"]))
+    more = len(lines) - MAX_SHOWN_LINES
+    return " ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _citation_line(c: dict[str, Any], item_lines: list[dict[str, Any]]) -> str:
+    """A citation with the line boxes of what made its item relevant (``CitationOut.lines``); the
+    locator's box when there are none (an image found as a whole)."""
+    pages = ",".join(str(p) for p in c["pages"])
+    if item_lines:
+        return f"  [{c['citation_id']}] {c['filename']} p.{pages} lines {_line_boxes(item_lines)}  {c['region_id']}"
+    loc = c["locators"][0] if c["locators"] else None
+    box = f" bbox {_box(loc['bbox'])}" if loc else ""
+    return f"  [{c['citation_id']}] {c['filename']} p.{pages}{box}  {c['region_id']}"
+
+
+def _supporting(done: dict[str, Any]) -> list[str]:
+    """``supported:`` one line per cited sentence and id: the lines of the item that share its words."""
+    out: list[str] = []
+    for s in done.get("supporting_lines") or []:
+        shown = _line_boxes(s["lines"]) if s["lines"] else "no line shares its words"
+        out.append(f"  sentence {s['sentence_index'] + 1} [{s['citation_id']}] support {s['support']:.2f}: {shown}")
+    return (["supporting lines:"] + out) if out else []
+
+
 def format_check(done: dict[str, Any]) -> str:
-    """The citations, the check and the token accounting under a streamed answer."""
+    """The citations (with their items' line boxes), the lines supporting each cited sentence, the check
+    and the token accounting under a streamed answer."""
     lines = []
     if done["citations"]:
         lines.append("citations:")
     for c in done["citations"]:
-        loc = c["locators"][0] if c["locators"] else None
-        b = loc["bbox"] if loc else None
-        xs = [b["x0"], b["y0"], b["x1"], b["y1"]] if isinstance(b, dict) else (b or [])
-        box = f" bbox [{', '.join(f'{x:.0f}' for x in xs)}]" if xs else ""
-        pages = ",".join(str(p) for p in c["pages"])
-        lines.append(f"  [{c['citation_id']}] {c['filename']} p.{pages}{box}  {c['region_id']}")
+        lines.append(_citation_line(c, c.get("lines") or []))
+    lines += _supporting(done)
     chk = done["check"]
     lines.append(f"check: {'ok' if chk['ok'] else 'NOT ok'}; kept {', '.join(chk['kept_ids']) or '-'}; "
                  f"invented {', '.join(chk['invented_ids']) or '-'}")

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from folio.api.answer_schemas import AnswerUsage, CitationOut, StructuredCheck
-from folio.assembly.types import VerifyReport
+from folio.assembly.types import SentenceLines, VerifyReport
 from folio.kernel.model import BBox
 
 
@@ -70,6 +70,9 @@ class CitationTarget(BaseModel):
     filename: str | None
     pages: list[int]
     locators: list[dict[str, Any]] = Field(description="one per page: page, bbox (and line_boxes where known)")
+    lines: list[dict[str, Any]] = Field(
+        default_factory=list, description="the line boxes of what made the block relevant: page, bbox, region_id "
+        "(pass them to get_region's highlight to see them on the page)")
     modality: str
     expansion: str
     status: str
@@ -118,6 +121,8 @@ class AnswerToolOut(BaseModel):
     finish_reason: str | None = None
     citations: list[CitationOut]
     check: VerifyReport
+    supporting_lines: list[SentenceLines] = Field(
+        default_factory=list, description="for each cited sentence and id: the item's lines that share its words")
     faithful: bool
     structured: StructuredCheck | None = None
     usage: AnswerUsage

@@ -65,6 +65,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_REGION_ID_CHARS = 512  # a region id is a doc id, a version id and a short suffix
+MAX_HIGHLIGHT_CHARS = 4000  # as api.highlight.MAX_CHARS (checked again there)
 MAX_ERROR_CHARS = 500
 PRINCIPAL_KEY = "folio_principal"  # where the HTTP mount leaves the caller in the ASGI scope's state
 INSTRUCTIONS = (
@@ -143,7 +144,8 @@ def search(res: Resources, collections: frozenset[str] | None, body: dict[str, A
 
 def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{citation id: where it points}`` for a package in its JSON form."""
-    keys = ("region_id", "doc_id", "version_id", "filename", "pages", "locators", "modality", "expansion", "status")
+    keys = ("region_id", "doc_id", "version_id", "filename", "pages", "locators", "lines", "modality", "expansion",
+            "status")
     return {item["citation_id"]: {k: item.get(k) for k in keys} for item in package["items"]}
 
 
@@ -177,7 +179,8 @@ def _image_part_url(part: dict[str, Any]) -> str | None:
 
 
 def get_region(
-    res: Resources, collections: frozenset[str] | None, region_id: str, include_image: bool
+    res: Resources, collections: frozenset[str] | None, region_id: str, include_image: bool,
+    highlight: str | None = None,
 ) -> dict[str, Any]:
     from folio.api.service import visible_region
     from folio.ingest.store import DEFAULT_COLLECTION
@@ -205,6 +208,10 @@ def get_region(
         "coords": _coords(),
         "text": r.text,
     }
+    if include_image and highlight is not None:
+        from folio.api.highlight import highlighted_png  # function-level: as the service code above
+
+        return {"region": region, "image": highlighted_png(res.store, r, highlight, None)}
     return {"region": region, "image": _region_png(res.store, region_id) if include_image else None}
 
 
@@ -313,13 +320,17 @@ def build_server(
 
     @server.tool(name="get_region", annotations=read_only)
     async def get_region_tool(
-        ctx: Context[Any, Any], region_id: str, include_image: bool = True
+        ctx: Context[Any, Any], region_id: str, include_image: bool = True, highlight: str | None = None
     ) -> Annotated[CallToolResult, RegionToolOut]:
         """What a citation points at: the region's text, document version, pages, bounding boxes
-        (PDF points, origin top-left) and its image (the figure, else its page)."""
+        (PDF points, origin top-left) and its image (the figure, else its page). highlight: 'lines' (the
+        region's own line boxes) or boxes 'x0,y0,x1,y1;...' in PDF points (a context block's lines): the
+        image is then its first page's render with those boxes painted."""
         if len(region_id) > MAX_REGION_ID_CHARS:  # refused without echoing it
             raise ToolError(f"validation_error: region_id is over {MAX_REGION_ID_CHARS} characters")
-        out = await call(ctx, get_region, region_id, include_image)
+        if highlight is not None and len(highlight) > MAX_HIGHLIGHT_CHARS:
+            raise ToolError(f"validation_error: highlight is over {MAX_HIGHLIGHT_CHARS} characters")
+        out = await call(ctx, get_region, region_id, include_image, highlight)
         content: list[Any] = [TextContent(type="text", text=json.dumps(out["region"], ensure_ascii=False))]
         if out["image"] is not None:
             content.append(_image(out["image"]))

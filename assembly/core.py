@@ -41,6 +41,7 @@ from folio.assembly.compress import Compressor, compress_rest
 from folio.assembly.compress import reserve as compress_reserve
 from folio.assembly.dedupe import dedupe
 from folio.assembly.expand import Expander, Unit
+from folio.assembly.lines import Sent, item_lines
 from folio.assembly.order import order_items
 from folio.assembly.pack import coverage_order, mmr_order, pack_monotone
 from folio.assembly.prompt import (
@@ -63,6 +64,7 @@ from folio.assembly.types import (
     ContextPackage,
     Coverage,
     ExcludedEntry,
+    LineOut,
     ManifestEntry,
     PageRefOut,
     PromptOut,
@@ -159,7 +161,7 @@ def assemble(
         budget=BudgetInfo(limit=frame.limit, used=used, tokenizer=counter.name,
                           breakdown=_breakdown(packed, frame, used),
                           image_formula=describe_formula(options.image_tokens)),
-        items=[_item(c, names, shits) for c in packed],
+        items=[_item(c, names, shits, _lines(c, found, source, query)) for c in packed],
         excluded=excluded,
         manifest=manifest,
         retrieval=RetrievalInfo(
@@ -448,7 +450,7 @@ def _position(c: Cand) -> tuple[float, ...]:
     return (float(r.first_page), r.locators[0].bbox.y0, float(c.unit.lo))
 
 
-def _item(c: Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextItem:
+def _item(c: Cand, names: Mapping[str, str], shits: Sequence[Hit], lines: list[LineOut]) -> ContextItem:
     u, b = c.unit, c.body
     pages = [p for p in b.pages if p]
     expansion = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
@@ -477,8 +479,19 @@ def _item(c: Cand, names: Mapping[str, str], shits: Sequence[Hit]) -> ContextIte
         score=u.score,
         section=section_of(u, b),
         fallback_from=c.fallback_from,
+        lines=lines,
     )
     return item
+
+
+def _lines(c: Cand, found: _Found, source: RegionSource, query: str) -> list[LineOut]:
+    """``ContextItem.lines``: the line boxes of the hits the item carries (``assembly.lines``)."""
+    triggers = [found.regions[i] for i in sorted(c.unit.triggers)
+                if i in found.regions and (c.carried is None or i in c.carried)]
+    b = c.body
+    sent = Sent.of(b.text or (_alt_text(c) or ""), image=c.image_url is not None)
+    return item_lines(triggers, [r.region_id for r in b.regions], [p for p in b.pages if p], sent,
+                      content_words(query), source)
 
 
 def _alt_text(c: Cand) -> str | None:

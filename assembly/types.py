@@ -287,6 +287,25 @@ class LocatorOut(_Frozen):
         return [_box_from_list(b) for b in v] if isinstance(v, list) else v
 
 
+MAX_ITEM_LINES = 24
+"""The most line boxes one item carries in ``ContextItem.lines`` (``assembly.lines``)."""
+
+
+class LineOut(_Frozen):
+    """One line box on a page (PDF points, ``ingest.model.COORD_CONVENTION``) and the region whose text
+    it belongs to: a trigger sentence's line, a table's or a figure's box (tables and figures have no
+    line geometry), or, for a page found as a whole, a line of a sentence sharing the question's words."""
+
+    page: int
+    bbox: BBox
+    region_id: str
+
+    @field_validator("bbox", mode="before")
+    @classmethod
+    def _list_bbox(cls, v: Any) -> Any:
+        return _box_from_list(v)
+
+
 def _box_from_list(v: Any) -> Any:
     if isinstance(v, list | tuple) and len(v) == 4:
         return {"x0": v[0], "y0": v[1], "x1": v[2], "y1": v[3]}
@@ -325,6 +344,13 @@ class ContextItem(_Frozen):
     fallback_from: str | None = Field(
         None, description="set when the unit did not fit and a smaller source region was sent instead: the "
         "expansion that did not fit (``expansion`` names what was sent)")
+    lines: list[LineOut] = Field(
+        default_factory=list, max_length=MAX_ITEM_LINES,
+        description="the line boxes of what made the item relevant, inside what was sent, for its 3 strongest "
+        "hits: a hit sentence's lines, a hit table's or figure's box, and for a page found as a whole the lines "
+        "of its sentences sharing most question words (assembly.lines); at most 24, hit order. A viewer "
+        "highlights these instead of the locators' boxes (a page item's locator is the whole page). Not in "
+        "the prompt, not counted in budget.used")
 
 
 class ExcludedEntry(_Frozen):
@@ -440,6 +466,18 @@ class CitationSupport(_Frozen):
     sentence_index: int
     citation_id: str
     support: float
+
+
+class SentenceLines(_Frozen):
+    """The lines of a cited item that support one cited sentence of an answer (``assembly.lines``:
+    units of the item sharing at least min(2, |C|) of the sentence's content words C and at least half
+    as many as the best unit, the 3 sharing most). ``support``: the best unit's share of C (0..1);
+    ``lines`` empty when no unit shares enough."""
+
+    sentence_index: int
+    citation_id: str
+    support: float
+    lines: list[LineOut]
 
 
 class SentenceCheck(_Frozen):

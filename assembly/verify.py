@@ -39,6 +39,15 @@ def cited_ids(text: str) -> list[str]:
     return out
 
 
+def strip_citations(text: str) -> str:
+    """``text`` without its citation brackets (the claim whose words support is measured on).
+
+    >>> strip_citations("Acknowledged within 30 minutes [S1, T2].")
+    'Acknowledged within 30 minutes .'
+    """
+    return _CITE.sub("", text)
+
+
 def split_sentences(answer: str) -> list[str]:
     parts = [p.strip() for p in _SENT_END.split(answer) if p and p.strip()]
     out: list[str] = []

@@ -10,7 +10,13 @@ Guards speed work on ``assembly`` (and on the sources it reads) that must not ch
    (``Retriever.source_for`` + ``api.service.version_filenames`` + ``assemble``) with every variant of
    ``eval_quality.FOLIO_VARIANTS`` at budgets 1000, 2000 and 4000 (``k=50``) and the server-path options
    (budget 1500, ``k=200``), twice over (cold caches, then warm), and write one ``model_dump_json()`` per line.
-   ``--compare REF.jsonl`` then reports how many lines differ.
+   ``--compare REF.jsonl`` then reports how many lines differ. Fields in ``ADDITIONS`` (documented additions
+   to the item schema, e.g. ``ContextItem.lines``) are taken out of both sides before comparing and reported
+   on their own: a line that differs only by an addition counts as identical, and the report says how many
+   packages and items carry the addition. The packed text, tokens and budget must still be byte-identical.
+
+``--store NAME DATA QUESTIONS`` (repeatable) replaces the two evaluation stores, e.g. a store of the
+sample PDFs with the development questions on those documents.
 
 Run from the checkout whose code is to be checked (``PYTHONPATH=<checkout>``)::
 
@@ -39,6 +45,8 @@ STORES = {
     "wide": (ROOT / "data" / "eval-v4" / "wide" / "folio", EVAL / "wide" / "questions.jsonl"),
 }
 BUDGETS = (1000, 2000, 4000)
+ADDITIONS = ("lines",)
+"""Item fields added to the schema after a reference was written (``ContextItem.lines``, issue 23)."""
 SERVER_K, SERVER_BUDGET = 200, 1500
 
 
@@ -94,12 +102,51 @@ def packages(hits_path: str) -> list[str]:
     return out
 
 
+def without_additions(line: str) -> tuple[str, int]:
+    """``line`` (key, tab, package JSON) with the ``ADDITIONS`` taken out of every item, and how many items
+    carried a non-empty addition."""
+    key, _, body = line.partition("\t")
+    pkg = json.loads(body)
+    carried = 0
+    for item in pkg.get("items", []):
+        for name in ADDITIONS:
+            if item.pop(name, None):
+                carried += 1
+    return key + "\t" + json.dumps(pkg, sort_keys=True), carried
+
+
+def compare(lines: list[str], ref: list[str]) -> int:
+    """Report identical, identical but for the additions, and differing packages; 1 when any differs."""
+    same = [a == b for a, b in zip(lines, ref, strict=False)]
+    diff: list[str] = []
+    with_add = items_add = 0
+    for a, b, eq in zip(lines, ref, same, strict=False):
+        if eq:
+            continue
+        a2, n = without_additions(a)
+        b2, _ = without_additions(b)
+        if a2 == b2:
+            with_add += 1
+            items_add += n
+        else:
+            diff.append(a.split("\t", 1)[0])
+    print(f"{len(lines)} packages compared with {len(ref)}: {sum(same)} identical, {with_add} identical but for "
+          f"the additions {', '.join(ADDITIONS)} ({items_add} items carry them), {len(diff)} differ"
+          f"{': ' + ', '.join(diff[:10]) if diff else ''}")
+    return 1 if diff or len(lines) != len(ref) else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hits", metavar="OUT", help="retrieve and save the hits")
     ap.add_argument("--packages", nargs=2, metavar=("HITS", "OUT"), help="assemble the saved hits")
     ap.add_argument("--compare", metavar="REF", help="with --packages: compare with these packages")
+    ap.add_argument("--store", nargs=3, action="append", metavar=("NAME", "DATA", "QUESTIONS"),
+                    help="instead of the evaluation stores: this data dir with these questions (repeatable)")
     args = ap.parse_args()
+    if args.store:
+        STORES.clear()
+        STORES.update({name: (Path(data), Path(questions)) for name, data, questions in args.store})
     if args.hits:
         save_hits(args.hits)
     if not args.packages:
@@ -109,11 +156,7 @@ def main() -> int:
     if not args.compare:
         print(f"{len(lines)} packages written")
         return 0
-    ref = Path(args.compare).read_text(encoding="utf-8").splitlines()
-    diff = [a.split("\t", 1)[0] for a, b in zip(lines, ref, strict=False) if a != b]
-    print(f"{len(lines)} packages compared with {len(ref)}: {len(lines) - len(diff)} identical, "
-          f"{len(diff)} differ{': ' + ', '.join(diff[:10]) if diff else ''}")
-    return 1 if diff or len(lines) != len(ref) else 0
+    return compare(lines, Path(args.compare).read_text(encoding="utf-8").splitlines())
 
 
 if __name__ == "__main__":

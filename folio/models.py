@@ -92,6 +92,7 @@ class AnswerResponse(_Response):
     finish_reason: str | None = None
     citations: list[CitationOut]
     check: VerifyReport
+    supporting_lines: list[SentenceLines] | None = None
     faithful: bool
     structured: StructuredCheck | None = None
     usage: AnswerUsage
@@ -143,6 +144,7 @@ class CitationOut(_Response):
     expansion: str
     pages: list[int]
     locators: list[LocatorOut]
+    lines: list[LineOut] | None = None
     image_url: str | None = None
     viewer_url: str
 
@@ -174,6 +176,7 @@ class ContextItem(_Response):
     score: float
     section: str | None = None
     fallback_from: str | None = None
+    lines: list[LineOut] | None = None
 
 
 class ContextPackage(_Response):
@@ -392,6 +395,12 @@ class JobProgress(_Response):
     total: int
 
 
+class LineOut(_Response):
+    page: int
+    bbox: BBox
+    region_id: str
+
+
 class LocatorOut(_Response):
     page: int
     bbox: BBox
@@ -511,6 +520,13 @@ class SentenceCheck(_Response):
     invented: list[str]
     factual: bool
     support: float | None
+
+
+class SentenceLines(_Response):
+    sentence_index: int
+    citation_id: str
+    support: float
+    lines: list[LineOut]
 
 
 class SourceOut(_Response):
@@ -713,6 +729,7 @@ __all__ = [
     "JobList",
     "JobOut",
     "JobProgress",
+    "LineOut",
     "LocatorOut",
     "ManifestEntry",
     "PageList",
@@ -727,6 +744,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "SentenceCheck",
+    "SentenceLines",
     "SourceOut",
     "StructuredCheck",
     "VerifyReport",
@@ -734,5 +752,5 @@ __all__ = [
     "VersionOut",
 ]
 
-for _model in (AnswerRequest, AnswerResponse, AnswerUsage, BBox, Breakdown, BudgetInfo, CitationOut, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, IngestResult, JobList, JobOut, JobProgress, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SourceOut, StructuredCheck, VerifyReport, VerifyRequest, VersionOut):
+for _model in (AnswerRequest, AnswerResponse, AnswerUsage, BBox, Breakdown, BudgetInfo, CitationOut, CitationSupport, ContextItem, ContextPackage, ContextRequest, Coverage, DeleteResponse, DocumentDetail, DocumentList, DocumentOut, ErrorBody, ErrorResponse, ExcludedEntry, HealthOut, HitOut, ImageTokens, IngestResponse, IngestResult, JobList, JobOut, JobProgress, LineOut, LocatorOut, ManifestEntry, PageList, PageOut, PageRefOut, PromptOut, RegionLocatorOut, RegionOut, RetrievalHitOut, RetrievalInfo, SearchRequest, SearchResponse, SentenceCheck, SentenceLines, SourceOut, StructuredCheck, VerifyReport, VerifyRequest, VersionOut):
     _model.model_rebuild()

@@ -2,7 +2,9 @@
 // POST /v1/answer. The package event fills the evidence panel exactly as /v1/context does
 // (renderPackage in viewer.js); text deltas are shown as they arrive, each [S1] as a chip that
 // highlights its region; the final event carries the citation check: ids that were never packed
-// are marked invented, and the token accounting is shown under the answer.
+// are marked invented, and the token accounting is shown under the answer. Once the check is in, a
+// chip highlights the lines of its item that support its sentence (supporting_lines), else the
+// item's lines.
 "use strict";
 
 const CITE = /\[\s*([A-Za-z]+\d+(?:\s*[,;]\s*[A-Za-z]+\d+)*)\s*\]/g;
@@ -20,7 +22,36 @@ async function loadAnswerStatus() {
   btn.title = state.llm ? `answer with ${state.llmModel}, citations checked` : "no LLM configured: evidence only";
 }
 
-function citeChip(id, check) {
+// The supporting lines of citation `id` in answer sentence `n` (done.supporting_lines), or null.
+function supportOf(n, id) {
+  const done = state.answer;
+  if (!done || n === null || !done.supporting_lines) return null;
+  const s = done.supporting_lines.find((x) => x.sentence_index === n && x.citation_id === id);
+  return s && s.lines.length ? s : null;
+}
+
+// Where each checked sentence (check.sentences) starts in `text`: found in order by its first words.
+// A citation bracket belongs to the last sentence starting before it (sentenceAt), so "... monthly.
+// [S2] Next ..." gives [S2] to the sentence it closes, as the check does.
+function sentenceStarts(text, check) {
+  const starts = [];
+  let from = 0;
+  for (const s of check ? check.sentences : []) {
+    const head = s.text.replace(CITE, "").trim().slice(0, 24);
+    const at = head ? text.indexOf(head, from) : -1;
+    starts.push(at < 0 ? null : at);
+    if (at >= 0) from = at + head.length;
+  }
+  return starts;
+}
+
+function sentenceAt(starts, pos) {
+  let n = null;
+  starts.forEach((at, k) => { if (at !== null && at <= pos) n = k; });
+  return n;
+}
+
+function citeChip(id, check, n = null) {
   const it = state.pkg && state.pkg.items.find((x) => x.citation_id === id);
   if (!it || (check && check.invented_ids.includes(id))) {
     const bad = document.createElement("span");
@@ -36,12 +67,19 @@ function citeChip(id, check) {
   chip.dataset.cite = id;
   chip.textContent = id;
   chip.title = `${it.filename} p. ${it.pages.join(", ")} · ${it.region_id}`;
+  if (n !== null) chip.dataset.sentence = n;
+  const support = check ? supportOf(n, id) : null;
+  if (support) {
+    chip.classList.add("supported");
+    chip.title += ` · ${support.lines.length} supporting line(s), support ${support.support.toFixed(2)}`;
+  }
   chip.addEventListener("click", async () => {
     document.querySelectorAll("#items li.active").forEach((x) => x.classList.remove("active"));
     const li = document.querySelector(`#items li[data-citation="${id}"]`);
     if (li) li.classList.add("active");
     try {
-      await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, it.locators);
+      const where = support ? linesAsLocators(support.lines) : highlightOf(it);
+      await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, where);
     } catch (e) {
       setStatus(e.message, true);
     }
@@ -53,9 +91,11 @@ function renderAnswer(text, check) {
   const out = $("answer");
   out.innerHTML = "";
   let last = 0;
+  const starts = sentenceStarts(text, check);
   for (const m of text.matchAll(CITE)) {
     out.append(document.createTextNode(text.slice(last, m.index)));
-    for (const id of m[1].split(/\s*[,;]\s*/)) out.append(citeChip(id.toUpperCase(), check));
+    const n = check ? sentenceAt(starts, m.index) : null;
+    for (const id of m[1].split(/\s*[,;]\s*/)) out.append(citeChip(id.toUpperCase(), check, n));
     last = m.index + m[0].length;
   }
   out.append(document.createTextNode(text.slice(last)));
@@ -101,6 +141,7 @@ async function streamAnswer(body) {
   const box = $("answer-box");
   box.hidden = false;
   $("answer").innerHTML = "";
+  state.answer = null;
   delete $("answer").dataset.done;
   $("answer-meta").textContent = "";
   setStatus("Retrieving, packing and asking the model…");

@@ -164,6 +164,23 @@ function boxesOf(locators) {
   return out;
 }
 
+// An item's lines (ContextItem.lines: what made it relevant; an answer's supporting_lines) as
+// locators, one per page in first-seen order, so that showRegion highlights those lines and not the
+// item's locator (a page item's locator is the whole page).
+function linesAsLocators(lines) {
+  const byPage = new Map();
+  for (const ln of lines || []) {
+    if (!byPage.has(ln.page)) byPage.set(ln.page, { page: ln.page, bbox: ln.bbox, line_boxes: [] });
+    byPage.get(ln.page).line_boxes.push(ln.bbox);
+  }
+  return [...byPage.values()];
+}
+
+// What a chip highlights: the item's lines when it has any, else its locators.
+function highlightOf(it) {
+  return it.lines && it.lines.length ? linesAsLocators(it.lines) : it.locators;
+}
+
 // One box shape everywhere in the API: {x0, y0, x1, y1} in PDF points, origin top-left (BBox).
 function asList(b) {
   return [b.x0, b.y0, b.x1, b.y1];
@@ -232,7 +249,7 @@ function renderPackage(pkg) {
       document.querySelectorAll("#items li.active").forEach((x) => x.classList.remove("active"));
       li.classList.add("active");
       try {
-        await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, it.locators);
+        await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, highlightOf(it));
       } catch (e) {
         setStatus(e.message, true);
       }
@@ -240,7 +257,8 @@ function renderPackage(pkg) {
     const meta = document.createElement("span");
     meta.className = "meta";
     meta.textContent = `${it.filename} · p. ${it.pages.join(", ")} · ${it.modality} · ${it.expansion} · ${it.tokens} tok` +
-      (it.status === "truncated" ? " · truncated" : "");
+      (it.status === "truncated" ? " · truncated" : "") +
+      (it.lines && it.lines.length ? ` · ${it.lines.length} line${it.lines.length > 1 ? "s" : ""}` : "");
     const snip = document.createElement("div");
     snip.className = "snippet";
     snip.textContent = it.text;

@@ -77,6 +77,17 @@ async def check_tools(client: Any) -> None:
     assert len(images) == 1 and images[0].mime_type == "image/png"
     assert base64.b64decode(images[0].data).startswith(PNG)
 
+    # The block's lines (what made it relevant) painted on its page: the same page, other pixels.
+    first = next(iter(ctx["citations"].values()))
+    assert first["lines"] and all(ln["page"] in first["pages"] for ln in first["lines"])
+    boxes = ";".join(",".join(f"{ln['bbox'][k]:.2f}" for k in ("x0", "y0", "x1", "y1")) for ln in first["lines"]
+                     if ln["page"] == first["pages"][0])
+    lit = await client.call_tool("get_region", {"region_id": region_id, "highlight": boxes})
+    lit_png = base64.b64decode(next(c for c in lit.content if c.type == "image").data)
+    assert not lit.is_error and lit_png.startswith(PNG) and lit_png != base64.b64decode(images[0].data)
+    bad_boxes = await client.call_tool("get_region", {"region_id": region_id, "highlight": "1,2,3"})
+    assert bad_boxes.is_error and "invalid_request" in bad_boxes.content[0].text
+
     missing = await client.call_tool("get_region", {"region_id": "support-policy@0000:p1:nothing"})
     assert missing.is_error and "region_not_found" in missing.content[0].text
     bad = await client.call_tool("get_context", {"query": QUESTION, "budget": 0})

@@ -13,7 +13,14 @@ import pytest
 
 from tests.api.conftest import live_server, make_settings
 from tests.api.llm_standin import Reply, StandInLLM
-from tests.api.test_viewer_browser import ARTIFACTS, _assert_match, _expected, _rects, browser  # noqa: F401
+from tests.api.test_viewer_browser import (  # noqa: F401
+    ARTIFACTS,
+    _assert_match,
+    _expected,
+    _rects,
+    as_locators,
+    browser,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -70,6 +77,14 @@ def test_streamed_answer_with_citation_chips(browser: Any, data_copy: Path) -> N
             pages = httpx.get(f"{url}/v1/documents/{item['doc_id']}/versions/{item['version_id']}/pages").json()
             width = next(p["width"] for p in pages["data"] if p["page"] == item["locators"][0]["page"])
             rects = _rects(page)
-            _assert_match(rects, _expected(item["locators"], width, rects[0]["iw"]))
+            # The chip of sentence 1 highlights the lines of its item that support that sentence.
+            done = page.evaluate("window.folio.answer")
+            support = next(x for x in done["supporting_lines"] if x["sentence_index"] == 0 and x["citation_id"] == s1)
+            assert support["lines"] and len(support["lines"]) < len(item["lines"]) + 12
+            _assert_match(rects, _expected(as_locators(support["lines"]), width, rects[0]["iw"]))
+            region = httpx.get(f"{url}/v1/regions/{support['lines'][0]['region_id']}").json()
+            assert "acknowledge a priority-one incident within 30 minutes" in region["text"]
+            chip = f"#answer .chip.cite.supported[data-cite='{s1}'][data-sentence='0']"
+            assert "supporting line" in (page.get_attribute(chip, "title") or "")
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "viewer-answer.png"))

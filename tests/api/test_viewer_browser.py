@@ -64,6 +64,20 @@ def _expected(locators: list[dict[str, Any]], page_width: float, shown: float) -
     return out
 
 
+def as_locators(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Lines (``ContextItem.lines``, ``supporting_lines``) grouped per page as the viewer draws them."""
+    by_page: dict[int, dict[str, Any]] = {}
+    for ln in lines:
+        by_page.setdefault(ln["page"], {"page": ln["page"], "bbox": ln["bbox"], "line_boxes": []})
+        by_page[ln["page"]]["line_boxes"].append(ln["bbox"])
+    return list(by_page.values())
+
+
+def highlight_of(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a chip highlights: the item's lines, else its locators."""
+    return as_locators(item["lines"]) if item.get("lines") else list(item["locators"])
+
+
 def _assert_match(rects: list[dict[str, float]], expected: list[tuple[float, ...]]) -> None:
     assert len(rects) == len(expected) and rects
     for r, (x, y, w, h) in zip(rects, expected, strict=True):
@@ -118,7 +132,10 @@ def test_upload_ask_click_chip_highlights_region(
         ).json()["data"]
         width = next(p["width"] for p in pages if p["page"] == item["locators"][0]["page"])
         rects = _rects(page)
-        _assert_match(rects, _expected(item["locators"], width, rects[0]["iw"]))
+        # The item's lines (what made it relevant), not its locator: a page item's locator is the whole page.
+        assert item["lines"]
+        _assert_match(rects, _expected(highlight_of(item), width, rects[0]["iw"]))
+        assert all(r["h"] < rects[0]["iw"] / 4 for r in rects)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "viewer-chip.png"))
 
