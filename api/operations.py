@@ -1,0 +1,200 @@
+"""The request-level work under the application layer (``api.service.Folio``): scoping a request to a
+key's collections, retrieval for search and context, building a context package, and the ingest job.
+Plain functions over explicit resources (no FastAPI types); ``Folio`` calls them with its one store,
+retriever and LLM client, and ``api.answer`` builds its package with ``build_context``."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+from folio.api.compress_llm import llm_compressor
+from folio.api.errors import capped_list
+from folio.api.schemas import assembly_options
+from folio.assembly import assemble
+from folio.assembly.types import ContextPackage
+from folio.ingest.store import DEFAULT_COLLECTION, Store
+from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
+from folio.kernel.model import DocumentVersion, Region
+from folio.retrieval.scope import Scope, resolve_scope
+
+if TYPE_CHECKING:
+    from folio.api.schemas import SearchRequest, _ContextRequestBase
+    from folio.api.settings import Settings
+    from folio.assembly.compress import Compressor
+    from folio.ingest.pipeline import VersionIndexer
+    from folio.kernel.hit import RetrievalStrategy
+    from folio.retrieval.llm import ChatClient
+    from folio.retrieval.search import Retriever, SearchResult
+
+logger = logging.getLogger(__name__)
+
+
+_FILENAMES: weakref.WeakKeyDictionary[Store, dict[tuple[int, frozenset[str] | None], dict[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+_FILENAMES_LOCK = threading.Lock()
+
+
+def version_filenames(store: Store, collections: Collection[str] | None = None) -> dict[str, str]:
+    """version_id → file name, over every ready version (old versions can be queried too) of
+    ``collections`` (None: all). Same bytes in two collections share a version id, so the
+    filter matters: the other collection's file name must not show.
+
+    Asked on every context request: kept per store while its versions table is at the same
+    LanceDB version (a commit or delete moves it): the request's (``Store.pinned_versions``:
+    ``build_context`` reads it once for scope, sources and file names), else read here. Callers must
+    not mutate the result."""
+    key = (store.versions_version(), frozenset(collections) if collections is not None else None)
+    with _FILENAMES_LOCK:
+        per_store = _FILENAMES.setdefault(store, {})
+        hit = per_store.get(key)
+    if hit is not None:
+        return hit
+    names = {v.version_id: v.filename for v in store.list_versions(collections=collections)}
+    with _FILENAMES_LOCK:
+        if any(k[0] != key[0] for k in per_store):
+            per_store.clear()  # an older table version: never asked again
+        per_store[key] = names
+    return names
+
+
+def visible_version(
+    store: Store, doc_id: str, version_id: str | None = None, *, collections: Collection[str] | None = None
+) -> DocumentVersion:
+    """``store.get_version``, where a document outside ``collections`` (an API key's; None: all)
+    raises exactly what an unknown doc id raises, so a key cannot learn that it exists."""
+    if collections is not None:
+        collection = store.collection_of(doc_id)
+        if collection is None or collection not in collections:
+            raise DocumentNotFound(f"no such document: {doc_id}")
+    return store.get_version(doc_id, version_id)
+
+
+def visible_region(store: Store, region_id: str, *, collections: Collection[str] | None = None) -> Region:
+    """A region of a ready version in ``collections``; any other id is the same ``RegionNotFound``."""
+    try:
+        region = store.get_region(region_id)
+    except VersionNotFound as e:
+        raise RegionNotFound(f"no such region: {region_id}") from e
+    if collections is not None and store.collection_of(region.doc_id) not in collections:
+        raise RegionNotFound(f"no such region: {region_id}")
+    return region
+
+
+def page_image_url(doc_id: str, version_id: str, page: int) -> str:
+    return f"/v1/documents/{doc_id}/versions/{version_id}/pages/{page}/image"
+
+
+def region_image_url(region_id: str) -> str:
+    return f"/v1/regions/{region_id}/image"
+
+
+def search_hits(
+    store: Store,
+    retriever: Retriever,
+    req: SearchRequest | _ContextRequestBase,
+    *,
+    strategy: RetrievalStrategy,
+    collections: Collection[str] | None = None,
+) -> SearchResult:
+    """Run the retriever for a search or context request (same filters for both endpoints); the
+    result's ``notes`` say what did not go as asked (a reranker that failed and kept the fused order).
+
+    ``collections`` (an API key's; None: all) bounds the scope: documents elsewhere are unknown
+    ids (404) when named, and never searched otherwise. The retriever is handed the resolved
+    document list, and hits outside the scope are dropped as a second guard."""
+    if req.doc_ids:  # unknown doc ids are a 404, not an empty result
+        known = {v.doc_id for v in store.list_versions(collections=collections) if v.latest}
+        missing = sorted(set(req.doc_ids) - known)
+        if missing:
+            raise DocumentNotFound(f"no such document: {capped_list(missing)}")
+    doc_ids = req.doc_ids
+    scope: Scope | None = None
+    if collections is not None:
+        scope = resolve_scope(store, doc_ids=req.doc_ids, versions=req.versions, collections=collections)
+        doc_ids = [d for d, _ in scope.versions]
+    result = retriever.search_detailed(
+        req.query,
+        doc_ids=doc_ids,
+        versions=req.versions,
+        pages=req.pages,
+        kinds=req.kinds,
+        k=req.k,
+        strategy=strategy,
+        quotas=req.quotas,
+        rerank=req.rerank,
+    )
+    if scope is not None:
+        result.hits = [h for h in result.hits if scope.contains(h.doc_id, h.version_id)]
+    return result
+
+
+def build_context(
+    store: Store,
+    retriever: Retriever,
+    req: _ContextRequestBase,
+    settings: Settings,
+    *,
+    collections: Collection[str] | None = None,
+    compressor: Compressor | None = None,
+    llm: ChatClient | None = None,
+) -> ContextPackage:
+    """Retrieve, then assemble: what ``POST /v1/context`` and ``folio context`` return (within
+    ``collections``, see ``search_hits``). ``compress="llm"`` uses ``compressor``, else one on ``llm``
+    (default: the configured LLM; ``api.compress_llm``; none configured: ``LLMNotConfigured``, 503)."""
+    options = assembly_options(
+        req,
+        default_tokenizer=settings.tokenizer,
+        default_budget=settings.default_budget,
+        tokenizers=settings.request_tokenizers(),
+    )
+    if options.compress == "llm" and compressor is None:
+        compressor = llm_compressor(settings, client=llm)  # before retrieval: no endpoint fails fast
+    with store.pinned_versions():  # one read of the versions table's version for the whole request
+        found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
+        source = retriever.source_for(found.hits)
+        filenames = version_filenames(store, collections)
+    package: ContextPackage = assemble(
+        req.query, found.hits, source, options, filenames=filenames, retrieval_notes=found.notes,
+        compressor=compressor,
+    )
+    return package
+
+
+def ingest_job(
+    store: Store,
+    data: bytes,
+    *,
+    filename: str,
+    doc_id: str | None,
+    settings: Settings,
+    indexers: Sequence[VersionIndexer],
+    collection: str = DEFAULT_COLLECTION,
+    redo_degraded: bool = False,
+) -> Callable[[Callable[[str, int, int], None]], dict[str, Any]]:
+    """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
+
+    def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+        # function-level: the parser (PyMuPDF) loads in the job, not for queries
+        from folio.ingest.pipeline import ingest_bytes
+
+        report = ingest_bytes(
+            store,
+            data,
+            filename=filename,
+            doc_id=doc_id,
+            ocr=settings.ocr,
+            indexers=indexers,
+            progress=progress,
+            max_bytes=settings.max_upload_bytes,
+            max_pages=settings.max_pages,
+            collection=collection,
+            redo_degraded=redo_degraded,
+        )
+        return report.job_result(collection)
+
+    return work
