@@ -44,10 +44,10 @@ from folio.api.answer_schemas import (
 )
 from folio.api.chat import require_llm, strip_fences
 from folio.api.errors import error_body, status_for
+from folio.api.operations import build_context, visible_region
 from folio.api.schema_check import MAX_VALUE_DEPTH, depth
 from folio.api.schema_check import validate as bounded_validate
 from folio.api.schemas import assembly_options
-from folio.api.operations import build_context, visible_region
 from folio.assembly.budget import get_counter
 from folio.assembly.types import ContextPackage
 from folio.assembly.verify import cited_ids, verify_answer

@@ -24,8 +24,15 @@ if TYPE_CHECKING:
     from folio.api.settings import Settings
 
 __all__ = [
-    "MAX_REPLY_BYTES", "MAX_REPLY_CHARS", "AnswerClient", "ChatClient", "Completion", "LLMNotConfigured", "LLMTimeout",
-    "LLMUpstreamError", "require_llm",
+    "MAX_REPLY_BYTES",
+    "MAX_REPLY_CHARS",
+    "AnswerClient",
+    "ChatClient",
+    "Completion",
+    "LLMNotConfigured",
+    "LLMTimeout",
+    "LLMUpstreamError",
+    "require_llm",
 ]
 
 ENABLE_HINT = (
@@ -43,8 +50,13 @@ class LLMNotConfigured(ModelUnavailable):
     http_status = 503
 
 
-def require_llm(settings: Settings, client: ChatClient | None = None, *,
-                what: str = "no LLM is configured for answers", aside: str = "") -> ChatClient:
+def require_llm(
+    settings: Settings,
+    client: ChatClient | None = None,
+    *,
+    what: str = "no LLM is configured for answers",
+    aside: str = "",
+) -> ChatClient:
     """``client``, else the configured endpoint's client; none configured is ``LLMNotConfigured`` (503),
     saying which variables are missing and how to set them."""
     client = client or client_from_settings(settings)

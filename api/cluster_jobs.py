@@ -1,6 +1,7 @@
 """The API's job runner when ``FOLIO_RAY_ADDRESS`` is set: ingest jobs run on the Ray cluster.
 
-An ``api.jobs.JobRunner`` (``start``, ``stop``, ``submit_ingest``, ``get``, ``list``, ``counts``); jobs are the board's (``api/cluster.py``), so every replica lists and polls the
+An ``api.jobs.JobRunner`` (``start``, ``stop``, ``submit_ingest``, ``get``, ``list``, ``counts``); jobs are
+the board's (``api/cluster.py``), so every replica lists and polls the
 same jobs, and a job survives the replica that accepted its upload. Nothing about a job is kept in
 this process.
 """

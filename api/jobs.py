@@ -168,8 +168,16 @@ class LocalJobRunner:
         return job
 
     def submit_ingest(self, spec: IngestSpec) -> Job:
-        work = ingest_job(spec.store, spec.data, filename=spec.filename, doc_id=spec.doc_id, settings=spec.settings,
-                          indexers=spec.indexers, collection=spec.collection, redo_degraded=spec.redo_degraded)
+        work = ingest_job(
+            spec.store,
+            spec.data,
+            filename=spec.filename,
+            doc_id=spec.doc_id,
+            settings=spec.settings,
+            indexers=spec.indexers,
+            collection=spec.collection,
+            redo_degraded=spec.redo_degraded,
+        )
         return self.submit("ingest", work, filename=spec.filename, doc_id=spec.doc_id, collection=spec.collection)
 
     def get(self, job_id: str) -> Job | None:

@@ -26,8 +26,8 @@ Two transports share these tools:
 Every tool calls the service (``api.service.Folio``) and returns the response model the REST API
 serializes for the same request (``DocumentList``, ``SearchResponse``, ``RegionOut``, the
 ``ContextPackage`` behind ``get_context``'s blocks, ``AnswerResponse``), so a hit's excerpt is the same
-500 characters everywhere. Every tool declares the JSON schema of its structured content (``outputSchema``, from the models
-in ``api/mcp_outputs.py``), and the SDK checks each result against it.
+500 characters everywhere. Every tool declares the JSON schema of its structured content
+(``outputSchema``, from the models in ``api/mcp_outputs.py``), and the SDK checks each result against it.
 
 Tool errors come back as MCP tool errors (``isError``) whose text starts with folio's error code,
 e.g. ``region_not_found: no such region: ...``.

@@ -78,8 +78,17 @@ if TYPE_CHECKING:
     from folio.retrieval.search import Retriever
 
 __all__ = [
-    "Folio", "LazyFolio", "build_context", "ingest_job", "page_image_url", "region_image_url", "search_hits",
-    "store_counts", "version_filenames", "visible_region", "visible_version",
+    "Folio",
+    "LazyFolio",
+    "build_context",
+    "ingest_job",
+    "page_image_url",
+    "region_image_url",
+    "search_hits",
+    "store_counts",
+    "version_filenames",
+    "visible_region",
+    "visible_version",
 ]
 
 logger = logging.getLogger(__name__)
@@ -93,8 +102,15 @@ class Folio:
     """The service: one store, one retriever, one LLM client, one job runner. Safe to share between
     threads (the store and retriever are; the lazy parts load under a lock)."""
 
-    def __init__(self, settings: Settings, store: Store, retriever: Retriever, *, jobs: JobRunner | None = None,
-                 indexers: Sequence[VersionIndexer] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        retriever: Retriever,
+        *,
+        jobs: JobRunner | None = None,
+        indexers: Sequence[VersionIndexer] | None = None,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.retriever = retriever
@@ -186,19 +202,37 @@ class Folio:
         data = []
         for h in found.hits:
             region = store.region_index(h.doc_id, h.version_id).get(h.region_id)
-            data.append(HitOut(
-                region_id=h.region_id, doc_id=h.doc_id, version_id=h.version_id, kind=h.kind, modality=h.modality,
-                pages=list(h.pages), score=h.score, rank=h.rank, retriever=h.retriever,
-                sources=[SourceOut(**s.model_dump()) for s in h.sources], filename=names.get(h.version_id),
-                text=region.text[:SEARCH_TEXT_CHARS] if region else None,
-            ))
+            data.append(
+                HitOut(
+                    region_id=h.region_id,
+                    doc_id=h.doc_id,
+                    version_id=h.version_id,
+                    kind=h.kind,
+                    modality=h.modality,
+                    pages=list(h.pages),
+                    score=h.score,
+                    rank=h.rank,
+                    retriever=h.retriever,
+                    sources=[SourceOut(**s.model_dump()) for s in h.sources],
+                    filename=names.get(h.version_id),
+                    text=region.text[:SEARCH_TEXT_CHARS] if region else None,
+                )
+            )
         return SearchResponse(data=data, count=len(data), notes=found.notes)
 
-    def context(self, req: _ContextRequestBase, *, collections: Collections = None,
-                compressor: Compressor | None = None) -> ContextPackage:
+    def context(
+        self, req: _ContextRequestBase, *, collections: Collections = None, compressor: Compressor | None = None
+    ) -> ContextPackage:
         """``POST /v1/context``: the cited package under the request's budget."""
-        return build_context(self.store, self.retriever, req, self.settings, collections=collections,
-                             compressor=compressor, llm=self.llm_or_none)
+        return build_context(
+            self.store,
+            self.retriever,
+            req,
+            self.settings,
+            collections=collections,
+            compressor=compressor,
+            llm=self.llm_or_none,
+        )
 
     def verify(self, req: VerifyRequest, *, collections: Collections = None) -> VerifyReport:
         """``POST /v1/verify``: an answer's citations checked against a package sent in or built here."""
@@ -254,9 +288,12 @@ class Folio:
         """One version and its ingest report."""
         v = visible_version(self.store, doc_id, version_id, collections=collections)
         collection = self._collection(doc_id)
-        return DocumentDetail(**v.model_dump(), collection=collection,
-                              versions=[VersionOut(**v.model_dump(), collection=collection)],
-                              report=self.store.version_report(doc_id, version_id))
+        return DocumentDetail(
+            **v.model_dump(),
+            collection=collection,
+            versions=[VersionOut(**v.model_dump(), collection=collection)],
+            report=self.store.version_report(doc_id, version_id),
+        )
 
     def delete_document(self, doc_id: str, *, collections: Collections = None) -> DeleteResponse:
         visible_version(self.store, doc_id, collections=collections)
@@ -273,11 +310,16 @@ class Folio:
         out = []
         for r in self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"):
             loc = r.locators[0]
-            out.append(PageOut(
-                page=loc.page, width=loc.page_width, height=loc.page_height,
-                image_url=page_image_url(doc_id, version_id, loc.page) if r.meta_get("image") else None,
-                region_id=r.region_id, ocr=r.meta_get("ocr") == "1",
-            ))
+            out.append(
+                PageOut(
+                    page=loc.page,
+                    width=loc.page_width,
+                    height=loc.page_height,
+                    image_url=page_image_url(doc_id, version_id, loc.page) if r.meta_get("image") else None,
+                    region_id=r.region_id,
+                    ocr=r.meta_get("ocr") == "1",
+                )
+            )
         out.sort(key=lambda p: p.page)
         return PageList(data=out, count=len(out))
 
@@ -286,15 +328,33 @@ class Folio:
         r = visible_region(self.store, region_id, collections=collections)
         filename = next((v.filename for v in self.store.list_versions(r.doc_id) if v.version_id == r.version_id), None)
         return RegionOut(
-            region_id=r.region_id, doc_id=r.doc_id, collection=self._collection(r.doc_id), version_id=r.version_id,
-            filename=filename, kind=r.kind, text=r.text, pages=r.pages,
+            region_id=r.region_id,
+            doc_id=r.doc_id,
+            collection=self._collection(r.doc_id),
+            version_id=r.version_id,
+            filename=filename,
+            kind=r.kind,
+            text=r.text,
+            pages=r.pages,
             locators=[
-                RegionLocatorOut(page=loc.page, bbox=loc.bbox, page_width=loc.page_width, page_height=loc.page_height,
-                                 line_boxes=list(loc.line_boxes), char_start=loc.char_start, char_end=loc.char_end)
+                RegionLocatorOut(
+                    page=loc.page,
+                    bbox=loc.bbox,
+                    page_width=loc.page_width,
+                    page_height=loc.page_height,
+                    line_boxes=list(loc.line_boxes),
+                    char_start=loc.char_start,
+                    char_end=loc.char_end,
+                )
                 for loc in r.locators
             ],
-            heading_path=list(r.heading_path), parent_id=r.parent_id, section_id=r.section_id, level=r.level,
-            tokens=r.tokens, meta=dict(r.meta), image_url=region_image_url(r.region_id),
+            heading_path=list(r.heading_path),
+            parent_id=r.parent_id,
+            section_id=r.section_id,
+            level=r.level,
+            tokens=r.tokens,
+            meta=dict(r.meta),
+            image_url=region_image_url(r.region_id),
         )
 
     # ------------------------------------------------------------------ images
@@ -330,29 +390,46 @@ class Folio:
         return self.image(page.meta_get("image"), region_id)
 
     # ------------------------------------------------------------------ ingest
-    def submit_ingest(self, data: bytes, *, filename: str, doc_id: str | None, collection: str = DEFAULT_COLLECTION,
-                      redo_degraded: bool = False) -> JobHandle:
+    def submit_ingest(
+        self,
+        data: bytes,
+        *,
+        filename: str,
+        doc_id: str | None,
+        collection: str = DEFAULT_COLLECTION,
+        redo_degraded: bool = False,
+    ) -> JobHandle:
         """One upload as a job on the runner (in-process, or the Ray cluster's)."""
-        spec = IngestSpec(self.store, self.settings, data, filename, doc_id, collection, redo_degraded,
-                          indexers=self.indexers)
+        spec = IngestSpec(
+            self.store, self.settings, data, filename, doc_id, collection, redo_degraded, indexers=self.indexers
+        )
         return self.jobs.submit_ingest(spec)
 
-    def ingest_path(self, path: Path, *, doc_id: str | None = None,
-                    progress: Callable[[str, int, int], None] | None = None) -> IngestReport:
+    def ingest_path(
+        self, path: Path, *, doc_id: str | None = None, progress: Callable[[str, int, int], None] | None = None
+    ) -> IngestReport:
         """One PDF file ingested here (``folio demo``), with the settings' OCR and limits."""
         from folio.ingest.pipeline import ingest_path  # function-level: PyMuPDF loads for ingest only
 
-        return ingest_path(self.store, path, doc_id=doc_id, ocr=self.settings.ocr, indexers=self.indexers,
-                           progress=progress, max_pages=self.settings.max_pages,
-                           max_bytes=self.settings.max_upload_bytes)
+        return ingest_path(
+            self.store,
+            path,
+            doc_id=doc_id,
+            ocr=self.settings.ocr,
+            indexers=self.indexers,
+            progress=progress,
+            max_pages=self.settings.max_pages,
+            max_bytes=self.settings.max_upload_bytes,
+        )
 
     # ------------------------------------------------------------------ status
     def counts(self) -> dict[str, int]:
         """Documents, versions, regions and pages in the store (a LanceDB read)."""
         return store_counts(self.store)
 
-    def health(self, *, counts: dict[str, int] | None = None, version: str = "unknown",
-               auth: bool = False) -> HealthOut:
+    def health(
+        self, *, counts: dict[str, int] | None = None, version: str = "unknown", auth: bool = False
+    ) -> HealthOut:
         """``GET /v1/health``: the counts (``counts``, else read now), jobs, retrievers and models."""
         return HealthOut(
             status="ok",

@@ -72,7 +72,9 @@ class ChatClient:
     """One OpenAI-compatible chat endpoint. ``timeout`` is the default total deadline of a call; each
     call may pass its own (answers: the request's ``timeout_s``; ``compress='llm'``: 15 s)."""
 
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> None:
         base = base_url.rstrip("/")
         self.url = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
         self.model = model

@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+
 from fastapi import APIRouter, Request
 
 from folio.api.deps import FolioDep

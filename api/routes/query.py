@@ -6,6 +6,7 @@ event loop stays free for ``/v1/health`` and uploads."""
 from __future__ import annotations
 
 import functools
+
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
