@@ -165,16 +165,20 @@ def cmd_context(args: argparse.Namespace) -> int:
         if name.startswith("hf:") and url:
             raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured")
         if name.startswith("hf:"):  # the local user's own file: through the same named config as the server
-            from folio.kernel.tokens import tokenizer_file
+            from folio.kernel.tokens import register_tokenizer
 
             name = "local"
             settings = settings.model_copy(update={"tokenizers": {**settings.tokenizers, name: args.tokenizer[3:]}})
             try:
-                tokenizer_file(args.tokenizer[3:])  # a usage error here; Folio.open registers it
+                register_tokenizer(name, args.tokenizer[3:])
             except ValueError as e:
                 print(f"folio: --tokenizer: {e}", file=sys.stderr)
                 return EXIT_USAGE
         body["tokenizer"] = name
+        if not url:  # a FOLIO_TOKENIZERS name: usable here as on a server
+            from folio.api.service import register_tokenizers
+
+            register_tokenizers(settings)
     req = ContextRequest.model_validate(body)
     if url:
         pkg = remote(url, lambda client: client.context(**body))

@@ -130,8 +130,7 @@ class Folio:
         ensure_torchvision()
         from folio.retrieval.search import Retriever  # after ensure_torchvision: it imports torch
 
-        for name, path in settings.tokenizers.items():  # the only tokenizer paths folio opens
-            register_tokenizer(name, path)
+        register_tokenizers(settings)
         store = Store(settings.data)
         return cls(settings, store, Retriever.from_settings(store, settings), jobs=jobs)
 
@@ -441,6 +440,13 @@ class Folio:
             tokenizer=self.settings.tokenizer,
             auth=auth,
         )
+
+
+def register_tokenizers(settings: Settings) -> None:
+    """Make every ``FOLIO_TOKENIZERS`` entry usable by name (requests are validated against the registered
+    names). The only tokenizer paths folio opens; a bad one is a ``ValueError``."""
+    for name, path in settings.tokenizers.items():
+        register_tokenizer(name, path)
 
 
 def store_counts(store: Store) -> dict[str, int]:

@@ -41,8 +41,9 @@ class LocalFolio:
         """The cited package; ``options`` are ``ContextRequest`` fields, validated as the server does."""
         from folio.api.schemas import ContextRequest
 
+        service = self.service  # opened first: it registers the configured tokenizers a request may name
         req = ContextRequest.model_validate({"query": query, **options})
-        package = self.service.context(req)
+        package = service.context(req)
         return models.ContextPackage.model_validate(package.model_dump(mode="json"))
 
     def verify(self, answer: str, *, package: models.ContextPackage) -> models.VerifyReport:
