@@ -1,7 +1,7 @@
 """Answers with checked citations: retrieve, assemble, ask an OpenAI-compatible model, check.
 
 ``answer(store, retriever, req, settings)`` is the whole of ``POST /v1/answer`` in-process (front ends
-call it through ``api.service.Folio.answer``); ``answer_events`` is the streaming form, yielding
+call it through ``api.application.Folio.answer``); ``answer_events`` is the streaming form, yielding
 ``(event, data)`` pairs: ``package`` (the package and the usage known before the call), ``delta``
 (text as it arrives), then ``done`` (the ``AnswerResponse`` without the package) or ``error`` (the
 one error shape, ``internal_error`` for our own bugs, so a started stream always ends with an event).
@@ -44,10 +44,10 @@ from folio.api.answer_schemas import (
 )
 from folio.api.chat import require_llm, strip_fences
 from folio.api.errors import error_body, status_for
-from folio.api.operations import build_context, visible_region
 from folio.api.schema_check import MAX_VALUE_DEPTH, depth
 from folio.api.schema_check import validate as bounded_validate
 from folio.api.schemas import assembly_options
+from folio.api.service import build_context, visible_region
 from folio.assembly.budget import get_counter
 from folio.assembly.types import ContextPackage
 from folio.assembly.verify import cited_ids, verify_answer

@@ -1,6 +1,6 @@
 """The FastAPI application: ``create_app(settings)``.
 
-Resources live on ``app.state`` and are built once in ``lifespan``: the service (``api.service.Folio``:
+Resources live on ``app.state`` and are built once in ``lifespan``: the service (``api.application.Folio``:
 the store, the retriever with MiniLM and CLIP / ColPali when configured, the visual indexers for
 ingest, the ingest job runner) and the query pool. Routes reach them through ``api.deps``.
 
@@ -22,6 +22,7 @@ from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
+from folio.api.application import Folio
 from folio.api.cluster_jobs import job_runner
 from folio.api.errors import install_error_handlers
 from folio.api.keys import KeyRing
@@ -29,7 +30,6 @@ from folio.api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext,
 from folio.api.pool import QueryPool
 from folio.api.routes import answer, documents, health, jobs, query, regions
 from folio.api.routes.health import HealthCache
-from folio.api.service import Folio
 from folio.api.settings import Settings, warn_unknown_env
 
 logger = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
 """``folio ask``: a cited answer from the configured LLM, in-process (the service ``POST /v1/answer``
-calls, ``api.service.Folio``).
+calls, ``api.application.Folio``).
 
 The answer streams to stdout as it arrives, then the citations (region, page, box) and the check;
 ``--json`` prints the ``AnswerResponse`` instead. The exit code is 1 when the citation check fails
@@ -76,8 +76,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any] | None:
     """The answer in this process (``api.answer``), streamed to stdout; None after an error event."""
     from folio.api.answer import Prepared, answer_events
+    from folio.api.application import Folio
     from folio.api.chat import require_llm
-    from folio.api.service import Folio
 
     require_llm(settings)  # no endpoint: say how to configure one before loading any model
     require_store(settings.data)

@@ -1,6 +1,6 @@
 """``folio serve | context | search | verify | demo``: the query side of the command line.
 
-``folio context`` calls the service ``POST /v1/context`` calls (``api.service.Folio``), in-process, so
+``folio context`` calls the service ``POST /v1/context`` calls (``api.application.Folio``), in-process, so
 its ``--json`` output is the REST ContextPackage; ``folio search`` likewise prints ``POST /v1/search``'s
 hits. With ``--server URL`` (or ``$FOLIO_URL`` and no ``--data``) both send the request to that running
 server instead (``folio.Client``): no model loads in the command, and the answer is the server's.
@@ -36,7 +36,7 @@ from folio.kernel.hit import RetrievalStrategy
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
-    from folio.api.service import Folio
+    from folio.api.application import Folio
     from folio.api.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------------- context
 def open_folio(settings: Settings) -> Folio:
     """The service on the local store (one that does not exist is ``NoStore``)."""
-    from folio.api.service import Folio
+    from folio.api.application import Folio
 
     require_store(settings.data)
     return Folio.open(settings)
@@ -176,7 +176,7 @@ def cmd_context(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
         body["tokenizer"] = name
         if not url:  # a FOLIO_TOKENIZERS name: usable here as on a server
-            from folio.api.service import register_tokenizers
+            from folio.api.application import register_tokenizers
 
             register_tokenizers(settings)
     req = ContextRequest.model_validate(body)
@@ -269,8 +269,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
+    from folio.api.application import Folio
     from folio.api.schemas import ContextRequest
-    from folio.api.service import Folio
     from folio.ingest.pipeline import doc_id_from_filename
 
     settings = settings_for(args)

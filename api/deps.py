@@ -1,5 +1,5 @@
 """FastAPI dependencies: the app's long-lived resources (built once in ``lifespan`` and kept on
-``app.state``: the service, ``api.service.Folio``, and the query pool) and the caller's key
+``app.state``: the service, ``api.application.Folio``, and the query pool) and the caller's key
 (``api.keys``: which collections it sees, read or write), as ``Annotated`` aliases for route signatures.
 
 They are ``async def`` because none of them blocks: a sync dependency would take a trip through
@@ -12,10 +12,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials, HTTPBearer
 
+from folio.api.application import Folio
 from folio.api.errors import Forbidden, Unauthorized
 from folio.api.keys import FULL_ACCESS, KeyRing, Principal
 from folio.api.pool import QueryPool
-from folio.api.service import Folio
 from folio.api.settings import Settings
 
 

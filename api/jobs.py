@@ -5,7 +5,7 @@ the store's pending → ready protocol simple. Queries never wait on it: they ru
 threadpool and read committed LanceDB versions while the worker writes (PyMuPDF, the tokenizer
 and torch release the GIL for most of their work, so the worker does not starve the readers).
 
-``JobRunner`` is the protocol the application (``api.service.Folio``) and the routes use: this
+``JobRunner`` is the protocol the application (``api.application.Folio``) and the routes use: this
 module's ``LocalJobRunner`` (in-process) and ``api.cluster_jobs.ClusterJobRunner`` (the Ray cluster,
 ``FOLIO_RAY_ADDRESS``) implement it; ``IngestSpec`` is what one ingest job is asked to do.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from folio.api.errors import status_for
-from folio.api.operations import ingest_job
+from folio.api.service import ingest_job
 from folio.kernel.errors import FolioError
 
 if TYPE_CHECKING:

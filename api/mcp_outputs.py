@@ -3,7 +3,7 @@ schema as the tool's ``outputSchema`` (a tool annotated ``Annotated[CallToolResu
 checks every result against it before it is sent.
 
 ``list_documents``, ``search`` and ``get_region`` return the REST API's response models for the same
-request (``DocumentList``, ``SearchResponse``, ``RegionOut``; ``api.service.Folio``), ``answer`` its
+request (``DocumentList``, ``SearchResponse``, ``RegionOut``; ``api.application.Folio``), ``answer`` its
 ``AnswerResponse`` without the package; ``get_context`` a digest of the ``ContextPackage``. Lists are
 ``{data, count}``; boxes are PDF points, origin top-left of the page (``BBox``). Fields a client may rely on
 are named here; a result may carry more (the models ignore extras rather than fail a call).

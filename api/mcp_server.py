@@ -23,7 +23,7 @@ Two transports share these tools:
   the one error shape), and the tools see only the key's collections: a document elsewhere is an
   unknown id. Blocking work runs on the query pool, so a busy server says so (``overloaded``).
 
-Every tool calls the service (``api.service.Folio``) and returns the response model the REST API
+Every tool calls the service (``api.application.Folio``) and returns the response model the REST API
 serializes for the same request (``DocumentList``, ``SearchResponse``, ``RegionOut``, the
 ``ContextPackage`` behind ``get_context``'s blocks, ``AnswerResponse``), so a hit's excerpt is the same
 500 characters everywhere. Every tool declares the JSON schema of its structured content
@@ -58,7 +58,7 @@ from folio.kernel.errors import FolioError
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from folio.api.service import Folio
+    from folio.api.application import Folio
     from folio.api.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -380,7 +380,7 @@ def serve_stdio(settings: Settings) -> None:
     """``folio mcp``: the tools over stdin/stdout until the client closes them."""
     import anyio.to_thread
 
-    from folio.api.service import LazyFolio
+    from folio.api.application import LazyFolio
 
     folio = LazyFolio(settings)  # the store and models load on a thread while the handshake is answered
     folio.warm()

@@ -1,5 +1,5 @@
 """The query work behind ``/v1/search``, ``/v1/context`` and ``/v1/verify``: from a validated request
-and the service (``api.service.Folio``) to the response's JSON text.
+and the service (``api.application.Folio``) to the response's JSON text.
 
 They run on a query thread of the server process, or, with ``FOLIO_QUERY_PROCESSES``, in a worker
 process (``api.query_worker``) that opens its own ``Folio``: the same code either way. The JSON is built
@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from folio.api.application import Folio
 from folio.api.schemas import ContextRequest, SearchRequest, VerifyRequest
-from folio.api.service import Folio
 
 Collections = frozenset[str] | None
 Op = Callable[[Any, Folio, Collections], str]

@@ -21,8 +21,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from folio.api.application import Folio
 from folio.api.query_ops import OPS, Collections
-from folio.api.service import Folio
 
 if TYPE_CHECKING:
     from folio.api.settings import Settings

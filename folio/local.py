@@ -1,6 +1,6 @@
 """folio in this process: ``LocalFolio(data_dir).context(question, ...)`` returns the same
 ``folio.models.ContextPackage`` as ``Client.context`` against a server on that data, by calling the
-service the server calls (``api.service.Folio``) here. It needs the full folio install (the store, the
+service the server calls (``api.application.Folio``) here. It needs the full folio install (the store, the
 embedder); the client alone does not.
 
 The service (store, retriever, the configured tokenizers) is opened on first use, once; one
@@ -17,13 +17,13 @@ from folio import models
 # Function-level imports: ``LocalFolio`` runs the whole service in-process and loads it (torch, LanceDB)
 # on first use, so that importing folio's client never does.
 if TYPE_CHECKING:
-    from folio.api.service import Folio
+    from folio.api.application import Folio
     from folio.api.settings import Settings
 
 
 class LocalFolio:
     def __init__(self, data: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> None:
-        from folio.api.service import LazyFolio
+        from folio.api.application import LazyFolio
         from folio.api.settings import Settings
 
         settings = settings or Settings()
@@ -34,7 +34,7 @@ class LocalFolio:
 
     @property
     def service(self) -> Folio:
-        """The service itself (opened on first use): every method of ``api.service.Folio``."""
+        """The service itself (opened on first use): every method of ``api.application.Folio``."""
         return self._folio()
 
     def context(self, query: str, **options: Any) -> models.ContextPackage:

@@ -10,12 +10,12 @@ import functools
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
+from folio.api.application import Folio
 from folio.api.deps import CallerDep, FolioDep, QueryPoolDep, require_key
 from folio.api.offloop import OffLoopJSON
 from folio.api.pool import QueryPool
 from folio.api.query_ops import OPS
 from folio.api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
-from folio.api.service import Folio
 from folio.assembly.types import ContextPackage, VerifyReport
 
 # Large JSON bodies are parsed and validated on the query pool, not on the event loop (api.offloop).

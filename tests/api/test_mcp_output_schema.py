@@ -26,8 +26,8 @@ def test_every_tool_declares_its_output_schema_and_conforms(data_copy: Path) -> 
     import anyio.to_thread
     from mcp import Client
 
+    from folio.api.application import LazyFolio
     from folio.api.mcp_server import build_server
-    from folio.api.service import LazyFolio
     from tests.api.llm_standin import Reply, StandInLLM
 
     async def run(fn: Any) -> Any:

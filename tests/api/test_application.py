@@ -16,10 +16,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from folio.api.app import create_app
+from folio.api.application import Folio
 from folio.api.cluster_jobs import ClusterJobRunner
 from folio.api.jobs import IngestSpec, JobRunner, LocalJobRunner
 from folio.api.schemas import SearchRequest
-from folio.api.service import Folio
 from folio.kernel.errors import InvalidRequest
 from tests.api.conftest import make_settings
 
@@ -96,7 +96,7 @@ def test_the_store_and_retriever_are_opened_in_one_place() -> None:
         for path in sorted((ROOT / pkg).rglob("*.py")):
             if "Retriever.from_settings(" in path.read_text(encoding="utf-8"):
                 opened.append(path.relative_to(ROOT).as_posix())
-    assert opened == ["api/service.py"]
+    assert opened == ["api/application.py"]
 
 
 def test_one_llm_client_serves_answers_compression_rerank_and_summaries(data_copy: Path) -> None:
