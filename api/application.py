@@ -83,8 +83,10 @@ SEARCH_TEXT_CHARS = 500
 
 
 class Folio:
-    """The service: one store, one retriever, one LLM client, one job runner. Safe to share between
-    threads (the store and retriever are; the lazy parts load under a lock)."""
+    """The service: one store, one retriever, one LLM client, one job runner (``jobs``: in-process unless one
+    is given, e.g. the Ray cluster's; ``start``/``close`` start and stop it), one bound on model calls
+    (``model_calls``). Safe to share between threads (the store and retriever are; the ingest indexers load
+    once, under a lock)."""
 
     def __init__(
         self,
@@ -98,10 +100,11 @@ class Folio:
         self.settings = settings
         self.store = store
         self.retriever = retriever
-        self._jobs = jobs
+        self.jobs: JobRunner = jobs if jobs is not None else LocalJobRunner()
+        # answers' model calls: at most FOLIO_LLM_CONCURRENCY at once and FOLIO_LLM_QUEUE waiting
+        self.model_calls = ModelCalls(settings.llm_concurrency, settings.llm_queue)
         self._indexers = list(indexers) if indexers is not None else None
-        self._model_calls: ModelCalls | None = None
-        self._lock = threading.Lock()
+        self._indexers_lock = threading.Lock()
 
     @classmethod
     def open(cls, settings: Settings, *, jobs: JobRunner | None = None) -> Folio:
@@ -139,37 +142,20 @@ class Folio:
         return require_llm(self.settings, self.llm_or_none)
 
     @property
-    def model_calls(self) -> ModelCalls:
-        """The bound on concurrent model calls of answers (``FOLIO_LLM_CONCURRENCY``/``FOLIO_LLM_QUEUE``)."""
-        with self._lock:
-            if self._model_calls is None:
-                self._model_calls = ModelCalls(self.settings.llm_concurrency, self.settings.llm_queue)
-            return self._model_calls
-
-    @property
     def indexers(self) -> Sequence[VersionIndexer]:
         """The ingest-time indexers (section summaries; CLIP and ColPali when configured), loaded once."""
-        with self._lock:
+        with self._indexers_lock:
             if self._indexers is None:
                 from folio.retrieval.visual import indexers_from_settings  # function-level: ingest's models
 
                 self._indexers = indexers_from_settings(self.settings)
             return self._indexers
 
-    @property
-    def jobs(self) -> JobRunner:
-        """The ingest job runner (in-process unless one was given, e.g. the Ray cluster's)."""
-        with self._lock:
-            if self._jobs is None:
-                self._jobs = LocalJobRunner()
-            return self._jobs
-
     def start(self) -> None:
         self.jobs.start()
 
     def close(self) -> None:
-        if self._jobs is not None:
-            self._jobs.stop()
+        self.jobs.stop()
 
     def refresh(self) -> None:
         """See documents ingested since the retriever last looked (after ``ingest_path``)."""
