@@ -160,7 +160,7 @@ def build_server(
     whose collections a call may see."""
     server = _new_server()
     call = _caller(folio, run, principal)
-    _add_listing_tools(server, call)
+    _add_document_tools(server, call)
     _add_query_tools(server, call)
     if with_answer:
         _add_answer_tool(server, call)
@@ -201,7 +201,7 @@ def _caller(folio: Callable[[], Folio], run: Runner, principal: Callable[[Contex
 READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
 
-def _add_listing_tools(server: MCPServer[Any], call: Call) -> None:
+def _add_document_tools(server: MCPServer[Any], call: Call) -> None:
     @server.tool(name="list_documents", annotations=READ_ONLY)
     async def list_documents_tool(
         ctx: Context[Any, Any], collection: str | None = None
