@@ -1,7 +1,7 @@
 """Answers with checked citations: retrieve, assemble, ask an OpenAI-compatible model, check.
 
-``answer(store, retriever, req, settings)`` is the whole of ``POST /v1/answer`` in-process (the CLI's
-``folio ask`` and other front ends call it); ``answer_events`` is the streaming form, yielding
+``answer(store, retriever, req, settings)`` is the whole of ``POST /v1/answer`` in-process (front ends
+call it through ``api.application.Folio.answer``); ``answer_events`` is the streaming form, yielding
 ``(event, data)`` pairs: ``package`` (the package and the usage known before the call), ``delta``
 (text as it arrives), then ``done`` (the ``AnswerResponse`` without the package) or ``error`` (the
 one error shape, ``internal_error`` for our own bugs, so a started stream always ends with an event).
@@ -20,7 +20,7 @@ one error shape, ``internal_error`` for our own bugs, so a started stream always
    checked by ``api.schema_check`` (no reference fetched, patterns and the whole check bounded in
    time), and a reply nested deeper than ``MAX_VALUE_DEPTH`` is not parsed into a value.
 
-The model call has a total deadline (``timeout_s``) and a bounded reply (``api.chat``).
+The model call has a total deadline (``timeout_s``) and a bounded reply (``retrieval.llm``, the one client).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from folio.api.answer_schemas import (
     StructuredCheck,
     context_request,
 )
-from folio.api.chat import AnswerClient, Completion, client_from_settings, strip_fences
+from folio.api.chat import require_llm, strip_fences
 from folio.api.errors import error_body, status_for
 from folio.api.schema_check import MAX_VALUE_DEPTH, depth
 from folio.api.schema_check import validate as bounded_validate
@@ -55,6 +55,7 @@ from folio.assembly.types import ContextPackage
 from folio.assembly.verify import cited_ids, verify_answer
 from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.index import MergedSource, RegionSource
+from folio.retrieval.llm import ChatClient, Completion
 from folio.retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class Prepared:
     req: AnswerRequest
     package: ContextPackage
     messages: list[dict[str, Any]]
-    client: AnswerClient
+    client: ChatClient
     schema: dict[str, Any] | None
     schema_name: str | None
     schema_tokens: int
@@ -118,9 +119,9 @@ def schema_instruction(schema: dict[str, Any], name: str) -> str:
 
 
 def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Settings, *,
-            collections: Collection[str] | None = None, client: AnswerClient | None = None) -> Prepared:
+            collections: Collection[str] | None = None, client: ChatClient | None = None) -> Prepared:
     """Check the endpoint is configured, then build the package (schema counted in the budget)."""
-    client = client or client_from_settings(settings, timeout=req.timeout_s)
+    client = require_llm(settings, client)
     ctx = context_request(req)
     options = assembly_options(ctx, default_tokenizer=settings.tokenizer, default_budget=settings.default_budget,
                                tokenizers=settings.request_tokenizers())
@@ -138,7 +139,7 @@ def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Se
             raise InvalidRequest(f"the answer schema and its instruction need {schema_tokens} tokens; "
                                  f"the budget is {limit}")
         ctx = ctx.model_copy(update={"budget": limit - schema_tokens})
-    package = build_context(store, retriever, ctx, settings, collections=collections)
+    package = build_context(store, retriever, ctx, settings, collections=collections, llm=client)
     warnings: list[str] = []
     messages = _inline_images(package, store, collections, warnings)
     if instruction and messages:
@@ -331,7 +332,7 @@ def _citation(item: Any) -> CitationOut:
 
 
 def answer(store: Store, retriever: Retriever, req: AnswerRequest, settings: Settings, *,
-           collections: Collection[str] | None = None, client: AnswerClient | None = None) -> AnswerResponse:
+           collections: Collection[str] | None = None, client: ChatClient | None = None) -> AnswerResponse:
     """Retrieve, assemble, ask the configured model, check the citations (``POST /v1/answer``).
 
     Raises ``LLMNotConfigured`` (503), ``LLMTimeout`` (504), ``LLMUpstreamError`` (502) and the

@@ -1,8 +1,8 @@
 """The FastAPI application: ``create_app(settings)``.
 
-Resources live on ``app.state`` and are built once in ``lifespan``: the store (LanceDB), the
-retriever (MiniLM, and CLIP / ColPali when configured), the visual indexers for ingest, and the
-ingest job runner (one worker thread). Routes reach them through ``api.deps``.
+Resources live on ``app.state`` and are built once in ``lifespan``: the service (``api.application.Folio``:
+the store, the retriever with MiniLM and CLIP / ColPali when configured, the visual indexers for
+ingest, the ingest job runner) and the query pool. Routes reach them through ``api.deps``.
 
 The viewer (``api/static``) is served by the same app at ``/viewer``; ``/`` redirects there. The API
 docs (``/docs``, ``/redoc``) load their scripts from this server, never from a CDN.
@@ -22,13 +22,14 @@ from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
+from folio.api.application import Folio
 from folio.api.cluster_jobs import job_runner
 from folio.api.errors import install_error_handlers
 from folio.api.keys import KeyRing
 from folio.api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext, ShedQueries, guard_options
 from folio.api.pool import QueryPool
 from folio.api.routes import answer, documents, health, jobs, query, regions
-from folio.api.routes.health import HealthCache, store_counts
+from folio.api.routes.health import HealthCache
 from folio.api.settings import Settings, warn_unknown_env
 
 logger = logging.getLogger(__name__)
@@ -70,25 +71,20 @@ TAGS = [
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    # function-level: models load in the lifespan: create_app alone (tests, folio._codegen) stays light
-    from folio.api.query_worker import open_resources
-    from folio.retrieval.visual import indexers_from_settings
-
     settings: Settings = app.state.settings
     warn_unknown_env()  # a misspelled FOLIO_ variable would otherwise be ignored in silence
-    # Loads the query encoder (and, on a machine's first start, exports its ONNX file) and the
-    # tokenizers now, not on the first request.
-    store, app.state.retriever = open_resources(settings)
-    app.state.store = store
-    app.state.indexers = indexers_from_settings(settings)
-    app.state.health = HealthCache(lambda: store_counts(store))
+    # Loads the query encoder (and, on a machine's first start, exports its ONNX file), the tokenizers and
+    # the ingest indexers now, not on the first request. Ingest jobs run on the Ray cluster when
+    # FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py).
+    folio = Folio.open(settings, jobs=job_runner(settings)).warm()
+    folio.indexers  # noqa: B018 - loaded at startup, not by the first upload
+    app.state.folio = folio
+    app.state.health = HealthCache(folio.counts)
     pool = QueryPool(settings.query_workers, settings.query_queue, processes=settings.query_processes or 0,
                      settings=settings)
     app.state.query_pool = pool
-    runner = job_runner(settings)  # on the Ray cluster when FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py)
-    runner.start()
-    app.state.jobs = runner
-    logger.info("folio ready: data=%s, %d query workers (%d processes), queue %d", store.uri, pool.workers,
+    folio.start()
+    logger.info("folio ready: data=%s, %d query workers (%d processes), queue %d", folio.store.uri, pool.workers,
                 settings.query_processes or 0, settings.query_queue)
     # What startup loaded (the query encoder, torch, transformers: about 320,000 objects) lives as long
     # as the process: out of the collector's scans, so that a full collection under load does not stall
@@ -98,7 +94,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        runner.stop()
+        folio.close()
         pool.shutdown()
 
 

@@ -1,56 +1,39 @@
-"""The chat client behind ``POST /v1/answer``: any OpenAI-compatible ``/v1/chat/completions``
-endpoint (llama.cpp's ``llama-server``, vLLM, Ollama, a hosted API), one reply or a stream.
+"""What the API layer adds to the one LLM client (``retrieval.llm.ChatClient``): the how-to-enable hint,
+``LLMNotConfigured`` (503) for a call that needs a model when none is configured, and ``strip_fences``.
 
-``retrieval.llm.ChatClient`` serves rerankers and summaries (text in, text out); answers need more
-of the protocol: the endpoint's token usage, ``finish_reason``, ``response_format`` for structured
-answers, and server-sent-event streaming. Every call has a total deadline (``timeout``: connect to
-the last byte, streaming or not) and a bounded reply (``MAX_REPLY_BYTES`` read, ``MAX_REPLY_CHARS``
-of text), through ``retrieval.llm_http``; ``achat``/``astream`` are the async forms the server awaits
-(a client that leaves cancels them), ``chat``/``stream`` the same for plain threads. Failures are
-typed so the API can map them onto the one error shape, and never show the endpoint's URL:
+Answers, ``compress="llm"``, the reranker and LLM summaries all go through ``retrieval.llm``'s client
+(``Folio.llm`` holds the server's one instance); each call passes its own deadline (an answer's
+``timeout_s``, 15 s per compression call, the client's 30 s for rerank and summaries).
 
-    ModelUnavailable (503)           ingest.errors: no endpoint configured
-    ├── LLMTimeout (504)             the reply did not end within the timeout
-    └── LLMUpstreamError (502)       unreachable, an HTTP error status, a reply that is not JSON, too
-                                     big, of the wrong shape or without content, a stream that ends
-                                     without a finish (truncated)
-
-The base URL may end in ``/v1`` or not (``http://127.0.0.1:8080`` and ``http://127.0.0.1:8080/v1``
-both work), as with ``retrieval.llm``.
+    ModelUnavailable (503)           kernel.errors
+    ├── LLMNotConfigured (503)       no endpoint configured (this module)
+    ├── LLMTimeout (504)             the reply did not end within the timeout (retrieval.llm_http)
+    └── LLMUpstreamError (502)       unreachable, an error status, a bad or truncated reply (retrieval.llm_http)
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from folio.kernel.errors import ModelUnavailable
-from folio.retrieval.llm_http import (
-    ENDPOINT,
-    MAX_ERROR_BODY,
-    MAX_REPLY_BYTES,
-    Deadline,
-    LLMTimeout,
-    LLMUpstreamError,
-    iter_lines,
-    iterate_sync,
-    parse_json,
-    post,
-    raise_for_status,
-    read_body,
-    run_sync,
-    scrub,
-)
+from folio.retrieval.llm import MAX_REPLY_CHARS, ChatClient, Completion, client_from_settings
+from folio.retrieval.llm_http import MAX_REPLY_BYTES, LLMTimeout, LLMUpstreamError
 
 if TYPE_CHECKING:
     from folio.api.settings import Settings
 
-__all__ = ["MAX_REPLY_BYTES", "AnswerClient", "Completion", "LLMNotConfigured", "LLMTimeout", "LLMUpstreamError"]
-
-logger = logging.getLogger(__name__)
+__all__ = [
+    "MAX_REPLY_BYTES",
+    "MAX_REPLY_CHARS",
+    "AnswerClient",
+    "ChatClient",
+    "Completion",
+    "LLMNotConfigured",
+    "LLMTimeout",
+    "LLMUpstreamError",
+    "require_llm",
+]
 
 ENABLE_HINT = (
     "set FOLIO_LLM_BASE_URL to an OpenAI-compatible server (llama.cpp `llama-server --port 8080` -> "
@@ -58,13 +41,30 @@ ENABLE_HINT = (
     "http://127.0.0.1:11434/v1, or a hosted API), FOLIO_LLM_MODEL to the model name it serves and, if it "
     "needs one, FOLIO_LLM_API_KEY; then restart folio"
 )
-MAX_REPLY_CHARS = 1_000_000
-"""The most reply text kept (32,768 completion tokens are far less); more is ``LLMUpstreamError``."""
+AnswerClient = ChatClient
+"""The answers' client is the one client (the name stays for callers of earlier releases)."""
 
 
 class LLMNotConfigured(ModelUnavailable):
     code = "llm_not_configured"
     http_status = 503
+
+
+def require_llm(
+    settings: Settings,
+    client: ChatClient | None = None,
+    *,
+    what: str = "no LLM is configured for answers",
+    aside: str = "",
+) -> ChatClient:
+    """``client``, else the configured endpoint's client; none configured is ``LLMNotConfigured`` (503),
+    saying which variables are missing and how to set them."""
+    client = client or client_from_settings(settings)
+    if client is None:
+        base, model = settings.llm_base_url, settings.llm_model
+        missing = " and ".join(n for n, v in (("FOLIO_LLM_BASE_URL", base), ("FOLIO_LLM_MODEL", model)) if not v)
+        raise LLMNotConfigured(f"{what} ({missing} not set{aside}): {ENABLE_HINT}")
+    return client
 
 
 _FENCE = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.S)
@@ -78,196 +78,3 @@ def strip_fences(reply: str) -> tuple[str, bool]:
     """
     m = _FENCE.match(reply)
     return (m.group(1).strip(), True) if m else (reply.strip(), False)
-
-
-@dataclass
-class Completion:
-    """One assistant reply. ``prompt_tokens``/``completion_tokens`` are the endpoint's own counts,
-    None when it reported none."""
-
-    text: str
-    finish_reason: str | None = None
-    model: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    raw_usage: dict[str, Any] = field(default_factory=dict)
-
-
-class AnswerClient:
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 60.0) -> None:
-        base = base_url.rstrip("/")
-        self.url = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
-        self.model = model
-        self.api_key = api_key
-        self.timeout = timeout
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        return headers
-
-    def _body(self, messages: Sequence[dict[str, Any]], max_tokens: int, temperature: float,
-              response_format: dict[str, Any] | None, stream: bool) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": list(messages),
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-        }
-        if response_format is not None:
-            body["response_format"] = response_format
-        if stream:
-            body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
-        return body
-
-    async def achat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
-                    response_format: dict[str, Any] | None = None, timeout: float | None = None,
-                    deadline: Deadline | None = None) -> Completion:
-        """One non-streaming completion, all of it within ``timeout`` seconds (or by ``deadline``)."""
-        deadline = deadline or Deadline(timeout or self.timeout)
-        body = self._body(messages, max_tokens, temperature, response_format, stream=False)
-        async with post(self.url, body, self._headers(), deadline) as resp:
-            await raise_for_status(resp, deadline, self.url)
-            raw = await read_body(resp, deadline)
-        return completion_of(parse_json(raw))
-
-    def chat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
-             response_format: dict[str, Any] | None = None, timeout: float | None = None) -> Completion:
-        """``achat`` from plain code."""
-        return run_sync(lambda: self.achat(messages, max_tokens=max_tokens, temperature=temperature,
-                                           response_format=response_format, timeout=timeout))
-
-    async def astream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
-                      response_format: dict[str, Any] | None = None, timeout: float | None = None,
-                      deadline: Deadline | None = None) -> AsyncIterator[str | Completion]:
-        """Yield text deltas as they arrive, then the whole ``Completion`` last, all within
-        ``timeout`` seconds (or by ``deadline``). A stream that ends without a ``finish_reason`` or
-        ``[DONE]`` is truncated: ``LLMUpstreamError``."""
-        deadline = deadline or Deadline(timeout or self.timeout)
-        body = self._body(messages, max_tokens, temperature, response_format, stream=True)
-        async with post(self.url, body, self._headers(), deadline) as resp:
-            await raise_for_status(resp, deadline, self.url)
-            if "text/event-stream" not in resp.headers.get("content-type", ""):  # one JSON reply: no stream
-                raw = await read_body(resp, deadline)
-                completion = completion_of(parse_json(raw, "replied with neither a stream nor a chat completion,"))
-                if completion.text:
-                    yield completion.text
-                yield completion
-                return
-            state = _Stream(self.url)
-            async for line in iter_lines(resp, deadline):
-                text = state.feed(line)
-                if text:
-                    yield text
-                if state.done:
-                    break
-        yield state.completion()
-
-    def stream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
-               response_format: dict[str, Any] | None = None, timeout: float | None = None
-               ) -> Iterator[str | Completion]:
-        """``astream`` from plain code."""
-        yield from iterate_sync(lambda: self.astream(messages, max_tokens=max_tokens, temperature=temperature,
-                                                     response_format=response_format, timeout=timeout))
-
-
-class _Stream:
-    """The server-sent events of one streamed reply, fed line by line."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.parts: list[str] = []
-        self.chars = 0
-        self.finish: str | None = None
-        self.model: str | None = None
-        self.usage: dict[str, Any] = {}
-        self.done = False
-
-    def feed(self, line: str) -> str:
-        """The text a ``data:`` line adds (``[DONE]`` sets ``done``)."""
-        line = line.strip()
-        if not line.startswith("data:"):
-            return ""
-        payload = line[5:].strip()
-        if payload == "[DONE]":
-            self.done = True
-            return ""
-        chunk = parse_json(payload, "sent a stream chunk")
-        if not isinstance(chunk, dict):
-            raise LLMUpstreamError(f"{ENDPOINT} sent a stream chunk that is not an object")
-        if isinstance(chunk.get("error"), dict | str):
-            raise LLMUpstreamError(f"{ENDPOINT} reported an error in its stream: "
-                                   f"{scrub(str(chunk['error']), self.url)[:MAX_ERROR_BODY]}")
-        if isinstance(chunk.get("model"), str):
-            self.model = chunk["model"]
-        if isinstance(chunk.get("usage"), dict):
-            self.usage = chunk["usage"]
-        choices = chunk.get("choices") or []
-        if not isinstance(choices, list):
-            raise LLMUpstreamError(f"{ENDPOINT} sent a stream chunk whose choices is not a list")
-        text = ""
-        for choice in choices:
-            if not isinstance(choice, dict):
-                continue
-            delta = choice.get("delta")
-            piece = delta.get("content") if isinstance(delta, dict) else None
-            if isinstance(piece, str):
-                text += piece
-            if choice.get("finish_reason"):
-                self.finish = _finish_reason(choice["finish_reason"])
-        self.chars += len(text)
-        if self.chars > MAX_REPLY_CHARS:
-            raise LLMUpstreamError(f"the reply of {ENDPOINT} is longer than {MAX_REPLY_CHARS} characters")
-        if text:
-            self.parts.append(text)
-        return text
-
-    def completion(self) -> Completion:
-        if not self.done and self.finish is None:
-            raise LLMUpstreamError(f"the stream of {ENDPOINT} ended before the reply was complete (no "
-                                   f"finish_reason, no [DONE]; {self.chars} characters received)")
-        return Completion(text="".join(self.parts), finish_reason=self.finish, model=self.model,
-                          prompt_tokens=_int(self.usage.get("prompt_tokens")),
-                          completion_tokens=_int(self.usage.get("completion_tokens")), raw_usage=self.usage)
-
-
-def completion_of(data: Any) -> Completion:
-    """The ``Completion`` in a chat completion's JSON; a reply of another shape is ``LLMUpstreamError``."""
-    choices = data.get("choices") if isinstance(data, dict) else None
-    choice = choices[0] if isinstance(choices, list) and choices else None
-    message = choice.get("message") if isinstance(choice, dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(choice, dict) or not isinstance(content, str):
-        raise LLMUpstreamError(f"the reply of {ENDPOINT} has no choices[0].message.content text")
-    if len(content) > MAX_REPLY_CHARS:
-        raise LLMUpstreamError(f"the reply of {ENDPOINT} is longer than {MAX_REPLY_CHARS} characters")
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    return Completion(
-        text=content,
-        finish_reason=_finish_reason(choice.get("finish_reason")),
-        model=data.get("model") if isinstance(data.get("model"), str) else None,
-        prompt_tokens=_int(usage.get("prompt_tokens")),
-        completion_tokens=_int(usage.get("completion_tokens")),
-        raw_usage=usage,
-    )
-
-
-def _finish_reason(v: Any) -> str | None:
-    if v is None or isinstance(v, str) and len(v) <= 100:
-        return v
-    raise LLMUpstreamError(f"the reply of {ENDPOINT} has a finish_reason that is not a short string")
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
-
-
-def client_from_settings(settings: Settings, *, timeout: float = 60.0) -> AnswerClient:
-    """The configured endpoint, or ``LLMNotConfigured`` (503) saying how to configure one."""
-    base, model = settings.llm_base_url, settings.llm_model
-    if not base or not model:
-        missing = " and ".join(n for n, v in (("FOLIO_LLM_BASE_URL", base), ("FOLIO_LLM_MODEL", model)) if not v)
-        raise LLMNotConfigured(f"no LLM is configured for answers ({missing} not set): {ENABLE_HINT}")
-    return AnswerClient(base, model, api_key=settings.llm_api_key, timeout=timeout)

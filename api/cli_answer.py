@@ -1,4 +1,5 @@
-"""``folio ask``: a cited answer from the configured LLM, in-process (the ``POST /v1/answer`` path).
+"""``folio ask``: a cited answer from the configured LLM, in-process (the service ``POST /v1/answer``
+calls, ``api.application.Folio``).
 
 The answer streams to stdout as it arrives, then the citations (region, page, box) and the check;
 ``--json`` prints the ``AnswerResponse`` instead. The exit code is 1 when the citation check fails
@@ -20,8 +21,6 @@ from folio.api.cli_common import add_server_arg, require_store, server_url
 # without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
-    from folio.retrieval.search import Retriever
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -32,17 +31,6 @@ def _settings(args: argparse.Namespace) -> Any:
 
     settings = Settings()
     return settings.model_copy(update={"data": args.data}) if args.data else settings
-
-
-def _store_and_retriever(settings: Settings) -> tuple[Store, Retriever]:
-    from folio.ingest.store import Store
-    from folio.ingest.torchfix import ensure_torchvision
-
-    ensure_torchvision()
-    from folio.retrieval.search import Retriever
-
-    store = Store(settings.data)
-    return store, Retriever.from_settings(store, settings)
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -87,13 +75,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any] | None:
     """The answer in this process (``api.answer``), streamed to stdout; None after an error event."""
-    from folio.api.answer import Prepared, answer_events, prepare
-    from folio.api.chat import client_from_settings
+    from folio.api.answer import Prepared, answer_events
+    from folio.api.application import Folio
+    from folio.api.chat import require_llm
 
-    client_from_settings(settings)  # no endpoint: say how to configure one before loading any model
+    require_llm(settings)  # no endpoint: say how to configure one before loading any model
     require_store(settings.data)
-    store, retriever = _store_and_retriever(settings)
-    prep: Prepared = prepare(store, retriever, req, settings)
+    prep: Prepared = Folio.open(settings).prepare_answer(req)
     done: dict[str, Any] | None = None
     for event, data in answer_events(prep):
         if event == "delta" and streamed:

@@ -1,6 +1,6 @@
 """``folio serve | context | search | verify | demo``: the query side of the command line.
 
-``folio context`` runs the same code as ``POST /v1/context`` in-process (``api.service``), so
+``folio context`` calls the service ``POST /v1/context`` calls (``api.application.Folio``), in-process, so
 its ``--json`` output is the REST ContextPackage; ``folio search`` likewise prints ``POST /v1/search``'s
 hits. With ``--server URL`` (or ``$FOLIO_URL`` and no ``--data``) both send the request to that running
 server instead (``folio.Client``): no model loads in the command, and the answer is the server's.
@@ -36,9 +36,8 @@ from folio.kernel.hit import RetrievalStrategy
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
+    from folio.api.application import Folio
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
-    from folio.retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -103,15 +102,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------------- context
-def _retriever(settings: Settings) -> tuple[Store, Retriever]:
-    from folio.ingest.store import Store
-    from folio.ingest.torchfix import ensure_torchvision
+def open_folio(settings: Settings) -> Folio:
+    """The service on the local store (one that does not exist is ``NoStore``)."""
+    from folio.api.application import Folio
 
-    ensure_torchvision()
-    from folio.retrieval.search import Retriever
-
-    store = Store(settings.data)
-    return store, Retriever.from_settings(store, settings)
+    require_store(settings.data)
+    return Folio.open(settings)
 
 
 def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
@@ -179,15 +175,15 @@ def cmd_context(args: argparse.Namespace) -> int:
                 print(f"folio: --tokenizer: {e}", file=sys.stderr)
                 return EXIT_USAGE
         body["tokenizer"] = name
+        if not url:  # a FOLIO_TOKENIZERS name: usable here as on a server
+            from folio.api.application import register_tokenizers
+
+            register_tokenizers(settings)
     req = ContextRequest.model_validate(body)
     if url:
         pkg = remote(url, lambda client: client.context(**body))
     else:
-        from folio.api.service import build_context  # the in-process path only: a server needs none of it
-
-        require_store(settings.data)
-        store, retriever = _retriever(settings)
-        pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
+        pkg = open_folio(settings).context(req).model_dump(mode="json")
     if args.json:
         print(json.dumps(pkg, indent=2, ensure_ascii=False))
     else:
@@ -228,12 +224,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if url:
         out = remote(url, lambda client: client.search(**body))
     else:
-        from folio.api.query_ops import search
-
-        settings = settings_for(args)
-        require_store(settings.data)
-        store, retriever = _retriever(settings)
-        out = json.loads(search(req, store, retriever, settings, None))
+        out = open_folio(settings_for(args)).search(req).model_dump(mode="json")
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
@@ -278,10 +269,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 # -------------------------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
+    from folio.api.application import Folio
     from folio.api.schemas import ContextRequest
-    from folio.api.service import build_context
-    from folio.ingest.pipeline import doc_id_from_filename, ingest_path
-    from folio.retrieval.visual import indexers_from_settings
+    from folio.ingest.pipeline import doc_id_from_filename
 
     settings = settings_for(args)
     samples = Path(args.samples) if args.samples else ROOT / "sample_pdfs"
@@ -289,33 +279,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not pdfs:
         print(f"folio: no PDFs in {samples}", file=sys.stderr)
         return EXIT_USAGE
-    store, retriever = _retriever(settings)
-    indexers = indexers_from_settings(settings)
-    print(f"data: {store.uri}")
+    folio = Folio.open(settings)
+    print(f"data: {folio.store.uri}")
     for p in pdfs:
         bar = ProgressBar(p.name)
         # support-policy-v1.pdf and -v2.pdf are two versions of one document ("support-policy").
         doc_id = re.sub(r"-v\d+$", "", doc_id_from_filename(p.name))
         try:
-            rep = ingest_path(
-                store,
-                p,
-                doc_id=doc_id,
-                ocr=settings.ocr,
-                indexers=indexers,
-                progress=bar,
-                max_pages=settings.max_pages,
-                max_bytes=settings.max_upload_bytes,
-            )
+            rep = folio.ingest_path(p, doc_id=doc_id, progress=bar)
         finally:
             bar.close()
         print(
             f"  {rep.status:9} {rep.doc_id}@{rep.version_id}  {rep.pages} pages, {rep.tables} tables, "
             f"{rep.figures} figures"
         )
-    if hasattr(retriever, "refresh"):
-        retriever.refresh()
-    versions = store.list_versions("support-policy")
+    folio.refresh()
+    versions = folio.store.list_versions("support-policy")
     if len(versions) > 1:
         print(
             "  support-policy has versions "
@@ -323,7 +302,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         )
     for q in args.question or DEMO_QUESTIONS:
         req = ContextRequest.model_validate({"query": q, "budget": args.budget})
-        pkg = build_context(store, retriever, req, settings).model_dump(mode="json")
+        pkg = folio.context(req).model_dump(mode="json")
         print()
         print(format_package(pkg, prompt=False))
     if args.serve:

@@ -1,7 +1,7 @@
 """The API's job runner when ``FOLIO_RAY_ADDRESS`` is set: ingest jobs run on the Ray cluster.
 
-Same surface as ``api.jobs.JobRunner`` (``start``, ``stop``, ``get``, ``list``, ``counts``) plus
-``submit_ingest``; jobs are the board's (``api/cluster.py``), so every replica lists and polls the
+An ``api.jobs.JobRunner`` (``start``, ``stop``, ``submit_ingest``, ``get``, ``list``, ``counts``); jobs are
+the board's (``api/cluster.py``), so every replica lists and polls the
 same jobs, and a job survives the replica that accepted its upload. Nothing about a job is kept in
 this process.
 """
@@ -13,6 +13,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from folio.api.jobs import IngestSpec, JobRunner, LocalJobRunner
+from folio.kernel.errors import InvalidRequest
+
 if TYPE_CHECKING:
     from folio.api.settings import Settings
 
@@ -20,9 +23,7 @@ logger = logging.getLogger(__name__)
 
 
 class RemoteJob:
-    """A snapshot of one board job, shaped like ``api.jobs.Job`` for the routes."""
-
-    remote = True
+    """A snapshot of one board job (an ``api.jobs.JobHandle``)."""
 
     def __init__(self, runner: ClusterJobRunner, snap: dict[str, Any]) -> None:
         self._runner = runner
@@ -51,8 +52,6 @@ class RemoteJob:
 
 
 class ClusterJobRunner:
-    remote = True
-
     def __init__(self, address: str) -> None:
         self.address = address
         self.board: Any = None
@@ -68,24 +67,19 @@ class ClusterJobRunner:
     def stop(self, timeout: float = 30.0) -> None:
         """Nothing to stop: the jobs belong to the cluster and keep running."""
 
-    def submit_ingest(
-        self,
-        store: Any,
-        data: bytes,
-        *,
-        filename: str,
-        doc_id: str | None,
-        collection: str,
-        settings: Settings,
-    ) -> RemoteJob:
+    def submit_ingest(self, spec: IngestSpec) -> RemoteJob:
+        """The job on the cluster's board; ``redo_degraded`` runs only in-process (``InvalidRequest``)."""
+        if spec.redo_degraded:
+            raise InvalidRequest("redo_degraded is not available when ingest runs on a Ray cluster")
         import ray
 
         # function-level: Ray's side (api.cluster) loads only when a cluster is configured
         from folio.api.cluster import job_spec
 
-        spec = job_spec(store, filename=filename, doc_id=doc_id, collection=collection, settings=settings)
-        meta = {"filename": filename, "doc_id": doc_id, "collection": collection}
-        return RemoteJob(self, ray.get(self.board.submit.remote(spec, data, meta)))
+        job = job_spec(spec.store, filename=spec.filename, doc_id=spec.doc_id, collection=spec.collection,
+                       settings=spec.settings)
+        meta = {"filename": spec.filename, "doc_id": spec.doc_id, "collection": spec.collection}
+        return RemoteJob(self, ray.get(self.board.submit.remote(job, spec.data, meta)))
 
     def get(self, job_id: str) -> RemoteJob | None:
         import ray
@@ -117,11 +111,8 @@ class ClusterJobRunner:
         return out
 
 
-def job_runner(settings: Settings) -> Any:
+def job_runner(settings: Settings) -> JobRunner:
     """The runner for ``create_app``: on the cluster when ``settings.ray_address`` is set, else in-process."""
     if settings.ray_address:
         return ClusterJobRunner(settings.ray_address)
-    # function-level: the in-process runner, when no cluster is configured
-    from folio.api.jobs import JobRunner
-
-    return JobRunner()
+    return LocalJobRunner()

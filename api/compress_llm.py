@@ -1,5 +1,5 @@
 """``compress="llm"``: the compressor that ``assembly.compress`` calls, built on the configured
-OpenAI-compatible endpoint (``FOLIO_LLM_*``, the client of ``POST /v1/answer``). Assembly stays free
+OpenAI-compatible endpoint (``FOLIO_LLM_*``, through the one client, ``retrieval.llm``). Assembly stays free
 of network code: it gets this callable, recounts what comes back with folio's tokenizer and cuts it
 to fit, and sends an item extractive (with a note) when the call raises. Each call ends within
 ``TIMEOUT_S`` and all of a package's calls within ``PACKAGE_S`` (total deadlines, whatever the
@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from folio.api.chat import ENABLE_HINT, AnswerClient, LLMNotConfigured, LLMTimeout, strip_fences
+from folio.api.chat import LLMTimeout, require_llm, strip_fences
 from folio.retrieval.llm_http import Deadline
 
 if TYPE_CHECKING:
     from folio.api.settings import Settings
     from folio.assembly.compress import Compressor
+    from folio.retrieval.llm import ChatClient
 
 TIMEOUT_S = 15.0
 """Per call, in all (a total deadline, not per read); after a timeout the rest of the package is
@@ -32,16 +33,14 @@ SYSTEM = (
 )
 
 
-def llm_compressor(settings: Settings, *, timeout: float = TIMEOUT_S, package_s: float = PACKAGE_S) -> Compressor:
-    """``(question, text, max_tokens) -> compressed text`` through the configured endpoint; raises
-    ``LLMNotConfigured`` when there is none. The callable raises ``LLMTimeout``/``LLMUpstreamError``;
-    each call ends within ``timeout`` s and all of them within ``package_s`` s of the first."""
-    base, model = settings.llm_base_url, settings.llm_model
-    if not base or not model:
-        missing = " and ".join(n for n, v in (("FOLIO_LLM_BASE_URL", base), ("FOLIO_LLM_MODEL", model)) if not v)
-        raise LLMNotConfigured(f"compress='llm' needs an LLM ({missing} not set; compress='extractive' needs "
-                               f"none): {ENABLE_HINT}")
-    client = AnswerClient(base, model, api_key=settings.llm_api_key, timeout=timeout)
+def llm_compressor(settings: Settings, *, timeout: float = TIMEOUT_S, package_s: float = PACKAGE_S,
+                   client: ChatClient | None = None) -> Compressor:
+    """``(question, text, max_tokens) -> compressed text`` through ``client`` (default: the configured
+    endpoint's); raises ``LLMNotConfigured`` when there is none. The callable raises
+    ``LLMTimeout``/``LLMUpstreamError``; each call ends within ``timeout`` s and all of them within
+    ``package_s`` s of the first."""
+    client = require_llm(settings, client, what="compress='llm' needs an LLM",
+                         aside="; compress='extractive' needs none")
     budget: list[Deadline] = []  # started by the first call
 
     def compress(question: str, text: str, max_tokens: int) -> str:

@@ -1,26 +1,22 @@
 """FastAPI dependencies: the app's long-lived resources (built once in ``lifespan`` and kept on
-``app.state``) and the caller's key (``api.keys``: which collections it sees, read or write), as
-``Annotated`` aliases for route signatures.
+``app.state``: the service, ``api.application.Folio``, and the query pool) and the caller's key
+(``api.keys``: which collections it sees, read or write), as ``Annotated`` aliases for route signatures.
 
 They are ``async def`` because none of them blocks: a sync dependency would take a trip through
 FastAPI's shared thread pool, and ``/v1/health`` must not wait there behind query work."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials, HTTPBearer
 
+from folio.api.application import Folio
 from folio.api.errors import Forbidden, Unauthorized
-from folio.api.jobs import JobRunner
 from folio.api.keys import FULL_ACCESS, KeyRing, Principal
 from folio.api.pool import QueryPool
 from folio.api.settings import Settings
-from folio.ingest.store import Store
-
-if TYPE_CHECKING:
-    from folio.retrieval.search import Retriever
 
 
 async def get_settings(request: Request) -> Settings:
@@ -28,19 +24,10 @@ async def get_settings(request: Request) -> Settings:
     return settings
 
 
-async def get_store(request: Request) -> Store:
-    store: Store = request.app.state.store
-    return store
-
-
-async def get_retriever(request: Request) -> Retriever:
-    retriever: Retriever = request.app.state.retriever
-    return retriever
-
-
-async def get_jobs(request: Request) -> JobRunner:
-    jobs: JobRunner = request.app.state.jobs
-    return jobs
+async def get_folio(request: Request) -> Folio:
+    """The service every route calls (opened once in the app's lifespan)."""
+    folio: Folio = request.app.state.folio
+    return folio
 
 
 async def get_query_pool(request: Request) -> QueryPool:
@@ -49,13 +36,8 @@ async def get_query_pool(request: Request) -> QueryPool:
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+FolioDep = Annotated[Folio, Depends(get_folio)]
 QueryPoolDep = Annotated[QueryPool, Depends(get_query_pool)]
-StoreDep = Annotated[Store, Depends(get_store)]
-if TYPE_CHECKING:
-    RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
-else:  # FastAPI resolves annotations at import; the retriever module (torch, models) stays lazy.
-    RetrieverDep = Annotated[Any, Depends(get_retriever)]
-JobsDep = Annotated[JobRunner, Depends(get_jobs)]
 
 # auto_error=False: a missing key is our 401 in the common error shape, not FastAPI's 403.
 _header_key = APIKeyHeader(

@@ -5,6 +5,10 @@ the store's pending → ready protocol simple. Queries never wait on it: they ru
 threadpool and read committed LanceDB versions while the worker writes (PyMuPDF, the tokenizer
 and torch release the GIL for most of their work, so the worker does not starve the readers).
 
+``JobRunner`` is the protocol the application (``api.application.Folio``) and the routes use: this
+module's ``LocalJobRunner`` (in-process) and ``api.cluster_jobs.ClusterJobRunner`` (the Ray cluster,
+``FOLIO_RAY_ADDRESS``) implement it; ``IngestSpec`` is what one ingest job is asked to do.
+
 A job is ``queued`` → ``running`` → ``done`` | ``failed``. ``progress`` is the latest
 ``(stage, done, total)`` from the ingest pipeline. Finished jobs are kept in memory (the newest
 ``keep`` of them) so clients can poll; job ids are random and not persisted across restarts.
@@ -19,18 +23,73 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from folio.api.errors import status_for
+from folio.api.service import ingest_job
 from folio.kernel.errors import FolioError
+
+if TYPE_CHECKING:
+    from folio.api.settings import Settings
+    from folio.ingest.pipeline import VersionIndexer
+    from folio.ingest.store import Store
 
 logger = logging.getLogger(__name__)
 
 JobStatus = Literal["queued", "running", "done", "failed"]
 # The work a job runs: it gets a progress callback and returns a JSON-able result.
 JobWork = Callable[[Callable[[str, int, int], None]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class IngestSpec:
+    """One upload to ingest: the bytes, where they go, and what the ingest needs."""
+
+    store: Store
+    settings: Settings
+    data: bytes
+    filename: str
+    doc_id: str | None
+    collection: str
+    redo_degraded: bool = False
+    indexers: Sequence[VersionIndexer] = ()
+
+
+class JobHandle(Protocol):
+    """A job as the routes see it, wherever it runs."""
+
+    job_id: str
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    http_status: int
+    meta: dict[str, Any]
+
+    @property
+    def status(self) -> str: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    async def wait_async(self) -> None: ...
+
+
+class JobRunner(Protocol):
+    """Runs ingest jobs and answers for them: ``start``/``stop`` in the app's lifespan, ``submit_ingest``
+    per upload (a runner that cannot do what ``spec`` asks raises ``InvalidRequest``), ``get``/``list``/
+    ``counts`` for ``/v1/jobs`` and ``/v1/health``."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 30.0) -> None: ...
+
+    def submit_ingest(self, spec: IngestSpec) -> JobHandle: ...
+
+    def get(self, job_id: str) -> JobHandle | None: ...
+
+    def list(self) -> Sequence[JobHandle]: ...
+
+    def counts(self) -> dict[str, int]: ...
 
 
 @dataclass
@@ -73,8 +132,8 @@ class Job:
             await asyncio.sleep(poll_s)
 
 
-class JobRunner:
-    """Owns the worker thread and the job table. ``start``/``stop`` run in the app's lifespan."""
+class LocalJobRunner:
+    """``JobRunner`` in this process: owns the worker thread and the job table."""
 
     def __init__(self, *, keep: int = 200) -> None:
         self._queue: queue.Queue[Job | None] = queue.Queue()
@@ -107,6 +166,19 @@ class JobRunner:
             self._trim()
         self._queue.put(job)
         return job
+
+    def submit_ingest(self, spec: IngestSpec) -> Job:
+        work = ingest_job(
+            spec.store,
+            spec.data,
+            filename=spec.filename,
+            doc_id=spec.doc_id,
+            settings=spec.settings,
+            indexers=spec.indexers,
+            collection=spec.collection,
+            redo_degraded=spec.redo_degraded,
+        )
+        return self.submit("ingest", work, filename=spec.filename, doc_id=spec.doc_id, collection=spec.collection)
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:

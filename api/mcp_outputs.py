@@ -2,9 +2,11 @@
 schema as the tool's ``outputSchema`` (a tool annotated ``Annotated[CallToolResult, Model]``) and
 checks every result against it before it is sent.
 
-The shapes are the ones ``api/mcp_server.py`` builds: lists are ``{data, count}`` as in the REST API;
-boxes are PDF points, origin top-left of the page (``BBox``). Fields a client may rely on are named
-here; a result may carry more (the models ignore extras rather than fail a call).
+``list_documents``, ``search`` and ``get_region`` return the REST API's response models for the same
+request (``DocumentList``, ``SearchResponse``, ``RegionOut``; ``api.application.Folio``), ``answer`` its
+``AnswerResponse`` without the package; ``get_context`` a digest of the ``ContextPackage``. Lists are
+``{data, count}``; boxes are PDF points, origin top-left of the page (``BBox``). Fields a client may rely on
+are named here; a result may carry more (the models ignore extras rather than fail a call).
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ class DocumentEntry(BaseModel):
     filename: str
     pages: int
     versions: int = Field(description="how many versions the document has")
+    # added with the REST shape (DocumentOut):
+    size_bytes: int | None = None
+    parser_version: str | None = None
+    created_at: float | None = Field(None, description="unix seconds when the version became visible")
+    regions: int | None = None
+    latest: bool | None = None
 
 
 class DocumentsOut(BaseModel):
@@ -42,7 +50,10 @@ class SearchHitOut(BaseModel):
     score: float
     rank: int
     retriever: str
-    text: str | None = Field(description="the region's first 300 characters")
+    text: str | None = Field(description="the region's first 500 characters (as POST /v1/search)")
+    # added with the REST shape (HitOut):
+    modality: str | None = None
+    sources: list[dict[str, Any]] = Field(default_factory=list, description="each retriever that found it, rank, score")
 
 
 class SearchOut(BaseModel):
@@ -94,6 +105,10 @@ class RegionLocator(BaseModel):
     bbox: BBox
     page_width: float
     page_height: float
+    # added with the REST shape (RegionLocatorOut):
+    line_boxes: list[BBox] = Field(default_factory=list)
+    char_start: int | None = None
+    char_end: int | None = None
 
 
 class RegionToolOut(BaseModel):
@@ -108,6 +123,13 @@ class RegionToolOut(BaseModel):
     locators: list[RegionLocator]
     coords: str
     text: str
+    # added with the REST shape (RegionOut):
+    parent_id: str | None = None
+    section_id: str | None = None
+    level: int | None = None
+    tokens: int | None = None
+    meta: dict[str, str] = Field(default_factory=dict)
+    image_url: str | None = None
 
 
 class AnswerToolOut(BaseModel):

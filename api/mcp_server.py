@@ -4,11 +4,12 @@ this module needs it).
 Tools:
 
 - ``list_documents``: the documents (latest versions) with their versions, pages and collection;
-- ``search``: ranked hits (region, pages, score, a text excerpt);
+- ``search``: ranked hits (region, pages, score, a text excerpt), as ``POST /v1/search``;
 - ``get_context``: the cited package for a question under a token budget: the prompt blocks as
   content (text, and figure/page images as image content) plus the citation map
   ``{citation id: region, document version, pages, boxes}`` as structured content;
-- ``get_region``: what a citation points at: text, page, box, and the region's image;
+- ``get_region``: what a citation points at: text, page, box, and the region's image, as
+  ``GET /v1/regions/{id}``;
 - ``answer``: only when an LLM is configured (``FOLIO_LLM_BASE_URL`` and ``FOLIO_LLM_MODEL``): the
   answer of ``POST /v1/answer`` (``api.answer``), its citations resolved, the citation check.
 
@@ -22,8 +23,11 @@ Two transports share these tools:
   the one error shape), and the tools see only the key's collections: a document elsewhere is an
   unknown id. Blocking work runs on the query pool, so a busy server says so (``overloaded``).
 
-Every tool declares the JSON schema of its structured content (``outputSchema``, from the models
-in ``api/mcp_outputs.py``), and the SDK checks each result against it.
+Every tool calls the service (``api.application.Folio``) and returns the response model the REST API
+serializes for the same request (``DocumentList``, ``SearchResponse``, ``RegionOut``, the
+``ContextPackage`` behind ``get_context``'s blocks, ``AnswerResponse``), so a hit's excerpt is the same
+500 characters everywhere. Every tool declares the JSON schema of its structured content
+(``outputSchema``, from the models in ``api/mcp_outputs.py``), and the SDK checks each result against it.
 
 Tool errors come back as MCP tool errors (``isError``) whose text starts with folio's error code,
 e.g. ``region_not_found: no such region: ...``.
@@ -33,10 +37,8 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -50,16 +52,14 @@ from pydantic import ValidationError
 from folio.api.keys import FULL_ACCESS, Principal
 from folio.api.mcp_outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
 from folio.kernel.errors import FolioError
-from folio.kernel.model import COORD_CONVENTION
 
 # Function-level imports: each tool loads the service code it calls on first use, so that `folio mcp`
 # answers the MCP handshake before torch, LanceDB and PyMuPDF are loaded.
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from folio.api.application import Folio
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
-    from folio.retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -76,70 +76,22 @@ INSTRUCTIONS = (
 )
 
 
-@dataclass(frozen=True)
-class Resources:
-    store: Store
-    retriever: Retriever
-    settings: Settings
-
-
 Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
 # ----------------------------------------------------------------------------- the tool bodies
-# Plain blocking functions over explicit resources and the caller's collections (None: all).
-def list_documents(res: Resources, collections: frozenset[str] | None, collection: str | None) -> dict[str, Any]:
-    from folio.ingest.store import DEFAULT_COLLECTION
-
-    versions = res.store.list_versions(collections=collections)
-    counts: dict[str, int] = {}
-    for v in versions:
-        counts[v.doc_id] = counts.get(v.doc_id, 0) + 1
-    data = []
-    for v in versions:
-        if not v.latest:
-            continue
-        in_collection = res.store.collection_of(v.doc_id) or DEFAULT_COLLECTION
-        if collection is not None and in_collection != collection:
-            continue
-        data.append(
-            {
-                "doc_id": v.doc_id,
-                "collection": in_collection,
-                "version_id": v.version_id,
-                "filename": v.filename,
-                "pages": v.pages,
-                "versions": counts[v.doc_id],
-            }
-        )
-    return {"data": data, "count": len(data)}
+# Plain blocking functions over the service and the caller's collections (None: all).
+def list_documents(folio: Folio, collections: frozenset[str] | None, collection: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = folio.documents(collections=collections, collection=collection).model_dump(mode="json")
+    return out
 
 
-def search(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
+def search(folio: Folio, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
     from folio.api.schemas import SearchRequest
-    from folio.api.service import search_hits, version_filenames
 
     req = SearchRequest.model_validate(body)
-    found = search_hits(res.store, res.retriever, req, strategy=req.strategy, collections=collections)
-    names = version_filenames(res.store, collections)
-    data = []
-    for h in found.hits:
-        region = res.store.region_index(h.doc_id, h.version_id).get(h.region_id)
-        data.append(
-            {
-                "region_id": h.region_id,
-                "doc_id": h.doc_id,
-                "version_id": h.version_id,
-                "filename": names.get(h.version_id),
-                "kind": h.kind,
-                "pages": list(h.pages),
-                "score": h.score,
-                "rank": h.rank,
-                "retriever": h.retriever,
-                "text": region.text[:300] if region else None,
-            }
-        )
-    return {"data": data, "count": len(data), "notes": found.notes}
+    out: dict[str, Any] = folio.search(req, collections=collections).model_dump(mode="json")
+    return out
 
 
 def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -149,19 +101,18 @@ def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {item["citation_id"]: {k: item.get(k) for k in keys} for item in package["items"]}
 
 
-def get_context(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
+def get_context(folio: Folio, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
     """The package (JSON form) and, for each image part of the prompt, the PNG it points at."""
     from folio.api.schemas import ContextRequest
-    from folio.api.service import build_context
 
     req = ContextRequest.model_validate(body)
-    package = build_context(res.store, res.retriever, req, res.settings, collections=collections)
+    package = folio.context(req, collections=collections)
     pkg = package.model_dump(mode="json")
     sent = {_image_part_url(part) for message in pkg["prompt"]["messages"] for part in _parts(message["content"])}
     images: dict[str, bytes] = {}
     for item in package.items:
         if item.image_url and item.image_url in sent:
-            png = _region_png(res.store, item.region_id)
+            png = _region_png(folio, item.region_id, collections)
             if png is not None:
                 images[item.image_url] = png
     return {"package": pkg, "images": images}
@@ -179,74 +130,53 @@ def _image_part_url(part: dict[str, Any]) -> str | None:
 
 
 def get_region(
-    res: Resources, collections: frozenset[str] | None, region_id: str, include_image: bool,
+    folio: Folio, collections: frozenset[str] | None, region_id: str, include_image: bool,
     highlight: str | None = None,
 ) -> dict[str, Any]:
-    from folio.api.service import visible_region
-    from folio.ingest.store import DEFAULT_COLLECTION
-
-    r = visible_region(res.store, region_id, collections=collections)
-    filename = next((v.filename for v in res.store.list_versions(r.doc_id) if v.version_id == r.version_id), None)
-    region = {
-        "region_id": r.region_id,
-        "doc_id": r.doc_id,
-        "collection": res.store.collection_of(r.doc_id) or DEFAULT_COLLECTION,
-        "version_id": r.version_id,
-        "filename": filename,
-        "kind": r.kind,
-        "pages": list(r.pages),
-        "heading_path": list(r.heading_path),
-        "locators": [
-            {
-                "page": loc.page,
-                "bbox": loc.bbox.model_dump(mode="json"),
-                "page_width": loc.page_width,
-                "page_height": loc.page_height,
-            }
-            for loc in r.locators
-        ],
-        "coords": _coords(),
-        "text": r.text,
-    }
+    region = folio.region(region_id, collections=collections).model_dump(mode="json")
     if include_image and highlight is not None:
-        from folio.api.highlight import highlighted_png  # function-level: as the service code above
-
-        return {"region": region, "image": highlighted_png(res.store, r, highlight, None)}
-    return {"region": region, "image": _region_png(res.store, region_id) if include_image else None}
-
-
-def _coords() -> str:
-    return COORD_CONVENTION
+        return {"region": region, "image": folio.highlighted_region_image(region_id, highlight,
+                                                                          collections=collections)}
+    return {"region": region, "image": _region_png(folio, region_id, collections) if include_image else None}
 
 
-def _region_png(store: Store, region_id: str) -> bytes | None:
-    """The figure or page crop of a region, else the render of its first page (as
-    ``GET /v1/regions/{id}/image``); None when no image was stored."""
-    region = store.get_region(region_id)
-    relative = region.meta_get("image") if region.kind in ("figure", "page") else None
-    if not relative:
-        page = store.region_index(region.doc_id, region.version_id).page(
-            region.doc_id, region.version_id, region.first_page
-        )
-        relative = page.meta_get("image") if page is not None else None
-    if not relative:
+def _region_png(folio: Folio, region_id: str, collections: frozenset[str] | None) -> bytes | None:
+    """The figure or page crop of a region, else the render of its first page (``GET
+    /v1/regions/{id}/image``, from a local or an object store); None when no image was stored."""
+    from folio.api.errors import AssetNotFound
+
+    try:
+        image = folio.region_image(region_id, collections=collections)
+    except AssetNotFound:
         return None
-    path = store.asset_path(relative)
-    return path.read_bytes() if path.is_file() else None
+    return image if isinstance(image, bytes) else image.read_bytes()
 
 
 # ------------------------------------------------------------------------------------ the server
 def build_server(
-    resources: Callable[[], Resources],
+    folio: Callable[[], Folio],
     run: Runner,
     principal: Callable[[Context[Any, Any]], Principal] = lambda ctx: FULL_ACCESS,
     *,
     with_answer: bool = False,
 ) -> MCPServer[Any]:
-    """The MCP server over ``resources()`` (called per tool call, so it may load lazily).
+    """The MCP server over the service ``folio()`` (called per tool call, so it may open lazily).
 
     ``run`` runs blocking work (a worker thread, or the API's query pool); ``principal`` says
     whose collections a call may see."""
+    server = _new_server()
+    call = _caller(folio, run, principal)
+    _add_document_tools(server, call)
+    _add_query_tools(server, call)
+    if with_answer:
+        _add_answer_tool(server, call)
+    return server
+
+
+Call = Callable[..., Awaitable[Any]]
+
+
+def _new_server() -> MCPServer[Any]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     server: MCPServer[Any] = MCPServer(name="folio", instructions=INSTRUCTIONS, version=_version())
@@ -255,19 +185,30 @@ def build_server(
     for handler in root.handlers[len(handlers) :]:
         root.removeHandler(handler)
     root.setLevel(level)
-    read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+    return server
+
+
+def _caller(folio: Callable[[], Folio], run: Runner, principal: Callable[[Context[Any, Any]], Principal]) -> Call:
+    """``call(ctx, fn, *args)``: ``fn(folio(), collections, *args)`` run by ``run``, folio's errors as tool errors."""
 
     async def call(ctx: Context[Any, Any], fn: Callable[..., T], *args: Any) -> T:
         collections = principal(ctx).collections
         try:
-            result: T = await run(lambda: fn(resources(), collections, *args))
+            result: T = await run(lambda: fn(folio(), collections, *args))
         except FolioError as e:  # capped: a message may echo the caller's input
             raise ToolError(f"{e.code}: {_capped(str(e))}") from e
         except ValidationError as e:  # a request model rejected the arguments
             raise ToolError(f"validation_error: {_first_error(e)}") from e
         return result
 
-    @server.tool(name="list_documents", annotations=read_only)
+    return call
+
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+
+
+def _add_document_tools(server: MCPServer[Any], call: Call) -> None:
+    @server.tool(name="list_documents", annotations=READ_ONLY)
     async def list_documents_tool(
         ctx: Context[Any, Any], collection: str | None = None
     ) -> Annotated[CallToolResult, DocumentsOut]:
@@ -276,7 +217,27 @@ def build_server(
         out = await call(ctx, list_documents, collection)
         return _json_result(out)
 
-    @server.tool(name="search", annotations=read_only)
+    @server.tool(name="get_region", annotations=READ_ONLY)
+    async def get_region_tool(
+        ctx: Context[Any, Any], region_id: str, include_image: bool = True, highlight: str | None = None
+    ) -> Annotated[CallToolResult, RegionToolOut]:
+        """What a citation points at: the region's text, document version, pages, bounding boxes
+        (PDF points, origin top-left) and its image (the figure, else its page). highlight: 'lines' (the
+        region's own line boxes) or boxes 'x0,y0,x1,y1;...' in PDF points (a context block's lines): the
+        image is then its first page's render with those boxes painted."""
+        if len(region_id) > MAX_REGION_ID_CHARS:  # refused without echoing it
+            raise ToolError(f"validation_error: region_id is over {MAX_REGION_ID_CHARS} characters")
+        if highlight is not None and len(highlight) > MAX_HIGHLIGHT_CHARS:
+            raise ToolError(f"validation_error: highlight is over {MAX_HIGHLIGHT_CHARS} characters")
+        out = await call(ctx, get_region, region_id, include_image, highlight)
+        content: list[Any] = [TextContent(type="text", text=json.dumps(out["region"], ensure_ascii=False))]
+        if out["image"] is not None:
+            content.append(_image(out["image"]))
+        return CallToolResult(content=content, structured_content=out["region"])
+
+
+def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
+    @server.tool(name="search", annotations=READ_ONLY)
     async def search_tool(
         ctx: Context[Any, Any],
         query: str,
@@ -290,7 +251,7 @@ def build_server(
         out = await call(ctx, search, body)
         return _json_result(out)
 
-    @server.tool(name="get_context", annotations=read_only)
+    @server.tool(name="get_context", annotations=READ_ONLY)
     async def get_context_tool(
         ctx: Context[Any, Any],
         query: str,
@@ -317,28 +278,6 @@ def build_server(
         }
         out = await call(ctx, get_context, {k2: v for k2, v in body.items() if v is not None})
         return _context_result(out["package"], out["images"])
-
-    @server.tool(name="get_region", annotations=read_only)
-    async def get_region_tool(
-        ctx: Context[Any, Any], region_id: str, include_image: bool = True, highlight: str | None = None
-    ) -> Annotated[CallToolResult, RegionToolOut]:
-        """What a citation points at: the region's text, document version, pages, bounding boxes
-        (PDF points, origin top-left) and its image (the figure, else its page). highlight: 'lines' (the
-        region's own line boxes) or boxes 'x0,y0,x1,y1;...' in PDF points (a context block's lines): the
-        image is then its first page's render with those boxes painted."""
-        if len(region_id) > MAX_REGION_ID_CHARS:  # refused without echoing it
-            raise ToolError(f"validation_error: region_id is over {MAX_REGION_ID_CHARS} characters")
-        if highlight is not None and len(highlight) > MAX_HIGHLIGHT_CHARS:
-            raise ToolError(f"validation_error: highlight is over {MAX_HIGHLIGHT_CHARS} characters")
-        out = await call(ctx, get_region, region_id, include_image, highlight)
-        content: list[Any] = [TextContent(type="text", text=json.dumps(out["region"], ensure_ascii=False))]
-        if out["image"] is not None:
-            content.append(_image(out["image"]))
-        return CallToolResult(content=content, structured_content=out["region"])
-
-    if with_answer:
-        _add_answer_tool(server, call)
-    return server
 
 
 def _capped(message: str) -> str:
@@ -408,7 +347,7 @@ def _context_result(pkg: dict[str, Any], images: dict[str, bytes]) -> CallToolRe
 
 
 # ----------------------------------------------------------------------------------- answer tool
-def _add_answer_tool(server: MCPServer[Any], call: Callable[..., Awaitable[Any]]) -> None:
+def _add_answer_tool(server: MCPServer[Any], call: Call) -> None:
     @server.tool(
         name="answer",
         annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
@@ -438,60 +377,28 @@ def _answer_result(out: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text="\n".join(lines))], structured_content=out)
 
 
-def _answer(res: Resources, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
-    from folio.api.answer import answer
+def _answer(folio: Folio, collections: frozenset[str] | None, body: dict[str, Any]) -> dict[str, Any]:
     from folio.api.answer_schemas import AnswerRequest
 
     req = AnswerRequest.model_validate({**body, "include_package": False, "stream": False})
-    out: dict[str, Any] = answer(res.store, res.retriever, req, res.settings, collections=collections).model_dump(
-        mode="json", exclude={"package"}
-    )
+    out: dict[str, Any] = folio.answer(req, collections=collections).model_dump(mode="json", exclude={"package"})
     return out
 
 
 # ------------------------------------------------------------------------------------ transports
-class LazyResources:
-    """The store and retriever of ``folio mcp``, loaded once on first use (or ``warm()`` ahead)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._lock = threading.Lock()
-        self._res: Resources | None = None
-
-    def __call__(self) -> Resources:
-        with self._lock:
-            if self._res is None:
-                from folio.ingest.store import Store
-                from folio.ingest.torchfix import ensure_torchvision
-
-                ensure_torchvision()
-                from folio.retrieval.search import Retriever
-
-                store = Store(self.settings.data)
-                self._res = Resources(store, Retriever.from_settings(store, self.settings), self.settings)
-            return self._res
-
-    def warm(self) -> None:
-        threading.Thread(target=self._warm, name="folio-mcp-warm", daemon=True).start()
-
-    def _warm(self) -> None:
-        try:
-            self()
-        except Exception:  # noqa: BLE001 - the first tool call raises it again, to the client
-            logger.exception("loading the store and retriever failed")
-
-
 def serve_stdio(settings: Settings) -> None:
     """``folio mcp``: the tools over stdin/stdout until the client closes them."""
     import anyio.to_thread
 
-    resources = LazyResources(settings)
-    resources.warm()
+    from folio.api.application import LazyFolio
+
+    folio = LazyFolio(settings)  # the store and models load on a thread while the handshake is answered
+    folio.warm()
 
     async def run(fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn)
 
-    server = build_server(resources, run, with_answer=bool(settings.llm_base_url and settings.llm_model))
+    server = build_server(folio, run, with_answer=bool(settings.llm_base_url and settings.llm_model))
     server.run("stdio")
 
 
@@ -503,9 +410,9 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
     lifespan."""
     from starlette.routing import Route
 
-    def resources() -> Resources:
-        state = app.state
-        return Resources(state.store, state.retriever, state.settings)
+    def folio() -> Folio:
+        service: Folio = app.state.folio  # opened in the app's lifespan
+        return service
 
     def principal(ctx: Context[Any, Any]) -> Principal:
         request = ctx.request_context.request
@@ -519,7 +426,7 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
         return result
 
     settings: Settings = app.state.settings
-    server = build_server(resources, run, principal, with_answer=bool(settings.llm_base_url and settings.llm_model))
+    server = build_server(folio, run, principal, with_answer=bool(settings.llm_base_url and settings.llm_model))
     handler = _Authenticated(server, settings)
     # POST only. Stateless JSON mode has no sessions to delete and no server-initiated messages, so the
     # standalone GET event stream would stay open and silent for ever: the streamable-HTTP transport

@@ -1,5 +1,5 @@
-"""A query worker process (``FOLIO_QUERY_PROCESSES``): its own store, retriever and tokenizers, opened
-once when the process starts, and one entry point, ``call``.
+"""A query worker process (``FOLIO_QUERY_PROCESSES``): its own ``Folio`` (store, retriever, tokenizers),
+opened once when the process starts, and one entry point, ``call``.
 
 One server process runs Python under one lock, so about 11 ms of Python per context request is its
 ceiling however many query threads it has, and ``/v1/health`` waits for the event loop's turn
@@ -21,46 +21,24 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from folio.api.application import Folio
 from folio.api.query_ops import OPS, Collections
 
 if TYPE_CHECKING:
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
-    from folio.retrieval.search import Retriever
 
 log = logging.getLogger(__name__)
 
-_RESOURCES: tuple[Store, Retriever, Settings] | None = None
-
-
-def open_resources(settings: Settings) -> tuple[Store, Retriever]:
-    """The store and retriever the query endpoints read, with the query encoder and tokenizers loaded
-    (the server process's startup and each worker's)."""
-    # function-level: the models load when a process opens its resources, not when this module is imported
-    from folio.ingest.store import Store
-    from folio.ingest.torchfix import ensure_torchvision
-    from folio.kernel.tokens import get_tokenizer, register_tokenizer
-    from folio.retrieval.search import Retriever
-
-    ensure_torchvision()
-    store = Store(settings.data)
-    retriever = Retriever.from_settings(store, settings)
-    retriever.text.embed_query("warm up")  # load the encoder now, not on the first request
-    for name, path in settings.tokenizers.items():  # the only tokenizer paths the server opens
-        register_tokenizer(name, path)
-        get_tokenizer(name)
-    get_tokenizer(settings.tokenizer)
-    return store, retriever
+_FOLIO: Folio | None = None
 
 
 def init(settings: Settings) -> None:
     """The process pool's initializer. What it loads lives as long as the process, so it leaves the
     garbage collector's scans (``gc.freeze``): a full collection over the models and store handles
     took about 175 ms, and it would land on whichever query was running."""
-    global _RESOURCES
+    global _FOLIO
     _exit_with_parent(os.getppid())
-    store, retriever = open_resources(settings)
-    _RESOURCES = (store, retriever, settings)
+    _FOLIO = Folio.open(settings).warm()
     gc.collect()
     gc.freeze()
 
@@ -84,18 +62,17 @@ def _exit_with_parent(parent: int) -> None:
 
 def ready() -> bool:
     """A no-op the server submits at startup, so that the workers start (and load models) at once."""
-    return _RESOURCES is not None
+    return _FOLIO is not None
 
 
 def call(op: str, req_json: str, collections: Collections) -> str:
     """Run query ``op`` (``api.query_ops.OPS``) on a request the server already validated."""
-    if _RESOURCES is None:
+    if _FOLIO is None:
         raise RuntimeError("query worker not initialised")
-    store, retriever, settings = _RESOURCES
     model, fn = OPS[op]
     req = model.model_validate_json(req_json)
     try:
-        return fn(req, store, retriever, settings, collections)
+        return fn(req, _FOLIO, collections)
     except Exception as e:
         raise portable(e) from None
 

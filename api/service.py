@@ -1,6 +1,7 @@
-"""The work behind the endpoints that the CLI shares: building a context package, and the
-ingest job. Plain functions over explicit resources (no FastAPI types), so ``folio context``
-runs the exact code path of ``POST /v1/context`` in-process."""
+"""The work behind the endpoints: building a context package, and the ingest job. Plain functions
+over explicit resources (no FastAPI types); the application layer (``api.application.Folio``) calls
+them with its one store, retriever and LLM client, so ``folio context`` runs the exact code path of
+``POST /v1/context`` in-process."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import weakref
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from folio.api.compress_llm import llm_compressor
 from folio.api.errors import capped_list
 from folio.api.schemas import assembly_options
 from folio.assembly import assemble
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from folio.assembly.compress import Compressor
     from folio.ingest.pipeline import VersionIndexer
     from folio.kernel.hit import RetrievalStrategy
+    from folio.retrieval.llm import ChatClient
     from folio.retrieval.search import Retriever, SearchResult
 
 logger = logging.getLogger(__name__)
@@ -138,10 +141,11 @@ def build_context(
     *,
     collections: Collection[str] | None = None,
     compressor: Compressor | None = None,
+    llm: ChatClient | None = None,
 ) -> ContextPackage:
     """Retrieve, then assemble: what ``POST /v1/context`` and ``folio context`` return (within
-    ``collections``, see ``search_hits``). ``compress="llm"`` uses ``compressor``, else one on the
-    configured LLM (``api.compress_llm``; none configured: ``LLMNotConfigured``, 503)."""
+    ``collections``, see ``search_hits``). ``compress="llm"`` uses ``compressor``, else one on ``llm``
+    (default: the configured LLM; ``api.compress_llm``; none configured: ``LLMNotConfigured``, 503)."""
     options = assembly_options(
         req,
         default_tokenizer=settings.tokenizer,
@@ -149,10 +153,7 @@ def build_context(
         tokenizers=settings.request_tokenizers(),
     )
     if options.compress == "llm" and compressor is None:
-        # function-level: optional: the LLM client only for compress='llm'
-        from folio.api.compress_llm import llm_compressor
-
-        compressor = llm_compressor(settings)  # before retrieval: no endpoint fails fast
+        compressor = llm_compressor(settings, client=llm)  # before retrieval: no endpoint fails fast
     with store.pinned_versions():  # one read of the versions table's version for the whole request
         found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
         source = retriever.source_for(found.hits)

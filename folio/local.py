@@ -1,16 +1,15 @@
 """folio in this process: ``LocalFolio(data_dir).context(question, ...)`` returns the same
-``folio.models.ContextPackage`` as ``Client.context`` against a server on that data, by running the
-code path of ``POST /v1/context`` (``api.service.build_context``) here. It needs the full folio
-install (the store, the embedder); the client alone does not.
+``folio.models.ContextPackage`` as ``Client.context`` against a server on that data, by calling the
+service the server calls (``api.application.Folio``) here. It needs the full folio install (the store, the
+embedder); the client alone does not.
 
-The store and the retriever are loaded on first use, once; one ``LocalFolio`` may be shared by
-threads.
+The service (store, retriever, the configured tokenizers) is opened on first use, once; one
+``LocalFolio`` may be shared by threads.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from typing import TYPE_CHECKING, Any
 
 from folio import models
@@ -18,41 +17,33 @@ from folio import models
 # Function-level imports: ``LocalFolio`` runs the whole service in-process and loads it (torch, LanceDB)
 # on first use, so that importing folio's client never does.
 if TYPE_CHECKING:
+    from folio.api.application import Folio
     from folio.api.settings import Settings
 
 
 class LocalFolio:
     def __init__(self, data: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> None:
+        from folio.api.application import LazyFolio
         from folio.api.settings import Settings
 
         settings = settings or Settings()
         if data is not None:
             settings = settings.model_copy(update={"data": str(data)})
         self.settings = settings
-        self._lock = threading.Lock()
-        self._loaded: tuple[Any, Any] | None = None
+        self._folio = LazyFolio(settings)
 
-    def _resources(self) -> tuple[Any, Any]:
-        with self._lock:
-            if self._loaded is None:
-                from folio.ingest.store import Store
-                from folio.ingest.torchfix import ensure_torchvision
-
-                ensure_torchvision()
-                from folio.retrieval.search import Retriever
-
-                store = Store(self.settings.data)
-                self._loaded = (store, Retriever.from_settings(store, self.settings))
-            return self._loaded
+    @property
+    def service(self) -> Folio:
+        """The service itself (opened on first use): every method of ``api.application.Folio``."""
+        return self._folio()
 
     def context(self, query: str, **options: Any) -> models.ContextPackage:
         """The cited package; ``options`` are ``ContextRequest`` fields, validated as the server does."""
         from folio.api.schemas import ContextRequest
-        from folio.api.service import build_context
 
+        service = self.service  # opened first: it registers the configured tokenizers a request may name
         req = ContextRequest.model_validate({"query": query, **options})
-        store, retriever = self._resources()
-        package = build_context(store, retriever, req, self.settings)
+        package = service.context(req)
         return models.ContextPackage.model_validate(package.model_dump(mode="json"))
 
     def verify(self, answer: str, *, package: models.ContextPackage) -> models.VerifyReport:

@@ -24,13 +24,12 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from folio.api.answer import acall, answer_events_async, finish, prepare
+from folio.api.answer import acall, answer_events_async, finish
 from folio.api.answer_schemas import AnswerRequest, AnswerResponse
 from folio.api.chat import ENABLE_HINT
-from folio.api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
-from folio.api.model_calls import ModelCalls, Slot
+from folio.api.deps import CallerDep, FolioDep, QueryPoolDep, SettingsDep, require_key
+from folio.api.model_calls import Slot
 from folio.api.schemas import error_responses
-from folio.api.settings import Settings
 from folio.kernel.errors import FolioError
 
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
@@ -42,15 +41,6 @@ class ClientClosed(FolioError, ConnectionError):
 
     code = "client_closed_request"
     http_status = 499
-
-
-def model_calls(request: Request, settings: Settings) -> ModelCalls:
-    """The app's bound on model calls (made on first use, from the settings)."""
-    gate: ModelCalls | None = getattr(request.app.state, "model_calls", None)
-    if gate is None:
-        gate = ModelCalls(settings.llm_concurrency, settings.llm_queue)
-        request.app.state.model_calls = gate
-    return gate
 
 
 @router.post(
@@ -65,9 +55,7 @@ def model_calls(request: Request, settings: Settings) -> ModelCalls:
 async def answer(
     req: AnswerRequest,
     request: Request,
-    store: StoreDep,
-    retriever: RetrieverDep,
-    settings: SettingsDep,
+    folio: FolioDep,
     pool: QueryPoolDep,
     caller: CallerDep,
 ) -> Response:
@@ -78,10 +66,10 @@ async def answer(
     502 ``llm_upstream_error``; every model call slot and waiting place taken is 503 ``overloaded``.
     When retrieval finds nothing to answer from, the answer is "Insufficient evidence." and the model
     is not called."""
-    slot = model_calls(request, settings).reserve()
+    slot = folio.model_calls.reserve()
     streaming = False
     try:
-        prep = await pool.run(prepare, store, retriever, req, settings, collections=caller.collections)
+        prep = await pool.run(folio.prepare_answer, req, collections=caller.collections)
         if req.stream:
             streaming = True
             off_loop: Callable[[Callable[[], Any]], Awaitable[Any]] = pool.run

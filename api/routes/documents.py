@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator
+from pathlib import Path as PathType
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -14,33 +15,26 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from folio.api.deps import (
     CallerDep,
+    FolioDep,
     ImageCallerDep,
-    JobsDep,
     SettingsDep,
-    StoreDep,
     WriterDep,
     require_key,
     require_key_or_query,
 )
-from folio.api.errors import AssetNotFound, Forbidden, PayloadTooLarge, error_body
-from folio.api.keys import Principal
+from folio.api.errors import Forbidden, PayloadTooLarge, error_body
 from folio.api.schemas import (
     MAX_PAGE,
     DeleteResponse,
     DocumentDetail,
     DocumentList,
-    DocumentOut,
     IngestResponse,
     JobOut,
     PageList,
-    PageOut,
-    VersionOut,
     error_responses,
 )
-from folio.api.service import ingest_job, page_image_url, visible_version
 from folio.ingest.store import DEFAULT_COLLECTION, Store, check_collection
 from folio.kernel.errors import InvalidRequest
-from folio.kernel.model import DocumentVersion
 
 router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key)])
 images = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key_or_query)])
@@ -73,14 +67,6 @@ _UPLOAD_BODY = {
         },
     }
 }
-
-
-def _version_out(v: DocumentVersion, collection: str) -> VersionOut:
-    return VersionOut(**v.model_dump(), collection=collection)
-
-
-def _collection(store: Store, doc_id: str) -> str:
-    return store.collection_of(doc_id) or DEFAULT_COLLECTION
 
 
 async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
@@ -152,8 +138,7 @@ async def upload_document(
     request: Request,
     caller: WriterDep,
     settings: SettingsDep,
-    store: StoreDep,
-    jobs: JobsDep,
+    folio: FolioDep,
     wait: Annotated[
         bool, Query(description="wait for the ingest to finish (true) or return the job at once (false)")
     ] = True,
@@ -177,33 +162,13 @@ async def upload_document(
     if not caller.sees(collection):
         raise Forbidden(f"this API key cannot write to collection {collection}")
     await run_in_threadpool(
-        _precheck, store, data, filename, doc_id, collection, settings.max_upload_bytes, settings.max_pages
+        _precheck, folio.store, data, filename, doc_id, collection, settings.max_upload_bytes, settings.max_pages
     )
-    state = request.app.state
-    if getattr(jobs, "remote", False):  # FOLIO_RAY_ADDRESS: the job runs on the Ray cluster (api/cluster_jobs.py)
-        if redo_degraded:
-            raise InvalidRequest("redo_degraded is not available when ingest runs on a Ray cluster")
-        job = await run_in_threadpool(
-            jobs.submit_ingest,  # type: ignore[attr-defined]
-            store,
-            data,
-            filename=filename,
-            doc_id=doc_id,
-            collection=collection,
-            settings=settings,
-        )
-    else:
-        work = ingest_job(
-            store,
-            data,
-            filename=filename,
-            doc_id=doc_id,
-            settings=settings,
-            indexers=state.indexers,
-            collection=collection,
-            redo_degraded=redo_degraded,
-        )
-        job = jobs.submit("ingest", work, filename=filename, doc_id=doc_id, collection=collection)
+    # On the runner (api.jobs.JobRunner): in-process, or the Ray cluster's (FOLIO_RAY_ADDRESS), which
+    # refuses redo_degraded with a 422; submitting to the cluster waits on it, so not on the event loop.
+    job = await run_in_threadpool(
+        folio.submit_ingest, data, filename=filename, doc_id=doc_id, collection=collection, redo_degraded=redo_degraded
+    )
     if not wait:
         return JSONResponse(job.snapshot(), status_code=202, headers={"Location": f"/v1/jobs/{job.job_id}"})
     await job.wait_async()
@@ -223,26 +188,13 @@ async def upload_document(
     responses=error_responses(401),
 )
 def list_documents(
-    store: StoreDep,
+    folio: FolioDep,
     caller: CallerDep,
     collection: Annotated[
         str | None, Query(max_length=128, description="only this collection (default: every one the key sees)")
     ] = None,
 ) -> DocumentList:
-    allowed = caller.collections
-    if collection is not None:
-        allowed = frozenset({collection}) & (allowed if allowed is not None else {collection})
-    versions = store.list_versions(collections=allowed)
-    of = store.collections()
-    counts: dict[str, int] = {}
-    for v in versions:
-        counts[v.doc_id] = counts.get(v.doc_id, 0) + 1
-    data = [
-        DocumentOut(**v.model_dump(), versions=counts[v.doc_id], collection=of.get(v.doc_id, DEFAULT_COLLECTION))
-        for v in versions
-        if v.latest
-    ]
-    return DocumentList(data=data, count=len(data))
+    return folio.documents(collections=caller.collections, collection=collection)
 
 
 @router.get(
@@ -251,17 +203,8 @@ def list_documents(
     response_model=DocumentDetail,
     responses=error_responses(401, 404),
 )
-def get_document(doc_id: str, store: StoreDep, caller: CallerDep) -> DocumentDetail:
-    latest = visible_version(store, doc_id, collections=caller.collections)
-    collection = _collection(store, doc_id)
-    versions = store.list_versions(doc_id)
-    report = store.version_report(doc_id, latest.version_id)
-    return DocumentDetail(
-        **latest.model_dump(),
-        collection=collection,
-        versions=[_version_out(v, collection) for v in versions],
-        report=report,
-    )
+def get_document(doc_id: str, folio: FolioDep, caller: CallerDep) -> DocumentDetail:
+    return folio.document(doc_id, collections=caller.collections)
 
 
 @router.delete(
@@ -270,10 +213,8 @@ def get_document(doc_id: str, store: StoreDep, caller: CallerDep) -> DocumentDet
     response_model=DeleteResponse,
     responses=error_responses(401, 403, 404),
 )
-def delete_document(doc_id: str, store: StoreDep, caller: WriterDep) -> DeleteResponse:
-    visible_version(store, doc_id, collections=caller.collections)
-    removed = store.delete_document(doc_id)
-    return DeleteResponse(doc_id=doc_id, deleted_versions=removed)
+def delete_document(doc_id: str, folio: FolioDep, caller: WriterDep) -> DeleteResponse:
+    return folio.delete_document(doc_id, collections=caller.collections)
 
 
 @router.get(
@@ -282,15 +223,8 @@ def delete_document(doc_id: str, store: StoreDep, caller: WriterDep) -> DeleteRe
     response_model=DocumentDetail,
     responses=error_responses(401, 404),
 )
-def get_version(doc_id: str, version_id: str, store: StoreDep, caller: CallerDep) -> DocumentDetail:
-    v = visible_version(store, doc_id, version_id, collections=caller.collections)
-    collection = _collection(store, doc_id)
-    return DocumentDetail(
-        **v.model_dump(),
-        collection=collection,
-        versions=[_version_out(v, collection)],
-        report=store.version_report(doc_id, version_id),
-    )
+def get_version(doc_id: str, version_id: str, folio: FolioDep, caller: CallerDep) -> DocumentDetail:
+    return folio.version(doc_id, version_id, collections=caller.collections)
 
 
 @router.delete(
@@ -299,30 +233,8 @@ def get_version(doc_id: str, version_id: str, store: StoreDep, caller: CallerDep
     response_model=DeleteResponse,
     responses=error_responses(401, 403, 404),
 )
-def delete_version(doc_id: str, version_id: str, store: StoreDep, caller: WriterDep) -> DeleteResponse:
-    visible_version(store, doc_id, version_id, collections=caller.collections)
-    store.delete_version(doc_id, version_id)
-    return DeleteResponse(doc_id=doc_id, deleted_versions=[version_id])
-
-
-def _pages(store: Store, caller: Principal, doc_id: str, version_id: str) -> list[PageOut]:
-    visible_version(store, doc_id, version_id, collections=caller.collections)
-    index = store.region_index(doc_id, version_id)
-    out = []
-    for r in index.of_kind(doc_id, version_id, "page"):
-        loc = r.locators[0]
-        out.append(
-            PageOut(
-                page=loc.page,
-                width=loc.page_width,
-                height=loc.page_height,
-                image_url=page_image_url(doc_id, version_id, loc.page) if r.meta_get("image") else None,
-                region_id=r.region_id,
-                ocr=r.meta_get("ocr") == "1",
-            )
-        )
-    out.sort(key=lambda p: p.page)
-    return out
+def delete_version(doc_id: str, version_id: str, folio: FolioDep, caller: WriterDep) -> DeleteResponse:
+    return folio.delete_version(doc_id, version_id, collections=caller.collections)
 
 
 @router.get(
@@ -331,33 +243,17 @@ def _pages(store: Store, caller: Principal, doc_id: str, version_id: str) -> lis
     response_model=PageList,
     responses=error_responses(401, 404),
 )
-def list_pages(doc_id: str, version_id: str, store: StoreDep, caller: CallerDep) -> PageList:
-    pages = _pages(store, caller, doc_id, version_id)
-    return PageList(data=pages, count=len(pages))
+def list_pages(doc_id: str, version_id: str, folio: FolioDep, caller: CallerDep) -> PageList:
+    return folio.pages(doc_id, version_id, collections=caller.collections)
 
 
-def page_image_file(store: Store, caller: Principal, doc_id: str, version_id: str, page: int) -> Response:
-    visible_version(store, doc_id, version_id, collections=caller.collections)
-    region = store.region_index(doc_id, version_id).page(doc_id, version_id, page)
-    if region is None:
-        raise AssetNotFound(f"{doc_id}@{version_id} has no page {page}")
-    return image_file(store, region.meta_get("image"), f"page {page} of {doc_id}@{version_id}")
-
-
-def image_file(store: Store, relative: str | None, what: str) -> Response:
-    if not relative:
-        raise AssetNotFound(f"no stored image for {what}")
+def image_response(image: bytes | PathType) -> Response:
+    """A stored PNG (``Folio.image``): its bytes (an object store) or its file."""
     # Versions are immutable, so their images are too.
     headers = {"Cache-Control": "private, max-age=86400, immutable"}
-    if not store.local:  # object store: the PNG is a row of the assets table (ingest/objstore.py)
-        try:
-            return Response(store.read_asset(relative), media_type="image/png", headers=headers)
-        except LookupError as e:
-            raise AssetNotFound(f"no stored image for {what}") from e
-    path = store.asset_path(relative)
-    if not path.is_file():
-        raise AssetNotFound(f"no stored image for {what}")
-    return FileResponse(path, media_type="image/png", headers=headers)
+    if isinstance(image, bytes):
+        return Response(image, media_type="image/png", headers=headers)
+    return FileResponse(image, media_type="image/png", headers=headers)
 
 
 @images.get(
@@ -373,9 +269,9 @@ def page_image(
     doc_id: str,
     version_id: str,
     n: Annotated[int, Path(ge=1, le=MAX_PAGE)],
-    store: StoreDep,
+    folio: FolioDep,
     caller: ImageCallerDep,
 ) -> Response:
     """The server-rendered page image. Its pixel width divided by the page width in points (from
     ``/pages``) is the scale that maps region bboxes onto it."""
-    return page_image_file(store, caller, doc_id, version_id, n)
+    return image_response(folio.page_image(doc_id, version_id, n, collections=caller.collections))

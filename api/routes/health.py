@@ -16,14 +16,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import APIRouter, Request
 
-from folio.api.deps import JobsDep, SettingsDep
+from folio.api.deps import FolioDep
 from folio.api.schemas import HealthOut
-from folio.ingest.store import Store
-from folio.kernel.model import PARSER_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -37,16 +34,6 @@ def _folio_version() -> str:
         return version("folio")
     except PackageNotFoundError:
         return "unknown"
-
-
-def store_counts(store: Store) -> dict[str, int]:
-    versions = store.list_versions()
-    return {
-        "documents": sum(1 for v in versions if v.latest),
-        "versions": len(versions),
-        "regions": sum(v.regions for v in versions),
-        "pages": sum(v.pages for v in versions if v.latest),
-    }
 
 
 class HealthCache:
@@ -96,19 +83,9 @@ class HealthCache:
 
 
 @router.get("/health", summary="Status, counts, active retrievers and models", response_model=HealthOut)
-async def health(request: Request, jobs: JobsDep, settings: SettingsDep) -> HealthOut:
+async def health(request: Request, folio: FolioDep) -> HealthOut:
     """Open without an API key (it shows no document content). ``counts`` may be up to a few
     seconds old; only the first call after an idle spell waits (at most 2 s) for fresh ones."""
     cache: HealthCache = request.app.state.health
     counts = await cache.current()
-    retrieval: dict[str, Any] = request.app.state.retriever.status()  # attribute reads only
-    return HealthOut(
-        status="ok",
-        version=cache.version,
-        parser_version=PARSER_VERSION,
-        counts=counts,
-        jobs=jobs.counts(),
-        retrieval=retrieval,
-        tokenizer=settings.tokenizer,
-        auth=request.app.state.keys.enabled,
-    )
+    return folio.health(counts=counts, version=cache.version, auth=request.app.state.keys.enabled)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends
 
-from folio.api.deps import CallerDep, JobsDep, require_key
+from folio.api.deps import CallerDep, FolioDep, require_key
 from folio.api.errors import JobNotFound
-from folio.api.jobs import Job
+from folio.api.jobs import JobHandle
 from folio.api.keys import Principal
 from folio.api.schemas import JobList, JobOut, error_responses
 from folio.ingest.store import DEFAULT_COLLECTION
@@ -14,14 +14,14 @@ from folio.ingest.store import DEFAULT_COLLECTION
 router = APIRouter(prefix="/jobs", tags=["jobs"], dependencies=[Depends(require_key)])
 
 
-def _sees(caller: Principal, job: Job) -> bool:
+def _sees(caller: Principal, job: JobHandle) -> bool:
     """A job belongs to the collection it writes to; a key sees only its collections' jobs."""
     return caller.sees(str(job.meta.get("collection", DEFAULT_COLLECTION)))
 
 
 @router.get("", summary="Recent jobs, newest first", response_model=JobList, responses=error_responses(401))
-def list_jobs(jobs: JobsDep, caller: CallerDep) -> JobList:
-    data = [JobOut(**j.snapshot()) for j in jobs.list() if _sees(caller, j)]
+def list_jobs(folio: FolioDep, caller: CallerDep) -> JobList:
+    data = [JobOut(**j.snapshot()) for j in folio.jobs.list() if _sees(caller, j)]
     return JobList(data=data, count=len(data))
 
 
@@ -31,8 +31,8 @@ def list_jobs(jobs: JobsDep, caller: CallerDep) -> JobList:
     response_model=JobOut,
     responses=error_responses(401, 404),
 )
-def get_job(job_id: str, jobs: JobsDep, caller: CallerDep) -> JobOut:
-    job = jobs.get(job_id)
+def get_job(job_id: str, folio: FolioDep, caller: CallerDep) -> JobOut:
+    job = folio.jobs.get(job_id)
     if job is None or not _sees(caller, job):
         raise JobNotFound(f"no such job: {job_id} (jobs are kept in memory until the server restarts)")
     return JobOut(**job.snapshot())

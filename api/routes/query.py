@@ -6,34 +6,28 @@ event loop stays free for ``/v1/health`` and uploads."""
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Depends, Response
 from pydantic import BaseModel
 
-from folio.api.deps import CallerDep, QueryPoolDep, RetrieverDep, SettingsDep, StoreDep, require_key
+from folio.api.application import Folio
+from folio.api.deps import CallerDep, FolioDep, QueryPoolDep, require_key
 from folio.api.offloop import OffLoopJSON
 from folio.api.pool import QueryPool
 from folio.api.query_ops import OPS
 from folio.api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
 from folio.assembly.types import ContextPackage, VerifyReport
-from folio.ingest.store import Store
-
-if TYPE_CHECKING:
-    from folio.api.settings import Settings
-    from folio.retrieval.search import Retriever
 
 # Large JSON bodies are parsed and validated on the query pool, not on the event loop (api.offloop).
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=OffLoopJSON)
 
 
-async def _run(op: str, req: BaseModel, pool: QueryPool, store: Store, retriever: Retriever, settings: Settings,
-               collections: frozenset[str] | None) -> Response:
+async def _run(op: str, req: BaseModel, pool: QueryPool, folio: Folio, collections: frozenset[str] | None) -> Response:
     """``op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
     FastAPI would encode an ``async def`` route's return value on the event loop, where a large
     package would hold up every other request."""
     fn = OPS[op][1]
-    local = functools.partial(fn, req, store, retriever, settings, collections)
+    local = functools.partial(fn, req, folio, collections)
     body = await pool.run_query(op, req.model_dump_json() if pool.processes else "", collections, local)
     return Response(body, media_type="application/json")
 
@@ -45,11 +39,10 @@ async def _run(op: str, req: BaseModel, pool: QueryPool, store: Store, retriever
     responses=error_responses(401, 404, 422, 503),
 )
 async def search(
-    req: SearchRequest, store: StoreDep, retriever: RetrieverDep, settings: SettingsDep, pool: QueryPoolDep,
-    caller: CallerDep,
+    req: SearchRequest, folio: FolioDep, pool: QueryPoolDep, caller: CallerDep,
 ) -> Response:
     """Hits only from the collections the key sees; naming a document elsewhere is a 404."""
-    return await _run("search", req, pool, store, retriever, settings, caller.collections)
+    return await _run("search", req, pool, folio, caller.collections)
 
 
 @router.post(
@@ -60,9 +53,7 @@ async def search(
 )
 async def context(
     req: ContextRequest,  # type: ignore[valid-type]
-    store: StoreDep,
-    retriever: RetrieverDep,
-    settings: SettingsDep,
+    folio: FolioDep,
     pool: QueryPoolDep,
     caller: CallerDep,
 ) -> Response:
@@ -70,7 +61,7 @@ async def context(
     ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
     ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt. ``tokenizer``
     names one of the server's tokenizers, never a path."""
-    return await _run("context", req, pool, store, retriever, settings, caller.collections)
+    return await _run("context", req, pool, folio, caller.collections)
 
 
 @router.post(
@@ -81,12 +72,10 @@ async def context(
 )
 async def verify(
     req: VerifyRequest,
-    store: StoreDep,
-    retriever: RetrieverDep,
-    settings: SettingsDep,
+    folio: FolioDep,
     pool: QueryPoolDep,
     caller: CallerDep,
 ) -> Response:
     """A ``context_request`` is built within the key's collections; a ``package`` sent in is
     checked as it is (it reads nothing from the store)."""
-    return await _run("verify", req, pool, store, retriever, settings, caller.collections)
+    return await _run("verify", req, pool, folio, caller.collections)

@@ -26,7 +26,8 @@ def test_every_tool_declares_its_output_schema_and_conforms(data_copy: Path) -> 
     import anyio.to_thread
     from mcp import Client
 
-    from folio.api.mcp_server import LazyResources, build_server
+    from folio.api.application import LazyFolio
+    from folio.api.mcp_server import build_server
     from tests.api.llm_standin import Reply, StandInLLM
 
     async def run(fn: Any) -> Any:
@@ -61,7 +62,7 @@ def test_every_tool_declares_its_output_schema_and_conforms(data_copy: Path) -> 
 
     with StandInLLM() as llm:
         settings = make_settings(data_copy, llm_base_url=llm.url, llm_model="stand-in")
-        server = build_server(LazyResources(settings), run, with_answer=True)
+        server = build_server(LazyFolio(settings), run, with_answer=True)
 
         async def main() -> None:
             async with Client(server, read_timeout_seconds=240) as client:

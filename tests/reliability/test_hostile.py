@@ -357,14 +357,13 @@ def _raw_requests(port: int, requests: list[bytes]) -> list[bytes]:
 def test_500_keeps_the_connection_usable(data_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a 500 the server dropped the keep-alive connection without ``Connection: close`` and the
     client's next request was reset. Now the 500 is the standard body and the connection lives on."""
-    import folio.api.query_ops
-    import folio.api.routes.regions
+    import folio.api.application
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret detail /etc/shadow")
 
-    monkeypatch.setattr(folio.api.query_ops, "search_hits", boom)
-    monkeypatch.setattr(folio.api.routes.regions, "visible_region", boom)
+    monkeypatch.setattr(folio.api.application, "search_hits", boom)  # what Folio.search and .region call
+    monkeypatch.setattr(folio.api.application, "visible_region", boom)
     body = b'{"query": "incident"}'
     search = (
         b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"

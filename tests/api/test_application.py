@@ -1,0 +1,153 @@
+"""The application layer (issue 21): one ``Folio`` object, opened once from the settings, that every
+interface calls (REST, CLI, MCP, the local client, the query workers), with the same response models;
+one LLM client; ingest job runners behind one protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import io
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from folio.api.app import create_app
+from folio.api.application import Folio
+from folio.api.cluster_jobs import ClusterJobRunner
+from folio.api.jobs import IngestSpec, JobRunner, LocalJobRunner
+from folio.api.schemas import SearchRequest
+from folio.kernel.errors import InvalidRequest
+from tests.api.conftest import make_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+QUESTION = "escalation path"
+
+
+def _mcp(folio: Folio, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The structured content of each MCP tool call, in-process, over ``folio``."""
+    import anyio.to_thread
+    from mcp import Client
+
+    from folio.api.mcp_server import build_server
+
+    async def run(fn: Any) -> Any:
+        return await anyio.to_thread.run_sync(fn)
+
+    async def main() -> list[dict[str, Any]]:
+        async with Client(build_server(lambda: folio, run), read_timeout_seconds=240) as client:
+            out = []
+            for name, args in calls:
+                result = await client.call_tool(name, args)
+                assert not result.is_error, result.content
+                out.append(result.structured_content)
+            return out
+
+    return asyncio.run(main())
+
+
+def test_rest_mcp_and_the_service_give_the_same_responses(client: TestClient) -> None:
+    """MCP's search, listing and region are the REST responses (they used other shapes and cut a
+    hit's text at 300 characters where REST cuts at 500)."""
+    folio: Folio = client.app.state.folio  # type: ignore[attr-defined]
+    rest_hits = client.post("/v1/search", json={"query": QUESTION, "k": 5}).json()
+    assert rest_hits == folio.search(SearchRequest(query=QUESTION, k=5)).model_dump(mode="json")
+    long_hit = next(h for h in rest_hits["data"] if h["text"] and len(h["text"]) > 300)
+    region_id = long_hit["region_id"]
+    hits, docs, region = _mcp(
+        folio,
+        [("search", {"query": QUESTION, "k": 5}), ("list_documents", {}), ("get_region", {"region_id": region_id})],
+    )
+    assert hits == rest_hits
+    assert docs == client.get("/v1/documents").json()
+    assert region == client.get(f"/v1/regions/{region_id}").json()
+
+
+def test_the_cli_search_is_the_service_search(client: TestClient, api_master: Path) -> None:
+    from folio.api.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["search", QUESTION, "-k", "5", "--json", "--data", str(api_master)]) == 0
+    import json
+
+    assert json.loads(out.getvalue()) == client.post("/v1/search", json={"query": QUESTION, "k": 5}).json()
+
+
+def test_every_front_end_registers_the_configured_tokenizers(data_copy: Path) -> None:
+    """Only the server's startup registered ``FOLIO_TOKENIZERS``; ``LocalFolio`` (and the CLI and MCP)
+    could not use a configured tokenizer by name."""
+    from folio.ingest.embed import minilm_path
+    from folio.local import LocalFolio
+
+    name = "service-test-minilm"  # a name no other test registers in this process
+    settings = make_settings(data_copy, tokenizers={name: str(minilm_path())})
+    package = LocalFolio(settings=settings).context("incident acknowledged", tokenizer=name, budget=400)
+    assert package.budget.tokenizer == name and package.budget.used <= 400
+
+
+def test_the_store_and_retriever_are_opened_in_one_place() -> None:
+    """``Folio.open`` is the one place that opens them (there were five, each different)."""
+    opened = []
+    for pkg in ("api", "folio"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            if "Retriever.from_settings(" in path.read_text(encoding="utf-8"):
+                opened.append(path.relative_to(ROOT).as_posix())
+    assert opened == ["api/application.py"]
+
+
+def test_one_llm_client_serves_answers_compression_rerank_and_summaries(data_copy: Path) -> None:
+    from folio.api.chat import AnswerClient
+    from folio.retrieval.llm import ChatClient
+
+    assert AnswerClient is ChatClient
+    posting = sorted(
+        p.relative_to(ROOT).as_posix()
+        for pkg in ("api", "retrieval", "ingest", "assembly", "folio")
+        for p in (ROOT / pkg).rglob("*.py")
+        if "/chat/completions" in p.read_text(encoding="utf-8") and "class " in p.read_text(encoding="utf-8")
+    )
+    assert posting == ["retrieval/llm.py"]
+    settings = make_settings(data_copy, llm_base_url="http://127.0.0.1:9/v1", llm_model="stand-in")
+    folio = Folio.open(settings)
+    assert folio.llm is folio.retriever.llm is folio.retriever.reranker.client  # type: ignore[union-attr]
+    assert folio.llm.timeout == 30.0  # rerank and summaries; answers and compress='llm' pass their own
+
+
+def test_job_runners_implement_one_protocol() -> None:
+    wanted = {
+        n: inspect.signature(getattr(JobRunner, n)) for n in ("start", "stop", "submit_ingest", "get", "list", "counts")
+    }
+    for runner in (LocalJobRunner, ClusterJobRunner):
+        for name, sig in wanted.items():
+            assert list(inspect.signature(getattr(runner, name)).parameters) == list(sig.parameters), (runner, name)
+    routes = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "api").rglob("*.py"))
+    assert not re.search(r"getattr\(\w+, \"remote\"", routes)  # no runner is told apart by an attribute
+
+
+def test_the_ray_runner_refuses_what_it_cannot_do_before_reaching_the_cluster(tmp_path: Path) -> None:
+    spec = IngestSpec(
+        store=None,
+        settings=make_settings(tmp_path),
+        data=b"%PDF",
+        filename="a.pdf",  # type: ignore[arg-type]
+        doc_id=None,
+        collection="default",
+        redo_degraded=True,
+    )
+    with pytest.raises(InvalidRequest, match="redo_degraded"):
+        ClusterJobRunner("ray://127.0.0.1:9").submit_ingest(spec)
+
+
+def test_the_local_runner_ingests_through_the_protocol(data_copy: Path, samples: Path) -> None:
+    with TestClient(create_app(make_settings(data_copy))) as c:
+        folio: Folio = c.app.state.folio  # type: ignore[attr-defined]
+        job = folio.submit_ingest(
+            (samples / "support-policy-v1.pdf").read_bytes(), filename="p.pdf", doc_id="again", collection="default"
+        )
+        asyncio.run(asyncio.wait_for(job.wait_async(), 120))
+        assert job.status == "done" and job.result and job.result["doc_id"] == "again"
+        assert c.get(f"/v1/jobs/{job.job_id}").json()["status"] == "done"
