@@ -433,6 +433,10 @@ class Store:
         return self.assets.path(relative)
 
     # ------------------------------------------------------- scans and searches
+    def has_table(self, table: str) -> bool:
+        """Whether the database has the table (a layer's table exists once it wrote a row)."""
+        return self.database.table(table) is not None
+
     def scan_versions(self, table: str, keys: Iterable[tuple[str, str]], columns: Sequence[str]) -> pa.Table | None:
         """The ``columns`` of every row of these versions in a version-scoped table (None: no such table)."""
         return self.database.scan_versions(table, keys, columns)
