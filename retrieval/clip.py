@@ -188,6 +188,10 @@ class ClipRetriever:
         self.model = model
         self.cache = VectorCache(FIGURES_TABLE)
 
+    def clear(self) -> None:
+        """Forget the cached figure vectors (``Retriever.refresh``)."""
+        self.cache = VectorCache(FIGURES_TABLE)
+
     def search(self, query: str, scope: Scope, limit: int) -> list[Candidate]:
         if scope.kinds is not None and "figure" not in scope.kinds:
             return []

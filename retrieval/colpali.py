@@ -279,6 +279,11 @@ class ColPaliRetriever:
         self._cache: OrderedDict[tuple[str, str], _VersionPages] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget the cached page multivectors (``Retriever.refresh``)."""
+        with self._lock:
+            self._cache.clear()
+
     def _version(self, key: tuple[str, str]) -> _VersionPages | None:
         with self._lock:
             hit = self._cache.get(key)

@@ -97,6 +97,11 @@ class PageLexRetriever:
         self._cache: OrderedDict[tuple[str, str], PageLexicon] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget the cached page lexicons (``Retriever.refresh``)."""
+        with self._lock:
+            self._cache.clear()
+
     def lexicon(self, doc_id: str, version_id: str) -> PageLexicon:
         key = (doc_id, version_id)
         with self._lock:

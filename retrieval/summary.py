@@ -236,6 +236,11 @@ class SummaryRouter:
         self._cache: OrderedDict[tuple[str, str], _VersionSummaries] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget the cached version summaries (``Retriever.refresh``)."""
+        with self._lock:
+            self._cache.clear()
+
     def _load(self, key: tuple[str, str]) -> _VersionSummaries:
         with self._lock:
             hit = self._cache.get(key)

@@ -209,10 +209,15 @@ class TextRetriever:
         self.store = store
         self.encoder = encoder
         self.ann_threshold = ann_threshold
+        self._qlock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget the cached vectors and query vectors (``Retriever.refresh``)."""
         self.cache = VectorCache("chunks")
         self._fts_ready = False
-        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._qlock = threading.Lock()
+        with self._qlock:
+            self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def embed_query(self, query: str) -> np.ndarray:
         with self._qlock:
