@@ -31,10 +31,8 @@ from folio.kernel.hit import RetrievalStrategy
 from folio.kernel.scope import Scope
 from folio.retrieval.clip import FIGURES_TABLE, ClipFigureIndexer, ClipModel, ClipRetriever
 from folio.retrieval.colpali import PAGES_TABLE, ColPaliModel, ColPaliPageIndexer, ColPaliRetriever
-from folio.retrieval.config import ModelSettings
 from folio.retrieval.pagelex import PageLexRetriever
 from folio.retrieval.text import Candidate, TextRetriever
-from folio.retrieval.visual import load_clip, load_colpali
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
@@ -165,23 +163,33 @@ class ChannelModels:
 
 
 @dataclass(frozen=True)
+class IndexerModels:
+    """What the ingest-side indexers are built from: the optional models loaded from settings
+    (``retrieval.visual.indexers_from_settings``) and how ColPali pools page vectors."""
+
+    clip: ClipModel | None = None
+    colpali: ColPaliModel | None = None
+    colpali_pool_factor: int = 0
+
+
+@dataclass(frozen=True)
 class ChannelSpec:
     """A channel in the registry: how to build its query side (None when its model is off) and its
-    ingest-side indexer from settings (None when the pipeline writes its table, or the model is off)."""
+    ingest-side indexer (None when the pipeline writes its table, or its model is off)."""
 
     name: str
     build: Callable[[ChannelModels], Channel | None]
-    indexer: Callable[[ModelSettings], VersionIndexer | None] = lambda _settings: None
+    indexer: Callable[[IndexerModels], VersionIndexer | None] = lambda _models: None
 
 
-def _clip_indexer(settings: ModelSettings) -> VersionIndexer | None:
-    model, _ = load_clip(settings)
-    return ClipFigureIndexer(model) if model is not None else None
+def _clip_indexer(models: IndexerModels) -> VersionIndexer | None:
+    return ClipFigureIndexer(models.clip) if models.clip is not None else None
 
 
-def _colpali_indexer(settings: ModelSettings) -> VersionIndexer | None:
-    model, _ = load_colpali(settings)
-    return ColPaliPageIndexer(model, pool_factor=settings.colpali_pool_factor) if model is not None else None
+def _colpali_indexer(models: IndexerModels) -> VersionIndexer | None:
+    if models.colpali is None:
+        return None
+    return ColPaliPageIndexer(models.colpali, pool_factor=models.colpali_pool_factor)
 
 
 # Every channel, in the order their lists are built.
@@ -212,7 +220,7 @@ def build_channels(models: ChannelModels) -> dict[str, Channel]:
     return {name: channel for name, channel in built if channel is not None}
 
 
-def channel_indexers(settings: ModelSettings) -> list[VersionIndexer]:
+def channel_indexers(models: IndexerModels) -> list[VersionIndexer]:
     """The ingest-side indexers of the channels that have one and whose model is on, in ``CHANNELS`` order."""
-    made = (spec.indexer(settings) for spec in CHANNELS)
+    made = (spec.indexer(models) for spec in CHANNELS)
     return [indexer for indexer in made if indexer is not None]

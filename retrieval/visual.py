@@ -15,6 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from folio.kernel.errors import ModelUnavailable
+from folio.retrieval.channels import IndexerModels, channel_indexers
 from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel
 from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel
 from folio.retrieval.config import ModelSettings
@@ -89,11 +90,10 @@ def indexers_from_settings(settings: ModelSettings) -> list[VersionIndexer]:
     LLM-written summaries are used only when ``settings.llm_summaries`` is true (one LLM call per
     section at ingest is slow and may cost money).
     """
-    # function-level: the summary indexer and its LLM client load only where ingest indexers are built;
-    # the channel registry imports this module (load_clip, load_colpali)
-    from folio.retrieval.channels import channel_indexers
+    # function-level: the summary indexer and its LLM client load only where ingest indexers are built
     from folio.retrieval.llm import client_from_settings
     from folio.retrieval.summary import SummaryIndexer
 
     llm = client_from_settings(settings) if settings.llm_summaries else None
-    return [SummaryIndexer(llm=llm), *channel_indexers(settings)]
+    models = IndexerModels(load_clip(settings)[0], load_colpali(settings)[0], settings.colpali_pool_factor)
+    return [SummaryIndexer(llm=llm), *channel_indexers(models)]
