@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from folio.ingest.claims import LIVE_WRITERS, retry_conflicts
+from folio.ingest.claims import LIVE_WRITERS
 from folio.ingest.compaction import compact
 from folio.ingest.objstore import is_local, storage_options_from_env
 from folio.ingest.rows import (
@@ -80,7 +80,6 @@ from folio.ingest.rows import (
     row_collection,
     sql_in,
 )
-from folio.ingest.rows import sql_str as _sql
 from folio.ingest.storage import recovery
 from folio.ingest.storage.assets import Assets, ObjectStoreAssets, assets_for
 from folio.ingest.storage.catalogue import Catalogue, Claim
@@ -173,35 +172,13 @@ class Store:
         self.region_table = RegionTable(self.database, cache_size=region_cache_size)
         self.chunk_table = ChunkTable(self.database)
         self.chunk_table.migrate()
+        # The parts' LanceDB tables and state under the names callers and tests have always used.
+        self.versions, self.regions, self.chunks = self.catalogue.table, self.region_table.table, self.chunk_table.table
+        self._claims, self._index_cache = self.catalogue.claims, self.region_table.cache
         if recover:
             self.recover()
 
     # ------------------------------------------------ the parts' tables, as before
-    @property
-    def versions(self) -> Any:
-        """The ``versions`` LanceDB table (tests and upkeep; readers go through the catalogue)."""
-        return self.catalogue.table
-
-    @property
-    def regions(self) -> Any:
-        return self.region_table.table
-
-    @property
-    def chunks(self) -> Any:
-        return self.chunk_table.table
-
-    @property
-    def db(self) -> Any:
-        return self.database.db
-
-    @property
-    def _claims(self) -> dict[tuple[str, str], Claim]:
-        return self.catalogue.claims
-
-    @property
-    def _index_cache(self) -> Any:
-        return self.region_table.cache
-
     @property
     def _fts_dirty(self) -> bool:
         return self.chunk_table.fts_dirty
@@ -209,14 +186,6 @@ class Store:
     @_fts_dirty.setter
     def _fts_dirty(self, value: bool) -> None:
         self.chunk_table.fts_dirty = value
-
-    @property
-    def region_cache_size(self) -> int:
-        return self.region_table.cache_size
-
-    @region_cache_size.setter
-    def region_cache_size(self, value: int) -> None:
-        self.region_table.cache_size = value
 
     def table(self, name: str, schema: pa.Schema | None = None) -> Any | None:
         """Open a version-scoped table by name (creating it when a schema is given)."""
@@ -316,19 +285,7 @@ class Store:
         """Append to a version-scoped table given by name and Arrow schema (``add`` takes a ``TableSpec``).
 
         The store adds its ``writer`` column to that schema."""
-        if "writer" not in schema.names:
-            schema = schema.append(WRITER_FIELD)
-        with self.database.write_lock:
-            table = self.database.open(table_name, schema)
-            if "writer" not in table.schema.names:
-                retry_conflicts(lambda: table.add_columns([WRITER_FIELD]))
-            if isinstance(rows, pa.Table):
-                data = rows
-            else:
-                data = pa.Table.from_pylist([{**r, "writer": ""} for r in rows], schema=schema)
-            if data.num_rows:
-                tagged = self.catalogue.tagged(table, table_name, data)
-                retry_conflicts(lambda: table.add(tagged))
+        self.database.append(table_name, schema, rows, self.catalogue.tagged)
 
     def index_text(self, table: str, column: str = "text") -> None:
         """(Re)build a full-text index on ``column`` of a version-scoped table (summaries)."""
@@ -354,9 +311,6 @@ class Store:
         """
         with self.database.write_lock:
             claim = self.catalogue.claim_for(doc_id, version_id)
-            # Two writers racing to put one doc_id in two collections: neither commits.
-            others = [r for r in self.catalogue.rows_now(f"doc_id = {_sql(doc_id)}") if r.get("writer") != claim.writer]
-            self.check_collection_free(doc_id, claim.collection, others)
             self.catalogue.check_written(claim)
             self.ensure_fts()
             values = {

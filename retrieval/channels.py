@@ -1,21 +1,24 @@
 """Retrieval channels: each ranked list that fusion combines, with its model, table, indexer and query.
 
 A channel answers one question, "which stored units of this scope match the query, best first?", in its
-own way, and says what it needs to do so: the model it runs (``model``), the table it reads (``table``),
-what writes that table at ingest (``indexer``) and its weight in fusion. ``CHANNELS`` lists them in the
+own way, and says what it needs to do so: the model it runs, the table it reads (``table``), what writes
+that table at ingest (its ``ChannelSpec.indexer``) and its weight in fusion (``weight``). ``CHANNELS`` lists them in the
 order their lists are built (an order ColPali depends on: it also rescores the pages the lists before it
 found); ``STRATEGY_CHANNELS`` says which channels a strategy runs. The retriever (``retrieval.search``)
 runs a strategy's channels, then fuses, applies quotas and reranks.
 
-================  ========================================  ===========  =====================================
-channel           model                                     table        ingest-side indexer
-================  ========================================  ===========  =====================================
-``bm25``          LanceDB's full-text index                 ``chunks``   the pipeline's chunks (every ingest)
-``dense``         the text encoder (MiniLM)                 ``chunks``   the pipeline's chunks (every ingest)
-``clip``          an open_clip model (optional)             ``figures``  ``ClipFigureIndexer``
-``colpali``       a colpali-engine model (optional)         ``pages``    ``ColPaliPageIndexer``
-``pagelex``       BM25 over whole page texts                ``regions``  none: reads the page regions
-================  ========================================  ===========  =====================================
+================  ======================================  ===========  ==========================================
+channel           model                                   table        ingest-side indexer
+================  ======================================  ===========  ==========================================
+``bm25``          LanceDB's full-text index               ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
+``dense``         the text encoder (MiniLM)               ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
+``clip``          an open_clip model (optional)           ``figures``  ``ClipFigureIndexer``
+``colpali``       a colpali-engine model (optional)       ``pages``    ``ColPaliPageIndexer``
+``pagelex``       BM25 over whole page texts              ``regions``  none: reads the page regions
+================  ======================================  ===========  ==========================================
+
+The text channels' indexer runs in every ingest, before the others (``ingest`` never imports
+``retrieval``; the optional indexers are handed to it, ``retrieval.visual.indexers_from_settings``).
 
 A new channel is a class with these members and one entry in ``CHANNELS``.
 """

@@ -100,7 +100,6 @@ class ObjectStoreAssets(Assets):
         discard_staged(store, doc_id, version_id)
 
 
-
 def assets_for(data_dir: str, *, local: bool) -> LocalAssets | ObjectStoreAssets:
     """The assets implementation of a store at ``data_dir`` (a folder when ``local``, else an object-store URI)."""
     return LocalAssets(data_dir) if local else ObjectStoreAssets(data_dir)

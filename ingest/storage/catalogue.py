@@ -372,8 +372,11 @@ class Catalogue:
         return data.select(table.schema.names).cast(table.schema)
 
     def check_written(self, claim: Claim) -> None:
-        """Before a commit: every table holds exactly the rows this writer wrote, and rows a dead or
-        superseded writer left in this version are removed (they never become visible)."""
+        """Before a commit: the document is in no other collection (two writers racing to put one doc_id in
+        two collections: neither commits), every table holds exactly the rows this writer wrote, and rows a
+        dead or superseded writer left in this version are removed (they never become visible)."""
+        others = [r for r in self.rows_now(f"doc_id = {_sql_str(claim.doc_id)}") if r.get("writer") != claim.writer]
+        self.check_collection_free(claim.doc_id, claim.collection, others)
         for name, n in claim.counts.items():
             t = self.database.table(name)
             have = t.count_rows(claim.mine) if t is not None else 0

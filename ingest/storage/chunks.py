@@ -17,8 +17,7 @@ import pyarrow as pa
 
 from folio.ingest.claims import retry_conflicts
 from folio.ingest.rows import FTS_COLUMN, TEXT_DIM, scope_filter
-from folio.ingest.storage.database import Database
-from folio.ingest.storage.regions import Tagger
+from folio.ingest.storage.database import Database, Tagger
 from folio.kernel.model import Region
 from folio.kernel.scope import Scope
 from folio.kernel.textnorm import fts_text

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
 import pyarrow as pa
 
 from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import versions_filter
+from folio.ingest.rows import WRITER_FIELD, versions_filter
+
+# Rows with their ``writer`` set from the claims on their versions, cast to a table's schema
+# (``Catalogue.tagged(table, table_name, rows)``).
+Tagger = Callable[[Any, str, pa.Table], pa.Table]
 
 
 class Database:
@@ -61,6 +65,23 @@ class Database:
         except (ValueError, FileNotFoundError):
             return None
         return self.tables[name]
+
+    def append(self, name: str, schema: pa.Schema, rows: pa.Table | list[dict[str, Any]], tagged: Tagger) -> None:
+        """Append to a version-scoped table given by name and Arrow schema, creating it when absent; the
+        rows get the ``writer`` column (added to the schema, and to a table of an older folio) from ``tagged``."""
+        if "writer" not in schema.names:
+            schema = schema.append(WRITER_FIELD)
+        with self.write_lock:
+            table = self.open(name, schema)
+            if "writer" not in table.schema.names:
+                retry_conflicts(lambda: table.add_columns([WRITER_FIELD]))
+            if isinstance(rows, pa.Table):
+                data = rows
+            else:
+                data = pa.Table.from_pylist([{**r, "writer": ""} for r in rows], schema=schema)
+            if data.num_rows:
+                tagged_rows = tagged(table, name, data)
+                retry_conflicts(lambda: table.add(tagged_rows))
 
     def checkout(self, name: str, version: int) -> Any:
         """A fresh handle on table ``name`` as it was at LanceDB ``version`` (the shared handle stays on the latest)."""

@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Any
-
-import pyarrow as pa
+from collections.abc import Sequence
 
 from folio.ingest.claims import retry_conflicts
 from folio.ingest.rows import sql_str
-from folio.ingest.storage.database import Database
+from folio.ingest.storage.database import Database, Tagger
 from folio.kernel.errors import RegionNotFound
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
-
-# A version's rows with their ``writer`` set from its claim: ``Catalogue.tagged``.
-Tagger = Callable[[Any, str, pa.Table], pa.Table]
 
 
 class RegionTable:
