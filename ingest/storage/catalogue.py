@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from folio.ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
-from folio.ingest.rows import COLLECTION_COLUMN, DEFAULT_COLLECTION, WRITER_FIELD, check_collection, row_collection
+from folio.ingest.rows import COLLECTION_COLUMN, DEFAULT_COLLECTION, WRITER_FIELD, row_collection
 from folio.ingest.rows import sql_str as _sql_str
 from folio.ingest.storage.database import Database
 from folio.kernel.errors import ClaimLost, CollectionConflict, DocumentNotFound, VersionBusy, VersionNotFound
@@ -253,8 +253,7 @@ class Catalogue:
         remove_claim: Callable[[str, str, str], None],
     ) -> bool:
         """Claim a version for writing (``Store.begin_version``); ``remove_claim(doc, version, writer)``
-        removes a dead writer's pending version with its rows and assets."""
-        check_collection(collection)
+        removes a dead writer's pending version with its rows and assets. ``collection`` is checked by the caller."""
         deadline = time.monotonic() + wait.total_seconds()
         pause = 0.1
         with self.database.write_lock:
