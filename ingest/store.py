@@ -54,10 +54,8 @@ crash leftovers). Retrieval and the application see the store through ``StoreRea
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -67,7 +65,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from folio.ingest.claims import LIVE_WRITERS
 from folio.ingest.compaction import compact
 from folio.ingest.objstore import is_local, storage_options_from_env
 from folio.ingest.rows import (
@@ -313,15 +310,7 @@ class Store:
             claim = self.catalogue.claim_for(doc_id, version_id)
             self.catalogue.check_written(claim)
             self.ensure_fts()
-            values = {
-                "status": "ready",
-                "pages": pages,
-                "regions": regions,
-                "report": json.dumps(report, ensure_ascii=False),
-                "created_at": time.time() if created_at is None else created_at,
-                "counts": json.dumps(claim.counts, sort_keys=True),
-            }
-            self.catalogue.flip_ready(claim, values)
+            self.catalogue.flip_ready(claim, pages=pages, regions=regions, report=report, created_at=created_at)
             self.committed()
 
     def committed(self) -> None:
@@ -349,10 +338,9 @@ class Store:
     def abort_version(self, doc_id: str, version_id: str) -> None:
         """Undo a failed ingest: this writer's rows and claim go; nothing of any other writer is touched."""
         with self.database.write_lock:
-            claim = self.catalogue.claims.pop((doc_id, version_id), None)
+            claim = self.catalogue.release(doc_id, version_id)
             if claim is None:
                 return
-            LIVE_WRITERS.discard(claim.writer)
             recovery.remove_claim(self, doc_id, version_id, claim.writer)
             self.assets.aborted(self, doc_id, version_id)
 

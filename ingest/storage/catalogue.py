@@ -386,12 +386,30 @@ class Catalogue:
             if t.count_rows(foreign):
                 retry_conflicts(partial(t.delete, foreign))
 
-    def flip_ready(self, claim: Claim, values: dict[str, Any]) -> None:
-        """Make the claimed version ready in one commit, conditional on its writer, and read it back:
-        ``ClaimLost`` when the claim was taken over or deleted meanwhile."""
+    def flip_ready(
+        self, claim: Claim, *, pages: int, regions: int, report: dict[str, Any], created_at: float | None
+    ) -> None:
+        """Make the claimed version ready in one commit, conditional on its writer, with what the ingest
+        recorded (``created_at`` None: now), and read it back: ``ClaimLost`` when the claim was taken over or
+        deleted meanwhile."""
+        values = {
+            "status": "ready",
+            "pages": pages,
+            "regions": regions,
+            "report": json.dumps(report, ensure_ascii=False),
+            "created_at": time.time() if created_at is None else created_at,
+            "counts": json.dumps(claim.counts, sort_keys=True),
+        }
         retry_conflicts(lambda: self.table.update(where=f"{claim.mine} AND status = 'pending'", values=values))
         ready = [r for r in self.rows_now(version_key(claim.doc_id, claim.version_id)) if r["status"] == "ready"]
         if [r.get("writer") for r in ready] != [claim.writer]:
             raise ClaimLost(f"{claim.doc_id}@{claim.version_id} was taken over by another writer before it committed")
         del self.claims[(claim.doc_id, claim.version_id)]
         LIVE_WRITERS.discard(claim.writer)
+
+    def release(self, doc_id: str, version_id: str) -> Claim | None:
+        """Give up this store's claim on a version (a failed ingest); its rows are the caller's to remove."""
+        claim = self.claims.pop((doc_id, version_id), None)
+        if claim is not None:
+            LIVE_WRITERS.discard(claim.writer)
+        return claim
