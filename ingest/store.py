@@ -78,7 +78,7 @@ from folio.ingest.rows import (
     sql_in,
 )
 from folio.ingest.storage import recovery
-from folio.ingest.storage.assets import Assets, ObjectStoreAssets, assets_for
+from folio.ingest.storage.assets import Assets, assets_for
 from folio.ingest.storage.catalogue import Catalogue, Claim
 from folio.ingest.storage.chunks import ChunkTable
 from folio.ingest.storage.database import Database
@@ -161,8 +161,6 @@ class Store:
         # The folder the parser renders a version's images into (a staging folder on an object store).
         self.assets_root = self.assets.root
         self._write_lock = self.database.write_lock  # one writer thread at a time in this process
-        if isinstance(self.assets, ObjectStoreAssets):
-            self.assets.bind(self)
         self.compact_every = compact_every
         self._commits = 0
         self.catalogue = Catalogue(self.database)
@@ -368,7 +366,7 @@ class Store:
 
     def read_asset(self, relative: str) -> bytes:
         """The bytes of a stored image named in a region's meta (``RegionNotFound`` when absent)."""
-        return self.assets.read(relative)
+        return self.assets.read(self, relative)
 
     def asset_path(self, relative: str) -> Path:
         """Resolve an asset path stored in a region's meta, refusing anything outside the data dir."""

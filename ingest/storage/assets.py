@@ -28,7 +28,7 @@ class Assets(ABC):
     data_dir: str
 
     @abstractmethod
-    def read(self, relative: str) -> bytes:
+    def read(self, store: AssetStore, relative: str) -> bytes:
         """The bytes of a stored image named in a region's payload (``RegionNotFound`` when absent)."""
 
     def written(self, store: AssetStore, doc_id: str, version_id: str) -> None:  # noqa: B027 - a no-op hook
@@ -61,7 +61,7 @@ class LocalAssets(Assets):
         self.data_dir = data_dir
         self.root = Path(data_dir) / "assets"
 
-    def read(self, relative: str) -> bytes:
+    def read(self, store: AssetStore, relative: str) -> bytes:
         try:
             return self.path(relative).read_bytes()
         except OSError as e:
@@ -81,14 +81,9 @@ class ObjectStoreAssets(Assets):
         self.data_dir = data_dir
         sweep_staging()  # what killed writers of this machine left in their staging folders
         self.root = Path(tempfile.gettempdir()) / f"{STAGING_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}" / "assets"
-        self._store: AssetStore | None = None
 
-    def bind(self, store: AssetStore) -> None:
-        """The store whose tables hold the images (set once by the store that owns these assets)."""
-        self._store = store
-
-    def read(self, relative: str) -> bytes:
-        data = read_asset(self._store, relative) if self._store is not None else None
+    def read(self, store: AssetStore, relative: str) -> bytes:
+        data = read_asset(store, relative)
         if data is None:
             raise RegionNotFound(f"no such asset: {relative}")
         return data
