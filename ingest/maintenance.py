@@ -44,9 +44,7 @@ def check(store: Store, *, repair: bool = False) -> dict[str, Any]:
         present[name] = [
             {**p, "region_id": p[id_col]} for p in t.search().select(cols).limit(None).to_arrow().to_pylist()
         ]
-    asset_dirs = (
-        sorted(p.name for p in store.assets_root.iterdir()) if store.local and store.assets_root.exists() else []
-    )
+    asset_dirs = sorted(p.name for p in store.assets.folders())  # local stores' image folders
     versions: list[dict[str, Any]] = store.versions.search().limit(None).to_arrow().to_pylist()
 
     problems: list[dict[str, Any]] = []

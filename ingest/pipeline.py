@@ -247,6 +247,23 @@ def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> In
     )
 
 
+@dataclass(frozen=True)
+class ChunkIndexer:
+    """``VersionIndexer`` of the text channels (``retrieval.channels``: ``bm25`` and ``dense``): the
+    searchable small units of a version with their text vectors, into ``chunks``. Every ingest runs it,
+    before the other indexers: text search is always on. Progress goes to the ``embed`` stage."""
+
+    encoder: TextEncoder
+    progress: Progress
+    name = "chunks"
+
+    def index_version(self, store: Store, parsed: ParsedDocument) -> int:
+        searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
+        vectors = self.encoder.encode([r.text for r in searchable], progress=lambda d, t: self.progress("embed", d, t))
+        store.add_chunks(searchable, vectors)
+        return len(searchable)
+
+
 def _write_version(
     store: Store,
     parsed: ParsedDocument,
@@ -254,12 +271,10 @@ def _write_version(
     indexers: Sequence[VersionIndexer],
     report_progress: Progress,
 ) -> None:
-    """The claimed version's rows: regions, searchable chunks with their text vectors, then each
-    indexer's rows (figure and page vectors, summaries)."""
+    """The claimed version's rows: regions, searchable chunks with their text vectors (``ChunkIndexer``),
+    then each other indexer's rows (figure and page vectors, summaries)."""
     store.add_regions(parsed.regions)
-    searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
-    vectors = encoder.encode([r.text for r in searchable], progress=lambda d, t: report_progress("embed", d, t))
-    store.add_chunks(searchable, vectors)
+    ChunkIndexer(encoder, report_progress).index_version(store, parsed)
     for indexer in indexers:
         n = indexer.index_version(store, parsed)
         report_progress(f"index:{indexer.name}", n, n)

@@ -1,7 +1,9 @@
-"""Storage names that need no LanceDB: collections, SQL literals, column names, searchable kinds.
+"""Storage names that need no LanceDB: collections, SQL literals and filters, column names, searchable kinds.
 
-Shared by the store (``ingest/store.py``), its maintenance (``ingest/maintenance.py``) and the
-retrievers. The table row models and their schemas are in ``ingest/tables.py``.
+Shared by the store (``ingest/store.py``, ``ingest/storage/``) and its maintenance (``ingest/maintenance.py``):
+every SQL string folio sends to LanceDB is built from these (retrieval hands the store a ``Scope``, and the
+store turns it into a filter with ``scope_filter``). The table row models and their schemas are in
+``ingest/tables.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pyarrow as pa
 
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.model import CHILD_KINDS
+from folio.kernel.scope import Scope
 
 SEARCH_KINDS: tuple[str, ...] = (*CHILD_KINDS, "page")
 
@@ -60,3 +63,34 @@ def sql_in(column: str, values: Iterable[str]) -> str:
     if not vals:
         return "false"
     return f"{column} IN ({', '.join(sql_str(v) for v in vals)})"
+
+
+def versions_filter(keys: Iterable[tuple[str, str]]) -> str:
+    """The rows of these (doc_id, version_id) pairs, for a version-scoped table (a superset when two
+    documents share a version id: callers that need exact pairs check them on the rows).
+
+    >>> versions_filter([("a", "v1")])
+    "version_id IN ('v1') AND doc_id IN ('a')"
+    """
+    keys = list(keys)
+    return f"{sql_in('version_id', (v for _, v in keys))} AND {sql_in('doc_id', (d for d, _ in keys))}"
+
+
+def scope_filter(scope: Scope, *, page_column: str = "page", kind_column: str | None = "kind") -> str:
+    """SQL prefilter for a version-scoped table. ``version_id`` goes first: it is the selective,
+    indexed column; ``doc_id`` is added because one file ingested under two doc ids shares a hash.
+
+    >>> scope_filter(Scope((("a", "v1"),), pages=frozenset({2, 1}), kinds=frozenset({"page"})))
+    "version_id IN ('v1') AND doc_id IN ('a') AND page IN (1, 2) AND kind IN ('page')"
+    """
+    parts = [
+        sql_in("version_id", (v for _, v in scope.versions)),
+        sql_in("doc_id", (d for d, _ in scope.versions)),
+    ]
+    if scope.pages is not None:
+        parts.append(
+            f"{page_column} IN ({', '.join(str(p) for p in sorted(scope.pages))})" if scope.pages else "false"
+        )
+    if scope.kinds is not None and kind_column:
+        parts.append(sql_in(kind_column, scope.kinds))
+    return " AND ".join(parts)

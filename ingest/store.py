@@ -18,7 +18,8 @@ through ``RegionRow``, which migrates rows of older parser versions.
 
 Rendered page images and figure crops are PNG files under ``<data>/assets/<doc_id>@<version_id>/``;
 on an object store (``s3://…``) they are rows of the version-scoped ``assets`` table instead
-(``ingest/objstore.py``), and the store's connection options come from the environment.
+(``ingest/objstore.py``, ``ingest/storage/assets.py``), and the store's connection options come from
+the environment.
 
 Collections: every versions row names the ``collection`` its document belongs to (``default``
 unless the ingest said otherwise; data dirs from before collections read as ``default`` and get the
@@ -42,64 +43,50 @@ first too: the versions row goes, then the rows and assets behind it.
 
 Maintenance (``ingest/maintenance.py``): LanceDB keeps every table version and deleted row until
 told otherwise, so writers compact and clean up old versions every ``COMPACT_EVERY`` commits.
+
+The parts (``ingest/storage/``), each with one job, which ``Store`` composes: ``Database`` (the
+connection and its tables), ``Catalogue`` (versions and claims), ``RegionTable``, ``ChunkTable``
+(text vectors, the full-text index and their searches), ``Assets`` (``LocalAssets`` or
+``ObjectStoreAssets``, chosen once when the store opens) and ``recovery`` (removing versions and
+crash leftovers). Retrieval and the application see the store through ``StoreReader``
+(``ingest/storage/interface.py``): scans and searches that take a ``Scope``, never a query string.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import shutil
-import threading
-import time
-import uuid
-from collections import OrderedDict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from folio.ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
 from folio.ingest.compaction import compact
-from folio.ingest.objstore import (
-    STAGING_PREFIX,
-    discard_staged,
-    is_local,
-    read_asset,
-    storage_options_from_env,
-    sweep_staging,
-    upload_staged,
-)
+from folio.ingest.objstore import is_local, storage_options_from_env
 from folio.ingest.rows import (
     COLLECTION_COLUMN,
     DEFAULT_COLLECTION,
     FTS_COLUMN,
     SEARCH_KINDS,
-    TEXT_DIM,
     WRITER_FIELD,
     check_collection,
     row_collection,
     sql_in,
 )
-from folio.ingest.rows import sql_str as _sql_str
-from folio.kernel.errors import (
-    ClaimLost,
-    CollectionConflict,
-    DocumentNotFound,
-    RegionNotFound,
-    VersionBusy,
-    VersionNotFound,
-)
+from folio.ingest.storage import recovery
+from folio.ingest.storage.assets import Assets, assets_for
+from folio.ingest.storage.catalogue import Catalogue, Claim
+from folio.ingest.storage.chunks import ChunkTable
+from folio.ingest.storage.database import Database
+from folio.ingest.storage.regions import RegionTable
+from folio.kernel.errors import RegionNotFound
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import DocumentVersion, Region
-from folio.kernel.textnorm import fts_text
+from folio.kernel.scope import Scope
 from folio.settings import default_data_dir  # the store's default place is a setting (FOLIO_DATA)
 
 # Function-level imports: ``folio.ingest.tables`` imports LanceDB (about a second); the store loads it on
@@ -129,7 +116,6 @@ def __getattr__(name: str) -> Any:
 
 
 logger = logging.getLogger(__name__)
-_PINNED_VERSION: ContextVar[tuple[Store, int] | None] = ContextVar("folio_pinned_versions", default=None)
 
 # How long a second writer of the same version waits for the first before giving up.
 CLAIM_WAIT = timedelta(minutes=30)
@@ -139,29 +125,11 @@ REGION_CACHE_SIZE = 64
 COMPACT_EVERY = 20
 
 
-@dataclass
-class Claim:
-    """This Store's hold on one pending version: the writer id its rows carry, and what it wrote."""
-
-    doc_id: str
-    version_id: str
-    writer: str
-    collection: str = DEFAULT_COLLECTION
-    counts: dict[str, int] = field(default_factory=dict)
-    heartbeat: float = field(default_factory=time.time)
-
-    @property
-    def key(self) -> str:
-        return f"doc_id = {_sql_str(self.doc_id)} AND version_id = {_sql_str(self.version_id)}"
-
-    @property
-    def mine(self) -> str:
-        return f"{self.key} AND writer = {_sql_str(self.writer)}"
 
 
 class Store:
-    """The LanceDB-backed store. Thread-safe for one writer and many readers in a process; any number
-    of processes may read and write one store (module docstring: claims)."""
+    """The LanceDB-backed store: a facade over its parts (module docstring). Thread-safe for one writer
+    and many readers in a process; any number of processes may read and write one store (claims)."""
 
     def __init__(
         self,
@@ -176,10 +144,6 @@ class Store:
         (except the one-time ``fts`` migration of data from an older folio); ``recover=True`` runs
         the crash cleanup, which only a writer should ask for. ``storage_options``: LanceDB's
         object-store options (default: from the environment, ``ingest.objstore``)."""
-        import tempfile
-
-        import lancedb
-
         self.uri = str(uri or default_data_dir())
         self.local = is_local(self.uri)
         if self.uri.startswith("file://"):
@@ -187,273 +151,80 @@ class Store:
         if self.local:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
         self.storage_options = storage_options if storage_options is not None else storage_options_from_env(self.uri)
-        # Strong consistency: every read sees the latest commit, also another process's (CLI ingest
-        # while the server runs, other API replicas, Ray workers). The check is one manifest lookup
-        # per read (a LIST request on an object store).
-        self.db = lancedb.connect(
-            os.path.join(self.uri, "lancedb") if self.local else self.uri,
-            read_consistency_interval=timedelta(0),
-            storage_options=self.storage_options or None,
-        )
-        self._tables: dict[str, Any] = {}
-        if not self.local:
-            sweep_staging()  # what killed writers of this machine left in their staging folders
-        # Remote stores: a local staging folder the parser renders into; ``add_regions`` moves its
-        # PNGs into the ``assets`` table.
-        self.assets_root = (
-            Path(self.uri) / "assets"
-            if self.local
-            else Path(tempfile.gettempdir()) / f"{STAGING_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}" / "assets"
-        )
-        self._write_lock = threading.RLock()
-        self._index_cache: OrderedDict[str, RegionIndex] = OrderedDict()
-        self.region_cache_size = region_cache_size
+        self.database = Database(self.uri, local=self.local, storage_options=self.storage_options)
+        self.assets: Assets = assets_for(self.uri, local=self.local)
+        # The folder the parser renders a version's images into (a staging folder on an object store).
+        self.assets_root = self.assets.root
+        self._write_lock = self.database.write_lock  # one writer thread at a time in this process
         self.compact_every = compact_every
-        self._claims: dict[tuple[str, str], Claim] = {}
-        self._claim_columns_ok = False
         self._commits = 0
-        self._versions_cache: tuple[int, list[dict[str, Any]]] | None = None
-        self._cache_lock = threading.Lock()
-        from folio.ingest.tables import CHUNKS, REGIONS, VERSIONS
-
-        self.versions = self._table(VERSIONS.name, VERSIONS.schema)
-        self.regions = self._table(REGIONS.name, REGIONS.schema)
-        self.chunks = self._table(CHUNKS.name, CHUNKS.schema)
-        self._fts_dirty = False
-        self._migrate_chunks()
+        self.catalogue = Catalogue(self.database)
+        self.region_table = RegionTable(self.database, cache_size=region_cache_size)
+        self.chunk_table = ChunkTable(self.database)
+        self.chunk_table.migrate()
+        # The parts' LanceDB tables and state under the names callers and tests have always used.
+        self.versions, self.regions, self.chunks = self.catalogue.table, self.region_table.table, self.chunk_table.table
+        self._claims, self._index_cache = self.catalogue.claims, self.region_table.cache
         if recover:
             self.recover()
 
-    # ----------------------------------------------------------------- tables
-    def _table(self, name: str, schema: pa.Schema) -> Any:
-        """Open ``name``, creating it with ``schema`` when absent (an existing table keeps its own
-        schema, so data written by an older folio opens and can be migrated)."""
-        if name not in self._tables:
-            try:
-                self._tables[name] = self.db.open_table(name)
-            except (ValueError, FileNotFoundError):
-                self._tables[name] = self.db.create_table(name, schema=schema, exist_ok=True)
-        return self._tables[name]
+    # ------------------------------------------------ the parts' tables, as before
+    @property
+    def _fts_dirty(self) -> bool:
+        return self.chunk_table.fts_dirty
+
+    @_fts_dirty.setter
+    def _fts_dirty(self, value: bool) -> None:
+        self.chunk_table.fts_dirty = value
 
     def table(self, name: str, schema: pa.Schema | None = None) -> Any | None:
         """Open a version-scoped table by name (creating it when a schema is given)."""
-        if schema is not None:
-            return self._table(name, schema)
-        if name in self._tables:
-            return self._tables[name]
-        try:
-            self._tables[name] = self.db.open_table(name)
-        except (ValueError, FileNotFoundError):
-            return None
-        return self._tables[name]
+        return self.database.table(name, schema)
 
     def table_names(self) -> list[str]:
-        """Names of the tables in the database, sorted."""
-        names: list[str] = []
-        token: str | None = None
-        while True:
-            page = self.db.list_tables(page_token=token)
-            names += page.tables
-            token = page.page_token
-            if not token:
-                return sorted(names)
+        return self.database.table_names()
 
     def version_tables(self) -> list[Any]:
-        """Every version-scoped table in the database: each table but ``versions`` that has the
-        ``doc_id`` and ``version_id`` columns, whichever layer created it (``ingest.tables.TableSpec``).
+        """Every version-scoped table in the database (``Database.version_tables``)."""
+        return self.database.version_tables()
 
-        Found in the database rather than from a list of names, so a process that never imported
-        the layer owning a table (``folio check``, a delete) still cleans, checks and deletes its rows."""
-        out = []
-        for name in self.table_names():
-            if name == "versions":
-                continue
-            t = self.table(name)
-            if t is not None and {"doc_id", "version_id"} <= set(t.schema.names):
-                out.append(t)
-        return out
-
-    def _migrate_chunks(self) -> None:
-        """Data dirs written before the ``fts`` column existed get it (a copy of ``text``).
-
-        Their CJK text stays unsplit until re-ingested; Latin text indexes exactly as before.
-        """
-        if FTS_COLUMN in self.chunks.schema.names:
-            return
-        logger.warning("adding the %r column to chunks (data written by an older folio)", FTS_COLUMN)
-        with self._write_lock:
-            self.chunks.add_columns({FTS_COLUMN: "text"})
-            self._fts_dirty = True
-            self.ensure_fts()
-
-    # ------------------------------------------------------------- versions
+    # ------------------------------------------------------------- the catalogue
     def versions_version(self) -> int:
-        """The versions table's LanceDB version: the one pinned for this request (``pinned_versions``),
-        else read now (a round trip that sees other processes' commits)."""
-        pinned = _PINNED_VERSION.get()
-        if pinned is not None and pinned[0] is self:
-            return pinned[1]
-        return int(self.versions.version)
+        return self.catalogue.version()
 
     @contextmanager
     def pinned_versions(self) -> Iterator[int]:
-        """Read the versions table's version once for a whole request: inside the block, scope
-        resolution, file names and region sources all see that one snapshot (and skip the round trip)."""
-        version = int(self.versions.version)
-        token = _PINNED_VERSION.set((self, version))
-        try:
+        """Read the versions table's version once for a whole request (``Catalogue.pinned``)."""
+        with self.catalogue.pinned() as version:
             yield version
-        finally:
-            _PINNED_VERSION.reset(token)
-
-    def _version_rows(
-        self, *, doc_id: str | None = None, version_id: str | None = None, status: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Rows of the (small) versions table, cached per LanceDB table version.
-
-        Every query resolves its scope through here, so re-reading the table each time (~5 ms)
-        would dominate warm query latency; checking the table version costs ~0.3 ms and still
-        sees commits made by other processes (strong read consistency).
-        """
-        current = self.versions_version()
-        with self._cache_lock:
-            cached = self._versions_cache
-        if cached is None or cached[0] != current:
-            rows_all: list[dict[str, Any]] = self.versions.search().limit(None).to_arrow().to_pylist()
-            cached = (current, rows_all)
-            with self._cache_lock:
-                self._versions_cache = cached
-        return [
-            r
-            for r in cached[1]
-            if (doc_id is None or r["doc_id"] == doc_id)
-            and (version_id is None or r["version_id"] == version_id)
-            and (status is None or r["status"] == status)
-        ]
 
     def list_versions(
-        self,
-        doc_id: str | None = None,
-        *,
-        include_pending: bool = False,
-        collections: Collection[str] | None = None,
+        self, doc_id: str | None = None, *, include_pending: bool = False, collections: Collection[str] | None = None
     ) -> list[DocumentVersion]:
-        """Ready versions (newest first within a document); ``latest`` marks each document's newest.
-
-        ``collections``: only documents in these collections (None: every collection)."""
-        rows = self._version_rows(doc_id=doc_id, status=None if include_pending else "ready")
-        if collections is not None:
-            rows = [r for r in rows if row_collection(r) in collections]
-        rows.sort(key=lambda r: (r["doc_id"], -r["created_at"]))
-        out: list[DocumentVersion] = []
-        seen: set[str] = set()
-        for r in rows:
-            latest = r["doc_id"] not in seen and r["status"] == "ready"
-            seen.add(r["doc_id"])
-            out.append(
-                DocumentVersion(
-                    doc_id=r["doc_id"],
-                    version_id=r["version_id"],
-                    filename=r["filename"],
-                    pages=r["pages"],
-                    size_bytes=r["size_bytes"],
-                    parser_version=r["parser_version"],
-                    created_at=r["created_at"],
-                    regions=r["regions"],
-                    latest=latest,
-                )
-            )
-        return out
+        return self.catalogue.list_versions(doc_id, include_pending=include_pending, collections=collections)
 
     def collections(self) -> dict[str, str]:
-        """doc_id → collection, over documents with a ready version."""
-        return {r["doc_id"]: row_collection(r) for r in self._version_rows(status="ready")}
+        return self.catalogue.collections()
 
     def collection_of(self, doc_id: str) -> str | None:
-        """The collection of a document with a ready version, else None."""
-        rows = self._version_rows(doc_id=doc_id, status="ready")
-        return row_collection(rows[0]) if rows else None
+        return self.catalogue.collection_of(doc_id)
 
     def check_collection_free(self, doc_id: str, collection: str, rows: list[dict[str, Any]] | None = None) -> None:
-        """Raise ``CollectionConflict`` when ``doc_id`` has a ready version, or a live claim, in
-        another collection (``rows``: that document's versions rows, else read from the cache).
-
-        The message does not name the other collection: the caller may not be allowed to see it."""
-        rows = self._version_rows(doc_id=doc_id) if rows is None else rows
-        for r in rows:
-            if row_collection(r) != collection and (r["status"] == "ready" or claim_alive(r)):
-                raise CollectionConflict(
-                    f"document {doc_id} already exists in another collection; a doc_id lives in one "
-                    f"collection, so upload to {collection} under another doc_id"
-                )
+        self.catalogue.check_collection_free(doc_id, collection, rows)
 
     def latest_versions(self, doc_ids: Sequence[str] | None = None) -> list[DocumentVersion]:
-        vs = [v for v in self.list_versions() if v.latest]
-        if doc_ids:
-            wanted = set(doc_ids)
-            missing = wanted - {v.doc_id for v in vs}
-            if missing:
-                raise DocumentNotFound(f"no such document: {', '.join(sorted(missing))}")
-            vs = [v for v in vs if v.doc_id in wanted]
-        return vs
+        return self.catalogue.latest_versions(doc_ids)
 
     def get_version(self, doc_id: str, version_id: str | None = None) -> DocumentVersion:
-        vs = self.list_versions(doc_id)
-        if not vs:
-            raise DocumentNotFound(f"no such document: {doc_id}")
-        if version_id is None:
-            return vs[0]
-        for v in vs:
-            if v.version_id == version_id:
-                return v
-        raise VersionNotFound(f"document {doc_id} has no version {version_id}")
+        return self.catalogue.get_version(doc_id, version_id)
 
     def version_report(self, doc_id: str, version_id: str) -> dict[str, Any]:
-        rows = self._version_rows(doc_id=doc_id, version_id=version_id, status="ready")
-        if not rows:
-            raise VersionNotFound(f"document {doc_id} has no version {version_id}")
-        report: dict[str, Any] = json.loads(rows[0]["report"] or "{}")
-        return report
+        return self.catalogue.version_report(doc_id, version_id)
 
     def has_ready(self, doc_id: str, version_id: str) -> bool:
-        return bool(self._version_rows(doc_id=doc_id, version_id=version_id, status="ready"))
+        return self.catalogue.has_ready(doc_id, version_id)
 
-    # --------------------------------------------------------------- claims
-    def _ensure_claim_columns(self) -> None:
-        """Give tables written by an older folio the claim columns (a writer-only migration)."""
-        if self._claim_columns_ok:
-            return
-        with self._write_lock:
-            from folio.ingest.tables import CLAIM_FIELDS
-
-            missing = [f for f in CLAIM_FIELDS if f.name not in self.versions.schema.names]
-            if missing:
-                logger.warning("adding writer-claim columns to versions (data written by an older folio)")
-                retry_conflicts(lambda: self.versions.add_columns(missing))
-            if COLLECTION_COLUMN not in self.versions.schema.names:
-                logger.warning("adding the collection column to versions (existing documents: %r)", DEFAULT_COLLECTION)
-                retry_conflicts(
-                    lambda: self.versions.add_columns({COLLECTION_COLUMN: _sql_str(DEFAULT_COLLECTION)})
-                )
-            for t in self.version_tables():
-                if "writer" not in t.schema.names:
-                    retry_conflicts(partial(t.add_columns, [WRITER_FIELD]))
-            self._claim_columns_ok = True
-
-    def _doc_rows(self, doc_id: str) -> list[dict[str, Any]]:
-        """Every versions row of one document, read now (not from the cache)."""
-        rows: list[dict[str, Any]] = (
-            self.versions.search().where(f"doc_id = {_sql_str(doc_id)}").limit(None).to_arrow().to_pylist()
-        )
-        return rows
-
-    def _claim_rows(self, doc_id: str, version_id: str, table: Any | None = None) -> list[dict[str, Any]]:
-        """The versions rows of one (doc, version), read now (not from the cache)."""
-        t = table if table is not None else self.versions
-        where = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
-        rows: list[dict[str, Any]] = t.search().where(where).limit(None).to_arrow().to_pylist()
-        return rows
-
+    # ------------------------------------------------------------------ writing
     def begin_version(
         self,
         doc_id: str,
@@ -472,176 +243,25 @@ class Store:
         ``CollectionConflict`` when the document lives in another collection than ``collection``.
         """
         check_collection(collection)
-        self._ensure_claim_columns()
-        self._remove_dead_claims()
-        deadline = time.monotonic() + wait.total_seconds()
-        pause = 0.1
-        with self._write_lock:
-            if (doc_id, version_id) in self._claims:
-                raise VersionBusy(f"{doc_id}@{version_id} is already being written by this store")
-            while True:
-                self.check_collection_free(doc_id, collection, self._doc_rows(doc_id))
-                rows = self._claim_rows(doc_id, version_id)
-                if any(r["status"] == "ready" for r in rows):
-                    return False
-                live = [r for r in rows if claim_alive(r)]
-                for r in rows:
-                    if r not in live:
-                        self._remove_claim(doc_id, version_id, r.get("writer") or "")
-                if not live:
-                    claim = self._try_claim(doc_id, version_id, filename, size_bytes, parser_version, collection)
-                    if claim is not None:
-                        self._claims[(doc_id, version_id)] = claim
-                        LIVE_WRITERS.add(claim.writer)
-                        return True
-                    continue  # lost the race: look again at once
-                if time.monotonic() >= deadline:
-                    raise VersionBusy(
-                        f"{doc_id}@{version_id} is being written by another process "
-                        f"(pid {live[0].get('writer_pid')} on {live[0].get('writer_host') or HOST})"
-                    )
-                time.sleep(pause)
-                pause = min(pause * 1.5, 1.0)
-
-    def _remove_dead_claims(self) -> list[tuple[str, str]]:
-        """Crash cleanup a writer does before it claims: pending versions of dead writers (any
-        document), with their rows and assets. Cheap: one read of the small versions table."""
-        removed = []
-        for r in self._claim_rows_all():
-            if r["status"] == "pending" and not claim_alive(r):
-                self._remove_claim(r["doc_id"], r["version_id"], r.get("writer") or "")
-                removed.append((r["doc_id"], r["version_id"]))
-        return removed
-
-    def _try_claim(
-        self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str, collection: str
-    ) -> Claim | None:
-        """Insert a pending row for (doc, version) unless one exists, and win or withdraw.
-
-        ``merge_insert`` skips the insert when it sees a row, but two processes racing can both
-        insert. The claim goes to the earliest commit: a writer whose table version just before its
-        own already held another live claim row withdraws its row.
-        """
-        claim = Claim(doc_id, version_id, uuid.uuid4().hex, collection)
-        # Live from before its row exists: another Store of this process must not take it for a
-        # leftover of this pid.
-        LIVE_WRITERS.add(claim.writer)
-        won = False
-        try:
-            won = self._insert_claim(claim, filename, size_bytes, parser_version, collection)
-        finally:
-            if not won:
-                LIVE_WRITERS.discard(claim.writer)
-        return claim if won else None
-
-    def _insert_claim(
-        self, claim: Claim, filename: str, size_bytes: int, parser_version: str, collection: str
-    ) -> bool:
-        doc_id, version_id = claim.doc_id, claim.version_id
-        now = time.time()
-        from folio.ingest.tables import VersionRow
-
-        row = VersionRow(
-            doc_id=doc_id,
-            version_id=version_id,
-            filename=filename,
-            pages=0,
-            size_bytes=size_bytes,
-            parser_version=parser_version,
-            created_at=now,
-            regions=0,
-            status="pending",
-            writer_pid=os.getpid(),
-            report="{}",
-            writer=claim.writer,
-            writer_host=HOST,
-            writer_start=PROCESS_START,
-            heartbeat=now,
-            counts="{}",
-            collection=collection,
+        self.catalogue.ensure_claim_columns()
+        recovery.remove_dead_claims(self)
+        return self.catalogue.claim(
+            doc_id, version_id, filename, size_bytes, parser_version, collection=collection, wait=wait,
+            remove_claim=lambda d, v, w: recovery.remove_claim(self, d, v, w),
         )
-        data = pa.Table.from_pylist([row.model_dump()], schema=self.versions.schema)
-        result = retry_conflicts(
-            lambda: self.versions.merge_insert(["doc_id", "version_id"]).when_not_matched_insert_all().execute(data)
-        )
-        if not result.num_inserted_rows:
-            return False
-        others = [r for r in self._claim_rows(doc_id, version_id) if r.get("writer") != claim.writer]
-        if others:
-            before = self.db.open_table("versions")
-            before.checkout(result.version - 1)
-            earlier = {r.get("writer") for r in self._claim_rows(doc_id, version_id, before) if claim_alive(r)}
-            if earlier & {r.get("writer") for r in others} or any(r["status"] == "ready" for r in others):
-                logger.info("claim race on %s@%s lost; waiting for the winner", doc_id, version_id)
-                retry_conflicts(lambda: self.versions.delete(claim.mine))
-                return False
-        return True
 
-    def _claim_for(self, doc_id: str, version_id: str) -> Claim:
-        claim = self._claims.get((doc_id, version_id))
-        if claim is None:
-            raise ClaimLost(f"{doc_id}@{version_id} is not claimed by this writer (call begin_version first)")
-        now = time.time()
-        if now - claim.heartbeat > LEASE.total_seconds() / 4:
-            retry_conflicts(lambda: self.versions.update(where=claim.mine, values={"heartbeat": now}))
-            claim.heartbeat = now
-        return claim
-
-    def _tagged(self, table: Any, name: str, data: pa.Table) -> pa.Table:
-        """``data`` with its ``writer`` column set from the claims on its (doc, version)s, cast to
-        ``table``'s schema; counts the rows per claim for the commit-time check."""
-        keys = list(zip(data.column("doc_id").to_pylist(), data.column("version_id").to_pylist(), strict=True))
-        claims = {k: self._claim_for(*k) for k in set(keys)}
-        for k in keys:
-            claims[k].counts[name] = claims[k].counts.get(name, 0) + 1
-        writers = pa.array([claims[k].writer for k in keys], pa.string())
-        if "writer" in data.schema.names:
-            data = data.set_column(data.schema.get_field_index("writer"), WRITER_FIELD, writers)
-        else:
-            data = data.append_column(WRITER_FIELD, writers)
-        return data.select(table.schema.names).cast(table.schema)
-
-    # --------------------------------------------------------------- writes
     def add_regions(self, regions: Sequence[Region]) -> None:
         if not regions:
             return
-        with self._write_lock:
-            from folio.ingest.tables import REGIONS, RegionRow, rows_table
-
-            data = rows_table(REGIONS, [RegionRow.from_region(r) for r in regions])
-            tagged = self._tagged(self.regions, "regions", data)
-            retry_conflicts(lambda: self.regions.add(tagged))
-            if not self.local:
-                for doc_id, version_id in {(r.doc_id, r.version_id) for r in regions}:
-                    upload_staged(self, doc_id, version_id)
+        with self.database.write_lock:
+            self.region_table.add(regions, self.catalogue.tagged)
+            for doc_id, version_id in {(r.doc_id, r.version_id) for r in regions}:
+                self.assets.written(self, doc_id, version_id)
 
     def add_chunks(self, regions: Sequence[Region], vectors: np.ndarray) -> None:
         """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``)."""
-        if not regions:
-            return
-        if vectors.shape != (len(regions), TEXT_DIM):
-            raise ValueError(f"expected vectors of shape ({len(regions)}, {TEXT_DIM}), got {vectors.shape}")
-        from folio.ingest.tables import CHUNKS_SCHEMA
-
-        table = pa.table(
-            {
-                "region_id": [r.region_id for r in regions],
-                "doc_id": [r.doc_id for r in regions],
-                "version_id": [r.version_id for r in regions],
-                "kind": [r.kind for r in regions],
-                "page": pa.array([r.first_page for r in regions], pa.int32()),
-                "text": [r.text for r in regions],
-                "fts": [fts_text(r.text) for r in regions],
-                "vector": pa.FixedSizeListArray.from_arrays(
-                    pa.array(vectors.astype(np.float32).ravel(), pa.float32()), TEXT_DIM
-                ),
-            },
-            schema=CHUNKS_SCHEMA,
-        )  # column-wise, not as ChunkRow models: the vectors go from numpy to Arrow without Python floats
-        with self._write_lock:
-            tagged = self._tagged(self.chunks, "chunks", table)
-            retry_conflicts(lambda: self.chunks.add(tagged))
-            self._fts_dirty = True
+        if regions:
+            self.chunk_table.add(regions, vectors, self.catalogue.tagged)
 
     def add(self, spec: TableSpec, rows: Sequence[LanceModel] | pa.Table) -> None:
         """Append rows of claimed versions to the version-scoped table ``spec`` describes, creating
@@ -655,19 +275,11 @@ class Store:
         """Append to a version-scoped table given by name and Arrow schema (``add`` takes a ``TableSpec``).
 
         The store adds its ``writer`` column to that schema."""
-        if "writer" not in schema.names:
-            schema = schema.append(WRITER_FIELD)
-        with self._write_lock:
-            table = self._table(table_name, schema)
-            if "writer" not in table.schema.names:
-                retry_conflicts(lambda: table.add_columns([WRITER_FIELD]))
-            if isinstance(rows, pa.Table):
-                data = rows
-            else:
-                data = pa.Table.from_pylist([{**r, "writer": ""} for r in rows], schema=schema)
-            if data.num_rows:
-                tagged = self._tagged(table, table_name, data)
-                retry_conflicts(lambda: table.add(tagged))
+        self.database.append(table_name, schema, rows, self.catalogue.tagged)
+
+    def index_text(self, table: str, column: str = "text") -> None:
+        """(Re)build a full-text index on ``column`` of a version-scoped table (summaries)."""
+        self.database.index_text(table, column)
 
     def commit_version(
         self,
@@ -687,40 +299,18 @@ class Store:
         row is read back afterwards: ``ClaimLost`` if the claim was taken over or deleted meanwhile,
         or if rows this writer wrote are gone.
         """
-        with self._write_lock:
-            claim = self._claim_for(doc_id, version_id)
-            # Two writers racing to put one doc_id in two collections: neither commits.
-            others = [r for r in self._doc_rows(doc_id) if r.get("writer") != claim.writer]
-            self.check_collection_free(doc_id, claim.collection, others)
-            for name, n in claim.counts.items():
-                t = self.table(name)
-                have = t.count_rows(claim.mine) if t is not None else 0
-                if have != n:
-                    raise ClaimLost(f"{doc_id}@{version_id}: {name} has {have} rows of this writer, wrote {n}")
-            for t in self.version_tables():
-                # Rows a dead or superseded writer left behind in this version never become visible.
-                foreign = f"{claim.key} AND (writer IS NULL OR writer != {_sql_str(claim.writer)})"
-                if t.count_rows(foreign):
-                    retry_conflicts(partial(t.delete, foreign))
+        with self.database.write_lock:
+            claim = self.catalogue.claim_for(doc_id, version_id)
+            self.catalogue.check_written(claim)
             self.ensure_fts()
-            values = {
-                "status": "ready",
-                "pages": pages,
-                "regions": regions,
-                "report": json.dumps(report, ensure_ascii=False),
-                "created_at": time.time() if created_at is None else created_at,
-                "counts": json.dumps(claim.counts, sort_keys=True),
-            }
-            retry_conflicts(lambda: self.versions.update(where=f"{claim.mine} AND status = 'pending'", values=values))
-            rows = self._claim_rows(doc_id, version_id)
-            ready = [r for r in rows if r["status"] == "ready"]
-            if [r.get("writer") for r in ready] != [claim.writer]:
-                raise ClaimLost(f"{doc_id}@{version_id} was taken over by another writer before it committed")
-            del self._claims[(doc_id, version_id)]
-            LIVE_WRITERS.discard(claim.writer)
-            self._commits += 1
-            if self.compact_every and self._commits % self.compact_every == 0:
-                self.maintain()
+            self.catalogue.flip_ready(claim, pages=pages, regions=regions, report=report, created_at=created_at)
+            self.committed()
+
+    def committed(self) -> None:
+        """Count a commit (or a delete); every ``compact_every`` of them, compact (``maintain``)."""
+        self._commits += 1
+        if self.compact_every and self._commits % self.compact_every == 0:
+            self.maintain()
 
     def maintain(self) -> None:
         """Periodic compaction in a writer; a failure is logged, never fails the commit that triggered it."""
@@ -731,185 +321,75 @@ class Store:
 
     def ensure_fts(self) -> None:
         """(Re)build the native full-text index over chunk text when rows were added since the last build."""
-        from lancedb.index import FTS
-
-        with self._write_lock:
-            if not self._fts_dirty and self.has_fts():
-                return
-            if self.chunks.count_rows() == 0:
-                return
-            retry_conflicts(lambda: self.chunks.create_index(FTS_COLUMN, config=FTS(with_position=True), replace=True))
-            self._fts_dirty = False
+        self.chunk_table.ensure_fts()
 
     def has_fts(self) -> bool:
         """Whether the chunks table has its full-text index (False also when the listing fails)."""
-        try:
-            return any(FTS_COLUMN in idx.columns for idx in self.chunks.list_indices())
-        except Exception:  # noqa: BLE001 - an index listing failure only means "rebuild"
-            return False
+        return self.chunk_table.has_fts()
 
+    # --------------------------------------------------------- removing versions
     def abort_version(self, doc_id: str, version_id: str) -> None:
         """Undo a failed ingest: this writer's rows and claim go; nothing of any other writer is touched."""
-        with self._write_lock:
-            claim = self._claims.pop((doc_id, version_id), None)
+        with self.database.write_lock:
+            claim = self.catalogue.release(doc_id, version_id)
             if claim is None:
                 return
-            LIVE_WRITERS.discard(claim.writer)
-            self._remove_claim(doc_id, version_id, claim.writer)
-            if not self.local:
-                discard_staged(self, doc_id, version_id)
-
-    def _remove_claim(self, doc_id: str, version_id: str, writer: str) -> None:
-        """Remove one (dead or failed) writer's pending version: its rows, then its assets when no
-        other claim or ready version shares them, then its versions row (which frees the version)."""
-        key = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
-        mine = f"{key} AND " + (f"writer = {_sql_str(writer)}" if writer else "(writer IS NULL OR writer = '')")
-        logger.warning("removing incomplete version %s@%s (writer %s)", doc_id, version_id, writer or "?")
-        with self._write_lock:
-            for t in self.version_tables():
-                if "writer" in t.schema.names:
-                    retry_conflicts(partial(t.delete, mine))
-                else:
-                    retry_conflicts(partial(t.delete, key))
-            self._fts_dirty = True
-            others = [r for r in self._claim_rows(doc_id, version_id) if (r.get("writer") or "") != writer]
-            if self.local and not others:
-                shutil.rmtree(self.assets_root / f"{doc_id}@{version_id}", ignore_errors=True)
-            where = mine if "writer" in self.versions.schema.names else key
-            retry_conflicts(lambda: self.versions.delete(f"{where} AND status = 'pending'"))
-            self._forget(doc_id, version_id)
+            recovery.remove_claim(self, doc_id, version_id, claim.writer)
+            self.assets.aborted(self, doc_id, version_id)
 
     def delete_version(self, doc_id: str, version_id: str) -> None:
-        self.get_version(doc_id, version_id)  # raises when absent
-        with self._write_lock:
-            key = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
-            retry_conflicts(lambda: self.versions.delete(key))
-            self._purge(doc_id, version_id)
+        recovery.delete_version(self, doc_id, version_id)
 
     def delete_document(self, doc_id: str) -> list[str]:
-        versions = [v.version_id for v in self.list_versions(doc_id, include_pending=True)]
-        if not versions:
-            raise DocumentNotFound(f"no such document: {doc_id}")
-        with self._write_lock:
-            retry_conflicts(lambda: self.versions.delete(f"doc_id = {_sql_str(doc_id)}"))
-            for v in versions:
-                self._purge(doc_id, v)
-        return versions
-
-    def _purge(self, doc_id: str, version_id: str) -> None:
-        """Remove every row and asset of a version whose versions rows are already gone."""
-        key = f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
-        for t in self.version_tables():
-            retry_conflicts(partial(t.delete, key))
-        self._fts_dirty = True
-        if self.local:
-            shutil.rmtree(self.assets_root / f"{doc_id}@{version_id}", ignore_errors=True)
-        self._forget(doc_id, version_id)
-        self._commits += 1
-        if self.compact_every and self._commits % self.compact_every == 0:
-            self.maintain()
-
-    def _forget(self, doc_id: str, version_id: str) -> None:
-        with self._cache_lock:
-            self._index_cache.pop(version_id + "|" + doc_id, None)
+        return recovery.delete_document(self, doc_id)
 
     def recover(self) -> list[tuple[str, str]]:
-        """Crash cleanup (writers and ``folio check --repair`` only): remove pending versions whose
-        writer is dead, rows that belong to no versions row (or to another writer than the version's),
-        and asset folders of no version.
+        """Crash cleanup (writers and ``folio check --repair`` only): ``ingest.storage.recovery.recover``."""
+        return recovery.recover(self)
 
-        Rows and asset folders are listed *before* the versions table is read: a writer adds its
-        claim before its first row, so anything listed belongs to a claim the later read sees.
-        """
-        removed: list[tuple[str, str]] = []
-        with self._write_lock:
-            self._ensure_claim_columns()
-            tables = self.version_tables()
-            present = {
-                id(t): t.search().select(["doc_id", "version_id", "writer"]).limit(None).to_arrow().to_pylist()
-                for t in tables
-            }
-            asset_dirs = list(self.assets_root.iterdir()) if self.local and self.assets_root.exists() else []
-            removed += self._remove_dead_claims()
-            rows = self._claim_rows_all()
-            known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in rows}
-            for t in tables:
-                keys = {(p["doc_id"], p["version_id"], p.get("writer") or "") for p in present[id(t)]}
-                for doc, ver, writer in keys - known:
-                    where = f"doc_id = {_sql_str(doc)} AND version_id = {_sql_str(ver)} AND " + (
-                        f"writer = {_sql_str(writer)}" if writer else "(writer IS NULL OR writer = '')"
-                    )
-                    logger.warning("removing orphan rows of %s@%s (writer %s)", doc, ver, writer or "?")
-                    retry_conflicts(partial(t.delete, where))
-                    removed.append((doc, ver))
-            names = {f"{r['doc_id']}@{r['version_id']}" for r in rows}
-            for child in asset_dirs:
-                if child.name not in names:
-                    shutil.rmtree(child, ignore_errors=True)
-            if removed:
-                self._fts_dirty = True
-                self.ensure_fts()
-        return removed
-
-    def _claim_rows_all(self) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self.versions.search().limit(None).to_arrow().to_pylist()
-        return rows
-
-    # ---------------------------------------------------------------- reads
+    # -------------------------------------------------------------------- reads
     def region_index(self, doc_id: str, version_id: str) -> RegionIndex:
         """All regions of one ready version, indexed in memory (versions are immutable) and kept in an
         LRU cache of the ``region_cache_size`` most recently used versions."""
-        key = version_id + "|" + doc_id
-        with self._cache_lock:
-            hit = self._index_cache.get(key)
-            if hit is not None:
-                self._index_cache.move_to_end(key)
-        if hit is not None:
-            return hit
-        rows = (
-            self.regions.search()
-            .where(f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}")
-            .limit(None)
-            .to_arrow()
-            .to_pylist()
-        )
-        from folio.ingest.tables import row_to_region
-
-        index = RegionIndex(row_to_region(r) for r in rows)
-        with self._cache_lock:
-            self._index_cache[key] = index
-            self._index_cache.move_to_end(key)
-            while len(self._index_cache) > max(self.region_cache_size, 0):
-                self._index_cache.popitem(last=False)
-        return index
+        return self.region_table.index(doc_id, version_id)
 
     def get_region(self, region_id: str) -> Region:
-        rows = self.regions.search().where(f"region_id = {_sql_str(region_id)}").limit(1).to_arrow().to_pylist()
-        if not rows:
-            raise RegionNotFound(f"no such region: {region_id}")
-        from folio.ingest.tables import row_to_region
-
-        region = row_to_region(rows[0])
+        region = self.region_table.get(region_id)
         if not self.has_ready(region.doc_id, region.version_id):
             raise RegionNotFound(f"no such region: {region_id}")
         return region
 
     def read_asset(self, relative: str) -> bytes:
         """The bytes of a stored image named in a region's meta (``RegionNotFound`` when absent)."""
-        if self.local:
-            try:
-                return self.asset_path(relative).read_bytes()
-            except OSError as e:
-                raise RegionNotFound(f"no such asset: {relative}") from e
-        data = read_asset(self, relative)
-        if data is None:
-            raise RegionNotFound(f"no such asset: {relative}")
-        return data
+        return self.assets.read(self, relative)
 
     def asset_path(self, relative: str) -> Path:
         """Resolve an asset path stored in a region's meta, refusing anything outside the data dir."""
-        root = Path(self.uri).resolve()
-        path = (root / relative).resolve()
-        if root not in path.parents:
-            raise RegionNotFound(f"no such asset: {relative}")
-        return path
+        return self.assets.path(relative)
+
+    # ------------------------------------------------------- scans and searches
+    def has_table(self, table: str) -> bool:
+        """Whether the database has the table (a layer's table exists once it wrote a row)."""
+        return self.database.table(table) is not None
+
+    def scan_versions(self, table: str, keys: Iterable[tuple[str, str]], columns: Sequence[str]) -> pa.Table | None:
+        """The ``columns`` of every row of these versions in a version-scoped table (None: no such table)."""
+        return self.database.scan_versions(table, keys, columns)
+
+    def vector_dim(self, table: str, column: str = "vector") -> int | None:
+        return self.database.vector_dim(table, column)
+
+    def fts(self, query: str, scope: Scope, limit: int) -> list[dict[str, Any]]:
+        """Full-text search of the chunks within ``scope`` (``ChunkTable.fts``)."""
+        return self.chunk_table.fts(query, scope, limit)
+
+    def vector_search(self, vector: np.ndarray, scope: Scope, limit: int) -> list[dict[str, Any]]:
+        """Nearest chunks to ``vector`` within ``scope`` (``ChunkTable.vector_search``)."""
+        return self.chunk_table.vector_search(vector, scope, limit)
+
+    def has_vector_index(self) -> bool:
+        return self.chunk_table.has_vector_index()
+
+    def ensure_scalar_indexes(self) -> list[str]:
+        """BTREE indexes on the chunks' scope columns (``ChunkTable.ensure_scalar_indexes``)."""
+        return self.chunk_table.ensure_scalar_indexes()

@@ -107,7 +107,7 @@ class VersionRow(LanceModel):
 
 class VersionScopedRow(LanceModel):
     """The columns every version-scoped table starts with: which region of which version, and the
-    ``writer`` whose claim wrote the row (set by the store, ``Store._tagged``)."""
+    ``writer`` whose claim wrote the row (set by the store, ``Catalogue.tagged``)."""
 
     region_id: str
     doc_id: str
@@ -220,7 +220,7 @@ VERSIONS_SCHEMA = VERSIONS.schema
 CLAIM_FIELDS: tuple[pa.Field, ...] = tuple(
     VERSIONS_SCHEMA.field(n) for n in ("writer", "writer_host", "writer_start", "heartbeat", "counts")
 )
-# Version-scoped tables without their ``writer`` column (the store tags rows with it: ``Store._tagged``).
+# Version-scoped tables without their ``writer`` column (the store tags rows with it: ``Catalogue.tagged``).
 REGIONS_SCHEMA = REGIONS.schema.remove(REGIONS.schema.get_field_index("writer"))
 CHUNKS_SCHEMA = CHUNKS.schema.remove(CHUNKS.schema.get_field_index("writer"))
 def region_to_row(r: Region) -> dict[str, Any]:

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from folio.ingest.store import Store
+from folio.ingest.storage.interface import StoreReader, StoreWriter
 from folio.ingest.tables import TableSpec, VersionScopedRow, vector_row
 from folio.kernel.errors import InvalidRequest, ModelUnavailable
-from folio.retrieval.scope import Scope
+from folio.kernel.scope import Scope
 from folio.retrieval.text import Candidate, VectorCache, top_k
 from folio.retrieval.threads import torch_single_thread
 
@@ -123,7 +123,7 @@ class ClipModel:
         return self.encode_images(images)
 
 
-def open_image(store: Store, relative: str) -> Image | None:
+def open_image(store: StoreReader, relative: str) -> Image | None:
     from PIL import Image as PILImage
 
     try:
@@ -144,11 +144,10 @@ class ClipFigureIndexer:
         self.model = model
         self.batch_size = batch_size
 
-    def index_version(self, store: Store, parsed: ParsedDocument) -> int:
+    def index_version(self, store: StoreWriter, parsed: ParsedDocument) -> int:
         figures = [r for r in parsed.regions if r.kind == "figure" and r.image and r.image.path]
         spec = figures_spec(self.model.dim)
-        existing = store.table(FIGURES_TABLE)
-        have = existing.schema.field("vector").type.list_size if existing is not None else self.model.dim
+        have = store.vector_dim(FIGURES_TABLE) or self.model.dim
         if have != self.model.dim:
             raise InvalidRequest(
                 f"the figures table holds {have}-dim CLIP vectors but {self.model.name} makes "
@@ -184,9 +183,13 @@ class ClipRetriever:
 
     name = "clip"
 
-    def __init__(self, store: Store, model: ClipModel) -> None:
+    def __init__(self, store: StoreReader, model: ClipModel) -> None:
         self.store = store
         self.model = model
+        self.cache = VectorCache(FIGURES_TABLE)
+
+    def clear(self) -> None:
+        """Forget the cached figure vectors (``Retriever.refresh``)."""
         self.cache = VectorCache(FIGURES_TABLE)
 
     def search(self, query: str, scope: Scope, limit: int) -> list[Candidate]:

@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from folio.ingest.rows import sql_in
-from folio.ingest.store import Store
+from folio.ingest.storage.interface import StoreReader, StoreWriter
 from folio.ingest.tables import Int32, TableSpec, VersionScopedRow, vector_row
 from folio.kernel.errors import ModelUnavailable
 from folio.kernel.model import region_id_for
+from folio.kernel.scope import Scope
 from folio.retrieval.clip import open_image
 from folio.retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
-from folio.retrieval.scope import Scope
 from folio.retrieval.text import Candidate
 from folio.retrieval.threads import torch_single_thread
 
@@ -211,7 +210,7 @@ class ColPaliPageIndexer:
             if p.image
         ]
 
-    def index_version(self, store: Store, parsed: ParsedDocument) -> int:
+    def index_version(self, store: StoreWriter, parsed: ParsedDocument) -> int:
         spec = pages_spec(self.model.dim)
         written = 0
         pages = self._pages(parsed)
@@ -249,9 +248,13 @@ class _VersionPages:
         self.matrix = matrix
 
 
-def load_page_vectors(table: Any, key: tuple[str, str]) -> tuple[list[str], list[int], list[np.ndarray]]:
-    where = f"{sql_in('doc_id', [key[0]])} AND {sql_in('version_id', [key[1]])}"
-    data = table.search().where(where).select(["region_id", "page", "vectors"]).limit(None).to_arrow()
+def load_page_vectors(
+    store: StoreReader, key: tuple[str, str]
+) -> tuple[list[str], list[int], list[np.ndarray]] | None:
+    """One version's page ids, page numbers and multivectors (None when no ``pages`` table exists)."""
+    data = store.scan_versions(PAGES_TABLE, [key], ["region_id", "page", "vectors"])
+    if data is None:
+        return None
     col = data.column("vectors").combine_chunks()
     outer = col.offsets.to_numpy()
     inner = col.values  # fixed_size_list
@@ -267,7 +270,7 @@ class ColPaliRetriever:
     name = "colpali"
 
     def __init__(
-        self, store: Store, model: ColPaliModel, *, candidates: int = 100, max_versions: int = 64
+        self, store: StoreReader, model: ColPaliModel, *, candidates: int = 100, max_versions: int = 64
     ) -> None:
         self.store = store
         self.model = model
@@ -276,16 +279,21 @@ class ColPaliRetriever:
         self._cache: OrderedDict[tuple[str, str], _VersionPages] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear(self) -> None:
+        """Forget the cached page multivectors (``Retriever.refresh``)."""
+        with self._lock:
+            self._cache.clear()
+
     def _version(self, key: tuple[str, str]) -> _VersionPages | None:
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        table = self.store.table(PAGES_TABLE)
-        if table is None:
+        loaded = load_page_vectors(self.store, key)
+        if loaded is None:
             return None
-        rids, pages, mats = load_page_vectors(table, key)
+        rids, pages, mats = loaded
         vp = _VersionPages(rids, pages, PageMatrix(mats))
         with self._lock:
             self._cache[key] = vp

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from folio.ingest.store import Store
-from folio.retrieval.scope import Scope
+from folio.ingest.storage.interface import StoreReader
+from folio.kernel.scope import Scope
 from folio.retrieval.text import Candidate
 
 K1 = 1.5
@@ -92,10 +92,15 @@ class PageLexicon:
 class PageLexRetriever:
     """Ranks the pages of a scope by BM25 over their whole text (see the module docstring)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: StoreReader) -> None:
         self.store = store
         self._cache: OrderedDict[tuple[str, str], PageLexicon] = OrderedDict()
         self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Forget the cached page lexicons (``Retriever.refresh``)."""
+        with self._lock:
+            self._cache.clear()
 
     def lexicon(self, doc_id: str, version_id: str) -> PageLexicon:
         key = (doc_id, version_id)

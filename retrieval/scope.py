@@ -1,20 +1,21 @@
-"""Which document versions a query may see, and the SQL prefilter that enforces it.
+"""Which document versions a query may see: request filters resolved into a ``Scope``.
 
 Only ready versions are ever searched, and only in the collections the caller's key sees. By
 default each document contributes its latest ready version; an older version is searched only
 when the caller names it in ``versions``. The scope is resolved from the store's ``versions``
 table at query time, so a version being written (pending) or deleted is invisible without any
-cache invalidation.
+cache invalidation. ``Scope`` itself is a kernel value; the store turns it into its own prefilter
+(``folio.ingest.rows.scope_filter``), so retrieval writes no query string.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
-from folio.ingest.store import Store, sql_in
+from folio.ingest.storage.interface import StoreReader
 from folio.kernel.errors import DocumentNotFound, InvalidRequest, VersionNotFound
 from folio.kernel.hit import Modality
+from folio.kernel.scope import Scope as Scope  # re-exported: where retrieval's callers have imported it from
 
 MODALITY_BY_KIND: dict[str, Modality] = {
     "sentence": "text",
@@ -31,54 +32,8 @@ def modality_of(kind: str) -> Modality:
     return MODALITY_BY_KIND.get(kind, "text")
 
 
-@dataclass(frozen=True)
-class Scope:
-    """A set of (doc_id, version_id) pairs plus optional page and kind filters."""
-
-    versions: tuple[tuple[str, str], ...]
-    pages: frozenset[int] | None = None
-    kinds: frozenset[str] | None = None
-    regions: int = 0  # regions stored for these versions: a cheap size estimate
-
-    @property
-    def empty(self) -> bool:
-        return not self.versions
-
-    def contains(self, doc_id: str, version_id: str) -> bool:
-        return (doc_id, version_id) in self._pairs
-
-    @property
-    def _pairs(self) -> frozenset[tuple[str, str]]:
-        return frozenset(self.versions)
-
-    def where(self, *, page_column: str = "page", kind_column: str | None = "kind") -> str:
-        """SQL prefilter for a version-scoped table. ``version_id`` goes first: it is the selective,
-        indexed column; ``doc_id`` is added because one file ingested under two doc ids shares a hash.
-        """
-        parts = [
-            sql_in("version_id", (v for _, v in self.versions)),
-            sql_in("doc_id", (d for d, _ in self.versions)),
-        ]
-        if self.pages is not None:
-            parts.append(
-                f"{page_column} IN ({', '.join(str(p) for p in sorted(self.pages))})"
-                if self.pages
-                else "false"
-            )
-        if self.kinds is not None and kind_column:
-            parts.append(sql_in(kind_column, self.kinds))
-        return " AND ".join(parts)
-
-    def accepts(self, doc_id: str, version_id: str, page: int, kind: str | None = None) -> bool:
-        if (doc_id, version_id) not in self._pairs:
-            return False
-        if self.pages is not None and page not in self.pages:
-            return False
-        return not (self.kinds is not None and kind is not None and kind not in self.kinds)
-
-
 def resolve_scope(
-    store: Store,
+    store: StoreReader,
     *,
     doc_ids: Sequence[str] | None = None,
     versions: Mapping[str, str] | None = None,

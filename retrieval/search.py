@@ -1,7 +1,11 @@
-"""The retrieval entry point: one ``Retriever`` that runs every available retriever and fuses them.
+"""The retrieval entry point: one ``Retriever`` that runs a strategy's channels and fuses their lists.
 
 ``search`` returns small units (sentences, tables, figures, pages) as ranked :class:`Hit`s; each hit
-keeps every retriever that found it (``sources``: retriever, 1-based rank, raw score). Strategies:
+keeps every retriever that found it (``sources``: retriever, 1-based rank, raw score). The channels
+(``retrieval.channels``: text full-text and dense, CLIP, ColPali, whole-page BM25) each own their model,
+table, indexer and query; the retriever maps a strategy to its channels (``STRATEGY_CHANNELS``), runs
+them in order, adds the lists of pages and objects the question names, fuses (``retrieval.fusion``),
+applies quotas and reranks. Strategies:
 
 - ``hybrid``: BM25 + dense over text children, CLIP over figure crops and ColPali over pages when those
   models are on; ColPali also rescores the pages the text retrievers hit. Fused with RRF.
@@ -18,17 +22,27 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
 from folio.ingest.embed import TextEncoder, default_text_encoder
-from folio.ingest.store import Store
+from folio.ingest.storage.interface import StoreReader
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit, Modality, RetrievalStrategy, Source
 from folio.kernel.index import MergedSource, RegionIndex
 from folio.kernel.model import Region
 from folio.kernel.pageref import PageRef, parse_page_refs, resolve
+from folio.retrieval.channels import (
+    STRATEGY_CHANNELS,
+    Channel,
+    ChannelModels,
+    ChannelQuery,
+    ClipChannel,
+    ColPaliChannel,
+    PageLexChannel,
+    build_channels,
+)
 from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel, ClipRetriever
 from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliRetriever
 from folio.retrieval.config import ModelSettings
@@ -38,7 +52,7 @@ from folio.retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_setting
 from folio.retrieval.pagelex import PageLexRetriever
 from folio.retrieval.rerank import LLMReranker, Reranker
 from folio.retrieval.scope import Scope, modality_of, resolve_scope
-from folio.retrieval.summary import SummaryRouter
+from folio.retrieval.summary import RoutedSection, SummaryRouter
 from folio.retrieval.text import Candidate, TextRetriever
 from folio.retrieval.visual import load_clip, load_colpali, off_status, on_status
 
@@ -74,7 +88,7 @@ class SearchResult:
 class Retriever:
     def __init__(
         self,
-        store: Store,
+        store: StoreReader,
         *,
         text_encoder: TextEncoder | None = None,
         clip: ClipModel | None = None,
@@ -94,14 +108,13 @@ class Retriever:
             text_encoder = default_text_encoder()
         self.store = store
         self.ref_weight = ref_weight
-        self.page_lex_weight = page_lex_weight
-        self.pagelex = PageLexRetriever(store)
         self._label_cache: dict[tuple[str, str], LabelIndex[Region]] = {}
         self._label_lock = threading.Lock()
         self.text_encoder = text_encoder
         self.text = TextRetriever(store, text_encoder)
-        self.clip = ClipRetriever(store, clip) if clip is not None else None
-        self.colpali = ColPaliRetriever(store, colpali) if colpali is not None else None
+        self.channels: dict[str, Channel] = build_channels(
+            ChannelModels(store, self.text, clip=clip, colpali=colpali, page_lex_weight=page_lex_weight)
+        )
         if reranker is None and llm is not None:
             reranker = LLMReranker(llm)
         self.reranker = reranker
@@ -119,8 +132,34 @@ class Retriever:
         self._sources: OrderedDict[tuple[int, frozenset[tuple[str, str]]], MergedSource] = OrderedDict()
         self._sources_lock = threading.Lock()
 
+    # The channels' retrievers, by the names callers have always used.
+    @property
+    def clip(self) -> ClipRetriever | None:
+        channel = self.channels.get("clip")
+        return channel.clip if isinstance(channel, ClipChannel) else None
+
+    @property
+    def colpali(self) -> ColPaliRetriever | None:
+        channel = self.channels.get("colpali")
+        return channel.colpali if isinstance(channel, ColPaliChannel) else None
+
+    @property
+    def pagelex(self) -> PageLexRetriever:
+        channel = self.channels["pagelex"]
+        assert isinstance(channel, PageLexChannel)
+        return channel.pagelex
+
+    @property
+    def page_lex_weight(self) -> float:
+        """Weight in fusion of the whole-page BM25 list; 0 turns the channel off."""
+        return self.channels["pagelex"].weight
+
+    @page_lex_weight.setter
+    def page_lex_weight(self, value: float) -> None:
+        self.channels["pagelex"].weight = value
+
     @classmethod
-    def from_settings(cls, store: Store, settings: ModelSettings) -> Retriever:
+    def from_settings(cls, store: StoreReader, settings: ModelSettings) -> Retriever:
         """Load the models the settings name; the ones that fail stay off, with the reason in ``status()``."""
         clip, clip_status = load_clip(settings)
         colpali, colpali_status = load_colpali(settings)
@@ -191,26 +230,18 @@ class Retriever:
         if scope.empty:
             return result
         depth = max(2 * k, 100)
-        lists: dict[str, list[Candidate]] = {}
-        routes: dict[str, Any] = {}
+        routes: dict[str, RoutedSection] = {}
+        region_ids: Collection[str] | None = None
         if strategy == "summary":
             routed = self.summaries.route(query, self.text.embed_query(query), scope, self.route_sections)
             routes = self.summaries.children(routed)
             if routes:
-                lists["bm25"] = self.text.bm25(query, scope, depth, region_ids=routes.keys())
-                lists["dense"] = self.text.dense(query, scope, depth, region_ids=routes.keys())
+                region_ids = routes.keys()
             else:
                 result.notes.append("no section summaries in scope; searched all text instead")
-                lists["bm25"] = self.text.bm25(query, scope, depth)
-                lists["dense"] = self.text.dense(query, scope, depth)
-        else:
-            if strategy in ("hybrid", "bm25"):
-                lists["bm25"] = self.text.bm25(query, scope, depth)
-            if strategy in ("hybrid", "dense"):
-                lists["dense"] = self.text.dense(query, scope, depth)
-        if strategy in ("hybrid", "summary"):
-            self._page_lists(query, scope, depth, lists)
-        weights = {"pageref": self.ref_weight, "labelref": self.ref_weight, "pagelex": self.page_lex_weight}
+        lists = self._channel_lists(strategy, ChannelQuery(query, scope, depth, region_ids=region_ids))
+        weights = {name: channel.weight for name, channel in self.channels.items()}
+        weights["pageref"] = weights["labelref"] = self.ref_weight
         refs = parse_page_refs(query)
         if refs and strategy in ("hybrid", "summary"):
             lists["pageref"], exact = self._page_ref_candidates(refs, scope, lists)
@@ -237,18 +268,17 @@ class Retriever:
         result.hits = hits
         return result
 
-    def _page_lists(self, query: str, scope: Scope, depth: int, lists: dict[str, list[Candidate]]) -> None:
-        """The page-level lists of hybrid and summary search: CLIP over figures and ColPali over pages when
-        those models are on (ColPali also rescores the pages the text retrievers hit), and whole-page BM25."""
-        if self.clip is not None:
-            lists["clip"] = self.clip.search(query, scope, depth)
-        if self.colpali is not None:
-            seen_pages = {(c.doc_id, c.version_id, c.page) for lst in lists.values() for c in lst[:20]}
-            lists["colpali"] = self.colpali.search(query, scope, depth, extra_pages=seen_pages)
-        if self.page_lex_weight > 0:
-            ranked = self.pagelex.search(query, scope, depth)
-            if ranked:
-                lists["pagelex"] = ranked
+    def _channel_lists(self, strategy: RetrievalStrategy, query: ChannelQuery) -> dict[str, list[Candidate]]:
+        """Each of the strategy's channels that is on, in order; a channel sees the lists built before it."""
+        lists: dict[str, list[Candidate]] = {}
+        for name in STRATEGY_CHANNELS[strategy]:
+            channel = self.channels.get(name)
+            if channel is None:
+                continue
+            found = channel.search(replace(query, found=lists))
+            if found is not None:
+                lists[name] = found
+        return lists
 
     def _page_ref_candidates(self, refs: Sequence[PageRef], scope: Scope, lists: Mapping[str, Sequence[Candidate]]
                              ) -> tuple[list[Candidate], bool]:
@@ -357,13 +387,9 @@ class Retriever:
     def refresh(self) -> None:
         """Forget derived caches. Never needed for correctness (caches are keyed by immutable
         versions and the scope is read per query); frees memory after large deletions."""
-        self.text = TextRetriever(self.store, self.text_encoder)
-        if self.clip is not None:
-            self.clip = ClipRetriever(self.store, self.clip.model)
-        if self.colpali is not None:
-            self.colpali = ColPaliRetriever(self.store, self.colpali.model)
-        self.summaries = SummaryRouter(self.store, self.text_encoder)
-        self.pagelex = PageLexRetriever(self.store)
+        for channel in self.channels.values():
+            channel.clear()
+        self.summaries.clear()
 
     def texts_for(self, hits: Sequence[Hit]) -> dict[str, str]:
         """The stored text of each hit's region (what a reranker reads)."""

@@ -22,19 +22,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from lancedb.pydantic import Vector
 
-from folio.ingest.claims import retry_conflicts
 from folio.ingest.embed import TEXT_DIM, TextEncoder, default_text_encoder
-from folio.ingest.rows import sql_in
-from folio.ingest.store import Store
-from folio.ingest.tables import TableSpec, VersionScopedRow
+from folio.ingest.storage.interface import StoreReader, StoreWriter
+from folio.ingest.tables import TableSpec, VersionScopedRow, vector_row
 from folio.kernel.errors import ModelUnavailable
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import CHILD_KINDS, FigurePayload, Region, TablePayload
+from folio.kernel.scope import Scope
 from folio.retrieval.fusion import rrf
 from folio.retrieval.llm import ChatClient
-from folio.retrieval.scope import Scope
 from folio.retrieval.text import top_k
 
 if TYPE_CHECKING:
@@ -45,14 +42,15 @@ logger = logging.getLogger(__name__)
 SUMMARIES_TABLE = "summaries"
 
 
-class SummaryRow(VersionScopedRow):
-    """A row of ``summaries``: one section's summary, how it was made, and its MiniLM vector."""
+class SummaryFields(VersionScopedRow):
+    """A row of ``summaries`` without its vector: one section's summary and how it was made."""
 
     text: str
     method: str  # extractive | llm
-    vector: Vector(TEXT_DIM)  # type: ignore[valid-type]
 
 
+# A row of ``summaries``: the fields above and the summary's MiniLM ``vector`` (last, as always stored).
+SummaryRow = vector_row("SummaryRow", TEXT_DIM, SummaryFields)
 SUMMARIES = TableSpec(SUMMARIES_TABLE, SummaryRow)
 _TOKEN = re.compile(r"\w{3,}", re.UNICODE)
 _STOP = frozenset(
@@ -153,7 +151,7 @@ class SummaryIndexer:
             out.append((section, text, method))
         return out
 
-    def index_version(self, store: Store, parsed: ParsedDocument) -> int:
+    def index_version(self, store: StoreWriter, parsed: ParsedDocument) -> int:
         rows = self.summarize(parsed.regions)
         if not rows:
             return 0
@@ -174,12 +172,7 @@ class SummaryIndexer:
                 for (s, t, m), v in zip(rows, vecs, strict=True)
             ],
         )
-        table = store.table(SUMMARIES_TABLE)
-        if table is not None:
-            from lancedb.index import FTS
-
-            # Concurrent writers (Ray workers, replicas) rebuild this index too: a conflict is retried.
-            retry_conflicts(lambda: table.create_index("text", config=FTS(with_position=False), replace=True))
+        store.index_text(SUMMARIES_TABLE, "text")
         return len(rows)
 
 
@@ -236,12 +229,17 @@ class RoutedSection:
 class SummaryRouter:
     """Routes a query to the best sections of the versions in scope."""
 
-    def __init__(self, store: Store, encoder: TextEncoder, *, max_versions: int = 64) -> None:
+    def __init__(self, store: StoreReader, encoder: TextEncoder, *, max_versions: int = 64) -> None:
         self.store = store
         self.encoder = encoder
         self.max_versions = max_versions
         self._cache: OrderedDict[tuple[str, str], _VersionSummaries] = OrderedDict()
         self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Forget the cached version summaries (``Retriever.refresh``)."""
+        with self._lock:
+            self._cache.clear()
 
     def _load(self, key: tuple[str, str]) -> _VersionSummaries:
         with self._lock:
@@ -249,17 +247,8 @@ class SummaryRouter:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        table = self.store.table(SUMMARIES_TABLE)
-        rows: list[dict[str, Any]] = []
-        if table is not None:
-            rows = (
-                table.search()
-                .where(f"{sql_in('doc_id', [key[0]])} AND {sql_in('version_id', [key[1]])}")
-                .select(["region_id", "page", "text", "vector"])
-                .limit(None)
-                .to_arrow()
-                .to_pylist()
-            )
+        data = self.store.scan_versions(SUMMARIES_TABLE, [key], ["region_id", "page", "text", "vector"])
+        rows: list[dict[str, Any]] = data.to_pylist() if data is not None else []
         if rows:
             ids = [r["region_id"] for r in rows]
             pages = [int(r["page"]) for r in rows]

@@ -19,15 +19,15 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from folio.ingest.embed import TextEncoder
-from folio.ingest.rows import FTS_COLUMN, sql_in
+from folio.ingest.storage.interface import StoreReader
 from folio.ingest.store import Store
+from folio.kernel.scope import Scope
 from folio.kernel.textnorm import fts_text
-from folio.retrieval.scope import Scope
 from folio.retrieval.threads import torch_single_thread
 
 logger = logging.getLogger(__name__)
@@ -114,19 +114,19 @@ class VersionVectors:
 
 
 def load_vectors(
-    table: Any, keys: Iterable[tuple[str, str]], *, vector_column: str = "vector"
+    store: StoreReader, table: str, keys: Iterable[tuple[str, str]], *, vector_column: str = "vector"
 ) -> dict[tuple[str, str], VersionVectors]:
-    """Read the vectors of several versions from a version-scoped table in one scan."""
+    """Read the vectors of several versions from a version-scoped table in one scan (none when it does not exist)."""
     keys = list(keys)
     if not keys:
         return {}
-    where = f"{sql_in('version_id', (v for _, v in keys))} AND {sql_in('doc_id', (d for d, _ in keys))}"
-    cols = ["region_id", "doc_id", "version_id", "kind", "page", vector_column]
-    names = set(table.schema.names)
-    data = table.search().where(where).select([c for c in cols if c in names]).limit(None).to_arrow()
+    data = store.scan_versions(table, keys, ["region_id", "doc_id", "version_id", "kind", "page", vector_column])
+    if data is None:
+        return {}
+    names = set(data.schema.names)
     out: dict[tuple[str, str], VersionVectors] = {}
     if data.num_rows == 0:
-        dim = table.schema.field(vector_column).type.list_size
+        dim = data.schema.field(vector_column).type.list_size
         empty = VersionVectors(
             *(np.array([], dtype=object),) * 4, np.array([], np.int32), np.zeros((0, dim), np.float32)
         )
@@ -162,9 +162,8 @@ class VectorCache:
         self._scopes: OrderedDict[tuple[tuple[str, str], ...], VersionVectors] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, store: Store, scope: Scope) -> VersionVectors | None:
-        table = store.table(self.table_name)
-        if table is None or scope.empty:
+    def get(self, store: StoreReader, scope: Scope) -> VersionVectors | None:
+        if scope.empty or not store.has_table(self.table_name):
             return None
         key = scope.versions
         with self._lock:
@@ -173,7 +172,7 @@ class VectorCache:
                 self._scopes.move_to_end(key)
                 return hit
             missing = [k for k in key if k not in self._versions]
-        loaded = load_vectors(table, missing, vector_column=self.vector_column) if missing else {}
+        loaded = load_vectors(store, self.table_name, missing, vector_column=self.vector_column) if missing else {}
         with self._lock:
             self._versions.update(loaded)
             parts = [self._versions[k] for k in key if k in self._versions]
@@ -206,14 +205,19 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 class TextRetriever:
     """BM25 and dense search over the ``chunks`` table within a :class:`Scope`."""
 
-    def __init__(self, store: Store, encoder: TextEncoder, *, ann_threshold: int = 500_000) -> None:
+    def __init__(self, store: StoreReader, encoder: TextEncoder, *, ann_threshold: int = 500_000) -> None:
         self.store = store
         self.encoder = encoder
         self.ann_threshold = ann_threshold
+        self._qlock = threading.Lock()
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget the cached vectors and query vectors (``Retriever.refresh``)."""
         self.cache = VectorCache("chunks")
         self._fts_ready = False
-        self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._qlock = threading.Lock()
+        with self._qlock:
+            self._qcache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def embed_query(self, query: str) -> np.ndarray:
         with self._qlock:
@@ -240,23 +244,14 @@ class TextRetriever:
         q = fts_text(fts_query(query))
         if not q or scope.empty or limit <= 0:
             return []
-        table = self.store.chunks
         if not self._fts_ready:
             # The index exists once any version was committed; checked until then, never after.
             self._fts_ready = self.store.has_fts()
             if not self._fts_ready:
                 return []
-        where = scope.where()
         allowed = set(region_ids) if region_ids is not None else None
         fetch = limit if allowed is None else max(limit * 5, 500)
-        rows = (
-            table.search(q, query_type="fts", fts_columns=FTS_COLUMN)
-            .where(where, prefilter=True)
-            .select(["region_id", "doc_id", "version_id", "kind", "page", "_score"])
-            .limit(fetch)
-            .to_arrow()
-            .to_pylist()
-        )
+        rows = self.store.fts(q, scope, fetch)
         out = [
             Candidate(
                 r["region_id"], r["doc_id"], r["version_id"], r["kind"], int(r["page"]), float(r["_score"])
@@ -292,21 +287,10 @@ class TextRetriever:
         return vv.take(idx, scores[idx])
 
     def _has_vector_index(self) -> bool:
-        try:
-            return any("vector" in idx.columns for idx in self.store.chunks.list_indices())
-        except (OSError, RuntimeError, ValueError):
-            return False
+        return self.store.has_vector_index()
 
     def _dense_ann(self, qv: np.ndarray, scope: Scope, limit: int) -> list[Candidate]:
-        rows = (
-            self.store.chunks.search(qv, vector_column_name="vector")
-            .distance_type("cosine")
-            .where(scope.where(), prefilter=True)
-            .select(["region_id", "doc_id", "version_id", "kind", "page", "_distance"])
-            .limit(limit)
-            .to_arrow()
-            .to_pylist()
-        )
+        rows = self.store.vector_search(qv, scope, limit)
         return [
             Candidate(
                 r["region_id"],
@@ -325,14 +309,6 @@ def ensure_scalar_indexes(store: Store) -> list[str]:
 
     Worth it once a store holds many versions: the FTS prefilter then reads the index instead of
     scanning the columns. Rows added later are still found (LanceDB scans unindexed fragments);
-    re-run after large ingests. Returns the columns that got a new index.
+    re-run after large ingests. Returns the columns that got a new index (``Store.ensure_scalar_indexes``).
     """
-    from lancedb.index import BTree
-
-    have = {c for idx in store.chunks.list_indices() for c in idx.columns}
-    made = []
-    for col in ("version_id", "doc_id"):
-        if col not in have:
-            store.chunks.create_index(col, config=BTree())
-            made.append(col)
-    return made
+    return store.ensure_scalar_indexes()

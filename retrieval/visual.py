@@ -1,5 +1,8 @@
 """Optional visual models from settings: loading once, status for ``/v1/health``, ingest indexers.
 
+The indexers belong to the channels that read their tables (``retrieval.channels``); this module
+gathers them for an ingest.
+
 Without CLIP or ColPali weights folio runs with the retrievers it has; :func:`load_clip` and
 :func:`load_colpali` say which are off, why, and how to turn them on. Loaded models are shared per
 process (the API and an in-process ingest must not each load a copy).
@@ -12,8 +15,9 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from folio.kernel.errors import ModelUnavailable
-from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipFigureIndexer, ClipModel
-from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliPageIndexer
+from folio.retrieval.channels import IndexerModels, channel_indexers
+from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel
+from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel
 from folio.retrieval.config import ModelSettings
 
 if TYPE_CHECKING:
@@ -80,7 +84,8 @@ def off_status(reason: str, hint: str, *, model: str | None = None) -> dict[str,
 
 
 def indexers_from_settings(settings: ModelSettings) -> list[VersionIndexer]:
-    """Ingest-time indexers: section summaries always; CLIP / ColPali when configured and loadable.
+    """Ingest-time indexers: section summaries always, then each channel's (``retrieval.channels``:
+    CLIP figure vectors, ColPali page multivectors) when its model is configured and loadable.
 
     LLM-written summaries are used only when ``settings.llm_summaries`` is true (one LLM call per
     section at ingest is slow and may cost money).
@@ -90,14 +95,5 @@ def indexers_from_settings(settings: ModelSettings) -> list[VersionIndexer]:
     from folio.retrieval.summary import SummaryIndexer
 
     llm = client_from_settings(settings) if settings.llm_summaries else None
-    out: list[VersionIndexer] = [SummaryIndexer(llm=llm)]
-    clip, _ = load_clip(settings)
-    if clip is not None:
-        out.append(ClipFigureIndexer(clip))
-    colpali, _ = load_colpali(settings)
-    if colpali is not None:
-        out.append(
-            ColPaliPageIndexer(colpali, pool_factor=settings.colpali_pool_factor)
-        )
-    return out
-
+    models = IndexerModels(load_clip(settings)[0], load_colpali(settings)[0], settings.colpali_pool_factor)
+    return [SummaryIndexer(llm=llm), *channel_indexers(models)]

@@ -46,6 +46,7 @@ def test_every_ingest_module_is_on_one_side_of_the_store_contract() -> None:
     storage = set(store["source_modules"])
     others = {m for m in store["forbidden_modules"] if m.startswith("folio.ingest.")}
     modules = {f"folio.ingest.{p.stem}" for p in (ROOT / "ingest").glob("*.py") if p.stem != "__init__"}
+    modules |= {f"folio.ingest.{p.parent.name}" for p in (ROOT / "ingest").glob("*/__init__.py")}
     assert not storage & others
     assert modules == storage | others, f"add to pyproject's store contract: {sorted(modules - storage - others)}"
 
@@ -96,3 +97,59 @@ def test_function_level_imports_of_folio_say_why() -> None:
     """Issue 21: function-level imports hid three import circles; those left are there for a stated reason."""
     missing = unexplained_function_level_imports()
     assert not missing, "say why in a comment (or import at the top): " + "\n".join(missing)
+
+
+# LanceDB's query and table API: what retrieval must leave to the store (``ingest/storage/interface.py``).
+TABLE_METHODS = frozenset({
+    "where", "to_arrow", "to_pandas", "count_rows", "list_indices", "create_index", "merge_insert", "add_columns",
+    "open_table", "create_table", "optimize",
+})
+
+
+def store_queries_in(src: str) -> list[int]:
+    """Lines of ``src`` that query a LanceDB table themselves: a call of a table or query method (``np.where``
+    aside), a call chained onto ``.search(...)``, an ``import lancedb``, or ``store.table(...)``/``store.chunks``."""
+    lines = []
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(n.split(".")[0] == "lancedb" for n in names):
+                lines.append(node.lineno)
+        if isinstance(node, ast.Attribute) and node.attr in ("chunks", "regions", "versions", "table", "db"):
+            if isinstance(node.value, ast.Name | ast.Attribute) and _name(node.value).endswith("store"):
+                lines.append(node.lineno)
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        receiver = node.func.value
+        if node.func.attr in TABLE_METHODS and not (isinstance(receiver, ast.Name) and receiver.id in ("np", "numpy")):
+            lines.append(node.lineno)
+        if (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
+                and receiver.func.attr == "search"):
+            lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def _name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def test_retrieval_asks_the_store_for_scans_and_searches() -> None:
+    """Issue 21: retrieval builds no SQL and touches no LanceDB table; the store's scans and searches take a Scope."""
+    found = {
+        f"retrieval/{path.name}:{line}": path.read_text(encoding="utf-8").splitlines()[line - 1].strip()
+        for path in sorted((ROOT / "retrieval").glob("*.py"))
+        for line in store_queries_in(path.read_text(encoding="utf-8"))
+    }
+    assert not found, f"ask the store (ingest/storage/interface.py) instead: {found}"
+
+
+def test_the_store_query_check_sees_table_queries() -> None:
+    """The check above finds what retrieval used to do (it would pass vacuously otherwise)."""
+    before = '''
+import lancedb
+rows = table.search().where(scope.where()).select(["a"]).limit(None).to_arrow()
+hits = self.store.chunks.search(qv).limit(5)
+t = store.table("pages")
+'''
+    assert store_queries_in(before) == [2, 3, 4, 5]
+    assert store_queries_in("x = np.where(m, s, 0)\nhits = self.clip.search(q, scope, 5)\n") == []

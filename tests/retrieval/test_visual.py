@@ -67,7 +67,9 @@ def test_colpali_page_score_matches_exact_maxsim(
     from folio.retrieval.maxsim import maxsim
 
     model = retriever.colpali.model
-    rids, pages, mats = load_page_vectors(visual_store.table("pages"), (DOC, versions["v2"]))
+    loaded = load_page_vectors(visual_store, (DOC, versions["v2"]))
+    assert loaded is not None
+    rids, pages, mats = loaded
     q = model.encode_query("response targets")
     scope_hits = retriever.colpali.search("response targets", _scope(visual_store), 5)
     assert scope_hits[0].score == pytest.approx(float(maxsim(q, mats)[0]), rel=1e-3)

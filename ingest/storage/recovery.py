@@ -1,0 +1,138 @@
+"""Removing versions: a failed or dead writer's pending version, deleted versions, and crash leftovers.
+
+Deleting flips visibility first: the versions row goes, then the rows and assets behind it
+(``purge``). Crash cleanup runs in writers (dead writers' claims, before each claim) or explicitly
+(``recover``, ``folio check --repair``); readers never write.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from functools import partial
+from typing import Protocol
+
+from folio.ingest.claims import claim_alive, retry_conflicts
+from folio.ingest.rows import sql_str
+from folio.ingest.storage.assets import Assets
+from folio.ingest.storage.catalogue import Catalogue, version_key, writer_key
+from folio.ingest.storage.chunks import ChunkTable
+from folio.ingest.storage.database import Database
+from folio.ingest.storage.regions import RegionTable
+from folio.kernel.errors import DocumentNotFound
+
+logger = logging.getLogger(__name__)
+
+
+class StoreParts(Protocol):
+    """What removal needs of a store (``folio.ingest.store.Store`` is one): its parts, the full-text
+    index rebuild and the commit counter (which triggers compaction)."""
+
+    database: Database
+    catalogue: Catalogue
+    region_table: RegionTable
+    chunk_table: ChunkTable
+    assets: Assets
+
+    def ensure_fts(self) -> None: ...
+
+    def committed(self) -> None: ...
+
+
+def remove_claim(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None:
+    """Remove one (dead or failed) writer's pending version: its rows, then its assets when no
+    other claim or ready version shares them, then its versions row (which frees the version)."""
+    key = version_key(doc_id, version_id)
+    mine = writer_key(doc_id, version_id, writer)
+    logger.warning("removing incomplete version %s@%s (writer %s)", doc_id, version_id, writer or "?")
+    catalogue = store.catalogue
+    with store.database.write_lock:
+        for t in store.database.version_tables():
+            if "writer" in t.schema.names:
+                retry_conflicts(partial(t.delete, mine))
+            else:
+                retry_conflicts(partial(t.delete, key))
+        store.chunk_table.fts_dirty = True
+        others = [r for r in catalogue.rows_now(key) if (r.get("writer") or "") != writer]
+        if not others:
+            store.assets.remove(doc_id, version_id)
+        where = mine if "writer" in catalogue.table.schema.names else key
+        retry_conflicts(lambda: catalogue.table.delete(f"{where} AND status = 'pending'"))
+        store.region_table.forget(doc_id, version_id)
+
+
+def remove_dead_claims(store: StoreParts) -> list[tuple[str, str]]:
+    """Crash cleanup a writer does before it claims: pending versions of dead writers (any
+    document), with their rows and assets. Cheap: one read of the small versions table."""
+    removed = []
+    for r in store.catalogue.rows_now():
+        if r["status"] == "pending" and not claim_alive(r):
+            remove_claim(store, r["doc_id"], r["version_id"], r.get("writer") or "")
+            removed.append((r["doc_id"], r["version_id"]))
+    return removed
+
+
+def delete_version(store: StoreParts, doc_id: str, version_id: str) -> None:
+    store.catalogue.get_version(doc_id, version_id)  # raises when absent
+    with store.database.write_lock:
+        key = version_key(doc_id, version_id)
+        retry_conflicts(lambda: store.catalogue.table.delete(key))
+        purge(store, doc_id, version_id)
+
+
+def delete_document(store: StoreParts, doc_id: str) -> list[str]:
+    versions = [v.version_id for v in store.catalogue.list_versions(doc_id, include_pending=True)]
+    if not versions:
+        raise DocumentNotFound(f"no such document: {doc_id}")
+    with store.database.write_lock:
+        retry_conflicts(lambda: store.catalogue.table.delete(f"doc_id = {sql_str(doc_id)}"))
+        for v in versions:
+            purge(store, doc_id, v)
+    return versions
+
+
+def purge(store: StoreParts, doc_id: str, version_id: str) -> None:
+    """Remove every row and asset of a version whose versions rows are already gone."""
+    key = version_key(doc_id, version_id)
+    for t in store.database.version_tables():
+        retry_conflicts(partial(t.delete, key))
+    store.chunk_table.fts_dirty = True
+    store.assets.remove(doc_id, version_id)
+    store.region_table.forget(doc_id, version_id)
+    store.committed()
+
+
+def recover(store: StoreParts) -> list[tuple[str, str]]:
+    """Crash cleanup (writers and ``folio check --repair`` only): remove pending versions whose
+    writer is dead, rows that belong to no versions row (or to another writer than the version's),
+    and asset folders of no version.
+
+    Rows and asset folders are listed *before* the versions table is read: a writer adds its
+    claim before its first row, so anything listed belongs to a claim the later read sees.
+    """
+    removed: list[tuple[str, str]] = []
+    with store.database.write_lock:
+        store.catalogue.ensure_claim_columns()
+        tables = store.database.version_tables()
+        present = {
+            id(t): t.search().select(["doc_id", "version_id", "writer"]).limit(None).to_arrow().to_pylist()
+            for t in tables
+        }
+        asset_dirs = store.assets.folders()
+        removed += remove_dead_claims(store)
+        rows = store.catalogue.rows_now()
+        known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in rows}
+        for t in tables:
+            keys = {(p["doc_id"], p["version_id"], p.get("writer") or "") for p in present[id(t)]}
+            for doc, ver, writer in keys - known:
+                logger.warning("removing orphan rows of %s@%s (writer %s)", doc, ver, writer or "?")
+                retry_conflicts(partial(t.delete, writer_key(doc, ver, writer)))
+                removed.append((doc, ver))
+        names = {f"{r['doc_id']}@{r['version_id']}" for r in rows}
+        for child in asset_dirs:
+            if child.name not in names:
+                shutil.rmtree(child, ignore_errors=True)
+        if removed:
+            store.chunk_table.fts_dirty = True
+            store.ensure_fts()
+    return removed
