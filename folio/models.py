@@ -24,8 +24,6 @@ class _Request(BaseModel):
 
 class AnswerRequest(_Request):
     query: str
-    budget: int | None = None
-    tokenizer: str | None = None
     doc_ids: list[str] | None = None
     versions: dict[str, str] | None = None
     pages: list[int] | None = None
@@ -34,6 +32,8 @@ class AnswerRequest(_Request):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    budget: int | None = None
+    tokenizer: str | None = None
     context_window: int | None = None
     reserve_output: int | None = None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None = None
@@ -41,29 +41,20 @@ class AnswerRequest(_Request):
     window_after: int | None = None
     parent_max_tokens: int | None = None
     neighbors: int | None = None
-    include_images: bool | None = None
-    image_tokens: ImageTokens | None = None
-    render_scale: float | None = None
-    structural_truncation: bool | None = None
-    order: Literal["relevance", "document", "edges"] | None = None
-    max_items: int | None = None
-    score_threshold: float | None = None
-    min_relevance: float | None = None
-    threshold_mode: Literal["relative", "absolute"] | None = None
-    mmr_lambda: float | None = None
-    modality_slots: dict[str, int] | None = None
-    sub_questions: list[str] | None = None
-    system_prompt: str | None = None
-    prompt_format: Literal["openai", "anthropic"] | None = None
-    image_url_template: str | None = None
-    citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
-    block_format: Literal["compact", "tagged"] | None = None
+    max_items: int | None = None
+    score_threshold: float | None = None
+    min_relevance: float | None = None
+    threshold_mode: Literal["relative", "absolute"] | None = None
+    modality_slots: dict[str, int] | None = None
+    order: Literal["relevance", "document", "edges"] | None = None
+    mmr_lambda: float | None = None
+    sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
@@ -71,6 +62,15 @@ class AnswerRequest(_Request):
     page_max_tokens: int | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
+    structural_truncation: bool | None = None
+    include_images: bool | None = None
+    image_tokens: ImageTokens | None = None
+    render_scale: float | None = None
+    block_format: Literal["compact", "tagged"] | None = None
+    citation_style: Literal["typed", "uniform"] | None = None
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] | None = None
+    image_url_template: str | None = None
     compress: Literal["off", "extractive", "llm"] | None = None
     compress_share: float | None = None
     stream: bool | None = None
@@ -195,8 +195,6 @@ class ContextPackage(_Response):
 
 class ContextRequest(_Request):
     query: str
-    budget: int | None = None
-    tokenizer: str | None = None
     doc_ids: list[str] | None = None
     versions: dict[str, str] | None = None
     pages: list[int] | None = None
@@ -205,6 +203,8 @@ class ContextRequest(_Request):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    budget: int | None = None
+    tokenizer: str | None = None
     context_window: int | None = None
     reserve_output: int | None = None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None = None
@@ -212,29 +212,20 @@ class ContextRequest(_Request):
     window_after: int | None = None
     parent_max_tokens: int | None = None
     neighbors: int | None = None
-    include_images: bool | None = None
-    image_tokens: ImageTokens | None = None
-    render_scale: float | None = None
-    structural_truncation: bool | None = None
-    order: Literal["relevance", "document", "edges"] | None = None
-    max_items: int | None = None
-    score_threshold: float | None = None
-    min_relevance: float | None = None
-    threshold_mode: Literal["relative", "absolute"] | None = None
-    mmr_lambda: float | None = None
-    modality_slots: dict[str, int] | None = None
-    sub_questions: list[str] | None = None
-    system_prompt: str | None = None
-    prompt_format: Literal["openai", "anthropic"] | None = None
-    image_url_template: str | None = None
-    citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
-    block_format: Literal["compact", "tagged"] | None = None
+    max_items: int | None = None
+    score_threshold: float | None = None
+    min_relevance: float | None = None
+    threshold_mode: Literal["relative", "absolute"] | None = None
+    modality_slots: dict[str, int] | None = None
+    order: Literal["relevance", "document", "edges"] | None = None
+    mmr_lambda: float | None = None
+    sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
@@ -242,6 +233,15 @@ class ContextRequest(_Request):
     page_max_tokens: int | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
+    structural_truncation: bool | None = None
+    include_images: bool | None = None
+    image_tokens: ImageTokens | None = None
+    render_scale: float | None = None
+    block_format: Literal["compact", "tagged"] | None = None
+    citation_style: Literal["typed", "uniform"] | None = None
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] | None = None
+    image_url_template: str | None = None
     compress: Literal["off", "extractive", "llm"] | None = None
     compress_share: float | None = None
 
@@ -502,9 +502,10 @@ class SearchRequest(_Request):
     pages: list[int] | None = None
     kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None = None
     k: int | None = None
-    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
 
 
 class SearchResponse(_Response):
@@ -577,8 +578,6 @@ class VersionOut(_Response):
 
 
 class AnswerOptions(TypedDict, total=False):
-    budget: int | None
-    tokenizer: str | None
     doc_ids: list[str] | None
     versions: dict[str, str] | None
     pages: list[int] | None
@@ -587,6 +586,8 @@ class AnswerOptions(TypedDict, total=False):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    budget: int | None
+    tokenizer: str | None
     context_window: int | None
     reserve_output: int | None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None
@@ -594,29 +595,20 @@ class AnswerOptions(TypedDict, total=False):
     window_after: int | None
     parent_max_tokens: int | None
     neighbors: int | None
-    include_images: bool | None
-    image_tokens: ImageTokens | None
-    render_scale: float | None
-    structural_truncation: bool | None
-    order: Literal["relevance", "document", "edges"] | None
-    max_items: int | None
-    score_threshold: float | None
-    min_relevance: float | None
-    threshold_mode: Literal["relative", "absolute"] | None
-    mmr_lambda: float | None
-    modality_slots: dict[str, int] | None
-    sub_questions: list[str] | None
-    system_prompt: str | None
-    prompt_format: Literal["openai", "anthropic"] | None
-    image_url_template: str | None
-    citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
-    block_format: Literal["compact", "tagged"] | None
+    max_items: int | None
+    score_threshold: float | None
+    min_relevance: float | None
+    threshold_mode: Literal["relative", "absolute"] | None
+    modality_slots: dict[str, int] | None
+    order: Literal["relevance", "document", "edges"] | None
+    mmr_lambda: float | None
+    sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
     breadth_reserve: int | None
     breadth_share: float | None
@@ -624,6 +616,15 @@ class AnswerOptions(TypedDict, total=False):
     page_max_tokens: int | None
     fallbacks: bool | None
     max_image_share: float | None
+    structural_truncation: bool | None
+    include_images: bool | None
+    image_tokens: ImageTokens | None
+    render_scale: float | None
+    block_format: Literal["compact", "tagged"] | None
+    citation_style: Literal["typed", "uniform"] | None
+    system_prompt: str | None
+    prompt_format: Literal["openai", "anthropic"] | None
+    image_url_template: str | None
     compress: Literal["off", "extractive", "llm"] | None
     compress_share: float | None
     stream: bool | None
@@ -637,8 +638,6 @@ class AnswerOptions(TypedDict, total=False):
 
 
 class ContextOptions(TypedDict, total=False):
-    budget: int | None
-    tokenizer: str | None
     doc_ids: list[str] | None
     versions: dict[str, str] | None
     pages: list[int] | None
@@ -647,6 +646,8 @@ class ContextOptions(TypedDict, total=False):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    budget: int | None
+    tokenizer: str | None
     context_window: int | None
     reserve_output: int | None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None
@@ -654,29 +655,20 @@ class ContextOptions(TypedDict, total=False):
     window_after: int | None
     parent_max_tokens: int | None
     neighbors: int | None
-    include_images: bool | None
-    image_tokens: ImageTokens | None
-    render_scale: float | None
-    structural_truncation: bool | None
-    order: Literal["relevance", "document", "edges"] | None
-    max_items: int | None
-    score_threshold: float | None
-    min_relevance: float | None
-    threshold_mode: Literal["relative", "absolute"] | None
-    mmr_lambda: float | None
-    modality_slots: dict[str, int] | None
-    sub_questions: list[str] | None
-    system_prompt: str | None
-    prompt_format: Literal["openai", "anthropic"] | None
-    image_url_template: str | None
-    citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
-    block_format: Literal["compact", "tagged"] | None
+    max_items: int | None
+    score_threshold: float | None
+    min_relevance: float | None
+    threshold_mode: Literal["relative", "absolute"] | None
+    modality_slots: dict[str, int] | None
+    order: Literal["relevance", "document", "edges"] | None
+    mmr_lambda: float | None
+    sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
     breadth_reserve: int | None
     breadth_share: float | None
@@ -684,6 +676,15 @@ class ContextOptions(TypedDict, total=False):
     page_max_tokens: int | None
     fallbacks: bool | None
     max_image_share: float | None
+    structural_truncation: bool | None
+    include_images: bool | None
+    image_tokens: ImageTokens | None
+    render_scale: float | None
+    block_format: Literal["compact", "tagged"] | None
+    citation_style: Literal["typed", "uniform"] | None
+    system_prompt: str | None
+    prompt_format: Literal["openai", "anthropic"] | None
+    image_url_template: str | None
     compress: Literal["off", "extractive", "llm"] | None
     compress_share: float | None
 
@@ -694,9 +695,10 @@ class SearchOptions(TypedDict, total=False):
     pages: list[int] | None
     kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None
     k: int | None
-    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
 
 
 __all__ = [
