@@ -2,9 +2,13 @@
 
 The contract is the README's "REST API and viewer" and the OpenAPI snapshot
 (``tests/api/data/openapi.json``): fields may be added, never renamed. List responses
-are ``{data, count}``; every error is ``ErrorResponse``. ``ContextRequest`` is generated from
-``assembly.types.AssemblyOptions`` so that every assembly option is accepted at the top level of
-the request and documented in OpenAPI without a second copy of the defaults.
+are ``{data, count}``; every error is ``ErrorResponse``.
+
+The requests are one tree of options: ``RetrievalOptions`` (what to retrieve) is shared by ``SearchRequest``,
+``ContextRequest`` and ``AnswerRequest``, and ``ContextRequest`` is built from the groups of
+``assembly.types.AssemblyOptions`` (its budget group as ``BudgetRequest``), so that every assembly option is
+accepted at the top level of the request and documented in OpenAPI without a second copy of its default;
+a request only adds upper bounds (``_option``).
 """
 
 from __future__ import annotations

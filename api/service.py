@@ -100,7 +100,8 @@ def search_hits(
     collections: Collection[str] | None = None,
 ) -> SearchResult:
     """Run the retriever for a search, context or answer request: the one place their ``RetrievalOptions``
-    become a retrieval call (same filters for every endpoint); the result's ``notes`` say what did not go as asked (a reranker that failed and kept the fused order).
+    become a retrieval call (same filters for every endpoint); the result's ``notes`` say what did not go
+    as asked (a reranker that failed and kept the fused order).
 
     ``collections`` (an API key's; None: all) bounds the scope: documents elsewhere are unknown
     ids (404) when named, and never searched otherwise. The retriever is handed the resolved

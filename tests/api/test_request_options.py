@@ -81,7 +81,11 @@ def test_every_option_is_in_exactly_one_group() -> None:
 def test_flat_names_keep_working_and_group_validators_still_run() -> None:
     opts = AssemblyOptions(budget=900, window_before=3, packing="breadth", compress="extractive")
     assert (opts.budget, opts.window_before, opts.packing, opts.compress, opts.limit) == (
-        900, 3, "breadth", "extractive", 900,
+        900,
+        3,
+        "breadth",
+        "extractive",
+        900,
     )
     assert AssemblyOptions(context_window=5000, reserve_output=1000).limit == 4000
     assert BudgetOptions(budget=10).limit == 10
@@ -137,9 +141,10 @@ def test_context_request_groups_are_not_frozen_and_copy_like_before() -> None:
     assert req.model_fields_set == {"query", "budget", "window_before"}
     copy = req.model_copy(update={"budget": 700})
     assert (copy.budget, copy.window_before) == (700, 4)
-    assert ExpansionOptions.model_fields["window_before"].metadata == AssemblyOptions.model_fields[
-        "window_before"
-    ].metadata  # the request's upper bound did not leak into the group
+    assert (
+        ExpansionOptions.model_fields["window_before"].metadata
+        == AssemblyOptions.model_fields["window_before"].metadata
+    )  # the request's upper bound did not leak into the group
 
 
 def test_config_docs_refuse_an_option_in_no_group() -> None:
