@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from folio.assembly.dedupe import merge_intervals
-from folio.assembly.expand import Expander, SectionView, Unit, char_span
+from folio.assembly.expand import Expander, SectionView, Unit
 from folio.assembly.render import Body, runs_body
 from folio.kernel.model import Region
 
@@ -140,7 +140,7 @@ def excerpt_rung(page: Region, triggers: Sequence[tuple[int, Region]], room: int
     tokens shared among them, slices joined by ``[…]``; fewer hits while it does not fit."""
     text = page.text
     spans = [(i, sp) for i, r in triggers if r.kind in ("sentence", "paragraph") and r.first_page == page.first_page
-             and (sp := char_span(r)) is not None and sp[1] <= len(text)]
+             and (sp := ex.page_span(r, page)) is not None]
     for k in range(min(EXCERPT_HITS, len(spans)), 0, -1):
         cut = [(i, ex.excerpt_bounds(text, a, b, room // k)) for i, (a, b) in spans[:k]]
         slices = merge_intervals(sorted(s for _, s in cut))

@@ -142,6 +142,13 @@ class AssemblyOptions(_Frozen):
         "('image'). A page found by a visual retriever (ColPali, CLIP) goes as an image either way; a scan "
         "without OCR text goes as an image.",
     )
+    page_render: Literal["compact", "stored"] = Field(
+        "compact",
+        description="how a page sent as text reads: 'compact', rebuilt from its regions (a paragraph on one line, "
+        "a table one line per row with its cells separated by ' | ', icon glyphs and lone bullets dropped; "
+        "assembly.pagetext), or 'stored', the parser's page text (lines as wrapped in the PDF, a table one cell "
+        "per block). The item cites the same page either way.",
+    )
     page_max_share: float = Field(0.7, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
                                   "as a share of the evidence room (at least 256 tokens)")
     window_share: float | None = Field(

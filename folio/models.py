@@ -59,6 +59,7 @@ class AnswerRequest(_Request):
     citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
+    page_render: Literal["compact", "stored"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
@@ -227,6 +228,7 @@ class ContextRequest(_Request):
     citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
+    page_render: Literal["compact", "stored"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
@@ -596,6 +598,7 @@ class AnswerOptions(TypedDict, total=False):
     citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
+    page_render: Literal["compact", "stored"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
@@ -656,6 +659,7 @@ class ContextOptions(TypedDict, total=False):
     citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
+    page_render: Literal["compact", "stored"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None

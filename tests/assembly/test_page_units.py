@@ -4,8 +4,10 @@ become one item, distinct pages are covered before one is deepened, and a page t
 from __future__ import annotations
 
 from folio.assembly import assemble
+from folio.assembly.pagetext import compact_page
 from folio.assembly.types import AssemblyOptions
 from folio.kernel.index import RegionIndex
+from folio.kernel.model import Region
 from tests.assembly.builders import by_kind, find, hit, make_doc
 from tests.assembly.recount import recount
 
@@ -17,6 +19,13 @@ def _two_page_doc() -> list:  # type: ignore[type-arg]
                        *filler,
                        ["The flow rate at full load is 42 litres per minute.", "Noise stays below 60 dB."]]),
     ])
+
+
+def _sent(regs: list[Region], page: Region) -> str:
+    """``page``'s text as it is sent (compact: a paragraph on one line)."""
+    paras = [r for r in by_kind(regs, "paragraph") if r.first_page == page.first_page]
+    tables = [r for r in by_kind(regs, "table") if r.first_page == page.first_page]
+    return compact_page(page, paras, tables).text
 
 
 def test_hits_on_one_page_become_one_page_item() -> None:
@@ -81,7 +90,7 @@ def test_window_from_the_page_carries_what_sits_beside_the_hit() -> None:
     assert pkg.budget.used <= 400 and pkg.budget.used == recount(pkg)
     item = pkg.items[0]
     assert item.modality == "page" and item.expansion == "page_excerpt" and item.pages == [1]
-    assert "float switch" in item.text and item.text in page.text  # a contiguous slice of the page text
+    assert "float switch" in item.text and item.text in _sent(regs, page)  # a contiguous slice of the page text
     assert len(item.text) < len(page.text)
     # two hits close together on the page become one excerpt; the section source keeps sentence windows
     b = find(regs, "Prime the pump")
@@ -111,7 +120,7 @@ def test_excerpts_a_few_lines_apart_join_into_one() -> None:
                     AssemblyOptions(budget=400))
     assert len(near.items) == 1 and near.items[0].expansion == "page_excerpt"
     assert "number 8 about" in near.items[0].text  # the lines between the two excerpts come along
-    assert near.items[0].text in by_kind(regs, "page")[0].text
+    assert near.items[0].text in _sent(regs, by_kind(regs, "page")[0])
     far = assemble("inspection of the housing", [hit(a, 0.9, 1), hit(find(regs, "number 18 about"), 0.8, 2)], idx,
                    AssemblyOptions(budget=400))
     # further apart they are still one item (a page is never sent twice), the gap marked
