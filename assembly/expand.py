@@ -171,7 +171,7 @@ class _SourceCache:
         self.one_page: dict[str, Region | None] = {}  # region id -> the page it lies on wholly (Expander.page_of)
         self.scanned: dict[str, bool] = {}  # page region id -> Expander.scanned
         self.excerpts: dict[tuple[str, int, str, str], tuple[int, int]] = {}  # Expander._page_excerpt's bounds
-        self.compact: dict[str, CompactPage] = {}  # page region id -> Expander.sent_page
+        self.compact: dict[str, tuple[Region, CompactPage]] = {}  # page region id -> Expander.sent_page
 
 
 # Structural views derived from a source, kept while the source object lives. Sources are
@@ -554,22 +554,21 @@ class Expander:
         region, same id and locators) unless ``page_render="stored"``. Kept with the source."""
         if self.o.page_render == "stored" or not page.text.strip():
             return page
-        return page.model_copy(update={"text": self._compact_of(page).text})
-
-    def _compact_of(self, page: Region) -> CompactPage:
-        cp = self._compact.get(page.region_id)
-        if cp is None:
-            cp = self._compact[page.region_id] = compact_page(page, self.paragraphs_on(page), self.tables_on(page))
-        return cp
+        kept = self._compact.get(page.region_id)
+        if kept is None:
+            cp = compact_page(page, self.paragraphs_on(page), self.tables_on(page))
+            kept = self._compact[page.region_id] = (page.model_copy(update={"text": cp.text}), cp)
+        return kept[0]
 
     def page_span(self, r: Region, page: Region) -> tuple[int, int] | None:
         """``char_span(r)`` in the text ``page`` is sent with (``sent_page``), or None."""
         span = char_span(r)
         if span is None:
             return None
-        cp = self._compact.get(page.region_id) if self.o.page_render == "compact" else None
-        if cp is None or cp.text != page.text:
+        kept = self._compact.get(page.region_id) if self.o.page_render == "compact" else None
+        if kept is None or kept[1].text != page.text:
             return span if span[1] <= len(page.text) else None
+        cp = kept[1]
         if span[1] > cp.stored_chars:
             return None
         a = cp.to_compact(span[0])

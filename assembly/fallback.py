@@ -119,6 +119,15 @@ def page_rungs(u: Unit, current: Body, ex: Expander, room: int | None = None,
     if paras:
         groups.append((paras[:1], "page_paragraphs"))
     yield from _unseen(_group_rungs(groups, page, ex), seen)
+    yield from _unseen(figure_rungs(page, triggers), seen)
+
+
+def figure_rungs(page: Region, triggers: Sequence[tuple[int, Region]]) -> Iterator[Rung]:
+    """The caption and in-figure text of each figure hit on ``page`` (in priority order): what a figure found
+    by text retrievers is sent as when its page is not (the page was sent in its place)."""
+    for i, r in triggers:
+        if r.kind == "figure" and r.first_page == page.first_page and r.text.strip():
+            yield Rung(Body(r.text.strip(), (r,), r, r.region_id), "figure_text", keep=frozenset({i}))
 
 
 def _group_rungs(groups: Sequence[tuple[list[Region], str]], page: Region, ex: Expander) -> Iterator[Rung]:

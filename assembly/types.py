@@ -181,6 +181,13 @@ class AssemblyOptions(_Frozen):
         "larger budget never covers fewer pages); "
         "monotone: entry budgets, no fallbacks.",
     )
+    nested: bool = Field(
+        True,
+        description="greedy packing: the pages whose text the package at half the budget carries are carried at "
+        "this budget too (their candidates are packed first when plain greedy packing would drop one of them), "
+        "so 1k, 2k and 4k packages cover growing sets of pages; off with compress, or when half the budget "
+        "leaves under 400 tokens of evidence room.",
+    )
     breadth_reserve: int = Field(0, ge=0, le=16, description="greedy packing: a candidate goes in whole only while "
                                  "the next breadth_reserve candidates still fit beside it in their small forms (a "
                                  "window each); otherwise it goes in as its largest smaller form that leaves them room")

@@ -66,6 +66,7 @@ class AnswerRequest(_Request):
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    nested: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -235,6 +236,7 @@ class ContextRequest(_Request):
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    nested: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -605,6 +607,7 @@ class AnswerOptions(TypedDict, total=False):
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    nested: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
@@ -666,6 +669,7 @@ class ContextOptions(TypedDict, total=False):
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    nested: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None

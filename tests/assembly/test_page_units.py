@@ -252,3 +252,33 @@ def test_a_best_row_a_little_too_long_is_cut_to_fit() -> None:
     assert "| parameter | meaning |" in cut.text and "| mz | All or nothing scoring" in cut.text
     assert cut.text.rstrip().endswith("…") and "Further detail 9" not in cut.text
     assert "| p0 |" not in cut.text  # rows sharing no word with the question do not take its place
+
+
+def _four_pages() -> tuple[RegionIndex, list]:  # type: ignore[type-arg]
+    """Four pages of text with a hit on each (page 2 ranked first): at 800 tokens each goes as an excerpt, at 1600
+    the first two fit whole and, packed greedily, leave no room for the others."""
+    secs = [
+        (f"S{s}", [[f"Section {s} paragraph {k} sentence {j} about the valve pressure and pump seal wear." for j in
+                    range(5)] for k in range(10)])
+        for s in range(3)
+    ]
+    regs = make_doc("d", secs)
+    sents = by_kind(regs, "sentence")
+    picks = [next(s for s in sents if s.first_page == p) for p in (2, 1, 3, 4)]
+    return RegionIndex(regs), [hit(x, 1.0 - 0.05 * i, i + 1, "bm25") for i, x in enumerate(picks)]
+
+
+def _text_pages(pkg) -> set[int]:  # type: ignore[no-untyped-def]
+    return {p for i in pkg.items if i.text.strip() for p in i.pages}
+
+
+def test_a_bigger_budget_keeps_the_pages_of_half_the_budget() -> None:
+    idx, hits = _four_pages()
+    half = assemble("valve pressure", hits, idx, AssemblyOptions(budget=800))
+    plain = assemble("valve pressure", hits, idx, AssemblyOptions(budget=1600, nested=False))
+    nested = assemble("valve pressure", hits, idx, AssemblyOptions(budget=1600))
+    assert _text_pages(half) == {1, 2, 3, 4}
+    assert _text_pages(plain) == {1, 2}  # two whole pages took the room
+    assert _text_pages(nested) == {1, 2, 3, 4}
+    assert nested.budget.used <= 1600 and nested.budget.used == recount(nested)
+    assert nested.items[0].pages == [2] and nested.items[0].expansion == "page_text"  # the top page still whole
