@@ -9,7 +9,8 @@ tokens:
   without one after a hyphen at a line end (``three-\\nhop`` -> ``three-hop``);
 * the blocks of a table region (blocks whose words are nearly all the table's) become the table's rows,
   one line per row with its non-empty cells separated by `` | `` (no Markdown rule, no empty cells),
-  placed where the table's first block was; a short paragraph wholly inside a table goes with it;
+  placed where the table's first block was; a short paragraph wholly inside a table goes with it. A table
+  whose words lie mostly in the page's paragraphs (a layout table around prose) is left to them;
 * every other block (headings, list items, captions, cells of tables the finder missed) becomes one line;
 * private-use glyphs (icon fonts: ``\\uf0b7``) are dropped, and so are lines that hold only a bullet.
 
@@ -36,6 +37,9 @@ _ENDS_CELL = re.compile(r"[\d$€£¥%]\)?$")
 _BULLETS = frozenset("•◦▪▫●○■□‣∙·*➢➤►▶▸▹◆◇❖✓✔✗-–—")
 TABLE_SHARE = 0.8  # a block belongs to a table when at least this share of its words are the table's
 TABLE_PARA_WORDS = 8  # a paragraph of at most this many words, all the table's, is one of its cells
+TABLE_OWNED = 0.5  # a table goes as rows only when the blocks it owns hold this share of its words: a layout
+# table around paragraphs (sent as paragraphs anyway) would repeat them
+TABLE_GROWTH = 1.25  # ... and when its rows are at most this many times as long as those blocks
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,16 @@ class _Builder:
 class _Table:
     rows: list[str]
     words: frozenset[str]
+    size: int  # words in its rows
+    owned: int = 0  # words of the page's blocks it owns
+    owned_chars: int = 0  # their length in the stored text
     sent: bool = False
+
+    def fits(self) -> bool:
+        """Whether the table goes as its rows: the blocks it owns hold ``TABLE_OWNED`` of its words and its
+        rows are at most ``TABLE_GROWTH`` times their length (a table read over the page's prose does not)."""
+        chars = sum(len(r) + 1 for r in self.rows)
+        return self.owned >= TABLE_OWNED * self.size and chars <= TABLE_GROWTH * self.owned_chars
 
 
 def _owner(words: list[str], tables: Sequence[_Table]) -> _Table | None:
@@ -206,26 +219,38 @@ def compact_page(page: Region, paragraphs: Sequence[Region], tables: Sequence[Re
     ``tables`` that lie on it (their Markdown in ``meta['markdown']``); see the module docstring."""
     text = page.text
     tabs = [
-        _Table(rows, frozenset(w for r in rows for w in _words(r)))
+        _Table(rows, frozenset(w for r in rows for w in _words(r)), sum(len(_words(r)) for r in rows))
         for t in tables
         if (rows := table_rows(t.meta_get("markdown") or t.text))
     ]
-    pieces: list[tuple[int, int, bool]] = []  # (start, end, is a paragraph) in reading order
+    pieces = _pieces(page, paragraphs)
+    owners: list[_Table | None] = []
+    for a, b, para in pieces:
+        words = _words(text[a:b])
+        owner = _owner(words, tabs) if tabs and (not para or len(words) <= TABLE_PARA_WORDS) else None
+        if owner is not None:
+            owner.owned += len(words)
+            owner.owned_chars += b - a
+        owners.append(owner)
+    out = _Builder()
+    for (a, b, _), owner in zip(pieces, owners, strict=True):
+        if owner is not None and owner.fits():
+            if not owner.sent:
+                owner.sent = True
+                out.emit("\n".join(owner.rows), a, b)
+            continue
+        out.emit(join_wrapped(text[a:b].split("\n")), a, b)
+    return out.page(len(text))
+
+
+def _pieces(page: Region, paragraphs: Sequence[Region]) -> list[tuple[int, int, bool]]:
+    """``(start, end, is a paragraph)`` of the paragraphs and the other blocks of ``page``, in reading order."""
+    text = page.text
+    pieces: list[tuple[int, int, bool]] = []
     pos = 0
     for a, b in _spans(page, paragraphs):
         pieces.extend((x, y, False) for x, y in _blocks(text, pos, a))
         pieces.append((a, b, True))
         pos = b
     pieces.extend((x, y, False) for x, y in _blocks(text, pos, len(text)))
-    out = _Builder()
-    for a, b, para in pieces:
-        chunk = text[a:b]
-        words = _words(chunk)
-        owner = _owner(words, tabs) if tabs and (not para or len(words) <= TABLE_PARA_WORDS) else None
-        if owner is not None:
-            if not owner.sent:
-                owner.sent = True
-                out.emit("\n".join(owner.rows), a, b)
-            continue
-        out.emit(join_wrapped(chunk.split("\n")), a, b)
-    return out.page(len(text))
+    return pieces
