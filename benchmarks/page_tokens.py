@@ -54,9 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{n} pages: stored {stored / n:.1f} tokens/page, compact {compact / n:.1f} ({100 * compact / stored:.1f}%), "
           f"median page ratio {statistics.median(ratios):.3f}")
     if tables[0]:
-        t, s_, c_ = tables
-        print(f"{t} pages with a table: stored {s_ / t:.1f}, compact {c_ / t:.1f} "
-              f"({100 * c_ / s_:.1f}%)")
+        nt, ns, nc = tables
+        print(f"{nt} pages with a table: stored {ns / nt:.1f}, compact {nc / nt:.1f} "
+              f"({100 * nc / ns:.1f}%)")
     return 0
 
 
