@@ -15,8 +15,9 @@ tokens:
 * private-use glyphs (icon fonts: ``\\uf0b7``) are dropped, and so are lines that hold only a bullet.
 
 Lines are joined by ``"\\n"``. ``CompactPage.to_compact`` maps an offset in the stored page text (a hit's
-char locator) to the compact text, so excerpts are cut around the same words. The item still cites the
-page region (and its locator); the stored text and its offsets are unchanged.
+char locator) to the compact text, so excerpts are cut around the same words, and ``to_stored`` maps back
+(to find the stored lines, and their boxes, an excerpt covers). The item still cites the page region (and
+its locator); the stored text and its offsets are unchanged.
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ class CompactPage:
                 nxt = self.at[k + 1] - 1 if k + 1 < len(self.at) else len(self.text)
                 return min(self.at[k] + (offset - a), max(self.at[k], nxt))
         return self.at[k + 1] if k + 1 < len(self.at) else len(self.text)
+
+    def to_stored(self, offset: int) -> int:
+        """Where compact-text ``offset`` came from in the stored text: the same distance into its piece (at
+        most the piece's stored length; a table's rows map to the table's first block). Exact up to the
+        first change inside a piece (a joined hyphen, a squeezed leader, a dropped glyph)."""
+        k = bisect_right(self.at, offset) - 1
+        if k < 0:
+            return 0
+        a, b = self.spans[k]
+        return min(b, a + (offset - self.at[k]))
 
 
 def clean_line(s: str) -> str:

@@ -73,6 +73,7 @@ def test_hits_map_into_the_compact_text() -> None:
         assert loc.char_start is not None and loc.char_end is not None
         a = cp.to_compact(loc.char_start)
         assert cp.text[a : a + len(s.text)] == s.text
+        assert cp.to_stored(a) == loc.char_start  # and back
 
 
 def test_the_page_item_is_sent_compact_and_cites_the_page() -> None:
