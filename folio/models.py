@@ -59,12 +59,14 @@ class AnswerRequest(_Request):
     citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
+    page_render: Literal["compact", "stored"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    nested: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -230,12 +232,14 @@ class ContextRequest(_Request):
     citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
+    page_render: Literal["compact", "stored"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
     block_format: Literal["compact", "tagged"] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    nested: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -612,12 +616,14 @@ class AnswerOptions(TypedDict, total=False):
     citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
+    page_render: Literal["compact", "stored"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    nested: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
@@ -672,12 +678,14 @@ class ContextOptions(TypedDict, total=False):
     citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
+    page_render: Literal["compact", "stored"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
     block_format: Literal["compact", "tagged"] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    nested: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
