@@ -134,18 +134,10 @@ def assemble(
     counter = get_counter(options.tokenizer)
     count = counter.memo()
     names = dict(filenames or {})
-    frame = _frame(query, options, count)
-    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
-    expander = Expander(source, options, count, parent_cap(options, frame.room), counter.name,
-                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
-                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
-                        page_hits=_page_hits(shits))
-    found = _expand_hits(shits, source, expander, options)
-    survivors, bodies = _prioritise(dedupe(found.units), options)
-    cands = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
-    packable = _apply_caps(cands, options)
     notes = list(retrieval_notes)
-    _pack(packable, query, options, frame, expander, found, count, compressor, notes)
+    plan = _plan(query, hits, source, options, names, count, counter.name, compressor, notes)
+    frame, found, cands, packable = plan.frame, plan.found, plan.cands, plan.packable
+    shits = found.shits
     packed = order_items(
         [c for c in packable if c.status in ("included", "truncated")],
         group=lambda c: (c.unit.doc_id, c.unit.version_id, c.unit.section_key or c.body.context_id),
@@ -179,6 +171,97 @@ def assemble(
         strategy=options.strategy,
         order=options.order,
     )
+
+
+@dataclass
+class _Plan:
+    """One packing of the hits at one budget: the frame, what expansion found, the candidates and the
+    packable ones with their statuses set."""
+
+    frame: _Frame
+    found: _Found
+    cands: list[Cand]
+    packable: list[Cand]
+
+
+def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, names: Mapping[str, str],
+          count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str]) -> _Plan:
+    """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
+    pages covered at half the budget stay covered (``_nest``)."""
+    frame = _frame(query, options, count)
+    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
+    expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
+                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
+                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
+                        page_hits=_page_hits(shits))
+    found = _expand_hits(shits, source, expander, options)
+    survivors, bodies = _prioritise(dedupe(found.units), options)
+    cands = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
+    packable = _apply_caps(cands, options)
+    _pack(packable, query, options, frame, expander, found, count, compressor, notes)
+    plan = _Plan(frame, found, cands, packable)
+    if _nests(options, frame):
+        half = options.model_copy(update={"budget": options.limit // 2, "context_window": None})
+        must = page_costs(_plan(query, hits, source, half, names, count, tokenizer, None, []).packable)
+        if not set(must) <= text_pages(packable):
+            again = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
+            first = _apply_caps(again, options)
+            order, keeps = _nest_order(first, must)
+            _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
+            if set(must) <= text_pages(order):
+                plan = _Plan(frame, found, again, first)
+    return plan
+
+
+def _nest_order(packable: Sequence[Cand], must: Mapping[tuple[str, int], int]) -> tuple[list[Cand], list[int]]:
+    """``packable`` with the candidates that carry a page of ``must`` first (each kind in priority order), and
+    for each the tokens to leave free: what the later ones' new pages cost at half the budget (``must``)."""
+    first = [c for c in packable if must.keys() & body_pages(c)]
+    rest = [c for c in packable if not must.keys() & body_pages(c)]
+    need: list[int] = []
+    seen: set[tuple[str, int]] = set()
+    for c in first:
+        new = (must.keys() & body_pages(c)) - seen
+        seen |= new
+        need.append(NEST_SLACK * sum(must[p] for p in new))
+    keeps = [sum(need[k + 1:]) for k in range(len(first))] + [0] * len(rest)
+    return first + rest, keeps
+
+
+NEST_FLOOR = 400  # tokens of evidence room at half the budget below which packing does not nest
+NEST_SLACK = 2  # a page rung takes at most half of what is left (assembly.fallback): room for twice the half cost
+
+
+def _nests(o: AssemblyOptions, frame: _Frame) -> bool:
+    """Whether packing keeps the pages of the package at half the budget (``nested``: greedy packing
+    without compression, while half the budget still leaves ``NEST_FLOOR`` tokens of room)."""
+    return (o.nested and o.packing == "greedy" and o.compress == "off"
+            and frame.room - (o.limit - o.limit // 2) >= NEST_FLOOR)
+
+
+def body_pages(c: Cand) -> set[tuple[str, int]]:
+    """The (version, page) pairs whose text ``c``'s body carries."""
+    if not c.body.text.strip():
+        return set()
+    return {(c.unit.version_id, p) for p in c.body.pages if p}
+
+
+def page_costs(packable: Sequence[Cand]) -> dict[tuple[str, int], int]:
+    """The (version, page) pairs whose text a packed candidate carries, each with the cost of the first
+    packed candidate that carries it (shared among the pages it carries)."""
+    out: dict[tuple[str, int], int] = {}
+    for c in packable:
+        if c.status in ("included", "truncated"):
+            pages = body_pages(c) - out.keys()
+            for vp in pages:
+                out[vp] = -(-c.cost // max(1, len(pages)))
+    return out
+
+
+def text_pages(packable: Sequence[Cand]) -> set[tuple[str, int]]:
+    """The (version, page) pairs whose text a packed candidate carries (a page sent only as its image
+    does not count)."""
+    return {vp for c in packable if c.status in ("included", "truncated") for vp in body_pages(c)}
 
 
 def _frame(query: str, options: AssemblyOptions, count: Callable[[str], int]) -> _Frame:
@@ -259,13 +342,15 @@ def _apply_caps(cands: Sequence[Cand], options: AssemblyOptions) -> list[Cand]:
 
 
 def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: _Frame, ex: Expander, found: _Found,
-          count: Callable[[str], int], compressor: Compressor | None = None, notes: list[str] | None = None) -> None:
+          count: Callable[[str], int], compressor: Compressor | None = None, notes: list[str] | None = None,
+          keeps: Sequence[int] | None = None) -> None:
     """Set each candidate's status: greedy (with fallbacks and the compressed tail) or monotone packing,
-    then structural truncation into what is left when asked."""
+    then structural truncation into what is left when asked. ``keeps``: greedy, the tokens to leave free
+    after each candidate (``_nest``)."""
     room, close_tokens, shits = frame.room, frame.close_tokens, found.shits
     if o.packing == "greedy":
         held = compress_reserve(o, room, packable)  # room for the compressed tail (assembly.compress)
-        slack = held + _pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens)
+        slack = held + _pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens, keeps)
     elif o.packing == "breadth":
         slack = pack_breadth(packable, room, o, ex, found.regions, count, close_tokens)
     else:
@@ -350,8 +435,10 @@ def window_tokens(o: AssemblyOptions, room: int) -> int | None:
 
 
 def _pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],
-                 regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int) -> int:
-    """Greedy in priority order; a candidate that does not fit walks its fallback ladder. Returns slack."""
+                 regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int,
+                 keeps: Sequence[int] | None = None) -> int:
+    """Greedy in priority order; a candidate that does not fit walks its fallback ladder. ``keeps[k]``: tokens
+    that candidate ``k`` must leave free (else ``breadth_reserve``'s). Returns slack."""
     slack = room
     if room <= 0:
         return slack
@@ -359,8 +446,12 @@ def _pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Ex
     img_used = 0
     sent: list[tuple[Cand, str]] = []  # packed text candidates with their flattened text
     for k, c in enumerate(packable):
-        keep = _reserve(packable[k + 1:], o.breadth_reserve, ex.window_tokens) if o.breadth_reserve and o.fallbacks \
-            else 0
+        if not o.fallbacks:
+            keep = 0
+        elif keeps is not None:
+            keep = keeps[k]
+        else:
+            keep = _reserve(packable[k + 1:], o.breadth_reserve, ex.window_tokens) if o.breadth_reserve else 0
         fits = img_used + c.image_tokens <= img_cap
         if c.cost <= slack - keep and fits:
             c.status = "included"

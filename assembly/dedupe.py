@@ -45,7 +45,10 @@ from folio.kernel.model import BBox, Region
 OVERLAP_MIN = 0.5
 # Excerpts of one page this few lines apart join (rule 1b). Measured over both development sets:
 # 3 lines +1 covered page (wide, 1k) and nothing lost; 6 lines won one manuals answer and lost a wide one.
+# A compact page (``assembly.pagetext``) has a paragraph on one line: there the gap is at most
+# ``BRIDGE_CHARS`` characters, about 3 lines of a stored page.
 BRIDGE_LINES = 3
+BRIDGE_CHARS = 240
 
 
 def merge_intervals(intervals: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -175,7 +178,7 @@ def _bridgeable(text: str, end: int, start: int) -> bool:
     ``BRIDGE_LINES`` lines: the reader gets one passage instead of two with a hole in it."""
     if start <= end + 2:
         return True
-    return text.count("\n", end, start) <= BRIDGE_LINES
+    return text.count("\n", end, start) <= BRIDGE_LINES and start - end <= BRIDGE_CHARS
 
 
 def _span_union(alive: list[Unit], units: Sequence[Unit]) -> None:

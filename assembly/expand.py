@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from folio.assembly.pagetext import CompactPage, compact_page
 from folio.assembly.types import AssemblyOptions
 from folio.assembly.words import content_words
 from folio.kernel.hit import Hit, Modality
@@ -169,7 +170,8 @@ class _SourceCache:
         self.page_blocks: dict[tuple[str, str, int], _PageBlocks] = {}
         self.one_page: dict[str, Region | None] = {}  # region id -> the page it lies on wholly (Expander.page_of)
         self.scanned: dict[str, bool] = {}  # page region id -> Expander.scanned
-        self.excerpts: dict[tuple[str, int, str], tuple[int, int]] = {}  # Expander._page_excerpt's bounds
+        self.excerpts: dict[tuple[str, int, str, str], tuple[int, int]] = {}  # Expander._page_excerpt's bounds
+        self.compact: dict[str, tuple[Region, CompactPage]] = {}  # page region id -> Expander.sent_page
 
 
 # Structural views derived from a source, kept while the source object lives. Sources are
@@ -214,6 +216,7 @@ class Expander:
         self._one_page = cache.one_page
         self._scanned = cache.scanned
         self._excerpts = cache.excerpts
+        self._compact = cache.compact
         self._best: dict[tuple[str, str, int, int, frozenset[str]], list[Region]] = {}  # best_paragraphs, this request
         self._tok = tokenizer
 
@@ -381,6 +384,7 @@ class Expander:
         page = r if r.kind == "page" else self.source.page(r.doc_id, r.version_id, page_no)
         if page is None:
             return None
+        page = self.sent_page(page)
         image = self.o.include_images
         if image and self.o.strategy == "auto" and not visual_hit(hit) and (
                 not self.scanned(page) or (self.o.scanned_pages == "text" and page.text.strip())):
@@ -532,18 +536,43 @@ class Expander:
         return self._whole_page(i, hit, r, page)
 
     def page_of(self, r: Region) -> Region | None:
-        """The page ``r`` lies on, when it lies on one page and that page has text (kept with the source)."""
+        """The page ``r`` lies on, when it lies on one page and that page has text (kept with the source),
+        as it is sent (``sent_page``)."""
         try:
-            return self._one_page[r.region_id]
+            page = self._one_page[r.region_id]
         except KeyError:
-            pass
-        page = None
-        if len({loc.page for loc in r.locators}) == 1:
-            page = self.source.page(r.doc_id, r.version_id, r.first_page)
-            if page is not None and not page.text.strip():
-                page = None
-        self._one_page[r.region_id] = page
-        return page
+            page = None
+            if len({loc.page for loc in r.locators}) == 1:
+                page = self.source.page(r.doc_id, r.version_id, r.first_page)
+                if page is not None and not page.text.strip():
+                    page = None
+            self._one_page[r.region_id] = page
+        return None if page is None else self.sent_page(page)
+
+    def sent_page(self, page: Region) -> Region:
+        """``page`` with the text it is sent with: its compact text (``assembly.pagetext``; a copy of the
+        region, same id and locators) unless ``page_render="stored"``. Kept with the source."""
+        if self.o.page_render == "stored" or not page.text.strip():
+            return page
+        kept = self._compact.get(page.region_id)
+        if kept is None:
+            cp = compact_page(page, self.paragraphs_on(page), self.tables_on(page))
+            kept = self._compact[page.region_id] = (page.model_copy(update={"text": cp.text}), cp)
+        return kept[0]
+
+    def page_span(self, r: Region, page: Region) -> tuple[int, int] | None:
+        """``char_span(r)`` in the text ``page`` is sent with (``sent_page``), or None."""
+        span = char_span(r)
+        if span is None:
+            return None
+        kept = self._compact.get(page.region_id) if self.o.page_render == "compact" else None
+        if kept is None or kept[1].text != page.text:
+            return span if span[1] <= len(page.text) else None
+        cp = kept[1]
+        if span[1] > cp.stored_chars:
+            return None
+        a = cp.to_compact(span[0])
+        return a, max(a, cp.to_compact(max(span[0], span[1] - 1)) + 1)
 
     def _whole_page(self, i: int, hit: Hit, r: Region, page: Region) -> Unit:
         """Hit ``i`` sent as the whole text of ``page`` (promoted: spans on the page merge into it)."""
@@ -554,14 +583,12 @@ class Expander:
         """A window cut from the page text around the hit (about ``limit`` tokens, a third before and two
         thirds after, at line boundaries): unlike a window of the section's sentences it carries what
         sits beside the hit on the page, such as table cells, captions and list items."""
-        span = char_span(r)
-        if span is None:
-            return None
         page = self.page_of(r)
-        if page is None or span[1] > len(page.text):
+        span = None if page is None else self.page_span(r, page)
+        if page is None or span is None:
             return None
         text = page.text
-        key = (r.region_id, limit, self._tok)  # few limits here (the window size): kept with the source
+        key = (r.region_id, limit, self._tok, self.o.page_render)  # few limits (the window size): kept with the source
         kept = self._excerpts.get(key) if self._tok else None
         if kept is None:
             kept = self.excerpt_bounds(text, span[0], span[1], limit)
@@ -576,19 +603,23 @@ class Expander:
                     hit.rank, {"page_excerpt"}, regions=[page], image=False, excerpt=(lo, hi))
 
     def excerpt_bounds(self, text: str, a: int, b: int, limit: int) -> tuple[int, int]:
-        """The line-aligned slice of ``text`` around ``[a, b)`` of about ``limit`` tokens, a third before
-        and two thirds after (the matched lines always, however long)."""
+        """The slice of ``text`` around ``[a, b)`` of about ``limit`` tokens, a third before and two thirds
+        after (the matched text always, however long), cut at line ends where one is near, else at sentence
+        ends, else between words (``cut_at``): a compact page has a paragraph on one line."""
         per_token = max(1.0, len(text) / max(1, self.count(text)))
         room = max(0, int(limit * per_token) - (b - a))
+        snap = max(EXCERPT_SNAP, room // 4)
         lo, hi = max(0, a - room // 3), min(len(text), b + room - room // 3)
-        lo = text.rfind("\n", 0, lo) + 1 if lo > 0 else 0
-        nl = text.find("\n", hi)
-        hi = len(text) if nl < 0 else nl
-        while hi > b and self.count(text[lo:hi]) > limit:  # the estimate was generous: trim the tail
-            nl = text.rfind("\n", b, hi - 1)
-            if nl < 0:
+        lo = cut_at(text, lo, 0, a, snap, start=True) if lo > 0 else 0
+        hi = cut_at(text, min(len(text), hi + snap), b, len(text), snap, start=False) if hi < len(text) else hi
+        n = self.count(text[lo:hi])
+        while hi > b and n > limit:  # the estimate was generous: trim the tail
+            target = max(b, hi - max(1, int((n - limit) * per_token)))
+            cut = cut_at(text, target, b, hi - 1, snap, start=False)
+            if cut >= hi:
                 break
-            hi = nl
+            hi = cut
+            n = self.count(text[lo:hi])
         return lo, hi
 
     def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
@@ -627,6 +658,28 @@ def visual_hit(hit: Hit) -> bool:
     return not names or not all(n in TEXT_RETRIEVERS for n in names)
 
 
+
+
+EXCERPT_SNAP = 80  # chars: an excerpt ends at a line end this near (or a quarter of its size), else a sentence end
+
+
+def cut_at(text: str, pos: int, floor: int, ceil: int, snap: int, *, start: bool) -> int:
+    """Where an excerpt starts (``start``) or ends near ``pos``, searching back from ``pos`` to no earlier
+    than ``floor`` (and, for a start, no later than ``ceil``): the nearest line end within ``snap`` chars,
+    else a sentence end, else a space; ``pos`` itself when none is there (``floor`` for an end).
+
+    >>> t = "one two. three four\\nfive"
+    >>> t[cut_at(t, 12, 0, 25, 80, start=True):], t[:cut_at(t, 12, 0, 25, 80, start=False)]
+    ('three four\\nfive', 'one two.')
+    """
+    lo = max(floor, pos - snap)
+    for sep in ("\n", ". ", " "):
+        k = text.rfind(sep, lo, min(pos, ceil) + len(sep) - 1 if start else pos)
+        if k >= 0 and (not start or k + len(sep) <= ceil):
+            if start:
+                return k + len(sep)
+            return k + 1 if sep == ". " else k
+    return min(pos, ceil) if start else max(floor, min(pos, ceil))
 
 
 def char_span(r: Region) -> tuple[int, int] | None:

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from folio.assembly.dedupe import merge_intervals
-from folio.assembly.expand import Expander, SectionView, Unit, char_span
+from folio.assembly.expand import Expander, SectionView, Unit
 from folio.assembly.render import Body, runs_body
 from folio.kernel.model import Region
 
@@ -119,6 +119,15 @@ def page_rungs(u: Unit, current: Body, ex: Expander, room: int | None = None,
     if paras:
         groups.append((paras[:1], "page_paragraphs"))
     yield from _unseen(_group_rungs(groups, page, ex), seen)
+    yield from _unseen(figure_rungs(page, triggers), seen)
+
+
+def figure_rungs(page: Region, triggers: Sequence[tuple[int, Region]]) -> Iterator[Rung]:
+    """The caption and in-figure text of each figure hit on ``page`` (in priority order): what a figure found
+    by text retrievers is sent as when its page is not (the page was sent in its place)."""
+    for i, r in triggers:
+        if r.kind == "figure" and r.first_page == page.first_page and r.text.strip():
+            yield Rung(Body(r.text.strip(), (r,), r, r.region_id), "figure_text", keep=frozenset({i}))
 
 
 def _group_rungs(groups: Sequence[tuple[list[Region], str]], page: Region, ex: Expander) -> Iterator[Rung]:
@@ -140,7 +149,7 @@ def excerpt_rung(page: Region, triggers: Sequence[tuple[int, Region]], room: int
     tokens shared among them, slices joined by ``[…]``; fewer hits while it does not fit."""
     text = page.text
     spans = [(i, sp) for i, r in triggers if r.kind in ("sentence", "paragraph") and r.first_page == page.first_page
-             and (sp := char_span(r)) is not None and sp[1] <= len(text)]
+             and (sp := ex.page_span(r, page)) is not None]
     for k in range(min(EXCERPT_HITS, len(spans)), 0, -1):
         cut = [(i, ex.excerpt_bounds(text, a, b, room // k)) for i, (a, b) in spans[:k]]
         slices = merge_intervals(sorted(s for _, s in cut))

@@ -138,6 +138,13 @@ class ExpansionOptions(_Frozen):
         "('image'). A page found by a visual retriever (ColPali, CLIP) goes as an image either way; a scan "
         "without OCR text goes as an image.",
     )
+    page_render: Literal["compact", "stored"] = Field(
+        "compact",
+        description="how a page sent as text reads: 'compact', rebuilt from its regions (a paragraph on one line, "
+        "a table one line per row with its cells separated by ' | ', icon glyphs and lone bullets dropped; "
+        "assembly.pagetext), or 'stored', the parser's page text (lines as wrapped in the PDF, a table one cell "
+        "per block). The item cites the same page either way.",
+    )
     page_max_share: float = Field(0.7, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
                                   "as a share of the evidence room (at least 256 tokens)")
     window_share: float | None = Field(
@@ -218,6 +225,13 @@ class PackingOptions(_Frozen):
         "form in one budget-independent plan, the small forms taking about breadth_share of the tokens (a "
         "larger budget never covers fewer pages); "
         "monotone: entry budgets, no fallbacks.",
+    )
+    nested: bool = Field(
+        True,
+        description="greedy packing: the pages whose text the package at half the budget carries are carried at "
+        "this budget too (their candidates are packed first when plain greedy packing would drop one of them), "
+        "so 1k, 2k and 4k packages cover growing sets of pages; off with compress, or when half the budget "
+        "leaves under 400 tokens of evidence room.",
     )
     breadth_reserve: int = Field(0, ge=0, le=16, description="greedy packing: a candidate goes in whole only while "
                                  "the next breadth_reserve candidates still fit beside it in their small forms (a "

@@ -43,6 +43,7 @@ class AnswerRequest(_Request):
     neighbors: int | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
+    page_render: Literal["compact", "stored"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
@@ -56,6 +57,7 @@ class AnswerRequest(_Request):
     mmr_lambda: float | None = None
     sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    nested: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -214,6 +216,7 @@ class ContextRequest(_Request):
     neighbors: int | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
+    page_render: Literal["compact", "stored"] | None = None
     page_max_share: float | None = None
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
@@ -227,6 +230,7 @@ class ContextRequest(_Request):
     mmr_lambda: float | None = None
     sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
+    nested: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -597,6 +601,7 @@ class AnswerOptions(TypedDict, total=False):
     neighbors: int | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
+    page_render: Literal["compact", "stored"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
@@ -610,6 +615,7 @@ class AnswerOptions(TypedDict, total=False):
     mmr_lambda: float | None
     sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    nested: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
@@ -657,6 +663,7 @@ class ContextOptions(TypedDict, total=False):
     neighbors: int | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
+    page_render: Literal["compact", "stored"] | None
     page_max_share: float | None
     window_share: float | None
     window_source: Literal["section", "page"] | None
@@ -670,6 +677,7 @@ class ContextOptions(TypedDict, total=False):
     mmr_lambda: float | None
     sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
+    nested: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None

@@ -370,7 +370,8 @@ def test_fallback_drops_weakest_triggers_last_and_says_so() -> None:
     body = [[f"Clause {k}.{j} covers the pump {k} seal {j} with many extra words here." for j in range(6)]
             for k in range(10)]
     filler = [f"Note {k} on unrelated housekeeping matters of the plant." for k in range(200)]
-    opts = AssemblyOptions(strategy="parent", parent_max_tokens=100_000)
+    # plain greedy: the ladder itself (nested packing would keep the pages of half the budget first)
+    opts = AssemblyOptions(strategy="parent", parent_max_tokens=100_000, nested=False)
     tok = get_tokenizer("cl100k_base")
 
     def build(n: int) -> tuple[list, RegionIndex]:
@@ -522,10 +523,12 @@ def test_breadth_reserve_leaves_room_for_the_next_candidates() -> None:
     """Greedy with ``breadth_reserve``: a large first page goes in as a smaller form so that the next
     candidate still fits beside it; without it the first page takes the room and the second is left out."""
     facts = [f"Pump fact {i} concerns the pressure of valve {i}." for i in range(50)]
-    regs = make_doc("doc", [("Pumps", [facts]), ("Limits", [["The pump pressure limit is 8 bar."]])])
+    # five paragraphs: the page's best paragraphs are a smaller form of it (a compact page has each on one line)
+    regs = make_doc("doc", [("Pumps", [facts[k:k + 10] for k in range(0, 50, 10)]),
+                            ("Limits", [["The pump pressure limit is 8 bar."]])])
     first = next(p for p in by_kind(regs, "page") if "Pump fact 0 " in p.text)
     limits = find(regs, "limit is 8 bar", "page")
-    assert first.first_page < limits.first_page and len(first.text) > 20 * len(limits.text)
+    assert first.first_page < limits.first_page and len(first.text) > 3 * len(limits.text)
     idx = RegionIndex(regs)
     hits = [hit(first, 1.0, 1), hit(limits, 0.5, 2)]
     roomy = assemble("pump pressure", hits, idx, AssemblyOptions(budget=10_000, strategy="page", include_images=False))

@@ -4,8 +4,10 @@ become one item, distinct pages are covered before one is deepened, and a page t
 from __future__ import annotations
 
 from folio.assembly import assemble
+from folio.assembly.pagetext import compact_page
 from folio.assembly.types import AssemblyOptions
 from folio.kernel.index import RegionIndex
+from folio.kernel.model import Region
 from tests.assembly.builders import by_kind, find, hit, make_doc
 from tests.assembly.recount import recount
 
@@ -17,6 +19,13 @@ def _two_page_doc() -> list:  # type: ignore[type-arg]
                        *filler,
                        ["The flow rate at full load is 42 litres per minute.", "Noise stays below 60 dB."]]),
     ])
+
+
+def _sent(regs: list[Region], page: Region) -> str:
+    """``page``'s text as it is sent (compact: a paragraph on one line)."""
+    paras = [r for r in by_kind(regs, "paragraph") if r.first_page == page.first_page]
+    tables = [r for r in by_kind(regs, "table") if r.first_page == page.first_page]
+    return compact_page(page, paras, tables).text
 
 
 def test_hits_on_one_page_become_one_page_item() -> None:
@@ -81,7 +90,7 @@ def test_window_from_the_page_carries_what_sits_beside_the_hit() -> None:
     assert pkg.budget.used <= 400 and pkg.budget.used == recount(pkg)
     item = pkg.items[0]
     assert item.modality == "page" and item.expansion == "page_excerpt" and item.pages == [1]
-    assert "float switch" in item.text and item.text in page.text  # a contiguous slice of the page text
+    assert "float switch" in item.text and item.text in _sent(regs, page)  # a contiguous slice of the page text
     assert len(item.text) < len(page.text)
     # two hits close together on the page become one excerpt; the section source keeps sentence windows
     b = find(regs, "Prime the pump")
@@ -111,7 +120,7 @@ def test_excerpts_a_few_lines_apart_join_into_one() -> None:
                     AssemblyOptions(budget=400))
     assert len(near.items) == 1 and near.items[0].expansion == "page_excerpt"
     assert "number 8 about" in near.items[0].text  # the lines between the two excerpts come along
-    assert near.items[0].text in by_kind(regs, "page")[0].text
+    assert near.items[0].text in _sent(regs, by_kind(regs, "page")[0])
     far = assemble("inspection of the housing", [hit(a, 0.9, 1), hit(find(regs, "number 18 about"), 0.8, 2)], idx,
                    AssemblyOptions(budget=400))
     # further apart they are still one item (a page is never sent twice), the gap marked
@@ -243,3 +252,33 @@ def test_a_best_row_a_little_too_long_is_cut_to_fit() -> None:
     assert "| parameter | meaning |" in cut.text and "| mz | All or nothing scoring" in cut.text
     assert cut.text.rstrip().endswith("…") and "Further detail 9" not in cut.text
     assert "| p0 |" not in cut.text  # rows sharing no word with the question do not take its place
+
+
+def _four_pages() -> tuple[RegionIndex, list]:  # type: ignore[type-arg]
+    """Four pages of text with a hit on each (page 2 ranked first): at 800 tokens each goes as an excerpt, at 1600
+    the first two fit whole and, packed greedily, leave no room for the others."""
+    secs = [
+        (f"S{s}", [[f"Section {s} paragraph {k} sentence {j} about the valve pressure and pump seal wear." for j in
+                    range(5)] for k in range(10)])
+        for s in range(3)
+    ]
+    regs = make_doc("d", secs)
+    sents = by_kind(regs, "sentence")
+    picks = [next(s for s in sents if s.first_page == p) for p in (2, 1, 3, 4)]
+    return RegionIndex(regs), [hit(x, 1.0 - 0.05 * i, i + 1, "bm25") for i, x in enumerate(picks)]
+
+
+def _text_pages(pkg) -> set[int]:  # type: ignore[no-untyped-def]
+    return {p for i in pkg.items if i.text.strip() for p in i.pages}
+
+
+def test_a_bigger_budget_keeps_the_pages_of_half_the_budget() -> None:
+    idx, hits = _four_pages()
+    half = assemble("valve pressure", hits, idx, AssemblyOptions(budget=800))
+    plain = assemble("valve pressure", hits, idx, AssemblyOptions(budget=1600, nested=False))
+    nested = assemble("valve pressure", hits, idx, AssemblyOptions(budget=1600))
+    assert _text_pages(half) == {1, 2, 3, 4}
+    assert _text_pages(plain) == {1, 2}  # two whole pages took the room
+    assert _text_pages(nested) == {1, 2, 3, 4}
+    assert nested.budget.used <= 1600 and nested.budget.used == recount(nested)
+    assert nested.items[0].pages == [2] and nested.items[0].expansion == "page_text"  # the top page still whole

@@ -107,6 +107,25 @@ def test_breadth_packing_never_covers_fewer_pages_with_more_budget(case, extra) 
 
 
 @SETTINGS
+@given(cases(), st.integers(0, 3000))
+def test_nested_greedy_keeps_at_least_what_plain_greedy_keeps_of_half_the_budget(case, extra) -> None:  # type: ignore[no-untyped-def]
+    """Greedy with ``nested`` (the default) carries every page the package at half the budget carries whenever
+    plain greedy does, and in any case no fewer of them; both stay within the budget."""
+    regions, hits, opts, budget = case
+    b = 2 * budget + extra
+    opts = opts.model_copy(update={"packing": "greedy", "compress": "off", "nested": True})
+    idx = RegionIndex(regions)
+    half = assemble("q", hits, idx, opts.model_copy(update={"budget": b // 2, "context_window": None}))
+    nested = assemble("q", hits, idx, opts.model_copy(update={"budget": b, "context_window": None}))
+    plain = assemble("q", hits, idx, opts.model_copy(update={"budget": b, "context_window": None, "nested": False}))
+    pages = [{(i.version_id, p) for i in pkg.items if i.text.strip() for p in i.pages} for pkg in (half, nested, plain)]
+    assert len(pages[0] & pages[1]) >= len(pages[0] & pages[2])
+    if pages[0] <= pages[2]:
+        assert pages[0] <= pages[1]
+    assert nested.budget.used <= b and nested.budget.used == recount(nested)
+
+
+@SETTINGS
 @given(cases())
 def test_assembly_is_idempotent_under_duplicate_hits(case) -> None:  # type: ignore[no-untyped-def]
     regions, hits, opts, budget = case

@@ -1,0 +1,267 @@
+"""Compact page text: the text of a page as it is sent, rebuilt from its stored regions.
+
+A page's stored text is the parser's blocks in reading order, lines joined by ``"\\n"`` and blocks by
+``"\\n\\n"``; a table in it is one cell per block (``Not using the\\n\\nstandard measuring\\n\\nposture``) and
+a paragraph is hard-wrapped at the PDF's line ends. ``compact_page`` renders the same content in fewer
+tokens:
+
+* a paragraph region (its page char locator) becomes one line: its wrapped lines joined by a space, or
+  without one after a hyphen at a line end (``three-\\nhop`` -> ``three-hop``);
+* the blocks of a table region (blocks whose words are nearly all the table's) become the table's rows,
+  one line per row with its non-empty cells separated by `` | `` (no Markdown rule, no empty cells),
+  placed where the table's first block was; a short paragraph wholly inside a table goes with it. A table
+  whose words lie mostly in the page's paragraphs (a layout table around prose) is left to them;
+* every other block (headings, list items, captions, cells of tables the finder missed) becomes one line;
+* private-use glyphs (icon fonts: ``\\uf0b7``) are dropped, and so are lines that hold only a bullet.
+
+Lines are joined by ``"\\n"``. ``CompactPage.to_compact`` maps an offset in the stored page text (a hit's
+char locator) to the compact text, so excerpts are cut around the same words, and ``to_stored`` maps back
+(to find the stored lines, and their boxes, an excerpt covers). The item still cites the page region (and
+its locator); the stored text and its offsets are unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from folio.kernel.model import Region
+
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd]")
+_SPACES = re.compile(r"[ \t\u00a0]+")
+_WORD = re.compile(r"\w+")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_LEADER = re.compile(r"(?:\. ?){4,}|_{4,}|…{2,}")  # dot leaders of a table of contents or a statement
+_ENDS_CELL = re.compile(r"[\d$€£¥%]\)?$")
+_BULLETS = frozenset("•◦▪▫●○■□‣∙·*➢➤►▶▸▹◆◇❖✓✔✗-–—")
+TABLE_SHARE = 0.8  # a block belongs to a table when at least this share of its words are the table's
+TABLE_PARA_WORDS = 8  # a paragraph of at most this many words, all the table's, is one of its cells
+TABLE_OWNED = 0.5  # a table goes as rows only when the blocks it owns hold this share of its words: a layout
+# table around paragraphs (sent as paragraphs anyway) would repeat them
+TABLE_GROWTH = 1.25  # ... and when its rows are at most this many times as long as those blocks
+
+
+@dataclass(frozen=True)
+class CompactPage:
+    """The compact text of a page and the map from stored-text offsets to it: ``stored_chars`` is the stored
+    text's length, ``starts`` the stored offsets where each emitted piece begins (ascending), ``spans`` the
+    pieces' ``[start, end)`` there and ``at`` where each begins in ``text``."""
+
+    text: str
+    stored_chars: int
+    starts: tuple[int, ...]
+    spans: tuple[tuple[int, int], ...]
+    at: tuple[int, ...]
+
+    def to_compact(self, offset: int) -> int:
+        """Where stored-text ``offset`` lies in ``text``: inside a piece, the same distance into it (at most
+        its length); in text that was dropped or folded into a table, the start of the next piece."""
+        k = bisect_right(self.starts, offset) - 1
+        if k >= 0:
+            a, b = self.spans[k]
+            if offset < b:
+                nxt = self.at[k + 1] - 1 if k + 1 < len(self.at) else len(self.text)
+                return min(self.at[k] + (offset - a), max(self.at[k], nxt))
+        return self.at[k + 1] if k + 1 < len(self.at) else len(self.text)
+
+    def to_stored(self, offset: int) -> int:
+        """Where compact-text ``offset`` came from in the stored text: the same distance into its piece (at
+        most the piece's stored length; a table's rows map to the table's first block). Exact up to the
+        first change inside a piece (a joined hyphen, a squeezed leader, a dropped glyph)."""
+        k = bisect_right(self.at, offset) - 1
+        if k < 0:
+            return 0
+        a, b = self.spans[k]
+        return min(b, a + (offset - self.at[k]))
+
+
+def clean_line(s: str) -> str:
+    """``s`` without private-use glyphs, runs of spaces squeezed; '' for a line that is only a bullet.
+
+    >>> clean_line("\\uf0b7  Cash   flow ")
+    'Cash flow'
+    >>> clean_line("Working capital.......... $ 2,608.3")
+    'Working capital … $ 2,608.3'
+    >>> clean_line(" • ")
+    ''
+    """
+    s = _SPACES.sub(" ", _LEADER.sub(" … ", _PRIVATE_USE.sub("", s))).strip()
+    return "" if s and all(ch in _BULLETS or ch == " " for ch in s) else s
+
+
+def join_wrapped(lines: Sequence[str]) -> str:
+    """Hard-wrapped lines as one line: joined by a space, or directly after a hyphen that ends a line
+    between letters (the hyphen stays: ``question-`` + ``guided`` is ``question-guided``). A line that
+    ends in a number or a currency sign keeps its line end: it is a cell or a row of a table written as
+    text, and the next line is the next cell or row.
+
+    >>> join_wrapped(["Our QACHECK sys-", "tem achieves", "•", "a score of", "55.67", "Net sales ....... $", "9.1"])
+    'Our QACHECK sys-tem achieves a score of 55.67\\nNet sales … $\\n9.1'
+    """
+    out: list[str] = []
+    for raw in lines:
+        ln = clean_line(raw)
+        if not ln:
+            continue
+        prev = out[-1] if out else ""
+        if not prev or _ENDS_CELL.search(prev):
+            out.append(ln)
+        elif prev.endswith("-") and len(prev) > 1 and prev[-2].isalpha() and ln[0].isalpha():
+            out[-1] = prev + ln
+        else:
+            out[-1] = f"{prev} {ln}"
+    return "\n".join(out)
+
+
+def table_rows(markdown: str) -> list[str]:
+    """The rows of a Markdown table, one line each, non-empty cells joined by `` | `` (the ``|---|`` rule,
+    empty cells and empty rows dropped).
+
+    >>> table_rows("| Model | F1 |  |\\n| --- | --- | --- |\\n| QACheck | 55.67 |  |\\n|  |  |  |")
+    ['Model | F1', 'QACheck | 55.67']
+    """
+    rows = []
+    for line in markdown.splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if s.startswith("|"):
+            s = s[1:]
+        if s.endswith("|") and not s.endswith("\\|"):
+            s = s[:-1]
+        cells = [clean_line(c) for c in _CELL_SPLIT.split(s)]
+        if cells and all(set(c) <= set("-: ") for c in cells) and any("-" in c for c in cells):
+            continue
+        kept = [c for c in cells if c]
+        if kept:
+            rows.append(" | ".join(kept))
+    return rows
+
+
+def _words(s: str) -> list[str]:
+    return _WORD.findall(s.lower())
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.size = 0
+        self.starts: list[int] = []
+        self.spans: list[tuple[int, int]] = []
+        self.at: list[int] = []
+
+    def emit(self, line: str, a: int, b: int) -> None:
+        if not line:
+            return
+        if self.lines:
+            self.size += 1  # the "\n" before it
+        self.starts.append(a)
+        self.spans.append((a, b))
+        self.at.append(self.size)
+        self.lines.append(line)
+        self.size += len(line)
+
+    def page(self, stored_chars: int) -> CompactPage:
+        return CompactPage("\n".join(self.lines), stored_chars, tuple(self.starts), tuple(self.spans), tuple(self.at))
+
+
+@dataclass
+class _Table:
+    rows: list[str]
+    words: frozenset[str]
+    size: int  # words in its rows
+    owned: int = 0  # words of the page's blocks it owns
+    owned_chars: int = 0  # their length in the stored text
+    sent: bool = False
+
+    def fits(self) -> bool:
+        """Whether the table goes as its rows: the blocks it owns hold ``TABLE_OWNED`` of its words and its
+        rows are at most ``TABLE_GROWTH`` times their length (a table read over the page's prose does not)."""
+        chars = sum(len(r) + 1 for r in self.rows)
+        return self.owned >= TABLE_OWNED * self.size and chars <= TABLE_GROWTH * self.owned_chars
+
+
+def _owner(words: list[str], tables: Sequence[_Table]) -> _Table | None:
+    if not words:
+        return None
+    best, share = None, 0.0
+    for t in tables:
+        s = sum(w in t.words for w in words) / len(words)
+        if s > share:
+            best, share = t, s
+    return best if share >= TABLE_SHARE else None
+
+
+def _blocks(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    """``[start, end)`` of each block (text between blank lines) of ``text[a:b]``, empty ones left out."""
+    out = []
+    pos = a
+    while pos < b:
+        nxt = text.find("\n\n", pos, b)
+        end = b if nxt < 0 else nxt
+        if text[pos:end].strip():
+            out.append((pos, end))
+        pos = end + 2 if nxt >= 0 else b
+    return out
+
+
+def _spans(page: Region, paragraphs: Sequence[Region]) -> list[tuple[int, int]]:
+    """The char spans of the paragraphs on ``page`` that lie in its text, in order, without overlaps."""
+    n = len(page.text)
+    spans = []
+    for p in paragraphs:
+        loc = p.locators[0] if p.locators else None
+        if loc is None or loc.page != page.first_page or loc.char_start is None or loc.char_end is None:
+            continue
+        if 0 <= loc.char_start < loc.char_end <= n:
+            spans.append((loc.char_start, loc.char_end))
+    spans.sort()
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if not out or a >= out[-1][1]:
+            out.append((a, b))
+    return out
+
+
+def compact_page(page: Region, paragraphs: Sequence[Region], tables: Sequence[Region]) -> CompactPage:
+    """The compact text of ``page`` from its ``paragraphs`` (regions with page char locators) and the
+    ``tables`` that lie on it (their Markdown in ``meta['markdown']``); see the module docstring."""
+    text = page.text
+    tabs = [
+        _Table(rows, frozenset(w for r in rows for w in _words(r)), sum(len(_words(r)) for r in rows))
+        for t in tables
+        if (rows := table_rows(t.meta_get("markdown") or t.text))
+    ]
+    pieces = _pieces(page, paragraphs)
+    owners: list[_Table | None] = []
+    for a, b, para in pieces:
+        words = _words(text[a:b])
+        owner = _owner(words, tabs) if tabs and (not para or len(words) <= TABLE_PARA_WORDS) else None
+        if owner is not None:
+            owner.owned += len(words)
+            owner.owned_chars += b - a
+        owners.append(owner)
+    out = _Builder()
+    for (a, b, _), owner in zip(pieces, owners, strict=True):
+        if owner is not None and owner.fits():
+            if not owner.sent:
+                owner.sent = True
+                out.emit("\n".join(owner.rows), a, b)
+            continue
+        out.emit(join_wrapped(text[a:b].split("\n")), a, b)
+    return out.page(len(text))
+
+
+def _pieces(page: Region, paragraphs: Sequence[Region]) -> list[tuple[int, int, bool]]:
+    """``(start, end, is a paragraph)`` of the paragraphs and the other blocks of ``page``, in reading order."""
+    text = page.text
+    pieces: list[tuple[int, int, bool]] = []
+    pos = 0
+    for a, b in _spans(page, paragraphs):
+        pieces.extend((x, y, False) for x, y in _blocks(text, pos, a))
+        pieces.append((a, b, True))
+        pos = b
+    pieces.extend((x, y, False) for x, y in _blocks(text, pos, len(text)))
+    return pieces

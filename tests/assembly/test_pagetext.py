@@ -1,0 +1,95 @@
+"""Compact page text (``assembly.pagetext``): a real PDF with a ruled table, parsed by folio's parser, is sent
+with its table as rows (cells separated by " | ", no blank lines inside cells) and its wrapped paragraph on one
+line, in fewer tokens than the stored page text, and hits still find their place in it."""
+
+from __future__ import annotations
+
+import pymupdf
+
+from folio.assembly import assemble
+from folio.assembly.budget import get_counter
+from folio.assembly.pagetext import compact_page
+from folio.assembly.types import AssemblyOptions
+from folio.ingest.parse import parse_pdf
+from folio.kernel.index import RegionIndex
+from folio.kernel.model import Region
+from tests.assembly.builders import hit
+from tests.assembly.recount import recount
+
+PROSE = (
+    "The pump starts when the float switch closes and the controller has primed the line. Operators should "
+    "check the housing for leaks every week and record the pressure readings in the log. A reading above the "
+    "limit in the table below stops the pump until the cause is found and the valve has been replaced."
+)
+ROWS = [
+    ["Model", "Flow rate", "Pressure"],
+    ["P-100", "42 l/min", "8 bar"],
+    ["P-200", "Not using the standard measuring posture", "6 bar"],
+    ["P-300", "55 l/min", "9 bar"],
+]
+
+
+def _table_pdf() -> bytes:
+    """One page: a paragraph wrapped over five lines, then a ruled table whose long cell wraps."""
+    doc = pymupdf.open()
+    page = doc.new_page(width=595, height=842)
+    page.insert_textbox(pymupdf.Rect(72, 72, 400, 190), PROSE, fontsize=11)
+    x, top, h = [72, 150, 260, 340], 220, 44
+    for i, row in enumerate(ROWS):
+        for j, cell in enumerate(row):
+            r = pymupdf.Rect(x[j], top + i * h, x[j + 1], top + (i + 1) * h)
+            page.draw_rect(r, color=(0, 0, 0), width=0.8)
+            page.insert_textbox(r + (4, 4, -4, -4), cell, fontsize=10)
+    return bytes(doc.tobytes())
+
+
+def _parsed() -> list[Region]:
+    return parse_pdf(_table_pdf(), doc_id="pumps", filename="pumps.pdf", assets_dir=None).regions
+
+
+def test_a_table_is_rows_and_a_paragraph_one_line() -> None:
+    regs = _parsed()
+    page = next(r for r in regs if r.kind == "page")
+    tables = [r for r in regs if r.kind == "table"]
+    assert tables and "\n\n" in page.text  # the stored text: one cell per block
+    cp = compact_page(page, [r for r in regs if r.kind == "paragraph"], tables)
+    lines = cp.text.split("\n")
+    assert "" not in lines  # no blank lines
+    assert "P-200 | Not using the standard measuring posture | 6 bar" in lines
+    assert "Model | Flow rate | Pressure" in lines and "P-100 | 42 l/min | 8 bar" in lines
+    assert PROSE in lines  # the hard-wrapped paragraph on one line
+    count = get_counter("cl100k_base").count
+    assert count(cp.text) < count(page.text.strip())
+
+
+def test_hits_map_into_the_compact_text() -> None:
+    regs = _parsed()
+    page = next(r for r in regs if r.kind == "page")
+    cp = compact_page(page, [r for r in regs if r.kind == "paragraph"], [r for r in regs if r.kind == "table"])
+    sentences = [r for r in regs if r.kind == "sentence"]
+    assert len(sentences) >= 2
+    for s in sentences:
+        loc = s.locators[0]
+        assert loc.char_start is not None and loc.char_end is not None
+        a = cp.to_compact(loc.char_start)
+        assert cp.text[a : a + len(s.text)] == s.text
+        assert cp.to_stored(a) == loc.char_start  # and back
+
+
+def test_the_page_item_is_sent_compact_and_cites_the_page() -> None:
+    regs = _parsed()
+    idx = RegionIndex(regs)
+    table = next(r for r in regs if r.kind == "table")
+    page = next(r for r in regs if r.kind == "page")
+    opts = AssemblyOptions(budget=2000)
+    pkg = assemble("pressure of the P-200 pump", [hit(table, 0.9, 1)], idx, opts)
+    stored = assemble(
+        "pressure of the P-200 pump", [hit(table, 0.9, 1)], idx, opts.model_copy(update={"page_render": "stored"})
+    )
+    (item,), (old,) = pkg.items, stored.items
+    assert item.expansion == old.expansion == "page_text" and item.region_id == old.region_id == page.region_id
+    assert item.locators == old.locators
+    assert "P-200 | Not using the standard measuring posture | 6 bar" in item.text
+    assert "\n\n" not in item.text and "\n\n" in old.text
+    assert item.tokens < old.tokens
+    assert pkg.budget.used == recount(pkg) and pkg.budget.used <= 2000
