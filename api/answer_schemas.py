@@ -37,7 +37,7 @@ def _depth(v: Any, d: int = 0) -> int:
     return d
 
 
-class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
+class AnswerRequest(ContextRequest):
     """A question, every ``/v1/context`` option, and how to ask the model."""
 
     stream: bool = Field(
@@ -93,14 +93,13 @@ class AnswerRequest(ContextRequest):  # type: ignore[misc,valid-type]
         return v
 
     @model_validator(mode="after")
-    def _assembly_options_valid(self) -> AnswerRequest:  # replaces ContextRequest's: skip answer fields
+    def _openai_prompt(self) -> AnswerRequest:
         if self.prompt_format != "openai":
             raise ValueError("answers are sent to an OpenAI-compatible endpoint: prompt_format must be 'openai'")
-        context_request(self)
         return self
 
 
-def context_request(req: AnswerRequest) -> Any:
+def context_request(req: AnswerRequest) -> ContextRequest:
     """The ``ContextRequest`` inside an answer request (the same fields, as the client set them)."""
     return ContextRequest.model_validate(req.model_dump(exclude=set(ANSWER_FIELDS), exclude_unset=True))
 

@@ -69,7 +69,7 @@ from folio.kernel.tokens import get_tokenizer, register_tokenizer
 
 if TYPE_CHECKING:
     from folio.api.answer_schemas import AnswerRequest, AnswerResponse
-    from folio.api.schemas import SearchRequest, VerifyRequest, _ContextRequestBase
+    from folio.api.schemas import ContextRequest, SearchRequest, VerifyRequest
     from folio.api.settings import Settings
     from folio.assembly.compress import Compressor
     from folio.ingest.pipeline import VersionIndexer
@@ -167,7 +167,7 @@ class Folio:
         """``POST /v1/search``: ranked hits with their first ``SEARCH_TEXT_CHARS`` characters."""
         store = self.store
         with store.pinned_versions():
-            found = search_hits(store, self.retriever, req, strategy=req.strategy, collections=collections)
+            found = search_hits(store, self.retriever, req, collections=collections)
             names = version_filenames(store, collections)
         data = []
         for h in found.hits:
@@ -191,7 +191,7 @@ class Folio:
         return SearchResponse(data=data, count=len(data), notes=found.notes)
 
     def context(
-        self, req: _ContextRequestBase, *, collections: Collections = None, compressor: Compressor | None = None
+        self, req: ContextRequest, *, collections: Collections = None, compressor: Compressor | None = None
     ) -> ContextPackage:
         """``POST /v1/context``: the cited package under the request's budget."""
         return build_context(

@@ -23,7 +23,7 @@ def search(req: SearchRequest, folio: Folio, collections: Collections) -> str:
     return folio.search(req, collections=collections).model_dump_json()
 
 
-def context(req: ContextRequest, folio: Folio, collections: Collections) -> str:  # type: ignore[valid-type]
+def context(req: ContextRequest, folio: Folio, collections: Collections) -> str:
     return folio.context(req, collections=collections).model_dump_json()
 
 

@@ -2,20 +2,36 @@
 
 The contract is the README's "REST API and viewer" and the OpenAPI snapshot
 (``tests/api/data/openapi.json``): fields may be added, never renamed. List responses
-are ``{data, count}``; every error is ``ErrorResponse``. ``ContextRequest`` is generated from
-``assembly.types.AssemblyOptions`` so that every assembly option is accepted at the top level of
-the request and documented in OpenAPI without a second copy of the defaults.
+are ``{data, count}``; every error is ``ErrorResponse``.
+
+The requests are one tree of options: ``RetrievalOptions`` (what to retrieve) is shared by ``SearchRequest``,
+``ContextRequest`` and ``AnswerRequest``, and ``ContextRequest`` is built from the groups of
+``assembly.types.AssemblyOptions`` (its budget group as ``BudgetRequest``), so that every assembly option is
+accepted at the top level of the request and documented in OpenAPI without a second copy of its default;
+a request only adds upper bounds (``_option``).
 """
 
 from __future__ import annotations
 
+import copy
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from annotated_types import Ge, Le, MaxLen
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from folio.assembly.types import MAX_TEMPLATE_CHARS, AssemblyOptions, ContextPackage
+from folio.assembly.types import (
+    MAX_TEMPLATE_CHARS,
+    AssemblyOptions,
+    BudgetOptions,
+    CompressionOptions,
+    ContextPackage,
+    ExpansionOptions,
+    OrderingOptions,
+    PackingOptions,
+    RenderOptions,
+    SelectionOptions,
+)
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Modality, RetrievalStrategy
 from folio.kernel.model import COORD_CONVENTION, BBox, RegionKind
@@ -192,7 +208,18 @@ Quotas = Annotated[
 ]
 
 
-class SearchRequest(Schema):
+MAX_K = 500
+DEFAULT_K = 50
+
+
+def _k(description: str) -> Any:
+    return Field(DEFAULT_K, ge=1, le=MAX_K, description=description)
+
+
+class RetrievalOptions(Schema):
+    """What to retrieve: the fields ``/v1/search``, ``/v1/context`` and ``/v1/answer`` share, turned into one
+    ``Retriever.search_detailed`` call in one place (``api.service.search_hits``)."""
+
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
@@ -200,12 +227,33 @@ class SearchRequest(Schema):
     versions: Versions = None
     pages: Pages = None
     kinds: Kinds = None
-    k: int = Field(50, ge=1, le=500, description="how many hits to return")
+    k: int = _k("how many hits to retrieve before assembly")
+    retrieval_strategy: RetrievalStrategy = Field("hybrid", description="retrieval strategy (Retriever.search)")
+    quotas: Quotas = None
+    rerank: bool = False
+
+
+class SearchRequest(RetrievalOptions):
+    k: int = _k("how many hits to return")
+    retrieval_strategy: RetrievalStrategy = Field(
+        "hybrid",
+        description="the same as strategy, by the name /v1/context and /v1/answer use (where strategy is the "
+        "assembly strategy); giving both with different values is a 422",
+    )
     strategy: RetrievalStrategy = Field(
         "hybrid", description="retrieval strategy (see /v1/health for those on)"
     )
-    quotas: Quotas = None
-    rerank: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_strategy(cls, data: Any) -> Any:
+        """``strategy`` and ``retrieval_strategy`` are one field by two names: whichever is given sets both."""
+        if not isinstance(data, dict) or ("strategy" in data) == ("retrieval_strategy" in data):
+            if isinstance(data, dict) and data.get("strategy") != data.get("retrieval_strategy"):
+                raise ValueError("strategy and retrieval_strategy are the same field: give one, or both equal")
+            return data
+        given = data["strategy"] if "strategy" in data else data["retrieval_strategy"]
+        return {**data, "strategy": given, "retrieval_strategy": given}
 
 
 class SourceOut(Schema):
@@ -238,40 +286,68 @@ class SearchResponse(Schema):
     )
 
 
-RETRIEVAL_FIELDS = frozenset(
-    {"query", "doc_ids", "versions", "pages", "kinds", "k", "retrieval_strategy", "quotas", "rerank"}
-)
+RETRIEVAL_FIELDS = frozenset(RetrievalOptions.model_fields)
+ASSEMBLY_FIELDS = frozenset(AssemblyOptions.model_fields)
 
 
-class _ContextRequestBase(Schema):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+def _option(group: type[BaseModel], name: str) -> Any:
+    """Field ``name`` of an ``AssemblyOptions`` group, to redeclare in a request with tighter bounds in its
+    annotation: the default, the group's own bounds and the description stay the group's (one copy)."""
+    return copy.copy(group.model_fields[name])
 
-    query: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    budget: int | None = Field(
-        None, ge=1, le=MAX_BUDGET, description="token limit for the whole rendered prompt"
-    )
+
+class BudgetRequest(Schema):
+    """``BudgetOptions`` as a request gives them: a budget and a tokenizer left unset take the server's
+    (``Settings.context``), and a tokenizer is named, never a path."""
+
+    budget: int | None = Field(None, ge=1, le=MAX_BUDGET, description="token limit for the whole rendered prompt")
     tokenizer: str | None = Field(
         None,
         pattern=TOKENIZER_NAME_PATTERN,
         description="a tokenizer the server has, by name: cl100k_base, o200k_base or one of FOLIO_TOKENIZERS "
         "(never a path); default: the server's FOLIO_TOKENIZER",
     )
-    doc_ids: DocIds = None
-    versions: Versions = None
-    pages: Pages = None
-    kinds: Kinds = None
-    k: int = Field(50, ge=1, le=500, description="how many hits to retrieve before assembly")
-    retrieval_strategy: RetrievalStrategy = Field(
-        "hybrid", description="retrieval strategy (Retriever.search)"
+    context_window: Annotated[int | None, Le(MAX_CONTEXT_WINDOW)] = _option(BudgetOptions, "context_window")
+    reserve_output: Annotated[int, Le(MAX_CONTEXT_WINDOW)] = _option(BudgetOptions, "reserve_output")
+
+
+class ContextRequest(
+    CompressionOptions,
+    RenderOptions,
+    PackingOptions,
+    OrderingOptions,
+    SelectionOptions,
+    ExpansionOptions,
+    BudgetRequest,
+    RetrievalOptions,
+):
+    """A question plus every retrieval and assembly option (AssemblyOptions fields, top level)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, frozen=False)
+
+    # Upper bounds for the AssemblyOptions fields a request may set, on top of the group's own bounds.
+    window_before: Annotated[int, Le(50)] = _option(ExpansionOptions, "window_before")
+    window_after: Annotated[int, Le(50)] = _option(ExpansionOptions, "window_after")
+    parent_max_tokens: Annotated[int, Le(MAX_BUDGET)] = _option(ExpansionOptions, "parent_max_tokens")
+    neighbors: Annotated[int, Le(20)] = _option(ExpansionOptions, "neighbors")
+    max_items: Annotated[int | None, Le(MAX_FILTER_ITEMS)] = _option(SelectionOptions, "max_items")
+    score_threshold: Annotated[float | None, Ge(-1e6), Le(1e6)] = _option(SelectionOptions, "score_threshold")
+    modality_slots: Annotated[dict[Modality, Annotated[int, Le(MAX_FILTER_ITEMS)]] | None, MaxLen(4)] = _option(
+        SelectionOptions, "modality_slots"
     )
-    quotas: Quotas = None
-    rerank: bool = False
+    sub_questions: Annotated[
+        tuple[Annotated[str, MaxLen(MAX_QUESTION_CHARS)], ...], MaxLen(MAX_SUB_QUESTIONS)
+    ] = _option(OrderingOptions, "sub_questions")
+    render_scale: Annotated[float, Le(16.0)] = _option(RenderOptions, "render_scale")
+    system_prompt: Annotated[str | None, MaxLen(MAX_SYSTEM_PROMPT_CHARS)] = _option(RenderOptions, "system_prompt")
+    image_url_template: Annotated[str, MaxLen(MAX_TEMPLATE_CHARS)] = _option(RenderOptions, "image_url_template")
 
     @model_validator(mode="after")
-    def _assembly_options_valid(self) -> _ContextRequestBase:
-        # Field and model validators of AssemblyOptions are not copied by create_model: run them
-        # here, so a bad option is a 422 validation_error like any other bad field.
-        values = self.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True)
+    def _assembly_options_valid(self) -> Self:
+        """What the groups' validators cannot see from here (a known tokenizer, context_window against
+        reserve_output, checks across groups) is checked by building the ``AssemblyOptions``: a bad option is
+        a 422 validation_error like any other bad field."""
+        values = self.model_dump(include=set(ASSEMBLY_FIELDS), exclude_unset=True)
         if values.get("tokenizer") is None:
             values.pop("tokenizer", None)
         image_tokens = values.get("image_tokens") or {}
@@ -282,52 +358,8 @@ class _ContextRequestBase(Schema):
         return self
 
 
-# Upper bounds for the AssemblyOptions fields a request may set (their lower bounds and
-# validators stay in assembly.types); applied on top of each field's own annotation.
-_ASSEMBLY_BOUNDS: dict[str, tuple[Any, ...]] = {
-    "context_window": (Le(MAX_CONTEXT_WINDOW),),
-    "reserve_output": (Le(MAX_CONTEXT_WINDOW),),
-    "window_before": (Le(50),),
-    "window_after": (Le(50),),
-    "parent_max_tokens": (Le(MAX_BUDGET),),
-    "neighbors": (Le(20),),
-    "render_scale": (Le(16.0),),
-    "max_items": (Le(MAX_FILTER_ITEMS),),
-    "score_threshold": (Ge(-1e6), Le(1e6)),
-    "system_prompt": (MaxLen(MAX_SYSTEM_PROMPT_CHARS),),
-    "image_url_template": (MaxLen(MAX_TEMPLATE_CHARS),),
-}
-_ASSEMBLY_TYPES: dict[str, Any] = {
-    "sub_questions": Annotated[
-        tuple[Annotated[str, MaxLen(MAX_QUESTION_CHARS)], ...], MaxLen(MAX_SUB_QUESTIONS)
-    ],
-    "modality_slots": Annotated[dict[Modality, Annotated[int, Le(MAX_FILTER_ITEMS)]] | None, MaxLen(4)],
-}
-
-
-def _context_request_model() -> type[_ContextRequestBase]:
-    fields: dict[str, Any] = {}
-    for name, info in AssemblyOptions.model_fields.items():
-        if name in _ContextRequestBase.model_fields:
-            continue
-        annotation = _ASSEMBLY_TYPES.get(name, info.annotation)
-        if name in _ASSEMBLY_BOUNDS:
-            annotation = Annotated[annotation, *_ASSEMBLY_BOUNDS[name]]
-        fields[name] = (annotation, info)
-    model: type[_ContextRequestBase] = create_model(
-        "ContextRequest",
-        __base__=_ContextRequestBase,
-        __doc__="A question plus every retrieval and assembly option (AssemblyOptions fields, top level).",
-        **fields,
-    )
-    return model
-
-
-ContextRequest = _context_request_model()
-
-
 def assembly_options(
-    req: _ContextRequestBase,
+    req: ContextRequest,
     *,
     default_tokenizer: str,
     default_budget: int,
@@ -338,7 +370,7 @@ def assembly_options(
     ``tokenizers`` are the names a request may ask for (the server's configuration); a name
     outside it is an ``InvalidRequest`` (422), whatever this process happens to have loaded.
     """
-    values = req.model_dump(exclude=set(RETRIEVAL_FIELDS), exclude_unset=True)
+    values = req.model_dump(include=set(ASSEMBLY_FIELDS), exclude_unset=True)
     asked = values.get("tokenizer")
     if asked is None:
         values["tokenizer"] = default_tokenizer
@@ -373,7 +405,7 @@ class VerifyRequest(Schema):
 
     answer: str = Field(max_length=200_000)
     package: ContextPackage | None = Field(None, description="the ContextPackage the answer was written from")
-    context_request: ContextRequest | None = Field(  # type: ignore[valid-type]
+    context_request: ContextRequest | None = Field(
         None,
         description="instead of a package: rebuild it from this request (deterministic for the same data)",
     )

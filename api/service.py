@@ -22,11 +22,10 @@ from folio.kernel.model import DocumentVersion, Region
 from folio.retrieval.scope import Scope, resolve_scope
 
 if TYPE_CHECKING:
-    from folio.api.schemas import SearchRequest, _ContextRequestBase
+    from folio.api.schemas import ContextRequest, RetrievalOptions
     from folio.api.settings import Settings
     from folio.assembly.compress import Compressor
     from folio.ingest.pipeline import VersionIndexer
-    from folio.kernel.hit import RetrievalStrategy
     from folio.retrieval.llm import ChatClient
     from folio.retrieval.search import Retriever, SearchResult
 
@@ -96,13 +95,13 @@ def region_image_url(region_id: str) -> str:
 def search_hits(
     store: Store,
     retriever: Retriever,
-    req: SearchRequest | _ContextRequestBase,
+    req: RetrievalOptions,
     *,
-    strategy: RetrievalStrategy,
     collections: Collection[str] | None = None,
 ) -> SearchResult:
-    """Run the retriever for a search or context request (same filters for both endpoints); the
-    result's ``notes`` say what did not go as asked (a reranker that failed and kept the fused order).
+    """Run the retriever for a search, context or answer request: the one place their ``RetrievalOptions``
+    become a retrieval call (same filters for every endpoint); the result's ``notes`` say what did not go
+    as asked (a reranker that failed and kept the fused order).
 
     ``collections`` (an API key's; None: all) bounds the scope: documents elsewhere are unknown
     ids (404) when named, and never searched otherwise. The retriever is handed the resolved
@@ -124,7 +123,7 @@ def search_hits(
         pages=req.pages,
         kinds=req.kinds,
         k=req.k,
-        strategy=strategy,
+        strategy=req.retrieval_strategy,
         quotas=req.quotas,
         rerank=req.rerank,
     )
@@ -136,7 +135,7 @@ def search_hits(
 def build_context(
     store: Store,
     retriever: Retriever,
-    req: _ContextRequestBase,
+    req: ContextRequest,
     settings: Settings,
     *,
     collections: Collection[str] | None = None,
@@ -155,7 +154,7 @@ def build_context(
     if options.compress == "llm" and compressor is None:
         compressor = llm_compressor(settings, client=llm)  # before retrieval: no endpoint fails fast
     with store.pinned_versions():  # one read of the versions table's version for the whole request
-        found = search_hits(store, retriever, req, strategy=req.retrieval_strategy, collections=collections)
+        found = search_hits(store, retriever, req, collections=collections)
         source = retriever.source_for(found.hits)
         filenames = version_filenames(store, collections)
     package: ContextPackage = assemble(

@@ -14,7 +14,7 @@ Terms used throughout the package:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -76,59 +76,54 @@ class ImageTokens(_Frozen):
     fixed: int = Field(85, ge=0)
 
 
-class AssemblyOptions(_Frozen):
-    """Everything that shapes one package. Every field has a default; invalid values raise
-    ``pydantic.ValidationError`` naming the field.
+class BudgetOptions(_Frozen):
+    """The token budget and the tokenizer that counts it.
 
-    Budget: ``limit`` is ``budget`` if given, else ``context_window - reserve_output``; with both,
-    the smaller. With neither, ``DEFAULT_BUDGET`` (2000, the server's ``FOLIO_DEFAULT_BUDGET`` default too).
-
-    ``score_threshold`` with ``threshold_mode="relative"`` keeps hits scoring at least
-    ``score_threshold * top_score`` (only when the top score is positive; relative thresholds
-    must lie in [0, 1]); ``"absolute"`` keeps hits with ``score >= score_threshold``.
-
-    ``modality_slots`` are *maximum* counts of candidate items per modality (``text``, ``table``,
-    ``figure``, ``page``) taken in priority order before packing; ``max_items`` caps the item list
-    the same way. Both are applied before the budget so that a bigger budget never drops an item
-    (see ``assembly.pack``).
-    """
+    ``limit`` is ``budget`` if given, else ``context_window - reserve_output``; with both, the smaller. With
+    neither, ``DEFAULT_BUDGET`` (2000, the server's ``FOLIO_DEFAULT_BUDGET`` default too)."""
 
     budget: int | None = Field(None, ge=1)
     context_window: int | None = Field(None, ge=1)
     reserve_output: int = Field(1024, ge=0)
     tokenizer: str = DEFAULT_TOKENIZER
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer_name(cls, v: str) -> str:
+        if is_known_tokenizer(v):
+            return v
+        raise ValueError(
+            f"tokenizer must be 'cl100k_base', 'o200k_base', a registered name or 'hf:<dir>', got {v[:80]!r}"
+        )
+
+    @model_validator(mode="after")
+    def _room(self) -> Self:
+        if self.context_window is not None and self.context_window - self.reserve_output < 1:
+            raise ValueError(
+                f"context_window ({self.context_window}) minus reserve_output ({self.reserve_output}) "
+                "leaves no room for the prompt"
+            )
+        return self
+
+    @property
+    def limit(self) -> int:
+        limits = []
+        if self.budget is not None:
+            limits.append(self.budget)
+        if self.context_window is not None:
+            limits.append(self.context_window - self.reserve_output)
+        return min(limits) if limits else DEFAULT_BUDGET
+
+
+class ExpansionOptions(_Frozen):
+    """How a hit grows into what is sent: the unit itself, a sentence window, its section, the paragraphs
+    beside it, its page or a page excerpt."""
+
     strategy: Strategy = "auto"
     window_before: int = Field(2, ge=0)
     window_after: int = Field(2, ge=0)
     parent_max_tokens: int = Field(1024, ge=1)
     neighbors: int = Field(1, ge=0)
-    include_images: bool = True
-    image_tokens: ImageTokens = ImageTokens()
-    render_scale: float = Field(
-        1.5,
-        gt=0,
-        description="pixels per PDF point of a region image whose pixel size and render scale were not "
-        "recorded at ingest (folio's ingest renders at 1.5)",
-    )
-    structural_truncation: bool = False
-    order: Order = "edges"
-    max_items: int | None = Field(None, ge=1)
-    score_threshold: float | None = None
-    min_relevance: float | None = Field(
-        0.2,
-        ge=0.0,
-        le=1.0,
-        description="weak-retrieval guard: refuse when no hit's dense (semantic) similarity reaches this; "
-        "None turns it off. Hits without a dense score (bm25-only retrieval) are not judged.",
-    )
-    threshold_mode: Literal["relative", "absolute"] = "relative"
-    mmr_lambda: float | None = Field(None, ge=0.0, le=1.0)
-    modality_slots: dict[Modality, int] | None = None
-    sub_questions: tuple[str, ...] = ()
-    system_prompt: str | None = None
-    prompt_format: Literal["openai", "anthropic"] = "openai"
-    image_url_template: str = "/v1/regions/{region_id}/image"
-    citation_style: Literal["typed", "uniform"] = "typed"
     page_units: Literal["off", "large_sections", "all"] = Field(
         "all",
         description="auto: send a hit as its page's text when the page fits page_max_share of the evidence room "
@@ -168,12 +163,61 @@ class AssemblyOptions(_Frozen):
         description="auto, window_source=page: a page excerpt grows to window_share x min(excerpt_growth, hits on "
         "that page) of the room, so a page many hits point at is read deeper.",
     )
-    block_format: BlockFormat = Field(
-        "compact",
-        description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "
-        "line; tagged: '<block id=... type=... source=... section=...>' ... '</block>' (about 20 more tokens "
-        "per block).",
+
+
+class SelectionOptions(_Frozen):
+    """Which hits and items are kept before packing: score thresholds, the weak-retrieval guard and caps.
+
+    ``score_threshold`` with ``threshold_mode="relative"`` keeps hits scoring at least
+    ``score_threshold * top_score`` (only when the top score is positive; relative thresholds
+    must lie in [0, 1]); ``"absolute"`` keeps hits with ``score >= score_threshold``.
+
+    ``modality_slots`` are *maximum* counts of candidate items per modality (``text``, ``table``,
+    ``figure``, ``page``) taken in priority order before packing; ``max_items`` caps the item list
+    the same way. Both are applied before the budget so that a bigger budget never drops an item
+    (see ``assembly.pack``)."""
+
+    max_items: int | None = Field(None, ge=1)
+    score_threshold: float | None = None
+    min_relevance: float | None = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="weak-retrieval guard: refuse when no hit's dense (semantic) similarity reaches this; "
+        "None turns it off. Hits without a dense score (bm25-only retrieval) are not judged.",
     )
+    threshold_mode: Literal["relative", "absolute"] = "relative"
+    modality_slots: dict[Modality, int] | None = None
+
+    @field_validator("modality_slots")
+    @classmethod
+    def _slots(cls, v: dict[Modality, int] | None) -> dict[Modality, int] | None:
+        if v is None:
+            return v
+        for k, n in v.items():
+            if n < 0:
+                raise ValueError(f"modality_slots[{k!r}] must be >= 0, got {n}")
+        return v
+
+    @model_validator(mode="after")
+    def _threshold(self) -> Self:
+        if self.score_threshold is not None and self.threshold_mode == "relative":
+            if not 0.0 <= self.score_threshold <= 1.0:
+                raise ValueError("a relative score_threshold must lie in [0, 1]")
+        return self
+
+
+class OrderingOptions(_Frozen):
+    """The order of the candidates (their priority for packing) and of the packed blocks."""
+
+    order: Order = "edges"
+    mmr_lambda: float | None = Field(None, ge=0.0, le=1.0)
+    sub_questions: tuple[str, ...] = ()
+
+
+class PackingOptions(_Frozen):
+    """How the candidates are fitted into the budget."""
+
     packing: Literal["monotone", "greedy", "breadth"] = Field(
         "greedy",
         description="greedy: priority order, a candidate that does not fit walks its fallback ladder; breadth: "
@@ -213,6 +257,44 @@ class AssemblyOptions(_Frozen):
         description="greedy packing: image parts may use at most this share of the evidence room; an image "
         "over the share is sent as its text representation (with fallbacks on) or excluded. None: no cap.",
     )
+    structural_truncation: bool = False
+
+
+class RenderOptions(_Frozen):
+    """How the package is written as a prompt: block format, citation ids, images and their token price."""
+
+    include_images: bool = True
+    image_tokens: ImageTokens = ImageTokens()
+    render_scale: float = Field(
+        1.5,
+        gt=0,
+        description="pixels per PDF point of a region image whose pixel size and render scale were not "
+        "recorded at ingest (folio's ingest renders at 1.5)",
+    )
+    block_format: BlockFormat = Field(
+        "compact",
+        description="compact: a block opens with one line '[S1] file.pdf p.12 | Section' and ends with a blank "
+        "line; tagged: '<block id=... type=... source=... section=...>' ... '</block>' (about 20 more tokens "
+        "per block).",
+    )
+    citation_style: Literal["typed", "uniform"] = "typed"
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] = "openai"
+    image_url_template: str = "/v1/regions/{region_id}/image"
+
+    @field_validator("image_url_template")
+    @classmethod
+    def _template(cls, v: str) -> str:
+        if "{region_id}" not in v:
+            raise ValueError("image_url_template must contain '{region_id}'")
+        if len(v) > MAX_TEMPLATE_CHARS:
+            raise ValueError(f"image_url_template is over {MAX_TEMPLATE_CHARS} characters")
+        return v
+
+
+class CompressionOptions(_Frozen):
+    """What happens to candidates still left out for budget after packing."""
+
     compress: Literal["off", "extractive", "llm"] = Field(
         "off",
         description="greedy packing: a candidate still excluded for budget after packing goes in compressed "
@@ -227,54 +309,33 @@ class AssemblyOptions(_Frozen):
         "compressed tail (unused room goes back to whole items)",
     )
 
-    @field_validator("tokenizer")
-    @classmethod
-    def _tokenizer_name(cls, v: str) -> str:
-        if is_known_tokenizer(v):
-            return v
-        raise ValueError(
-            f"tokenizer must be 'cl100k_base', 'o200k_base', a registered name or 'hf:<dir>', got {v[:80]!r}"
-        )
 
-    @field_validator("modality_slots")
-    @classmethod
-    def _slots(cls, v: dict[Modality, int] | None) -> dict[Modality, int] | None:
-        if v is None:
-            return v
-        for k, n in v.items():
-            if n < 0:
-                raise ValueError(f"modality_slots[{k!r}] must be >= 0, got {n}")
-        return v
+class AssemblyOptions(
+    CompressionOptions,
+    RenderOptions,
+    PackingOptions,
+    OrderingOptions,
+    SelectionOptions,
+    ExpansionOptions,
+    BudgetOptions,
+):
+    """Everything that shapes one package: the fields of its groups, one per concern (``GROUPS``). Every field
+    is an attribute of ``AssemblyOptions`` itself (``AssemblyOptions(budget=2000)``, ``opts.budget``, one flat
+    JSON object over REST); a group only says which concern a field belongs to. Every field has a default;
+    invalid values raise ``pydantic.ValidationError`` naming the field.
+    """
 
-    @field_validator("image_url_template")
-    @classmethod
-    def _template(cls, v: str) -> str:
-        if "{region_id}" not in v:
-            raise ValueError("image_url_template must contain '{region_id}'")
-        if len(v) > MAX_TEMPLATE_CHARS:
-            raise ValueError(f"image_url_template is over {MAX_TEMPLATE_CHARS} characters")
-        return v
-
-    @model_validator(mode="after")
-    def _check(self) -> AssemblyOptions:
-        if self.context_window is not None and self.context_window - self.reserve_output < 1:
-            raise ValueError(
-                f"context_window ({self.context_window}) minus reserve_output ({self.reserve_output}) "
-                "leaves no room for the prompt"
-            )
-        if self.score_threshold is not None and self.threshold_mode == "relative":
-            if not 0.0 <= self.score_threshold <= 1.0:
-                raise ValueError("a relative score_threshold must lie in [0, 1]")
-        return self
-
-    @property
-    def limit(self) -> int:
-        limits = []
-        if self.budget is not None:
-            limits.append(self.budget)
-        if self.context_window is not None:
-            limits.append(self.context_window - self.reserve_output)
-        return min(limits) if limits else DEFAULT_BUDGET
+    GROUPS: ClassVar[tuple[type[_Frozen], ...]] = (
+        BudgetOptions,
+        ExpansionOptions,
+        SelectionOptions,
+        OrderingOptions,
+        PackingOptions,
+        RenderOptions,
+        CompressionOptions,
+    )
+    """The groups in the order of the fields (the bases are listed the other way round: pydantic collects
+    the fields of the last base first). A new option goes into the group of its concern."""
 
 
 # ---------------------------------------------------------------------------------------------

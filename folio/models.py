@@ -24,8 +24,6 @@ class _Request(BaseModel):
 
 class AnswerRequest(_Request):
     query: str
-    budget: int | None = None
-    tokenizer: str | None = None
     doc_ids: list[str] | None = None
     versions: dict[str, str] | None = None
     pages: list[int] | None = None
@@ -34,6 +32,8 @@ class AnswerRequest(_Request):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    budget: int | None = None
+    tokenizer: str | None = None
     context_window: int | None = None
     reserve_output: int | None = None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None = None
@@ -41,22 +41,6 @@ class AnswerRequest(_Request):
     window_after: int | None = None
     parent_max_tokens: int | None = None
     neighbors: int | None = None
-    include_images: bool | None = None
-    image_tokens: ImageTokens | None = None
-    render_scale: float | None = None
-    structural_truncation: bool | None = None
-    order: Literal["relevance", "document", "edges"] | None = None
-    max_items: int | None = None
-    score_threshold: float | None = None
-    min_relevance: float | None = None
-    threshold_mode: Literal["relative", "absolute"] | None = None
-    mmr_lambda: float | None = None
-    modality_slots: dict[str, int] | None = None
-    sub_questions: list[str] | None = None
-    system_prompt: str | None = None
-    prompt_format: Literal["openai", "anthropic"] | None = None
-    image_url_template: str | None = None
-    citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
     page_render: Literal["compact", "stored"] | None = None
@@ -64,7 +48,14 @@ class AnswerRequest(_Request):
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
-    block_format: Literal["compact", "tagged"] | None = None
+    max_items: int | None = None
+    score_threshold: float | None = None
+    min_relevance: float | None = None
+    threshold_mode: Literal["relative", "absolute"] | None = None
+    modality_slots: dict[str, int] | None = None
+    order: Literal["relevance", "document", "edges"] | None = None
+    mmr_lambda: float | None = None
+    sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
     nested: bool | None = None
     breadth_reserve: int | None = None
@@ -73,6 +64,15 @@ class AnswerRequest(_Request):
     page_max_tokens: int | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
+    structural_truncation: bool | None = None
+    include_images: bool | None = None
+    image_tokens: ImageTokens | None = None
+    render_scale: float | None = None
+    block_format: Literal["compact", "tagged"] | None = None
+    citation_style: Literal["typed", "uniform"] | None = None
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] | None = None
+    image_url_template: str | None = None
     compress: Literal["off", "extractive", "llm"] | None = None
     compress_share: float | None = None
     stream: bool | None = None
@@ -197,8 +197,6 @@ class ContextPackage(_Response):
 
 class ContextRequest(_Request):
     query: str
-    budget: int | None = None
-    tokenizer: str | None = None
     doc_ids: list[str] | None = None
     versions: dict[str, str] | None = None
     pages: list[int] | None = None
@@ -207,6 +205,8 @@ class ContextRequest(_Request):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    budget: int | None = None
+    tokenizer: str | None = None
     context_window: int | None = None
     reserve_output: int | None = None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None = None
@@ -214,22 +214,6 @@ class ContextRequest(_Request):
     window_after: int | None = None
     parent_max_tokens: int | None = None
     neighbors: int | None = None
-    include_images: bool | None = None
-    image_tokens: ImageTokens | None = None
-    render_scale: float | None = None
-    structural_truncation: bool | None = None
-    order: Literal["relevance", "document", "edges"] | None = None
-    max_items: int | None = None
-    score_threshold: float | None = None
-    min_relevance: float | None = None
-    threshold_mode: Literal["relative", "absolute"] | None = None
-    mmr_lambda: float | None = None
-    modality_slots: dict[str, int] | None = None
-    sub_questions: list[str] | None = None
-    system_prompt: str | None = None
-    prompt_format: Literal["openai", "anthropic"] | None = None
-    image_url_template: str | None = None
-    citation_style: Literal["typed", "uniform"] | None = None
     page_units: Literal["off", "large_sections", "all"] | None = None
     scanned_pages: Literal["text", "image"] | None = None
     page_render: Literal["compact", "stored"] | None = None
@@ -237,7 +221,14 @@ class ContextRequest(_Request):
     window_share: float | None = None
     window_source: Literal["section", "page"] | None = None
     excerpt_growth: int | None = None
-    block_format: Literal["compact", "tagged"] | None = None
+    max_items: int | None = None
+    score_threshold: float | None = None
+    min_relevance: float | None = None
+    threshold_mode: Literal["relative", "absolute"] | None = None
+    modality_slots: dict[str, int] | None = None
+    order: Literal["relevance", "document", "edges"] | None = None
+    mmr_lambda: float | None = None
+    sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
     nested: bool | None = None
     breadth_reserve: int | None = None
@@ -246,6 +237,15 @@ class ContextRequest(_Request):
     page_max_tokens: int | None = None
     fallbacks: bool | None = None
     max_image_share: float | None = None
+    structural_truncation: bool | None = None
+    include_images: bool | None = None
+    image_tokens: ImageTokens | None = None
+    render_scale: float | None = None
+    block_format: Literal["compact", "tagged"] | None = None
+    citation_style: Literal["typed", "uniform"] | None = None
+    system_prompt: str | None = None
+    prompt_format: Literal["openai", "anthropic"] | None = None
+    image_url_template: str | None = None
     compress: Literal["off", "extractive", "llm"] | None = None
     compress_share: float | None = None
 
@@ -506,9 +506,10 @@ class SearchRequest(_Request):
     pages: list[int] | None = None
     kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None = None
     k: int | None = None
-    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
 
 
 class SearchResponse(_Response):
@@ -581,8 +582,6 @@ class VersionOut(_Response):
 
 
 class AnswerOptions(TypedDict, total=False):
-    budget: int | None
-    tokenizer: str | None
     doc_ids: list[str] | None
     versions: dict[str, str] | None
     pages: list[int] | None
@@ -591,6 +590,8 @@ class AnswerOptions(TypedDict, total=False):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    budget: int | None
+    tokenizer: str | None
     context_window: int | None
     reserve_output: int | None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None
@@ -598,22 +599,6 @@ class AnswerOptions(TypedDict, total=False):
     window_after: int | None
     parent_max_tokens: int | None
     neighbors: int | None
-    include_images: bool | None
-    image_tokens: ImageTokens | None
-    render_scale: float | None
-    structural_truncation: bool | None
-    order: Literal["relevance", "document", "edges"] | None
-    max_items: int | None
-    score_threshold: float | None
-    min_relevance: float | None
-    threshold_mode: Literal["relative", "absolute"] | None
-    mmr_lambda: float | None
-    modality_slots: dict[str, int] | None
-    sub_questions: list[str] | None
-    system_prompt: str | None
-    prompt_format: Literal["openai", "anthropic"] | None
-    image_url_template: str | None
-    citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
     page_render: Literal["compact", "stored"] | None
@@ -621,7 +606,14 @@ class AnswerOptions(TypedDict, total=False):
     window_share: float | None
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
-    block_format: Literal["compact", "tagged"] | None
+    max_items: int | None
+    score_threshold: float | None
+    min_relevance: float | None
+    threshold_mode: Literal["relative", "absolute"] | None
+    modality_slots: dict[str, int] | None
+    order: Literal["relevance", "document", "edges"] | None
+    mmr_lambda: float | None
+    sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
     nested: bool | None
     breadth_reserve: int | None
@@ -630,6 +622,15 @@ class AnswerOptions(TypedDict, total=False):
     page_max_tokens: int | None
     fallbacks: bool | None
     max_image_share: float | None
+    structural_truncation: bool | None
+    include_images: bool | None
+    image_tokens: ImageTokens | None
+    render_scale: float | None
+    block_format: Literal["compact", "tagged"] | None
+    citation_style: Literal["typed", "uniform"] | None
+    system_prompt: str | None
+    prompt_format: Literal["openai", "anthropic"] | None
+    image_url_template: str | None
     compress: Literal["off", "extractive", "llm"] | None
     compress_share: float | None
     stream: bool | None
@@ -643,8 +644,6 @@ class AnswerOptions(TypedDict, total=False):
 
 
 class ContextOptions(TypedDict, total=False):
-    budget: int | None
-    tokenizer: str | None
     doc_ids: list[str] | None
     versions: dict[str, str] | None
     pages: list[int] | None
@@ -653,6 +652,8 @@ class ContextOptions(TypedDict, total=False):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    budget: int | None
+    tokenizer: str | None
     context_window: int | None
     reserve_output: int | None
     strategy: Literal["auto", "raw", "window", "parent", "neighbors", "page"] | None
@@ -660,22 +661,6 @@ class ContextOptions(TypedDict, total=False):
     window_after: int | None
     parent_max_tokens: int | None
     neighbors: int | None
-    include_images: bool | None
-    image_tokens: ImageTokens | None
-    render_scale: float | None
-    structural_truncation: bool | None
-    order: Literal["relevance", "document", "edges"] | None
-    max_items: int | None
-    score_threshold: float | None
-    min_relevance: float | None
-    threshold_mode: Literal["relative", "absolute"] | None
-    mmr_lambda: float | None
-    modality_slots: dict[str, int] | None
-    sub_questions: list[str] | None
-    system_prompt: str | None
-    prompt_format: Literal["openai", "anthropic"] | None
-    image_url_template: str | None
-    citation_style: Literal["typed", "uniform"] | None
     page_units: Literal["off", "large_sections", "all"] | None
     scanned_pages: Literal["text", "image"] | None
     page_render: Literal["compact", "stored"] | None
@@ -683,7 +668,14 @@ class ContextOptions(TypedDict, total=False):
     window_share: float | None
     window_source: Literal["section", "page"] | None
     excerpt_growth: int | None
-    block_format: Literal["compact", "tagged"] | None
+    max_items: int | None
+    score_threshold: float | None
+    min_relevance: float | None
+    threshold_mode: Literal["relative", "absolute"] | None
+    modality_slots: dict[str, int] | None
+    order: Literal["relevance", "document", "edges"] | None
+    mmr_lambda: float | None
+    sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
     nested: bool | None
     breadth_reserve: int | None
@@ -692,6 +684,15 @@ class ContextOptions(TypedDict, total=False):
     page_max_tokens: int | None
     fallbacks: bool | None
     max_image_share: float | None
+    structural_truncation: bool | None
+    include_images: bool | None
+    image_tokens: ImageTokens | None
+    render_scale: float | None
+    block_format: Literal["compact", "tagged"] | None
+    citation_style: Literal["typed", "uniform"] | None
+    system_prompt: str | None
+    prompt_format: Literal["openai", "anthropic"] | None
+    image_url_template: str | None
     compress: Literal["off", "extractive", "llm"] | None
     compress_share: float | None
 
@@ -702,9 +703,10 @@ class SearchOptions(TypedDict, total=False):
     pages: list[int] | None
     kinds: list[Literal["section", "paragraph", "sentence", "table", "figure", "page"]] | None
     k: int | None
-    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
+    retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
 
 
 __all__ = [

@@ -223,6 +223,20 @@ def assembly_rows(options_cls: type[BaseModel]) -> list[str]:
     return rows
 
 
+def assembly_groups(options_cls: type[BaseModel]) -> list[str]:
+    """A heading line (the group's docstring) and a table per group of ``AssemblyOptions.GROUPS``; a field that
+    no group holds is an error (every option belongs to the group of its concern)."""
+    groups: tuple[type[BaseModel], ...] = getattr(options_cls, "GROUPS", ())
+    grouped = [name for group in groups for name in group.model_fields]
+    loose = [name for name in options_cls.model_fields if name not in grouped]
+    if loose or not groups:
+        raise SystemExit(f"AssemblyOptions fields in no group of AssemblyOptions.GROUPS: {', '.join(loose)}")
+    out: list[str] = []
+    for group in groups:
+        out += [f"**`{group.__name__}`**: {cell(' '.join(doc_text(group)))}", "", *assembly_rows(group), ""]
+    return out[:-1]
+
+
 def doc_text(cls: type) -> list[str]:
     """The class docstring, as Markdown paragraphs (double backticks made single)."""
     return (inspect.getdoc(cls) or "").replace("``", "`").splitlines()
@@ -239,7 +253,7 @@ def blocks() -> dict[str, list[str]]:
         "settings": [f"From `Settings` in `{settings_cls.__module__}`:", "", *settings_rows(settings_cls)],
         "other-env": group_rows(client_cls, "client."),
         "test-env": test_switch_rows(),
-        "assembly": [*doc_text(options_cls), "", *assembly_rows(options_cls)],
+        "assembly": [*doc_text(options_cls), "", *assembly_groups(options_cls)],
     }
 
 

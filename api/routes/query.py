@@ -52,7 +52,7 @@ async def search(
     responses=error_responses(401, 404, 422, 503),
 )
 async def context(
-    req: ContextRequest,  # type: ignore[valid-type]
+    req: ContextRequest,
     folio: FolioDep,
     pool: QueryPoolDep,
     caller: CallerDep,
