@@ -23,5 +23,5 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 # torch==2.13.0 resolves to the CPU wheel on these machines; docs/install.md says how to use another build.
-.venv/bin/python -m pip install -q -e ".[dev${FOLIO_EXTRAS:+,$FOLIO_EXTRAS}]"
+.venv/bin/python -m pip install -q -e ".[server,dev${FOLIO_EXTRAS:+,$FOLIO_EXTRAS}]"
 echo "setup: ok ($(.venv/bin/python -c 'import torch, lancedb, pymupdf; print("torch", torch.__version__, "lancedb", lancedb.__version__, "pymupdf", pymupdf.VersionBind)'))" >&2
