@@ -13,6 +13,11 @@ the budget falls back to a smaller one instead of being skipped outright:
 * the window size (``window_tokens``, auto): ``max(WINDOW_FLOOR, window_share * room)`` tokens of
   sentences around the hit, so dense tabular text and long prose get about the same context.
 
+The caps follow the room only in greedy packing. Monotone and breadth packing promise that a larger budget
+never drops an item (never covers fewer pages), which needs the same candidates at every budget: there the
+caps are ``parent_max_tokens``, ``page_max_tokens`` and ``excerpt_tokens`` (``window_share=None`` keeps
+sentence-count windows in monotone packing), whatever the budget (``_fixed_caps``).
+
 Packing (greedy, the default) walks each candidate's fallback ladder (``assembly.fallback``) when
 its full form does not fit, and caps image parts at ``max_image_share`` of the room.
 
@@ -397,9 +402,15 @@ def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Seq
     return prompt, used, packed, reason
 
 
+def _fixed_caps(o: AssemblyOptions) -> bool:
+    """Caps that do not follow the room, so that the candidates are the same at every budget: the packings
+    that promise a larger budget never drops an item (monotone) or a covered page (breadth)."""
+    return o.packing in ("monotone", "breadth")
+
+
 def parent_cap(o: AssemblyOptions, room: int) -> int:
     """The largest parent section (and, in auto, page text) sent whole; see the module docstring."""
-    if o.packing == "breadth":  # caps that do not follow the room: the same candidates at every budget
+    if _fixed_caps(o):
         return o.parent_max_tokens
     cap = min(o.parent_max_tokens, room)
     if o.strategy == "auto":
@@ -409,7 +420,7 @@ def parent_cap(o: AssemblyOptions, room: int) -> int:
 
 def page_cap(o: AssemblyOptions, room: int) -> int:
     """The largest page sent whole as text in place of a window (auto with ``page_units``)."""
-    if o.packing == "breadth":
+    if _fixed_caps(o):
         return o.page_max_tokens
     return max(1, min(room, max(PARENT_FLOOR, int(o.page_max_share * room))))
 
@@ -431,6 +442,8 @@ def window_tokens(o: AssemblyOptions, room: int) -> int | None:
         return o.excerpt_tokens
     if o.window_share is None:
         return None
+    if _fixed_caps(o):
+        return o.excerpt_tokens
     return max(WINDOW_FLOOR, int(o.window_share * room))
 
 
