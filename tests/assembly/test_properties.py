@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 from folio.assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
 from folio.assembly.dedupe import merge_intervals
 from folio.assembly.pack import entry_budgets, pack_monotone
+from folio.kernel.hit import Hit
 from folio.kernel.index import RegionIndex
+from folio.kernel.model import Region
 from tests.switches import switch
 
-from .builders import hit, make_doc
+from .builders import SectionSpec, hit, make_doc
 from .recount import recount
 from .strategies import budgets, corpora, hits_on, options
 
@@ -27,7 +29,11 @@ def cases(draw: st.DrawFn):  # type: ignore[no-untyped-def]
     return regions, draw(hits_on(regions)), draw(options), draw(budgets)
 
 
-def _case(docs, hits, opts, budget):  # type: ignore[no-untyped-def]
+Case = tuple[list[Region], list[Hit], AssemblyOptions, int]
+
+
+def _case(docs: list[tuple[str, str, list[SectionSpec]]], hits: list[tuple[str, float]], opts: AssemblyOptions,
+          budget: int) -> Case:
     """A case as ``cases()`` draws it: ``docs`` are (doc, version, sections) for ``make_doc``, ``hits`` are
     (region id, score) with ranks in order, retriever ``fused``."""
     regions = [r for d, v, secs in docs for r in make_doc(d, secs, version_id=v)]
@@ -53,7 +59,7 @@ MONOTONE_PAGE_CAP = _case(
                     min_relevance=None, packing="monotone", breadth_share=0.3, excerpt_tokens=32, fallbacks=False,
                     max_image_share=None),
     1)
-_SECS = [("Pump", [("figure", "Figure: Pump.")]),
+_SECS: list[SectionSpec] = [("Pump", [("figure", "Figure: Pump.")]),
          ("Pump", [["Pump valve.", "Pump pump.", "Pump pump.", "Pump pump."], ("figure", "Figure: Pump."),
                    ("figure", "Figure: Pump."), ("table", ["Name", "Value"], [_P])]),
          ("Pump", [("figure", "Figure: Pump."), ["Pump pump.", "Valve valve.", "Pump valve.", "Valve valve."],
