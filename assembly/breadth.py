@@ -64,7 +64,7 @@ def pack_breadth(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Ex
         if k in now:
             _adopt(c, now[k])
             if not c.image_tokens:
-                drop_repeats(c, sent, 0)
+                drop_repeats(c, sent, 0, keep_pages=True)
     return left
 
 

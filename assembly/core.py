@@ -367,14 +367,28 @@ def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: _Fram
                 c.status = "included"
                 slack -= c.cost
     if o.structural_truncation and room > 0:
-        for c in packable:
-            if c.status == "excluded_budget" and slack > 0:
-                t = truncate(c, slack, shits, count, close_tokens, ex.query_words)
-                if t is not None:
-                    slack -= t.cost
+        slack = _truncate_rest(packable, slack, o, shits, count, close_tokens, ex.query_words)
     if o.compress != "off" and o.packing == "greedy" and room > 0:
         compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, reopen,
                       compressor if o.compress == "llm" else None, notes)
+
+
+def _truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shits: Sequence[Hit],
+                   count: Callable[[str], int], close_tokens: int, query_words: frozenset[str]) -> int:
+    """Structural truncation of the candidates left out, into what is left; returns the slack. In greedy and
+    breadth packing a truncated text already in a packed item (or holding one) is a duplicate, as in packing
+    (``drop_repeats``); monotone packing drops nothing it packed."""
+    dedupe = o.packing != "monotone"
+    sent = [(c, " ".join(c.body.text.split())) for c in packable
+            if dedupe and c.status in ("included", "truncated") and not c.image_tokens and c.body.text.strip()]
+    for c in packable:
+        if c.status == "excluded_budget" and slack > 0:
+            t = truncate(c, slack, shits, count, close_tokens, query_words)
+            if t is not None:
+                slack -= t.cost
+                if dedupe and not t.image_tokens:
+                    slack = drop_repeats(t, sent, slack, keep_pages=o.packing == "breadth")
+    return slack
 
 
 def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,

@@ -76,9 +76,51 @@ BREADTH_REPEATED_CAPTION = _case(
                     image_tokens=ImageTokens(kind="area"), min_relevance=None, prompt_format="anthropic",
                     breadth_share=0.3, excerpt_tokens=34, fallbacks=False, max_image_share=0.2),
     126)
+_D0: list[SectionSpec] = [
+    ("Pump", [("table", ["Name", "Value"], [_P, _P]), ("table", ["Name", "Value"], [_P])]),
+    ("Pump", [["Pump."], ["Pump."], ["Pump."] * 5, ["Pump.", "Pump.", "Pump pump pump pump.", "Pump."]]),
+    ("Pump", [["Pump."], ["Pump."]])]
+
+
+def _pumps(n: int) -> str:
+    return " ".join(["Pump"] + ["pump"] * (n - 1)) + "."
+
+
+# Greedy packing with structural truncation at budget 327: the truncation pass after packing added "Pump. Pump. Pump.
+# Pump." (S5, sentences 9-12 of doc1 page 1) without the repeat check packing does, so "Pump." (S1, sentence 14 of
+# the same page, the top hit) was sent twice.
+TRUNCATED_REPEAT = _case(
+    [("doc0", "0" * 16, _D0), ("doc0", "f" * 16, _D0),
+     ("doc1", "0" * 15 + "1", [
+         ("Pump", [["Pump."], ["Pump."], ["Pump pump.", "Pump pump pump pump.", "Pump."]]),
+         ("Pump", [["Pump pump.", "Pump pump pump valve pump."], ["Pump."] * 5]),
+         ("Pump", [["Pump."]]), ("Pump", [["Pump."], ["Pump.", "Pump.", "Pump pump."]])]),
+     ("doc2", "0" * 15 + "2", [
+         ("Pump", [["Pump pump.", _pumps(12), _pumps(14), _pumps(11), _pumps(14)], ["Pump."], ["Pump."],
+                   ["Pump.", "Pump.", "Pump pump."]]),
+         ("Pump", [["Pump."] * 3, ["Pump pump."], ["Pump."] * 5,
+                   [_pumps(14), "Pump.", "Pump pump pump pump pump.", "Pump.",
+                    "Pump pump maintenance pump model."]]),
+         ("Pump", [["Pump response pump pump bar power.", "Pump pump exception."],
+                   ["Board minutes pump.", "Pump pump.", "Maintenance maintenance.",
+                    "Volts pump figure pump wiring pump.", "Pump pump pump volts power pump."],
+                   ["Response figure pump model pump wiring target response pump model pump board board pump."],
+                   ["Figure mass.", "Minutes board.", "Power exception."]]),
+         ("Pump", [["Pump.", "Pump pump model.", "Pump volts.", "Pump pump."], ["Pump.", "Pump volts mass."],
+                   ("figure", "Figure: Pump.")])])],
+    [("doc1@0000000000000001:p1:paragraph7", 0.0), ("doc2@0000000000000002:p1:sentence24", 0.0),
+     ("doc2@0000000000000002:p1:sentence5", 0.0), ("doc0@0000000000000000:p1:table1", 0.0),
+     ("doc2@0000000000000002:p1:sentence31", 0.0), ("doc0@0000000000000000:p1:table1", 0.0),
+     ("doc0@0000000000000000:p1:table1", 0.0), ("doc1@0000000000000001:p1:sentence12", 0.0)]
+    + [("doc0@0000000000000000:p1:table1", 0.0)] * 3,
+    AssemblyOptions(strategy="neighbors", window_before=0, window_after=0, parent_max_tokens=20, neighbors=0,
+                    include_images=False, structural_truncation=True, order="relevance", min_relevance=None,
+                    breadth_share=0.3, excerpt_tokens=32, fallbacks=False, max_image_share=None),
+    327)
 
 @SETTINGS
 @given(cases())
+@example(TRUNCATED_REPEAT)
 def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[no-untyped-def]
     regions, hits, opts, budget = case
     opts = opts.model_copy(update={"budget": budget})
@@ -95,8 +137,8 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
     assert len({i.citation_id for i in pkg.items}) == len(pkg.items)
     assert pkg.refused == (not pkg.items)
     if opts.packing in ("greedy", "breadth"):  # no packed text is inside another packed item of its version
-        # that covers its pages (the same caption on another page is evidence for that page)
-        flat = [(it.version_id, set(it.pages), " ".join(it.text.split()))
+        # (breadth: that covers its pages; the same caption on another page is evidence for that page)
+        flat = [(it.version_id, set(it.pages) if opts.packing == "breadth" else set(), " ".join(it.text.split()))
                 for it in pkg.items if it.text and not it.image_url]
         for k, (v, ps, t) in enumerate(flat):
             assert not any(v == w and ps <= qs and t in u for j, (w, qs, u) in enumerate(flat) if j != k), t
