@@ -117,6 +117,26 @@ TRUNCATED_REPEAT = _case(
                     include_images=False, structural_truncation=True, order="relevance", min_relevance=None,
                     breadth_share=0.3, excerpt_tokens=32, fallbacks=False, max_image_share=None),
     327)
+_T = ("table", ["Name", "Value"])
+_D0T: list[SectionSpec] = [
+    ("Pump", [["Pump."] * 2, (*_T, [_P] * 3), (*_T, [_P] * 8)]),
+    ("Pump", [(*_T, [_P]), ["Pump."], ["Pump."] * 4, (*_T, [_P] * 5)]),
+    ("Pump", [(*_T, [_P] * 4), ["Pump."] * 5]),
+    ("Pump", [(*_T, [_P]), ("figure", "Figure: Pump."), ("figure", "Figure: Pump."), (*_T, [_P] * 8)])]
+# Breadth packing with structural truncation at budgets 156 and 278: the table hit (58 tokens of text, more than
+# excerpt_tokens=39 but within twice that) had no small form, because truncate_table only cuts a table that does not
+# fit; left out of the plan, it went in only through structural truncation into a small leftover (156, page 3), and
+# not at all where the leftover held it whole (278).
+BREADTH_TABLE_SMALL_FORM = _case(
+    [("doc0", "0" * 16, _D0T), ("doc0", "f" * 16, _D0T), ("doc1", "0" * 15 + "1", [("Pump", [["Pump."]])]),
+     ("doc2", "0" * 15 + "2", [("Pump", [["Pump.", "Pump pump."], ["Pump.", "Pump pump pump.", "Pump.", "Pump."],
+                                         ["Pump.", _pumps(7), "Pump pump pump valve pump pump.", _pumps(10)]])])],
+    [("doc0@ffffffffffffffff:p3:table1", 0.0), ("doc0@ffffffffffffffff:p2:page1", 0.0)],
+    AssemblyOptions(strategy="raw", window_before=0, window_after=0, parent_max_tokens=38, neighbors=2,
+                    include_images=False, image_tokens=ImageTokens(kind="fixed", fixed=50), structural_truncation=True,
+                    order="document", min_relevance=None, breadth_reserve=2, breadth_share=0.3, excerpt_tokens=39,
+                    fallbacks=False),
+    156)
 
 @SETTINGS
 @given(cases())
@@ -193,6 +213,7 @@ def test_bigger_budget_never_drops_an_item(case, extra) -> None:  # type: ignore
 @SETTINGS
 @given(cases(), st.integers(0, 3000))
 @example(BREADTH_REPEATED_CAPTION, 340)
+@example(BREADTH_TABLE_SMALL_FORM, 122)
 def test_breadth_packing_never_covers_fewer_pages_with_more_budget(case, extra) -> None:  # type: ignore[no-untyped-def]
     regions, hits, opts, budget = case
     opts = opts.model_copy(update={"packing": "breadth"})
