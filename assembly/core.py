@@ -382,11 +382,16 @@ def _truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shi
                    count: Callable[[str], int], close_tokens: int, query_words: frozenset[str]) -> int:
     """Structural truncation of the candidates left out, into what is left; returns the slack. In greedy and
     breadth packing a truncated text already in a packed item (or holding one) is a duplicate, as in packing
-    (``drop_repeats``); monotone packing drops nothing it packed."""
+    (``drop_repeats``); monotone packing drops nothing it packed. Breadth packing only truncates a candidate
+    into pages its package already covers: the leftover is budget-dependent, and a page it reached at one
+    budget could be lost at a larger one, where an earlier candidate of the plan takes that room."""
     dedupe = o.packing != "monotone"
     sent = [(c, " ".join(c.body.text.split())) for c in packable
             if dedupe and c.status in ("included", "truncated") and not c.image_tokens and c.body.text.strip()]
+    covered = {vp for c in packable if c.status in ("included", "truncated") for vp in _pages_of(c)}
     for c in packable:
+        if o.packing == "breadth" and not _pages_of(c) <= covered:
+            continue
         if c.status == "excluded_budget" and slack > 0:
             t = truncate(c, slack, shits, count, close_tokens, query_words)
             if t is not None:
@@ -394,6 +399,10 @@ def _truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shi
                 if dedupe and not t.image_tokens:
                     slack = drop_repeats(t, sent, slack, keep_pages=o.packing == "breadth")
     return slack
+
+
+def _pages_of(c: Cand) -> set[tuple[str, int]]:
+    return {(c.unit.version_id, p) for p in c.body.pages if p}
 
 
 def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,

@@ -137,6 +137,20 @@ BREADTH_TABLE_SMALL_FORM = _case(
                     order="document", min_relevance=None, breadth_reserve=2, breadth_share=0.3, excerpt_tokens=39,
                     fallbacks=False),
     156)
+_D0S: list[SectionSpec] = [("Pump", [["Pump."]] * 4), ("Pump", [["Pump."], ["Pump."], ["Pump."] * 3]),
+                           ("Pump", [["Pump."], ["Pump."], ["Pump."] * 2])]
+# Breadth packing with structural truncation at budgets 137 and 897: at 137 the page image (773 tokens) did not fit
+# and structural truncation put the second version's paragraph into the leftover (its page 1); at 897 the page image
+# took that room. Breadth now truncates only into pages its package covers.
+BREADTH_TRUNCATED_LEFTOVER = _case(
+    [("doc0", "0" * 16, _D0S), ("doc0", "f" * 16, _D0S)],
+    [("doc0@0000000000000000:p1:paragraph1", 0.0)] * 5
+    + [("doc0@0000000000000000:p1:page1", 0.0), ("doc0@ffffffffffffffff:p1:paragraph1", 0.0),
+       ("doc0@ffffffffffffffff:p1:paragraph2", 0.0)],
+    AssemblyOptions(strategy="raw", window_before=0, window_after=0, parent_max_tokens=20, neighbors=0,
+                    structural_truncation=True, order="relevance", min_relevance=None, breadth_share=0.3,
+                    excerpt_tokens=32, fallbacks=False, max_image_share=None),
+    137)
 
 @SETTINGS
 @given(cases())
@@ -214,6 +228,7 @@ def test_bigger_budget_never_drops_an_item(case, extra) -> None:  # type: ignore
 @given(cases(), st.integers(0, 3000))
 @example(BREADTH_REPEATED_CAPTION, 340)
 @example(BREADTH_TABLE_SMALL_FORM, 122)
+@example(BREADTH_TRUNCATED_LEFTOVER, 760)
 def test_breadth_packing_never_covers_fewer_pages_with_more_budget(case, extra) -> None:  # type: ignore[no-untyped-def]
     regions, hits, opts, budget = case
     opts = opts.model_copy(update={"packing": "breadth"})
