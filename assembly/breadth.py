@@ -64,7 +64,7 @@ def pack_breadth(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Ex
         if k in now:
             _adopt(c, now[k])
             if not c.image_tokens:
-                drop_repeats(c, sent, 0)
+                drop_repeats(c, sent, 0, keep_pages=True)
     return left
 
 
@@ -143,13 +143,16 @@ def _same_pages(big: Cand, small: Cand) -> bool:
 def _small_form(c: Cand, o: AssemblyOptions, ex: Expander, regions: Mapping[int, Region],
                 count: Callable[[str], int], close_tokens: int) -> Cand | None:
     """``c`` itself when its text fits ``excerpt_tokens`` (and it has no image), else a copy at the largest
-    rung of its ladder within twice that (a page excerpt within once), or None when no rung fits."""
+    rung of its ladder within twice that (a page excerpt within once), or None when no rung fits. A table
+    within twice that is its own small form (it has no smaller rung worth sending: ``truncate_table``
+    only cuts a table that does not fit)."""
     if not c.image_tokens and c.text_tokens <= o.excerpt_tokens:
         return c
     g = replace(c)
     slack = 2 * o.excerpt_tokens + c.wrapper_tokens
     if c.unit.kind == "table":
-        return truncate_table(g, slack, count, close_tokens, ex.query_words)
+        return c if not c.image_tokens and c.cost <= slack else truncate_table(g, slack, count, close_tokens,
+                                                                                ex.query_words)
     return g if fallback(g, slack, ex, regions, count, close_tokens) else None
 
 

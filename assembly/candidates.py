@@ -47,27 +47,34 @@ class Cand:
     duplicate_of: str | None = None  # status "duplicate": the packed item whose text holds this one's
 
 
-def drop_repeats(c: Cand, sent: list[tuple[Cand, str]], slack: int) -> int:
+def drop_repeats(c: Cand, sent: list[tuple[Cand, str]], slack: int, keep_pages: bool = False) -> int:
     """After packing ``c``: if its text is already inside a packed item of the same version (never
     across versions), it is a duplicate of that item; packed items whose text is inside ``c``'s become
     duplicates of ``c``. A candidate can repeat another once fallbacks shrink them (a page's best
-    paragraphs, then one of its sentences from a later hit). Returns the slack with the duplicates'
-    tokens given back."""
+    paragraphs, then one of its sentences from a later hit). With ``keep_pages`` (breadth packing, which
+    promises that a larger budget never covers fewer pages) only an item that covers the repeat's pages
+    holds it: the same caption on another page stays, as evidence for that page. Returns the slack with
+    the duplicates' tokens given back."""
     flat = " ".join(c.body.text.split())
     if not flat:
         return slack
+    pages = _text_pages(c) if keep_pages else set()
     mine = [(other, text) for other, text in sent if other.unit.version_id == c.unit.version_id]
     for other, text in mine:
-        if flat in text:
+        if flat in text and pages <= _text_pages(other):
             c.status, c.duplicate_of = "duplicate", other.cid
             return slack + c.cost
     for other, text in mine:
-        if text in flat:
+        if text in flat and (not keep_pages or _text_pages(other) <= pages):
             other.status, other.duplicate_of = "duplicate", c.cid
             sent.remove((other, text))
             slack += other.cost
     sent.append((c, flat))
     return slack
+
+
+def _text_pages(c: Cand) -> set[int]:
+    return {p for p in c.body.pages if p}
 
 
 def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],

@@ -13,6 +13,16 @@ the budget falls back to a smaller one instead of being skipped outright:
 * the window size (``window_tokens``, auto): ``max(WINDOW_FLOOR, window_share * room)`` tokens of
   sentences around the hit, so dense tabular text and long prose get about the same context.
 
+The caps follow the room only in greedy packing. Monotone and breadth packing promise that a larger budget
+never drops an item (never covers fewer pages), which needs the same candidates at every budget, so there the
+caps do not follow the room. Breadth packing's are ``parent_max_tokens``, ``page_max_tokens`` and
+``excerpt_tokens``; monotone packing's are the floors above (what the caps are at a small budget): a parent
+of at most ``min(parent_max_tokens, PARENT_FLOOR)`` in auto (``parent_max_tokens`` otherwise), a page of at
+most ``PARENT_FLOOR`` and windows of ``WINDOW_FLOOR`` tokens (sentence counts with ``window_share=None``).
+Small units suit the entry-budget rule, where a large top candidate holds back every later one (measured on
+the sample PDFs at budgets 1k/2k/4k: 16/36/80 pages covered, against 6/17/38 with breadth's caps and
+13/19/31 when the caps followed the room).
+
 Packing (greedy, the default) walks each candidate's fallback ladder (``assembly.fallback``) when
 its full form does not fit, and caps image parts at ``max_image_share`` of the room.
 
@@ -362,14 +372,37 @@ def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: _Fram
                 c.status = "included"
                 slack -= c.cost
     if o.structural_truncation and room > 0:
-        for c in packable:
-            if c.status == "excluded_budget" and slack > 0:
-                t = truncate(c, slack, shits, count, close_tokens, ex.query_words)
-                if t is not None:
-                    slack -= t.cost
+        slack = _truncate_rest(packable, slack, o, shits, count, close_tokens, ex.query_words)
     if o.compress != "off" and o.packing == "greedy" and room > 0:
         compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, reopen,
                       compressor if o.compress == "llm" else None, notes)
+
+
+def _truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shits: Sequence[Hit],
+                   count: Callable[[str], int], close_tokens: int, query_words: frozenset[str]) -> int:
+    """Structural truncation of the candidates left out, into what is left; returns the slack. In greedy and
+    breadth packing a truncated text already in a packed item (or holding one) is a duplicate, as in packing
+    (``drop_repeats``); monotone packing drops nothing it packed. Breadth packing only truncates a candidate
+    into pages its package already covers: the leftover is budget-dependent, and a page it reached at one
+    budget could be lost at a larger one, where an earlier candidate of the plan takes that room."""
+    dedupe = o.packing != "monotone"
+    sent = [(c, " ".join(c.body.text.split())) for c in packable
+            if dedupe and c.status in ("included", "truncated") and not c.image_tokens and c.body.text.strip()]
+    covered = {vp for c in packable if c.status in ("included", "truncated") for vp in _pages_of(c)}
+    for c in packable:
+        if o.packing == "breadth" and not _pages_of(c) <= covered:
+            continue
+        if c.status == "excluded_budget" and slack > 0:
+            t = truncate(c, slack, shits, count, close_tokens, query_words)
+            if t is not None:
+                slack -= t.cost
+                if dedupe and not t.image_tokens:
+                    slack = drop_repeats(t, sent, slack, keep_pages=o.packing == "breadth")
+    return slack
+
+
+def _pages_of(c: Cand) -> set[tuple[str, int]]:
+    return {(c.unit.version_id, p) for p in c.body.pages if p}
 
 
 def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,
@@ -401,6 +434,8 @@ def parent_cap(o: AssemblyOptions, room: int) -> int:
     """The largest parent section (and, in auto, page text) sent whole; see the module docstring."""
     if o.packing == "breadth":  # caps that do not follow the room: the same candidates at every budget
         return o.parent_max_tokens
+    if o.packing == "monotone":  # the cap's floor, whatever the room
+        return min(o.parent_max_tokens, PARENT_FLOOR) if o.strategy == "auto" else o.parent_max_tokens
     cap = min(o.parent_max_tokens, room)
     if o.strategy == "auto":
         cap = min(cap, max(PARENT_FLOOR, room // 3))
@@ -411,6 +446,8 @@ def page_cap(o: AssemblyOptions, room: int) -> int:
     """The largest page sent whole as text in place of a window (auto with ``page_units``)."""
     if o.packing == "breadth":
         return o.page_max_tokens
+    if o.packing == "monotone":
+        return PARENT_FLOOR
     return max(1, min(room, max(PARENT_FLOOR, int(o.page_max_share * room))))
 
 
@@ -431,6 +468,8 @@ def window_tokens(o: AssemblyOptions, room: int) -> int | None:
         return o.excerpt_tokens
     if o.window_share is None:
         return None
+    if o.packing == "monotone":
+        return WINDOW_FLOOR
     return max(WINDOW_FLOOR, int(o.window_share * room))
 
 
