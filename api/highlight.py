@@ -92,12 +92,8 @@ def highlighted_png(store: Store, region: Region, spec: str, page: int | None) -
 
 
 def _asset(store: Store, relative: str, what: str) -> bytes:
-    try:
-        if not store.local:  # object store: the PNG is a row of the assets table
-            data: bytes = store.read_asset(relative)
-            return data
-        path = store.asset_path(relative)
-        return path.read_bytes()
+    try:  # the store's assets part reads a file or an object-store row, whichever this store has
+        return store.read_asset(relative)
     except (LookupError, OSError) as e:
         raise AssetNotFound(f"no stored image for {what}") from e
 

@@ -49,6 +49,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ValidationError
 
+from folio.api.highlight import MAX_CHARS as MAX_HIGHLIGHT_CHARS
 from folio.api.keys import FULL_ACCESS, Principal
 from folio.api.mcp_outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
 from folio.kernel.errors import FolioError
@@ -65,7 +66,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_REGION_ID_CHARS = 512  # a region id is a doc id, a version id and a short suffix
-MAX_HIGHLIGHT_CHARS = 4000  # as api.highlight.MAX_CHARS (checked again there)
 MAX_ERROR_CHARS = 500
 PRINCIPAL_KEY = "folio_principal"  # where the HTTP mount leaves the caller in the ASGI scope's state
 INSTRUCTIONS = (
