@@ -15,6 +15,8 @@ in-process (a ``folio.local.LocalFolio``, or a data directory).
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +37,24 @@ Answer only from the CONTEXT blocks; each starts with its id, e.g. [S1] (T: tabl
 Cite every factual sentence with the id(s) supporting it, e.g. "The limit is 5 A [S2]." Never invent ids.
 No outside knowledge; an image supports only what it shows.
 If CONTEXT is insufficient, reply "Insufficient evidence." and ask one clarifying question."""
+
+
+def fetch_package(
+    source: ContextSource, query: str, options: dict[str, Any], calls: tuple[str, str]
+) -> models.ContextPackage:
+    """``source.context(query, **options)`` from synchronous code; an async source is a ``TypeError`` naming
+    the framework's ``(sync, async)`` calls."""
+    if inspect.iscoroutinefunction(source.context):
+        raise TypeError(f"an AsyncClient retrieves with {calls[1]}(); use folio.Client for {calls[0]}()")
+    return source.context(query, **options)
+
+
+async def afetch_package(source: ContextSource, query: str, options: dict[str, Any]) -> models.ContextPackage:
+    """``source.context(query, **options)`` from async code: awaited for an async source, else in a thread."""
+    if inspect.iscoroutinefunction(source.context):
+        package: models.ContextPackage = await source.context(query, **options)
+        return package
+    return await asyncio.to_thread(source.context, query, **options)
 
 
 def check_options(options: dict[str, Any]) -> dict[str, Any]:

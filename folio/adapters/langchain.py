@@ -20,8 +20,6 @@ the blocks, exactly as budgeted) to a chat model and checks the answer's citatio
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,8 +34,10 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from folio import models
 from folio.adapters import (
     CITATION_CONTRACT,
+    afetch_package,
     averify,
     check_options,
+    fetch_package,
     item_metadata,
     item_text,
     prompt_messages,
@@ -95,16 +95,10 @@ class FolioRetriever(BaseRetriever):
 
     def package(self, query: str) -> models.ContextPackage:
         """The package for ``query`` (what ``invoke`` turns into documents)."""
-        if inspect.iscoroutinefunction(self.source.context):
-            raise TypeError("an AsyncClient retrieves with ainvoke(); use folio.Client for invoke()")
-        package: models.ContextPackage = self.source.context(query, **self.options)
-        return package
+        return fetch_package(self.source, query, self.options, ("invoke", "ainvoke"))
 
     async def apackage(self, query: str) -> models.ContextPackage:
-        if inspect.iscoroutinefunction(self.source.context):
-            package: models.ContextPackage = await self.source.context(query, **self.options)
-            return package
-        return await asyncio.to_thread(self.source.context, query, **self.options)
+        return await afetch_package(self.source, query, self.options)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         return self._documents(self.package(query))

@@ -25,8 +25,6 @@ budgeted) to the LLM and puts the check in ``response.metadata["citation_check"]
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from typing import Any
 
 from llama_index.core.base.response.schema import Response
@@ -41,9 +39,11 @@ from folio import models
 from folio.adapters import (
     CITATION_CONTRACT,
     LLM_METADATA,
+    afetch_package,
     averify,
     check_options,
     check_summary,
+    fetch_package,
     item_metadata,
     item_text,
     prompt_messages,
@@ -92,16 +92,10 @@ class FolioRetriever(BaseRetriever):
         return nodes
 
     def package(self, query: str) -> models.ContextPackage:
-        if inspect.iscoroutinefunction(self.source.context):
-            raise TypeError("an AsyncClient retrieves with aretrieve(); use folio.Client for retrieve()")
-        package: models.ContextPackage = self.source.context(query, **self.options)
-        return package
+        return fetch_package(self.source, query, self.options, ("retrieve", "aretrieve"))
 
     async def apackage(self, query: str) -> models.ContextPackage:
-        if inspect.iscoroutinefunction(self.source.context):
-            package: models.ContextPackage = await self.source.context(query, **self.options)
-            return package
-        return await asyncio.to_thread(self.source.context, query, **self.options)
+        return await afetch_package(self.source, query, self.options)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self.nodes(self.package(query_bundle.query_str))
