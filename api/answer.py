@@ -123,8 +123,12 @@ def prepare(store: Store, retriever: Retriever, req: AnswerRequest, settings: Se
     """Check the endpoint is configured, then build the package (schema counted in the budget)."""
     client = require_llm(settings, client)
     ctx = context_request(req)
-    options = assembly_options(ctx, default_tokenizer=settings.tokenizer, default_budget=settings.default_budget,
-                               tokenizers=settings.request_tokenizers())
+    options = assembly_options(
+        ctx,
+        default_tokenizer=settings.context.tokenizer,
+        default_budget=settings.context.default_budget,
+        tokenizers=settings.request_tokenizers(),
+    )
     limit = options.limit
     schema: dict[str, Any] | None = None
     name: str | None = None

@@ -80,12 +80,12 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     folio.indexers  # noqa: B018 - loaded at startup, not by the first upload
     app.state.folio = folio
     app.state.health = HealthCache(folio.counts)
-    pool = QueryPool(settings.query_workers, settings.query_queue, processes=settings.query_processes or 0,
-                     settings=settings)
+    server = settings.server
+    pool = QueryPool(server.query_workers, server.query_queue, processes=server.query_processes or 0, settings=settings)
     app.state.query_pool = pool
     folio.start()
     logger.info("folio ready: data=%s, %d query workers (%d processes), queue %d", folio.store.uri, pool.workers,
-                settings.query_processes or 0, settings.query_queue)
+                settings.server.query_processes or 0, settings.server.query_queue)
     # What startup loaded (the query encoder, torch, transformers: about 320,000 objects) lives as long
     # as the process: out of the collector's scans, so that a full collection under load does not stall
     # the event loop (and /v1/health) for the 175 ms one takes over them.
@@ -131,7 +131,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     settings = settings or Settings()
     app.state.settings = settings
-    app.state.keys = KeyRing(settings.keys_file, settings.api_key)
+    app.state.keys = KeyRing(settings.security.keys_file, settings.security.api_key)
     install_error_handlers(app)
     # Added innermost first: the request context wraps everything, so even a refused Host gets a
     # request id and an access-log line; a shed query has passed the Host and Origin checks; a
@@ -139,12 +139,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(KeyBeforeBody)
     app.add_middleware(ShedQueries)
     app.add_middleware(HostOriginGuard, **guard_options(settings))
-    if settings.cors_origins:
+    if settings.security.cors_origins:
         from starlette.middleware.cors import CORSMiddleware
 
         app.add_middleware(
             CORSMiddleware,
-            allow_origins=settings.cors_origins,
+            allow_origins=settings.security.cors_origins,
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "X-Request-ID"],
             expose_headers=["X-Request-ID", "Retry-After", "Location"],

@@ -103,13 +103,13 @@ class Folio:
         self.retriever = retriever
         self.jobs: JobRunner = jobs if jobs is not None else LocalJobRunner()
         # answers' model calls: at most FOLIO_LLM_CONCURRENCY at once and FOLIO_LLM_QUEUE waiting
-        self.model_calls = ModelCalls(settings.llm_concurrency, settings.llm_queue)
+        self.model_calls = ModelCalls(settings.llm.concurrency, settings.llm.queue)
         self._indexers = list(indexers) if indexers is not None else None
         self._indexers_lock = threading.Lock()
 
     @classmethod
     def open(cls, settings: Settings, *, jobs: JobRunner | None = None) -> Folio:
-        """The store at ``settings.data``, the retriever and the models the settings name, and every
+        """The store at ``settings.storage.data``, the retriever and the models the settings name, and every
         ``FOLIO_TOKENIZERS`` entry registered (a request may name one, whichever interface it came through)."""
         # function-level: torch and the retrieval models load when a Folio opens, not when an interface
         # imports this module (`folio --help`, the MCP handshake, the client stay light)
@@ -119,16 +119,16 @@ class Folio:
         from folio.retrieval.search import Retriever  # after ensure_torchvision: it imports torch
 
         register_tokenizers(settings)
-        store = Store(settings.data)
+        store = Store(settings.storage.data)
         return cls(settings, store, Retriever.from_settings(store, settings), jobs=jobs)
 
     def warm(self) -> Folio:
         """Load now what the first request would otherwise wait for: the query encoder (and, on a machine's
         first start, its ONNX export) and the tokenizers (the server's startup and each query worker's)."""
         self.retriever.text.embed_query("warm up")
-        for name in self.settings.tokenizers:
+        for name in self.settings.context.tokenizers:
             get_tokenizer(name)
-        get_tokenizer(self.settings.tokenizer)
+        get_tokenizer(self.settings.context.tokenizer)
         return self
 
     # ------------------------------------------------------------------ the lazy parts
@@ -392,11 +392,11 @@ class Folio:
             self.store,
             path,
             doc_id=doc_id,
-            ocr=self.settings.ocr,
+            ocr=self.settings.ingest.ocr,
             indexers=self.indexers,
             progress=progress,
-            max_pages=self.settings.max_pages,
-            max_bytes=self.settings.max_upload_bytes,
+            max_pages=self.settings.ingest.max_pages,
+            max_bytes=self.settings.ingest.max_upload_bytes,
         )
 
     # ------------------------------------------------------------------ status
@@ -415,7 +415,7 @@ class Folio:
             counts=counts if counts is not None else self.counts(),
             jobs=self.jobs.counts(),
             retrieval=self.retriever.status(),  # attribute reads only
-            tokenizer=self.settings.tokenizer,
+            tokenizer=self.settings.context.tokenizer,
             auth=auth,
         )
 
@@ -423,7 +423,7 @@ class Folio:
 def register_tokenizers(settings: Settings) -> None:
     """Make every ``FOLIO_TOKENIZERS`` entry usable by name (requests are validated against the registered
     names). The only tokenizer paths folio opens; a bad one is a ``ValueError``."""
-    for name, path in settings.tokenizers.items():
+    for name, path in settings.context.tokenizers.items():
         register_tokenizer(name, path)
 
 

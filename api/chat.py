@@ -61,7 +61,7 @@ def require_llm(
     saying which variables are missing and how to set them."""
     client = client or client_from_settings(settings)
     if client is None:
-        base, model = settings.llm_base_url, settings.llm_model
+        base, model = settings.llm.base_url, settings.llm.model
         missing = " and ".join(n for n, v in (("FOLIO_LLM_BASE_URL", base), ("FOLIO_LLM_MODEL", model)) if not v)
         raise LLMNotConfigured(f"{what} ({missing} not set{aside}): {ENABLE_HINT}")
     return client

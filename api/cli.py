@@ -47,7 +47,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     settings = settings_for(args)
     paths = pdf_paths(args.paths)
-    store = Store(settings.data)
+    store = Store(settings.storage.data)
     if args.doc_id and len(paths) != 1:
         print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
         return EXIT_USAGE
@@ -72,11 +72,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 p,
                 doc_id=args.doc_id,
                 password=args.password,
-                ocr=False if args.no_ocr else settings.ocr,
+                ocr=False if args.no_ocr else settings.ingest.ocr,
                 indexers=indexers,
                 progress=bar,
-                max_pages=settings.max_pages,
-                max_bytes=settings.max_upload_bytes,
+                max_pages=settings.ingest.max_pages,
+                max_bytes=settings.ingest.max_upload_bytes,
                 collection=args.collection,
                 limits=limits,
                 redo_degraded=args.redo_degraded,

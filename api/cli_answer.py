@@ -80,7 +80,7 @@ def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any
     from folio.api.chat import require_llm
 
     require_llm(settings)  # no endpoint: say how to configure one before loading any model
-    require_store(settings.data)
+    require_store(settings.storage.data)
     prep: Prepared = Folio.open(settings).prepare_answer(req)
     done: dict[str, Any] | None = None
     for event, data in answer_events(prep):

@@ -93,8 +93,8 @@ def open_store(args: argparse.Namespace) -> Store:
     from folio.ingest.store import Store
 
     settings = settings_for(args)
-    require_store(settings.data)
-    return Store(settings.data)
+    require_store(settings.storage.data)
+    return Store(settings.storage.data)
 
 
 class NoStore(FolioError, FileNotFoundError):

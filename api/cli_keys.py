@@ -21,7 +21,7 @@ from folio.api.cli_common import EXIT_FAILED, EXIT_USAGE
 def _keys_path(args: argparse.Namespace) -> Path | None:
     from folio.api.settings import Settings
 
-    raw = args.file or Settings().keys_file
+    raw = args.file or Settings().security.keys_file
     if not raw:
         print("folio: no keys file: pass --file PATH or set FOLIO_KEYS_FILE", file=sys.stderr)
         return None

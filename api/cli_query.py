@@ -66,13 +66,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from folio.api.settings import default_concurrency
 
     settings = settings_for(args)
-    host = args.host or settings.host
-    port = args.port or settings.port
-    processes = settings.query_processes
+    host = args.host or settings.server.host
+    port = args.port or settings.server.port
+    processes = settings.server.query_processes
     if processes is None:  # the server's default: query Python on every core (README "Serving")
         processes = default_concurrency()
     settings = settings.model_copy(update={"host": host, "port": port, "query_processes": processes})
-    if not is_loopback(host) and not settings.api_key and not settings.keys_file:
+    if not is_loopback(host) and not settings.security.api_key and not settings.security.keys_file:
         print(
             f"folio: WARNING: listening on {host} without API keys: anyone who can reach this port can "
             "read and delete documents. Set FOLIO_KEYS_FILE (see `folio keys add`).",
@@ -80,7 +80,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     print(
-        f"folio: serving {settings.data} at http://{shown}:{port}/ (viewer: http://{shown}:{port}/viewer)",
+        f"folio: serving {settings.storage.data} at http://{shown}:{port}/ (viewer: http://{shown}:{port}/viewer)",
         file=sys.stderr,
     )
     # One access-log line per request (api.middleware), also without --verbose.
@@ -89,14 +89,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         create_app(settings),
         # HTTP_IMPL (h11) with a deadline on request headers; the event loop stays "auto": uvloop (a
         # dependency) where it installs
-        http=header_deadline_protocol(settings.header_timeout_s),
+        http=header_deadline_protocol(settings.server.header_timeout_s),
         host=host,
         port=port,
         log_level="warning" if not args.verbose else "info",
         access_log=False,  # api.middleware logs each request, with its id
         # Longer than clients keep idle connections (httpx: 5 s, uvicorn's default too): a server that
         # closes an idle connection just as the client reuses it resets that request.
-        timeout_keep_alive=settings.keep_alive_s,
+        timeout_keep_alive=settings.server.keep_alive_s,
     )
     return 0
 
@@ -106,7 +106,7 @@ def open_folio(settings: Settings) -> Folio:
     """The service on the local store (one that does not exist is ``NoStore``)."""
     from folio.api.application import Folio
 
-    require_store(settings.data)
+    require_store(settings.storage.data)
     return Folio.open(settings)
 
 
@@ -168,7 +168,8 @@ def cmd_context(args: argparse.Namespace) -> int:
             from folio.kernel.tokens import register_tokenizer
 
             name = "local"
-            settings = settings.model_copy(update={"tokenizers": {**settings.tokenizers, name: args.tokenizer[3:]}})
+            tokenizers = {**settings.context.tokenizers, name: args.tokenizer[3:]}
+            settings = settings.model_copy(update={"tokenizers": tokenizers})
             try:
                 register_tokenizer(name, args.tokenizer[3:])
             except ValueError as e:
@@ -307,7 +308,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(format_package(pkg, prompt=False))
     if args.serve:
         return cmd_serve(
-            argparse.Namespace(data=settings.data, host=args.host, port=args.port, verbose=args.verbose)
+            argparse.Namespace(data=settings.storage.data, host=args.host, port=args.port, verbose=args.verbose)
         )
     print(
         "\nnext: folio serve"

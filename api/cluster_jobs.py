@@ -112,7 +112,7 @@ class ClusterJobRunner:
 
 
 def job_runner(settings: Settings) -> JobRunner:
-    """The runner for ``create_app``: on the cluster when ``settings.ray_address`` is set, else in-process."""
-    if settings.ray_address:
-        return ClusterJobRunner(settings.ray_address)
+    """The runner for ``create_app``: on the cluster when ``settings.cluster.address`` is set, else in-process."""
+    if settings.cluster.address:
+        return ClusterJobRunner(settings.cluster.address)
     return LocalJobRunner()

@@ -398,7 +398,7 @@ def serve_stdio(settings: Settings) -> None:
     async def run(fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn)
 
-    server = build_server(folio, run, with_answer=bool(settings.llm_base_url and settings.llm_model))
+    server = build_server(folio, run, with_answer=bool(settings.llm.base_url and settings.llm.model))
     server.run("stdio")
 
 
@@ -426,7 +426,7 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
         return result
 
     settings: Settings = app.state.settings
-    server = build_server(folio, run, principal, with_answer=bool(settings.llm_base_url and settings.llm_model))
+    server = build_server(folio, run, principal, with_answer=bool(settings.llm.base_url and settings.llm.model))
     handler = _Authenticated(server, settings)
     # POST only. Stateless JSON mode has no sessions to delete and no server-initiated messages, so the
     # standalone GET event stream would stay open and silent for ever: the streamable-HTTP transport
@@ -460,7 +460,7 @@ class _Authenticated:
             stateless_http=True,
             json_response=True,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            max_request_body_size=self.settings.max_request_bytes,
+            max_request_body_size=self.settings.server.max_request_bytes,
         )
         self.manager = self.server.session_manager
         return self.manager

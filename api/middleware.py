@@ -264,7 +264,7 @@ class HostOriginGuard:
 def guard_options(settings: Settings) -> dict[str, Any]:
     """``HostOriginGuard`` keyword arguments from ``Settings``."""
     return {
-        "allowed_hosts": allowed_host_names(settings.host, settings.allowed_hosts),
-        "cors_origins": settings.cors_origins,
-        "max_body_bytes": settings.max_request_bytes,
+        "allowed_hosts": allowed_host_names(settings.server.host, settings.security.allowed_hosts),
+        "cors_origins": settings.security.cors_origins,
+        "max_body_bytes": settings.server.max_request_bytes,
     }

@@ -147,8 +147,8 @@ def build_context(
     (default: the configured LLM; ``api.compress_llm``; none configured: ``LLMNotConfigured``, 503)."""
     options = assembly_options(
         req,
-        default_tokenizer=settings.tokenizer,
-        default_budget=settings.default_budget,
+        default_tokenizer=settings.context.tokenizer,
+        default_budget=settings.context.default_budget,
         tokenizers=settings.request_tokenizers(),
     )
     if options.compress == "llm" and compressor is None:
@@ -186,11 +186,11 @@ def ingest_job(
             data,
             filename=filename,
             doc_id=doc_id,
-            ocr=settings.ocr,
+            ocr=settings.ingest.ocr,
             indexers=indexers,
             progress=progress,
-            max_bytes=settings.max_upload_bytes,
-            max_pages=settings.max_pages,
+            max_bytes=settings.ingest.max_upload_bytes,
+            max_pages=settings.ingest.max_pages,
             collection=collection,
             redo_degraded=redo_degraded,
         )

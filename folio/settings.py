@@ -596,127 +596,15 @@ class Settings(BaseSettings):
         """The tokenizer names a request may ask for: the built-ins, ``tokenizers`` and the default."""
         return frozenset(BUILTIN_TOKENIZERS) | frozenset(self.context.tokenizers) | {self.context.tokenizer}
 
-    # The flat names of before the groups (LEGACY_NAMES), read-only.
-    @property
-    def data(self) -> str:
-        return self.storage.data
 
-    @property
-    def host(self) -> str:
-        return self.server.host
+def _legacy_reader(group: str, field: str) -> property:
+    return property(lambda self: getattr(getattr(self, group), field), doc=f"``{group}.{field}`` (read-only)")
 
-    @property
-    def port(self) -> int:
-        return self.server.port
 
-    @property
-    def api_key(self) -> str | None:
-        return self.security.api_key
-
-    @property
-    def keys_file(self) -> str | None:
-        return self.security.keys_file
-
-    @property
-    def max_upload_bytes(self) -> int:
-        return self.ingest.max_upload_bytes
-
-    @property
-    def max_pages(self) -> int:
-        return self.ingest.max_pages
-
-    @property
-    def ocr(self) -> bool | None:
-        return self.ingest.ocr
-
-    @property
-    def tokenizer(self) -> str:
-        return self.context.tokenizer
-
-    @property
-    def tokenizers(self) -> dict[str, str]:
-        return self.context.tokenizers
-
-    @property
-    def default_budget(self) -> int:
-        return self.context.default_budget
-
-    @property
-    def allowed_hosts(self) -> list[str]:
-        return self.security.allowed_hosts
-
-    @property
-    def cors_origins(self) -> list[str]:
-        return self.security.cors_origins
-
-    @property
-    def query_workers(self) -> int:
-        return self.server.query_workers
-
-    @property
-    def query_processes(self) -> int | None:
-        return self.server.query_processes
-
-    @property
-    def query_queue(self) -> int:
-        return self.server.query_queue
-
-    @property
-    def max_request_bytes(self) -> int:
-        return self.server.max_request_bytes
-
-    @property
-    def keep_alive_s(self) -> int:
-        return self.server.keep_alive_s
-
-    @property
-    def header_timeout_s(self) -> float:
-        return self.server.header_timeout_s
-
-    @property
-    def clip_model(self) -> str | None:
-        return self.models.clip_model
-
-    @property
-    def clip_pretrained(self) -> str | None:
-        return self.models.clip_pretrained
-
-    @property
-    def colpali_model(self) -> str | None:
-        return self.models.colpali_model
-
-    @property
-    def colpali_pool_factor(self) -> int:
-        return self.models.colpali_pool_factor
-
-    @property
-    def llm_base_url(self) -> str | None:
-        return self.llm.base_url
-
-    @property
-    def llm_model(self) -> str | None:
-        return self.llm.model
-
-    @property
-    def llm_api_key(self) -> str | None:
-        return self.llm.api_key
-
-    @property
-    def llm_concurrency(self) -> int:
-        return self.llm.concurrency
-
-    @property
-    def llm_queue(self) -> int:
-        return self.llm.queue
-
-    @property
-    def llm_summaries(self) -> bool:
-        return self.llm.summaries
-
-    @property
-    def ray_address(self) -> str | None:
-        return self.cluster.address
-
+# The flat names of before the groups (``LEGACY_NAMES``), read-only, for code written against them; folio's own
+# code reads the groups (mypy does not see these, so a flat read inside the package is a type error).
+for _name, (_group, _field) in LEGACY_NAMES.items():
+    setattr(Settings, _name, _legacy_reader(_group, _field))
 
 # ----------------------------------------------------------------------------- misspelled variables
 def setting_groups() -> list[type[Group]]:

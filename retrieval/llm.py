@@ -27,7 +27,6 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from folio.retrieval.config import ModelSettings
 from folio.retrieval.llm_http import (
     ENDPOINT,
     MAX_ERROR_BODY,
@@ -42,6 +41,7 @@ from folio.retrieval.llm_http import (
     run_sync,
     scrub,
 )
+from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -249,8 +249,8 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
-def client_from_settings(settings: ModelSettings, *, timeout: float = DEFAULT_TIMEOUT_S) -> ChatClient | None:
+def client_from_settings(settings: Settings, *, timeout: float = DEFAULT_TIMEOUT_S) -> ChatClient | None:
     """The configured LLM client, or None when ``llm_base_url`` or ``llm_model`` is not set."""
-    if not settings.llm_base_url or not settings.llm_model:
+    if not settings.llm.base_url or not settings.llm.model:
         return None
-    return ChatClient(settings.llm_base_url, settings.llm_model, api_key=settings.llm_api_key, timeout=timeout)
+    return ChatClient(settings.llm.base_url, settings.llm.model, api_key=settings.llm.api_key, timeout=timeout)

@@ -45,7 +45,6 @@ from folio.retrieval.channels import (
 )
 from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel, ClipRetriever
 from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliRetriever
-from folio.retrieval.config import ModelSettings
 from folio.retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
 from folio.retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
@@ -55,6 +54,7 @@ from folio.retrieval.scope import Scope, modality_of, resolve_scope
 from folio.retrieval.summary import RoutedSection, SummaryRouter
 from folio.retrieval.text import Candidate, TextRetriever
 from folio.retrieval.visual import load_clip, load_colpali, off_status, on_status
+from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ class Retriever:
         self.channels["pagelex"].weight = value
 
     @classmethod
-    def from_settings(cls, store: StoreReader, settings: ModelSettings) -> Retriever:
+    def from_settings(cls, store: StoreReader, settings: Settings) -> Retriever:
         """Load the models the settings name; the ones that fail stay off, with the reason in ``status()``."""
         clip, clip_status = load_clip(settings)
         colpali, colpali_status = load_colpali(settings)
@@ -170,7 +170,7 @@ class Retriever:
             colpali=colpali,
             llm=llm,
             status_overrides={"clip": clip_status, "colpali": colpali_status},
-            llm_summaries=settings.llm_summaries,
+            llm_summaries=settings.llm.summaries,
         )
 
     # ------------------------------------------------------------------ search

@@ -18,7 +18,7 @@ from folio.kernel.errors import ModelUnavailable
 from folio.retrieval.channels import IndexerModels, channel_indexers
 from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel
 from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel
-from folio.retrieval.config import ModelSettings
+from folio.settings import Settings
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
@@ -46,9 +46,9 @@ def _load(key: tuple[str, ...], factory: Any) -> Any:
         return model
 
 
-def load_clip(settings: ModelSettings) -> tuple[ClipModel | None, dict[str, Any]]:
+def load_clip(settings: Settings) -> tuple[ClipModel | None, dict[str, Any]]:
     """The configured CLIP model (shared) and its status entry."""
-    name, pretrained = settings.clip_model, settings.clip_pretrained
+    name, pretrained = settings.models.clip_model, settings.models.clip_pretrained
     if not name:
         return None, off_status("FOLIO_CLIP_MODEL is not set", CLIP_ENABLE_HINT)
     key = ("clip", name, pretrained or "")
@@ -58,9 +58,9 @@ def load_clip(settings: ModelSettings) -> tuple[ClipModel | None, dict[str, Any]
     return model, on_status(model.name, dim=model.dim)
 
 
-def load_colpali(settings: ModelSettings) -> tuple[ColPaliModel | None, dict[str, Any]]:
+def load_colpali(settings: Settings) -> tuple[ColPaliModel | None, dict[str, Any]]:
     """The configured ColPali-family model (shared) and its status entry."""
-    name = settings.colpali_model
+    name = settings.models.colpali_model
     if not name:
         return None, off_status("FOLIO_COLPALI_MODEL is not set", COLPALI_ENABLE_HINT)
     key = ("colpali", name)
@@ -71,7 +71,7 @@ def load_colpali(settings: ModelSettings) -> tuple[ColPaliModel | None, dict[str
         model.name,
         family=model.family,
         dim=model.dim,
-        pool_factor=settings.colpali_pool_factor,
+        pool_factor=settings.models.colpali_pool_factor,
     )
 
 
@@ -83,17 +83,17 @@ def off_status(reason: str, hint: str, *, model: str | None = None) -> dict[str,
     return {"enabled": False, "model": model, "reason": reason, "enable": hint}
 
 
-def indexers_from_settings(settings: ModelSettings) -> list[VersionIndexer]:
+def indexers_from_settings(settings: Settings) -> list[VersionIndexer]:
     """Ingest-time indexers: section summaries always, then each channel's (``retrieval.channels``:
     CLIP figure vectors, ColPali page multivectors) when its model is configured and loadable.
 
-    LLM-written summaries are used only when ``settings.llm_summaries`` is true (one LLM call per
+    LLM-written summaries are used only when ``settings.llm.summaries`` is true (one LLM call per
     section at ingest is slow and may cost money).
     """
     # function-level: the summary indexer and its LLM client load only where ingest indexers are built
     from folio.retrieval.llm import client_from_settings
     from folio.retrieval.summary import SummaryIndexer
 
-    llm = client_from_settings(settings) if settings.llm_summaries else None
-    models = IndexerModels(load_clip(settings)[0], load_colpali(settings)[0], settings.colpali_pool_factor)
+    llm = client_from_settings(settings) if settings.llm.summaries else None
+    models = IndexerModels(load_clip(settings)[0], load_colpali(settings)[0], settings.models.colpali_pool_factor)
     return [SummaryIndexer(llm=llm), *channel_indexers(models)]

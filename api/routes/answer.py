@@ -128,8 +128,8 @@ async def _unless_gone(receive: Receive, call: Awaitable[T]) -> T:
 async def answer_status(settings: SettingsDep) -> dict[str, object]:
     """The viewer asks this to decide whether "Ask" answers or only shows evidence. The endpoint's
     URL is not shown (it may be an internal host); the model name is."""
-    enabled = bool(settings.llm_base_url and settings.llm_model)
-    return {"enabled": enabled, "model": settings.llm_model if enabled else None,
+    enabled = bool(settings.llm.base_url and settings.llm.model)
+    return {"enabled": enabled, "model": settings.llm.model if enabled else None,
             "how_to_enable": None if enabled else ENABLE_HINT}
 
 

@@ -157,12 +157,13 @@ async def upload_document(
 
     ``collection`` (default ``default``) must be one the key writes to (else 403); a doc_id that
     already lives in another collection is a 409 (``collection_conflict``)."""
-    data, filename, doc_id, collection = await _read_upload(request, settings.max_upload_bytes)
+    data, filename, doc_id, collection = await _read_upload(request, settings.ingest.max_upload_bytes)
     check_collection(collection)
     if not caller.sees(collection):
         raise Forbidden(f"this API key cannot write to collection {collection}")
     await run_in_threadpool(
-        _precheck, folio.store, data, filename, doc_id, collection, settings.max_upload_bytes, settings.max_pages
+        _precheck, folio.store, data, filename, doc_id, collection, settings.ingest.max_upload_bytes,
+        settings.ingest.max_pages,
     )
     # On the runner (api.jobs.JobRunner): in-process, or the Ray cluster's (FOLIO_RAY_ADDRESS), which
     # refuses redo_degraded with a 422; submitting to the cluster waits on it, so not on the event loop.
