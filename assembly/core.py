@@ -65,6 +65,7 @@ from folio.assembly.prompt import (
     question_part,
     system_text,
 )
+from folio.assembly.relevance import NO_FOCUS, focus
 from folio.assembly.render import Body, body_of, locators_of
 from folio.assembly.types import (
     AssemblyOptions,
@@ -204,7 +205,7 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
                         query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
                         page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
                         page_hits=_page_hits(shits))
-    found = _expand_hits(shits, source, expander, options)
+    found = _expand_hits(query, shits, source, expander, options)
     survivors, bodies = _prioritise(dedupe(found.units), options)
     cands = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
     packable = _apply_caps(cands, options)
@@ -283,13 +284,15 @@ def _frame(query: str, options: AssemblyOptions, count: Callable[[str], int]) ->
                   close_tokens=count(block_close(options.block_format)), room=options.limit - fixed)
 
 
-def _expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, options: AssemblyOptions) -> _Found:
+def _expand_hits(query: str, shits: Sequence[Hit], source: RegionSource, expander: Expander,
+                 options: AssemblyOptions) -> _Found:
     """One unit per usable hit, in priority order; every other hit gets its fate."""
     found = _Found(shits=list(shits))
     fate = found.fate
     seen: dict[str, int] = {}
     top = shits[0].score if shits else 0.0
-    weak = _weak_retrieval(shits, options)
+    judged = focus(query, shits, source) if options.document_focus == "auto" else NO_FOCUS
+    weak = _weak_retrieval(shits, options) or judged.off_topic
     for i, h in enumerate(shits):
         if weak:
             fate[i] = ("below_threshold", weak)
@@ -298,6 +301,9 @@ def _expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander,
             fate[i] = ("duplicate", f"same region as the hit ranked {shits[seen[h.region_id]].rank}")
             continue
         seen[h.region_id] = i
+        if h.doc_id in judged.weak_docs:
+            fate[i] = ("weak_document", judged.weak_docs[h.doc_id])
+            continue
         if _below(h.score, top, options):
             fate[i] = ("below_threshold", f"score {h.score:.4g} below threshold")
             continue
@@ -746,7 +752,7 @@ def _refusal_reason(hits: Sequence[Hit], fate: Mapping[int, tuple[str, str]], ca
         return "no hits: retrieval found no evidence"
     if all(f == "below_threshold" for f, _ in fate.values()) and len(fate) == len(hits):
         first = next(iter(fate.values()))[1]
-        if first.startswith("weak retrieval"):
+        if first.startswith(("weak retrieval", "off-topic")):
             return first
         return "weak retrieval: every hit is below the score threshold"
     if not cands:

@@ -34,7 +34,7 @@ CandidateStatus = Packed | Literal["excluded_budget", "excluded_slot", "excluded
 text already inside another packed item)."""
 Exclusion = Literal[
     "excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region",
-    "no_content",
+    "no_content", "weak_document",
 ]
 """Why a hit is not in the prompt: packing's reasons, then those decided before packing."""
 MergedInto = Annotated[str, Field(pattern=r"^merged_into:[A-Z]+[0-9]+$")]
@@ -185,6 +185,13 @@ class SelectionOptions(_Frozen):
         le=1.0,
         description="weak-retrieval guard: refuse when no hit's dense (semantic) similarity reaches this; "
         "None turns it off. Hits without a dense score (bm25-only retrieval) are not judged.",
+    )
+    document_focus: Literal["auto", "off"] = Field(
+        "auto",
+        description="with hits from several documents (an unscoped question over a mixed store): leave out the "
+        "documents whose best lexical and semantic scores are well below the best document's (fate "
+        "weak_document), and refuse a question that no document supports (assembly.relevance); off: pack "
+        "whatever ranks, from any document.",
     )
     threshold_mode: Literal["relative", "absolute"] = "relative"
     modality_slots: dict[Modality, int] | None = None

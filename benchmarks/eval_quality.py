@@ -221,10 +221,12 @@ class FolioInProcess:
     """The exact path of ``POST /v1/context`` (``api.service.build_context``), with retrieval done once
     per question and reused by every variant and budget (assembly is pure)."""
 
-    def __init__(self, data_dir: str, retriever_options: dict[str, Any] | None = None) -> None:
+    def __init__(self, data_dir: str, retriever_options: dict[str, Any] | None = None, *,
+                 unscoped: bool = False) -> None:
         from folio.ingest.store import Store
 
         self.store = Store(data_dir)
+        self.unscoped = unscoped
         self._retriever: Any = None
         self.retriever_options = dict(retriever_options or {})
 
@@ -258,7 +260,8 @@ class FolioInProcess:
         from folio.assembly.types import AssemblyOptions
 
         t0 = time.perf_counter()
-        hits = self.retriever.search(question, doc_ids=[doc_id], k=FOLIO_K, strategy="hybrid")
+        scope = None if self.unscoped else [doc_id]
+        hits = self.retriever.search(question, doc_ids=scope, k=FOLIO_K, strategy="hybrid")
         source = self.retriever.source_for(hits)
         t_search = time.perf_counter() - t0
         names = version_filenames(self.store)
@@ -309,9 +312,10 @@ class FolioREST:
     """folio through the REST contract: ``POST /v1/documents``, then ``POST /v1/context`` per variant
     and budget."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, unscoped: bool = False) -> None:
         import httpx
 
+        self.unscoped = unscoped
         self.client = httpx.Client(base_url=url.rstrip("/"), timeout=1800)
 
     def ingest(self, path: Path, doc_id: str) -> str:
@@ -334,7 +338,7 @@ class FolioREST:
                 body = {
                     "query": question,
                     "budget": b,
-                    "doc_ids": [doc_id],
+                    "doc_ids": None if self.unscoped else [doc_id],
                     "k": FOLIO_K,
                     "tokenizer": "cl100k_base",
                 }
@@ -357,10 +361,17 @@ def _box(b: Any) -> tuple[float, float, float, float]:
 
 
 def folio_record(
-    q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float
+    q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float,
+    doc_id: str | None = None,
 ) -> dict[str, Any]:
+    """One question's record; with ``doc_id`` (an unscoped run) only the items of the question's document
+    count for coverage and answers, and the tokens of the other documents' items are ``other_doc_tokens``."""
     hits = sorted(pkg["retrieval"]["hits"], key=lambda h: h["rank"])
+    if doc_id is not None:  # region ids start with "<doc_id>@<version>"
+        hits = [h for h in hits if h["region_id"].startswith(f"{doc_id}@")]
     items = pkg["items"]
+    other = [it for it in items if doc_id is not None and it.get("doc_id") != doc_id]
+    items = [it for it in items if it not in other]
     locs = [(int(loc["page"]), _box(loc["bbox"])) for it in items for loc in it.get("locators") or []]
     body_tokens = sum(int(it.get("tokens") or 0) for it in items)
     extra = {
@@ -373,6 +384,8 @@ def folio_record(
         "locator_pages": sorted({p for p, _ in locs}),
         "image_items": sum(1 for it in items if it.get("image_tokens")),
         "textless_pages": sorted({p for it in items if not (it.get("text") or "").strip() for p in it["pages"]}),
+        "other_doc_tokens": sum(int(it.get("tokens") or 0) for it in other),
+        "other_docs": len({it.get("doc_id") for it in other}),
     }
     return score_record(
         q,
@@ -530,9 +543,9 @@ def run_folio(
 ) -> list[dict[str, Any]]:
     """folio on every question (ingest first: identical bytes are a no-op in a reused data dir)."""
     folio: Any = (
-        FolioREST(args.server)
+        FolioREST(args.server, unscoped=args.unscoped)
         if args.server
-        else FolioInProcess(str(data / "folio"), json.loads(args.retriever_options or "{}"))
+        else FolioInProcess(str(data / "folio"), json.loads(args.retriever_options or "{}"), unscoped=args.unscoped)
     )
     doc_ids = ingest_all(folio, pdf_dir, sorted({q["doc"] for q in questions}))
     recs: list[dict[str, Any]] = []
@@ -546,7 +559,8 @@ def run_folio(
             continue
         results = folio.run(q["question"], doc_ids[q["doc"]], budgets, variants)
         for (vname, b), (pkg, lat) in results.items():
-            recs.append(folio_record(q, infos[q["id"]], vname, b, pkg, lat))
+            recs.append(folio_record(q, infos[q["id"]], vname, b, pkg, lat,
+                                     doc_ids[q["doc"]] if args.unscoped else None))
         logger.info("folio %s done", q["id"])
     return recs
 
@@ -606,6 +620,11 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, arg
         help="folio stores and peer caches: <data>/<set>/folio, <data>/<set>/peer-cache, <data>/<set>/peer-records",
     )
     ap.add_argument("--server", default=None, help="run folio through this REST server instead of in-process")
+    ap.add_argument(
+        "--unscoped", action="store_true",
+        help="folio searches every document of the set's store (a mixed store), not only the question's; "
+        "folio only (use with --no-peers)",
+    )
     ap.add_argument("--only", nargs="*", default=None, help="question ids or document-name substrings")
     ap.add_argument("--peers", nargs="*", default=None, help="peer names (default: all)")
     ap.add_argument("--no-peers", action="store_true", help="folio only (peer figures are cached anyway)")

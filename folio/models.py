@@ -51,6 +51,7 @@ class AnswerRequest(_Request):
     max_items: int | None = None
     score_threshold: float | None = None
     min_relevance: float | None = None
+    document_focus: Literal["auto", "off"] | None = None
     threshold_mode: Literal["relative", "absolute"] | None = None
     modality_slots: dict[str, int] | None = None
     order: Literal["relevance", "document", "edges"] | None = None
@@ -224,6 +225,7 @@ class ContextRequest(_Request):
     max_items: int | None = None
     score_threshold: float | None = None
     min_relevance: float | None = None
+    document_focus: Literal["auto", "off"] | None = None
     threshold_mode: Literal["relative", "absolute"] | None = None
     modality_slots: dict[str, int] | None = None
     order: Literal["relevance", "document", "edges"] | None = None
@@ -309,7 +311,7 @@ class ErrorResponse(_Response):
 class ExcludedEntry(_Response):
     region_id: str
     pages: list[int]
-    reason: Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content"] | str
+    reason: Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content", "weak_document"] | str
     tokens: int
     detail: str = ""
 
@@ -416,7 +418,7 @@ class ManifestEntry(_Response):
     rank: int
     score: float
     pages: list[int]
-    fate: Literal["included", "truncated"] | Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content"] | str
+    fate: Literal["included", "truncated"] | Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content", "weak_document"] | str
     tokens: int
     reason: str
     citation_id: str | None = None
@@ -609,6 +611,7 @@ class AnswerOptions(TypedDict, total=False):
     max_items: int | None
     score_threshold: float | None
     min_relevance: float | None
+    document_focus: Literal["auto", "off"] | None
     threshold_mode: Literal["relative", "absolute"] | None
     modality_slots: dict[str, int] | None
     order: Literal["relevance", "document", "edges"] | None
@@ -671,6 +674,7 @@ class ContextOptions(TypedDict, total=False):
     max_items: int | None
     score_threshold: float | None
     min_relevance: float | None
+    document_focus: Literal["auto", "off"] | None
     threshold_mode: Literal["relative", "absolute"] | None
     modality_slots: dict[str, int] | None
     order: Literal["relevance", "document", "edges"] | None

@@ -63,6 +63,7 @@ options = st.builds(
     mmr_lambda=st.one_of(st.none(), st.floats(0, 1)),
     fallbacks=st.booleans(),
     min_relevance=st.none(),  # the weak-retrieval guard has its own example; dense scores here are random
+    document_focus=st.sampled_from(["auto", "off"]),  # with random scores it leaves documents out, or refuses
     max_image_share=st.sampled_from([None, 0.5, 0.2, 1.0]),
     packing=st.sampled_from(["greedy", "greedy", "monotone", "breadth"]),
     breadth_share=st.sampled_from([0.3, 0.5, 1.0]),
