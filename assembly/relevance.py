@@ -33,7 +33,7 @@ from folio.kernel.hit import Hit
 from folio.kernel.index import RegionSource
 
 DOC_LEX_SHARE = 0.7
-DOC_DENSE_MARGIN = 0.1
+DOC_DENSE_MARGIN = 0.05
 OFF_TOPIC_DENSE = 0.45
 OFF_TOPIC_COVER = 0.5
 COVER_HITS = 20
