@@ -56,6 +56,34 @@ def test_the_demo_packs_only_the_document_that_answers(demo: tuple[Path, str]) -
     assert set(packages["How fast must a priority-one incident be acknowledged?"]) == {"support-policy-v2.pdf"}
 
 
+def _folio(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "folio.api.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_readme_worked_example(demo: tuple[Path, str], tmp_path: Path) -> None:
+    """``folio context ... --doc support-policy --budget 600`` and ``folio verify`` as the README shows them."""
+    data = str(demo[0])
+    q = "How fast must a priority-one incident be acknowledged, and are there exceptions?"
+    shown = _folio("context", q, "--doc", "support-policy", "--budget", "600", "--data", data)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert re.search(r"^budget:\s+\d+ / 600 tokens", shown.stdout, flags=re.M)
+    assert re.search(r"^\s+\[P1\] support-policy-v2\.pdf p\.1 page/page_text", shown.stdout, flags=re.M)
+    assert "acknowledged within eight hours instead" in shown.stdout  # v2's exception, in the prompt
+    pkg = tmp_path / "pkg.json"
+    as_json = _folio("context", "How fast must a priority-one incident be acknowledged?", "--doc", "support-policy",
+                     "--budget", "600", "--data", data, "--json")
+    assert as_json.returncode == 0, as_json.stderr[-2000:]
+    pkg.write_text(as_json.stdout, encoding="utf-8")
+    answer = ("A priority-one incident must be acknowledged within 30 minutes [P1]. On public holidays it is eight "
+              "hours [S9]. The moon is made of cheese.")
+    checked = _folio("verify", "--package", str(pkg), "--answer", answer)
+    assert checked.returncode == 1
+    assert re.search(r"^ok: False", checked.stdout, flags=re.M)
+    assert re.search(r"^kept ids:\s+P1$", checked.stdout, flags=re.M)
+    assert re.search(r"^invented ids:\s+S9$", checked.stdout, flags=re.M)
+
+
 def test_the_readme_rest_example_and_an_off_topic_question(url: str) -> None:
     body = {"query": P1, "budget": 1500}  # the README's curl example, unscoped
     pkg = httpx.post(f"{url}/v1/context", json=body, timeout=60).json()
