@@ -198,7 +198,8 @@ class _Plan:
 def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, names: Mapping[str, str],
           count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str]) -> _Plan:
     """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
-    pages covered at half the budget stay covered (``_nest``)."""
+    pages covered at half the budget stay covered, or as many of them as the nested order carries when that is
+    more than plain greedy keeps (``_nest_order``)."""
     frame = _frame(query, options, count)
     shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
     expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
@@ -219,7 +220,7 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
             first = _apply_caps(again, options)
             order, keeps = _nest_order(first, must)
             _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
-            if set(must) <= text_pages(order):
+            if len(must.keys() & text_pages(order)) > len(must.keys() & text_pages(packable)):
                 plan = _Plan(frame, found, again, first)
     return plan
 
