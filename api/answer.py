@@ -212,7 +212,8 @@ def finish(prep: Prepared, completion: Completion | None) -> AnswerResponse:
             value = {"answer": INSUFFICIENT, "citations": [], "insufficient": True} if prep.schema_name == "folio" \
                 else None
             structured = StructuredCheck(schema_name=prep.schema_name or "folio", json_valid=None, schema_valid=None,
-                                         errors=["refused: retrieval found no evidence, the model was not called"],
+                                         errors=[f"refused ({pkg.refusal_reason or 'no evidence'}); the model "
+                                                 "was not called"],
                                          value=value, faithful=True)
     elif prep.schema is not None:
         text, structured = _structured(prep, completion.text)

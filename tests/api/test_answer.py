@@ -115,6 +115,19 @@ def test_refuse_branch_does_not_call_the_model(ac: TestClient, llm: StandInLLM) 
     assert llm.requests == []
 
 
+def test_an_off_topic_question_over_the_store_is_refused_without_the_model(ac: TestClient, llm: StandInLLM) -> None:
+    """Unscoped over the two documents (issue 23): refused as off-topic, the reason in the structured check."""
+    r = ac.post("/v1/answer", json={"query": "What is the capital of France?", "budget": 800,
+                                    "response_format": "json", "min_relevance": None})  # not the cosine floor
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["refused"] is True and body["answer"] == "Insufficient evidence." and llm.requests == []
+    assert body["structured"]["errors"][0].startswith("refused (off-topic: no document supports the question")
+    scoped = ac.post("/v1/answer", json={"query": "What is the capital of France?", "budget": 800,
+                                         "doc_ids": DOC, "min_relevance": None})
+    assert scoped.status_code == 200 and scoped.json()["refused"] is False  # one document: not judged this way
+
+
 def test_structured_default_schema_fenced_reply_with_an_invented_id(ac: TestClient, llm: StandInLLM) -> None:
     s1 = _first_id(ac)
     value = {"answer": f"Within 30 minutes [{s1}].", "citations": [s1, "S7"], "insufficient": False}
