@@ -81,6 +81,7 @@ from folio.assembly.types import (
     RetrievalHitOut,
     RetrievalInfo,
 )
+from folio.assembly.wholedoc import whole_documents
 from folio.assembly.words import content_words, coverage_of
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit
@@ -199,6 +200,8 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
     pages covered at half the budget stay covered (``_nest``)."""
     frame = _frame(query, options, count)
+    if options.whole_documents and options.packing == "greedy":
+        hits = whole_documents(hits, source, frame.room, count)
     shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
     expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
                         query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
