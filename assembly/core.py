@@ -81,7 +81,7 @@ from folio.assembly.types import (
     RetrievalHitOut,
     RetrievalInfo,
 )
-from folio.assembly.wholedoc import whole_documents
+from folio.assembly.wholedoc import DOCUMENT_RETRIEVER, whole_documents
 from folio.assembly.words import content_words, coverage_of
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit
@@ -215,7 +215,8 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     plan = _Plan(frame, found, cands, packable)
     if _nests(options, frame):
         half = options.model_copy(update={"budget": options.limit // 2, "context_window": None})
-        must = page_costs(_plan(query, hits, source, half, names, count, tokenizer, None, []).packable)
+        below = _plan(query, hits, source, half, names, count, tokenizer, None, [])
+        must = page_costs([c for c in below.packable if not _added(c, below.found.shits)])
         if not set(must) <= text_pages(packable):
             again = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
             first = _apply_caps(again, options)
@@ -224,6 +225,13 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
             if set(must) <= text_pages(order):
                 plan = _Plan(frame, found, again, first)
     return plan
+
+
+def _added(c: Cand, shits: Sequence[Hit]) -> bool:
+    """Whether ``c`` carries only pages that ``whole_documents`` added: nesting does not put them first (they
+    follow the hits at every budget where the document fits)."""
+    return all(shits[i].sources and all(s.retriever == DOCUMENT_RETRIEVER for s in shits[i].sources)
+               for i in c.unit.triggers)
 
 
 def _nest_order(packable: Sequence[Cand], must: Mapping[tuple[str, int], int]) -> tuple[list[Cand], list[int]]:

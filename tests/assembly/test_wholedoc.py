@@ -63,3 +63,31 @@ def test_added_pages_never_displace_a_hit_and_grow_with_the_budget() -> None:
         assert {3, 5} <= _pages(pkg)
         assert seen <= _pages(pkg)
         seen = _pages(pkg)
+
+
+def _slides(lines: list[int]) -> list[Region]:
+    """A deck whose slides have these many spacer lines each (a long slide runs onto the next page)."""
+    sections: list[SectionSpec] = []
+    for k, n in enumerate(lines, 1):
+        body = [f"Slide {k} lists the pump model P{k}00 and its rated pressure of {k}0 bar."]
+        body += [f"Spacer line {j} of slide {k} about routine upkeep." for j in range(n)]
+        sections.append((f"Slide {k}", [body]))
+    return make_doc("deck", sections)
+
+
+def test_added_pages_keep_every_item_of_the_package_without_them() -> None:
+    """Nested packing carries the pages of the half-budget package first. A page added there (the document fit
+    the half budget) must not go ahead of the hits at the full budget, where a page image takes most of the
+    room: every item of the package without added pages is still there, word for word."""
+    regs = _slides([70, 3, 70, 3, 40, 3])
+    idx = RegionIndex(regs)
+    first = by_kind(regs, "page")[0]
+    h = [hit(first, 1.0, 1, retriever="colpali")]  # a visual hit: the page goes as its image
+    h += [hit(find(regs, f"Slide {k} lists"), 0.5 - 0.05 * n, n + 2) for n, k in enumerate((1, 3))]
+    for budget in range(2000, 4001, 250):
+        opts = AssemblyOptions(budget=budget)
+        on = assemble("pump pressure?", h, idx, opts)
+        off = assemble("pump pressure?", h, idx, opts.model_copy(update={"whole_documents": False}))
+        assert on.budget.used <= budget and on.budget.used == recount(on)
+        kept = {(it.region_id, it.text) for it in on.items}
+        assert {(it.region_id, it.text) for it in off.items} <= kept, budget
