@@ -200,13 +200,11 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
     pages covered at half the budget stay covered (``_nest``)."""
     frame = _frame(query, options, count)
+    shits, expander = _expander(query, hits, source, options, frame, count, tokenizer)
     if options.whole_documents and options.packing == "greedy":
-        hits = whole_documents(hits, source, frame.room, count)
-    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
-    expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
-                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
-                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
-                        page_hits=_page_hits(shits))
+        more = whole_documents(hits, source, frame.room, count, lambda p: expander.sent_page(p).text)
+        if len(more) > len(hits):
+            shits, expander = _expander(query, more, source, options, frame, count, tokenizer)
     found = _expand_hits(shits, source, expander, options)
     survivors, bodies = _prioritise(dedupe(found.units), options)
     cands = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
@@ -225,6 +223,17 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
             if set(must) <= text_pages(order):
                 plan = _Plan(frame, found, again, first)
     return plan
+
+
+def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: _Frame,
+              count: Callable[[str], int], tokenizer: str) -> tuple[list[Hit], Expander]:
+    """The hits in priority order and the expander for them at this frame's room."""
+    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
+    expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
+                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
+                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
+                        page_hits=_page_hits(shits))
+    return shits, expander
 
 
 def _added(c: Cand, shits: Sequence[Hit]) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from folio.kernel.hit import Hit, Source
 from folio.kernel.index import RegionSource
+from folio.kernel.model import Region
 
 DOCUMENT_RETRIEVER = "document"
 """The retriever name of the added page hits (``expand.TEXT_RETRIEVERS``: their pages go as text)."""
@@ -25,9 +26,16 @@ SCORE_STEP = 1e-9
 """Each added page scores this much below the one before (the first below the lowest hit)."""
 
 
-def whole_documents(hits: Sequence[Hit], source: RegionSource, room: int, count: Callable[[str], int]) -> list[Hit]:
+def whole_documents(
+    hits: Sequence[Hit],
+    source: RegionSource,
+    room: int,
+    count: Callable[[str], int],
+    text: Callable[[Region], str] = lambda p: p.text,
+) -> list[Hit]:
     """``hits`` followed by a page hit for each page with text that no hit lies on, for every document (version)
-    of the hits whose page text (all pages together) costs at most ``room`` tokens."""
+    of the hits whose page text (all pages together, each as ``text`` gives it: as it is sent) costs at most
+    ``room`` tokens."""
     out = list(hits)
     if not hits or room <= 0:
         return out
@@ -38,7 +46,7 @@ def whole_documents(hits: Sequence[Hit], source: RegionSource, room: int, count:
         pages = [p for p in source.of_kind(doc_id, version_id, "page") if p.text.strip()]
         if sum(len(p.text) for p in pages) > room * MAX_CHARS_PER_TOKEN:
             continue
-        if sum(count(p.text) for p in pages) > room:
+        if sum(count(text(p)) for p in pages) > room:
             continue
         for p in pages:
             if (version_id, p.first_page) in touched:
