@@ -37,7 +37,7 @@ budget; ids of candidates that were not packed are simply absent from the prompt
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -220,9 +220,17 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
             first = _apply_caps(again, options)
             order, keeps = _nest_order(first, must)
             _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
-            if set(must) <= text_pages(order):
+            if nested_carries_more(must.keys(), text_pages(order), text_pages(packable)):
                 plan = _Plan(frame, found, again, first)
     return plan
+
+
+def nested_carries_more(must: Collection[tuple[str, int]], nested: set[tuple[str, int]],
+                        plain: set[tuple[str, int]]) -> bool:
+    """Whether the nested packing (pages ``nested``) keeps more of the half-budget package's pages ``must`` than
+    plain greedy packing (``plain``); then it stands, even when a page of ``must`` has no unit at this budget (a
+    section spanning two pages at half the budget, its first page whole here) and it cannot keep them all."""
+    return len(nested.intersection(must)) > len(plain.intersection(must))
 
 
 def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: _Frame,
