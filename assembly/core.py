@@ -37,7 +37,7 @@ budget; ids of candidates that were not packed are simply absent from the prompt
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -65,7 +65,7 @@ from folio.assembly.prompt import (
     question_part,
     system_text,
 )
-from folio.assembly.relevance import NO_FOCUS, focus
+from folio.assembly.relevance import NO_FOCUS, Focus, focus
 from folio.assembly.render import Body, body_of, locators_of
 from folio.assembly.types import (
     AssemblyOptions,
@@ -82,6 +82,7 @@ from folio.assembly.types import (
     RetrievalHitOut,
     RetrievalInfo,
 )
+from folio.assembly.wholedoc import DOCUMENT_RETRIEVER, whole_documents
 from folio.assembly.words import content_words, coverage_of
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit
@@ -201,12 +202,14 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     pages covered at half the budget stay covered, or as many of them as the nested order carries when that is
     more than plain greedy keeps (``_nest_order``)."""
     frame = _frame(query, options, count)
-    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
-    expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
-                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
-                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
-                        page_hits=_page_hits(shits))
-    found = _expand_hits(query, shits, source, expander, options)
+    shits, expander = _expander(query, hits, source, options, frame, count, tokenizer)
+    judged = focus(query, shits, source) if options.document_focus == "auto" else NO_FOCUS
+    if options.whole_documents and options.packing == "greedy" and not judged.off_topic:
+        kept = [h for h in hits if h.doc_id not in judged.weak_docs]  # a weak document is not made whole
+        more = whole_documents(kept, source, frame.room, count, lambda p: expander.sent_page(p).text)
+        if len(more) > len(kept):
+            shits, expander = _expander(query, [*hits, *more[len(kept):]], source, options, frame, count, tokenizer)
+    found = _expand_hits(shits, source, expander, options, judged)
     survivors, bodies = _prioritise(dedupe(found.units), options)
     cands = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
     packable = _apply_caps(cands, options)
@@ -214,15 +217,42 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     plan = _Plan(frame, found, cands, packable)
     if _nests(options, frame):
         half = options.model_copy(update={"budget": options.limit // 2, "context_window": None})
-        must = page_costs(_plan(query, hits, source, half, names, count, tokenizer, None, []).packable)
+        below = _plan(query, hits, source, half, names, count, tokenizer, None, [])
+        must = page_costs([c for c in below.packable if not _added(c, below.found.shits)])
         if not set(must) <= text_pages(packable):
             again = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
             first = _apply_caps(again, options)
             order, keeps = _nest_order(first, must)
             _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
-            if len(must.keys() & text_pages(order)) > len(must.keys() & text_pages(packable)):
+            if nested_carries_more(must.keys(), text_pages(order), text_pages(packable)):
                 plan = _Plan(frame, found, again, first)
     return plan
+
+
+def nested_carries_more(must: Collection[tuple[str, int]], nested: set[tuple[str, int]],
+                        plain: set[tuple[str, int]]) -> bool:
+    """Whether the nested packing (pages ``nested``) keeps more of the half-budget package's pages ``must`` than
+    plain greedy packing (``plain``); then it stands, even when a page of ``must`` has no unit at this budget (a
+    section spanning two pages at half the budget, its first page whole here) and it cannot keep them all."""
+    return len(nested.intersection(must)) > len(plain.intersection(must))
+
+
+def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: _Frame,
+              count: Callable[[str], int], tokenizer: str) -> tuple[list[Hit], Expander]:
+    """The hits in priority order and the expander for them at this frame's room."""
+    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
+    expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
+                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
+                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
+                        page_hits=_page_hits(shits))
+    return shits, expander
+
+
+def _added(c: Cand, shits: Sequence[Hit]) -> bool:
+    """Whether ``c`` carries only pages that ``whole_documents`` added: nesting does not put them first (they
+    follow the hits at every budget where the document fits)."""
+    return all(shits[i].sources and all(s.retriever == DOCUMENT_RETRIEVER for s in shits[i].sources)
+               for i in c.unit.triggers)
 
 
 def _nest_order(packable: Sequence[Cand], must: Mapping[tuple[str, int], int]) -> tuple[list[Cand], list[int]]:
@@ -285,14 +315,14 @@ def _frame(query: str, options: AssemblyOptions, count: Callable[[str], int]) ->
                   close_tokens=count(block_close(options.block_format)), room=options.limit - fixed)
 
 
-def _expand_hits(query: str, shits: Sequence[Hit], source: RegionSource, expander: Expander,
-                 options: AssemblyOptions) -> _Found:
-    """One unit per usable hit, in priority order; every other hit gets its fate."""
+def _expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, options: AssemblyOptions,
+                 judged: Focus) -> _Found:
+    """One unit per usable hit, in priority order; every other hit gets its fate (``judged``: the documents
+    left out and the off-topic verdict, ``assembly.relevance``)."""
     found = _Found(shits=list(shits))
     fate = found.fate
     seen: dict[str, int] = {}
     top = shits[0].score if shits else 0.0
-    judged = focus(query, shits, source) if options.document_focus == "auto" else NO_FOCUS
     weak = _weak_retrieval(shits, options) or judged.off_topic
     for i, h in enumerate(shits):
         if weak:

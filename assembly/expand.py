@@ -26,6 +26,7 @@ from typing import Literal
 
 from folio.assembly.pagetext import CompactPage, compact_page
 from folio.assembly.types import AssemblyOptions
+from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.assembly.words import content_words
 from folio.kernel.hit import Hit, Modality
 from folio.kernel.index import RegionSource
@@ -647,7 +648,7 @@ class Expander:
         return self._span(i, hit, r, v, lo, hi, False, "section_lead")
 
 
-TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref", "pagelex"})
+TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref", "pagelex", DOCUMENT_RETRIEVER})
 
 
 def visual_hit(hit: Hit) -> bool:

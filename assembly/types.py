@@ -240,6 +240,12 @@ class PackingOptions(_Frozen):
         "so 1k, 2k and 4k packages cover growing sets of pages; off with compress, or when half the budget "
         "leaves under 400 tokens of evidence room.",
     )
+    whole_documents: bool = Field(
+        True,
+        description="greedy packing: when all the page text of a document the hits come from fits the evidence "
+        "room, its pages that no hit touches are added after the hits (retriever 'document', in page order), so "
+        "room left over goes to the rest of a short document instead of staying unused.",
+    )
     breadth_reserve: int = Field(0, ge=0, le=16, description="greedy packing: a candidate goes in whole only while "
                                  "the next breadth_reserve candidates still fit beside it in their small forms (a "
                                  "window each); otherwise it goes in as its largest smaller form that leaves them room")

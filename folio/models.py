@@ -59,6 +59,7 @@ class AnswerRequest(_Request):
     sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
     nested: bool | None = None
+    whole_documents: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -233,6 +234,7 @@ class ContextRequest(_Request):
     sub_questions: list[str] | None = None
     packing: Literal["monotone", "greedy", "breadth"] | None = None
     nested: bool | None = None
+    whole_documents: bool | None = None
     breadth_reserve: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
@@ -619,6 +621,7 @@ class AnswerOptions(TypedDict, total=False):
     sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
     nested: bool | None
+    whole_documents: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
@@ -682,6 +685,7 @@ class ContextOptions(TypedDict, total=False):
     sub_questions: list[str] | None
     packing: Literal["monotone", "greedy", "breadth"] | None
     nested: bool | None
+    whole_documents: bool | None
     breadth_reserve: int | None
     breadth_share: float | None
     excerpt_tokens: int | None

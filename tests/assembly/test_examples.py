@@ -372,8 +372,9 @@ def test_fallback_drops_weakest_triggers_last_and_says_so() -> None:
     body = [[f"Clause {k}.{j} covers the pump {k} seal {j} with many extra words here." for j in range(6)]
             for k in range(10)]
     filler = [f"Note {k} on unrelated housekeeping matters of the plant." for k in range(200)]
-    # plain greedy: the ladder itself (nested packing would keep the pages of half the budget first)
-    opts = AssemblyOptions(strategy="parent", parent_max_tokens=100_000, nested=False)
+    # plain greedy: the ladder itself (nested packing would keep the pages of half the budget first, and the
+    # calibration at 100k would add the document's other pages)
+    opts = AssemblyOptions(strategy="parent", parent_max_tokens=100_000, nested=False, whole_documents=False)
     tok = get_tokenizer("cl100k_base")
 
     def build(n: int) -> tuple[list, RegionIndex]:

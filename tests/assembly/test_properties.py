@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from folio.assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
 from folio.assembly.dedupe import merge_intervals
 from folio.assembly.pack import entry_budgets, pack_monotone
+from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.kernel.hit import Hit
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
@@ -164,7 +165,9 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
     assert sum(pkg.budget.breakdown.model_dump().values()) == pkg.budget.used
     # every candidate exactly once in the manifest, in ranked order
     assert [m.region_id for m in pkg.manifest] == [h.region_id for h in pkg.retrieval.hits]
-    assert len(pkg.manifest) == len(hits)
+    added = [h for h in pkg.retrieval.hits if h.retriever == DOCUMENT_RETRIEVER]  # a short document's other pages
+    assert len(pkg.manifest) == len(hits) + len(added)
+    assert all(h.rank > max(x.rank for x in hits) for h in added)
     # no region twice, ids unique, refusal iff empty
     carried = [r for it in pkg.items for r in it.region_ids]
     assert len(carried) == len(set(carried))

@@ -109,3 +109,23 @@ def test_a_page_or_label_reference_is_never_off_topic() -> None:
             _hit(find(policy, "Updates follow"), 2, bm25=9.0, dense=0.2)]
     judged = focus("What is on page 1 of the duck manual?", hits, idx)
     assert judged.off_topic == "" and "rdata" not in judged.weak_docs
+
+
+def test_a_weak_document_is_not_sent_whole() -> None:
+    """``whole_documents`` adds the unhit pages of a short document the hits come from; not of one left out."""
+    policy, ops, _ = _docs()
+    filler = [[f"Row {k} of the separator table lists option {k}." for k in range(8)] for _ in range(8)]
+    rdata = make_doc("rdata", [("Import", [["read.csv reads a comma-separated file into a data frame."], *filler])],
+                     version_id=V3)
+    assert max(p for r in rdata for p in r.pages) >= 2  # page 2 has no hit
+    idx = RegionIndex(policy + ops + rdata)
+    hits = [_hit(find(policy, "acknowledged within"), 1, bm25=12.0, dense=0.71),
+            _hit(find(rdata, "read.csv"), 2, bm25=2.0, dense=0.18)]
+
+    def added(pkg) -> set[str]:  # type: ignore[no-untyped-def]
+        return {h.region_id.split("@")[0] for h in pkg.retrieval.hits if h.retriever == "document"}
+
+    off = assemble(Q, hits, idx, AssemblyOptions(budget=4000, document_focus="off"))
+    assert "rdata" in added(off)  # without focus the short document goes whole
+    on = assemble(Q, hits, idx, AssemblyOptions(budget=4000))
+    assert "rdata" not in added(on) and {it.doc_id for it in on.items} == {"policy"}
