@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
 from folio.ingest.store import Store
+from folio.ingest.table_rows import row_units
 from folio.kernel.errors import InvalidRequest
-from folio.kernel.model import PARSER_VERSION, IngestReport, version_id_for
+from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
 
 if TYPE_CHECKING:
     from folio.ingest.limits import IngestLimits
@@ -260,8 +263,21 @@ class ChunkIndexer:
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
         searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
         vectors = self.encoder.encode([r.text for r in searchable], progress=lambda d, t: self.progress("embed", d, t))
+        rows, row_vectors = table_row_chunks(searchable, self.encoder)
+        if rows:
+            searchable, vectors = [*searchable, *rows], np.concatenate([np.asarray(vectors), row_vectors])
         store.add_chunks(searchable, vectors)
         return len(searchable)
+
+
+def table_row_chunks(searchable: Sequence[Region], encoder: TextEncoder) -> tuple[list[Region], np.ndarray]:
+    """The row units of the tables among ``searchable`` (``folio.ingest.table_rows``) with their text
+    vectors: extra chunks that carry their table's region id. Encoded apart from the regions' own
+    chunks, so a version without long tables is written exactly as before."""
+    rows = [u for r in searchable for u in row_units(r)]
+    if not rows:
+        return [], np.zeros((0, 0), np.float32)
+    return rows, np.asarray(encoder.encode([u.text for u in rows]), dtype=np.float32)
 
 
 def _write_version(
