@@ -103,6 +103,7 @@ def ingest_bytes(
     limits: IngestLimits | None = None,
     collection: str = DEFAULT_COLLECTION,
     redo_degraded: bool = False,
+    table_rows: bool = False,
 ) -> IngestReport:
     """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``),
     unless ``redo_degraded`` and that version has degraded pages: then it is parsed again and
@@ -112,6 +113,8 @@ def ingest_bytes(
     writing began removes everything of this version and re-raises, so the store is as it was.
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
+    ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
+    off by default: measured neutral on mmlb).
     """
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
@@ -143,7 +146,7 @@ def ingest_bytes(
             max_bytes=max_bytes,
         )
 
-    writer = _Writer(encoder, indexers, report_progress)
+    writer = _Writer(encoder, indexers, report_progress, table_rows)
     if store.has_ready(doc_id, version_id):
         if redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
             return _redo_degraded(store, doc_id, version_id, len(data), parse, writer, collection, started)
@@ -169,9 +172,11 @@ class _Writer:
     encoder: TextEncoder | None  # None: the default one, loaded when first needed
     indexers: Sequence[VersionIndexer]
     progress: Progress
+    table_rows: bool = False
 
     def commit(self, store: Store, parsed: ParsedDocument, created_at: float | None = None) -> IngestReport:
-        _write_version(store, parsed, self.encoder or default_text_encoder(), self.indexers, self.progress)
+        encoder = self.encoder or default_text_encoder()
+        _write_version(store, parsed, encoder, self.indexers, self.progress, table_rows=self.table_rows)
         report = _report(parsed)
         self.progress("commit", 0, 1)
         store.commit_version(
@@ -258,13 +263,14 @@ class ChunkIndexer:
 
     encoder: TextEncoder
     progress: Progress
+    table_rows: bool = False  # also a chunk per body row of each long table (``table_row_chunks``)
     name = "chunks"
 
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
         searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
         vectors = self.encoder.encode([r.text for r in searchable], progress=lambda d, t: self.progress("embed", d, t))
-        rows, row_vectors = table_row_chunks(searchable, self.encoder)
-        if rows:
+        rows, row_vectors = table_row_chunks(searchable, self.encoder) if self.table_rows else ([], None)
+        if rows and row_vectors is not None:
             searchable, vectors = [*searchable, *rows], np.concatenate([np.asarray(vectors), row_vectors])
         store.add_chunks(searchable, vectors)
         return len(searchable)
@@ -286,11 +292,13 @@ def _write_version(
     encoder: TextEncoder,
     indexers: Sequence[VersionIndexer],
     report_progress: Progress,
+    *,
+    table_rows: bool = False,
 ) -> None:
     """The claimed version's rows: regions, searchable chunks with their text vectors (``ChunkIndexer``),
     then each other indexer's rows (figure and page vectors, summaries)."""
     store.add_regions(parsed.regions)
-    ChunkIndexer(encoder, report_progress).index_version(store, parsed)
+    ChunkIndexer(encoder, report_progress, table_rows).index_version(store, parsed)
     for indexer in indexers:
         n = indexer.index_version(store, parsed)
         report_progress(f"index:{indexer.name}", n, n)
