@@ -217,8 +217,10 @@ def unique_regions(search: Callable[[int], tuple[list[Candidate], bool]], limit:
     out: list[Candidate] = []
     for _ in range(_WIDEN_TRIES):
         hits, exhausted = search(fetch)
-        seen: set[str] = set()
-        out = [h for h in hits if not (h.region_id in seen or seen.add(h.region_id))]
+        best: dict[str, Candidate] = {}
+        for h in hits:
+            best.setdefault(h.region_id, h)
+        out = list(best.values())
         if len(out) == len(hits) or len(out) >= limit or exhausted:
             break
         fetch *= 4

@@ -15,14 +15,35 @@ from folio.retrieval.text import Candidate, unique_regions
 
 # A balance sheet: long enough that its Markdown runs past MiniLM's 256 word pieces before the last rows.
 LABELS = [
-    "Cash and cash equivalents", "Marketable securities current", "Accounts receivable net of allowances",
-    "Finished goods", "Work in process", "Raw materials and supplies", "Prepaid expenses",
-    "Other current assets", "Total current assets", "Property plant and equipment",
-    "Accumulated depreciation", "Goodwill", "Intangible assets net", "Other assets", "Total assets",
-    "Short-term borrowings", "Accounts payable", "Accrued payroll", "Accrued income taxes",
-    "Other current liabilities", "Total current liabilities", "Long-term debt",
-    "Pension and postretirement benefits", "Other liabilities", "Total liabilities",
-    "Common stock par value", "Retained earnings", "Treasury stock at cost", "Total equity",
+    "Cash and cash equivalents",
+    "Marketable securities current",
+    "Accounts receivable net of allowances",
+    "Finished goods",
+    "Work in process",
+    "Raw materials and supplies",
+    "Prepaid expenses",
+    "Other current assets",
+    "Total current assets",
+    "Property plant and equipment",
+    "Accumulated depreciation",
+    "Goodwill",
+    "Intangible assets net",
+    "Other assets",
+    "Total assets",
+    "Short-term borrowings",
+    "Accounts payable",
+    "Accrued payroll",
+    "Accrued income taxes",
+    "Other current liabilities",
+    "Total current liabilities",
+    "Long-term debt",
+    "Pension and postretirement benefits",
+    "Other liabilities",
+    "Total liabilities",
+    "Common stock par value",
+    "Retained earnings",
+    "Treasury stock at cost",
+    "Total equity",
     "Inventories held by the company",
 ]
 
@@ -32,7 +53,9 @@ def _balance_sheet_pdf(path: Path) -> Path:
     page = doc.new_page()
     page.insert_text((72, 60), "Consolidated balance sheet", fontsize=14, fontname="hebo")
     page.insert_text((72, 80), "Amounts in millions of dollars, as of December 31.", fontsize=10)
-    rows = [("Item", "2015", "2014")] + [(lab, f"{1000 + 37 * i:,}", f"{900 + 41 * i:,}") for i, lab in enumerate(LABELS)]
+    rows = [("Item", "2015", "2014")] + [
+        (lab, f"{1000 + 37 * i:,}", f"{900 + 41 * i:,}") for i, lab in enumerate(LABELS)
+    ]
     x, top, rh = [72.0, 342.0, 422.0, 502.0], 100.0, 18.0
     shape = page.new_shape()
     for i, row in enumerate(rows):
