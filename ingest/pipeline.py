@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
 from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
 from folio.ingest.store import Store
+from folio.ingest.table_rows import row_units
 from folio.kernel.errors import InvalidRequest
-from folio.kernel.model import PARSER_VERSION, IngestReport, version_id_for
+from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
 
 if TYPE_CHECKING:
     from folio.ingest.limits import IngestLimits
@@ -100,6 +103,7 @@ def ingest_bytes(
     limits: IngestLimits | None = None,
     collection: str = DEFAULT_COLLECTION,
     redo_degraded: bool = False,
+    table_rows: bool = False,
 ) -> IngestReport:
     """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``),
     unless ``redo_degraded`` and that version has degraded pages: then it is parsed again and
@@ -109,6 +113,8 @@ def ingest_bytes(
     writing began removes everything of this version and re-raises, so the store is as it was.
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
+    ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
+    off by default: measured neutral on mmlb).
     """
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
@@ -140,7 +146,7 @@ def ingest_bytes(
             max_bytes=max_bytes,
         )
 
-    writer = _Writer(encoder, indexers, report_progress)
+    writer = _Writer(encoder, indexers, report_progress, table_rows)
     if store.has_ready(doc_id, version_id):
         if redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
             return _redo_degraded(store, doc_id, version_id, len(data), parse, writer, collection, started)
@@ -166,9 +172,11 @@ class _Writer:
     encoder: TextEncoder | None  # None: the default one, loaded when first needed
     indexers: Sequence[VersionIndexer]
     progress: Progress
+    table_rows: bool = False
 
     def commit(self, store: Store, parsed: ParsedDocument, created_at: float | None = None) -> IngestReport:
-        _write_version(store, parsed, self.encoder or default_text_encoder(), self.indexers, self.progress)
+        encoder = self.encoder or default_text_encoder()
+        _write_version(store, parsed, encoder, self.indexers, self.progress, table_rows=self.table_rows)
         report = _report(parsed)
         self.progress("commit", 0, 1)
         store.commit_version(
@@ -255,13 +263,27 @@ class ChunkIndexer:
 
     encoder: TextEncoder
     progress: Progress
+    table_rows: bool = False  # also a chunk per body row of each long table (``table_row_chunks``)
     name = "chunks"
 
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
         searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
         vectors = self.encoder.encode([r.text for r in searchable], progress=lambda d, t: self.progress("embed", d, t))
+        rows, row_vectors = table_row_chunks(searchable, self.encoder) if self.table_rows else ([], None)
+        if rows and row_vectors is not None:
+            searchable, vectors = [*searchable, *rows], np.concatenate([np.asarray(vectors), row_vectors])
         store.add_chunks(searchable, vectors)
         return len(searchable)
+
+
+def table_row_chunks(searchable: Sequence[Region], encoder: TextEncoder) -> tuple[list[Region], np.ndarray]:
+    """The row units of the tables among ``searchable`` (``folio.ingest.table_rows``) with their text
+    vectors: extra chunks that carry their table's region id. Encoded apart from the regions' own
+    chunks, so a version without long tables is written exactly as before."""
+    rows = [u for r in searchable for u in row_units(r)]
+    if not rows:
+        return [], np.zeros((0, 0), np.float32)
+    return rows, np.asarray(encoder.encode([u.text for u in rows]), dtype=np.float32)
 
 
 def _write_version(
@@ -270,11 +292,13 @@ def _write_version(
     encoder: TextEncoder,
     indexers: Sequence[VersionIndexer],
     report_progress: Progress,
+    *,
+    table_rows: bool = False,
 ) -> None:
     """The claimed version's rows: regions, searchable chunks with their text vectors (``ChunkIndexer``),
     then each other indexer's rows (figure and page vectors, summaries)."""
     store.add_regions(parsed.regions)
-    ChunkIndexer(encoder, report_progress).index_version(store, parsed)
+    ChunkIndexer(encoder, report_progress, table_rows).index_version(store, parsed)
     for indexer in indexers:
         n = indexer.index_version(store, parsed)
         report_progress(f"index:{indexer.name}", n, n)

@@ -17,7 +17,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -202,6 +202,31 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return idx[np.lexsort((idx, -scores[idx]))]
 
 
+# How many times a ranked search is widened when row units of one table crowd its list (``unique_regions``).
+_WIDEN_TRIES = 4
+
+
+def unique_regions(search: Callable[[int], tuple[list[Candidate], bool]], limit: int, fetch: int) -> list[Candidate]:
+    """The first ``limit`` hits of ``search(fetch)`` with each region once, at its best rank.
+
+    A table's row units are chunks with the table's region id (``folio.ingest.table_rows``), so a
+    ranked list can hold one region several times; each occurrence after the first is dropped and
+    the search is run again wider (``search`` also says whether it returned everything there is)
+    until ``limit`` distinct regions are found. A list without repeats is returned as searched.
+    """
+    out: list[Candidate] = []
+    for _ in range(_WIDEN_TRIES):
+        hits, exhausted = search(fetch)
+        best: dict[str, Candidate] = {}
+        for h in hits:
+            best.setdefault(h.region_id, h)
+        out = list(best.values())
+        if len(out) == len(hits) or len(out) >= limit or exhausted:
+            break
+        fetch *= 4
+    return out[:limit]
+
+
 class TextRetriever:
     """BM25 and dense search over the ``chunks`` table within a :class:`Scope`."""
 
@@ -250,17 +275,20 @@ class TextRetriever:
             if not self._fts_ready:
                 return []
         allowed = set(region_ids) if region_ids is not None else None
-        fetch = limit if allowed is None else max(limit * 5, 500)
-        rows = self.store.fts(q, scope, fetch)
-        out = [
-            Candidate(
-                r["region_id"], r["doc_id"], r["version_id"], r["kind"], int(r["page"]), float(r["_score"])
-            )
-            for r in rows
-            if scope.accepts(r["doc_id"], r["version_id"], int(r["page"]), r["kind"])
-            and (allowed is None or r["region_id"] in allowed)
-        ]
-        return out[:limit]
+
+        def search(fetch: int) -> tuple[list[Candidate], bool]:
+            rows = self.store.fts(q, scope, fetch)
+            out = [
+                Candidate(
+                    r["region_id"], r["doc_id"], r["version_id"], r["kind"], int(r["page"]), float(r["_score"])
+                )
+                for r in rows
+                if scope.accepts(r["doc_id"], r["version_id"], int(r["page"]), r["kind"])
+                and (allowed is None or r["region_id"] in allowed)
+            ]
+            return out, len(rows) < fetch
+
+        return unique_regions(search, limit, limit if allowed is None else max(limit * 5, 500))
 
     def dense(
         self, query: str, scope: Scope, limit: int, *, region_ids: Iterable[str] | None = None
@@ -283,25 +311,34 @@ class TextRetriever:
         scores = vv.vectors @ qv
         if not mask.all():
             scores = np.where(mask, scores, -np.inf)
-        idx = top_k(scores, min(limit, int(mask.sum())))
-        return vv.take(idx, scores[idx])
+        allowed = int(mask.sum())
+
+        def search(fetch: int) -> tuple[list[Candidate], bool]:
+            idx = top_k(scores, min(fetch, allowed))
+            return vv.take(idx, scores[idx]), fetch >= allowed
+
+        return unique_regions(search, limit, limit)
 
     def _has_vector_index(self) -> bool:
         return self.store.has_vector_index()
 
     def _dense_ann(self, qv: np.ndarray, scope: Scope, limit: int) -> list[Candidate]:
-        rows = self.store.vector_search(qv, scope, limit)
-        return [
-            Candidate(
-                r["region_id"],
-                r["doc_id"],
-                r["version_id"],
-                r["kind"],
-                int(r["page"]),
-                1.0 - float(r["_distance"]),
-            )
-            for r in rows
-        ]
+        def search(fetch: int) -> tuple[list[Candidate], bool]:
+            rows = self.store.vector_search(qv, scope, fetch)
+            out = [
+                Candidate(
+                    r["region_id"],
+                    r["doc_id"],
+                    r["version_id"],
+                    r["kind"],
+                    int(r["page"]),
+                    1.0 - float(r["_distance"]),
+                )
+                for r in rows
+            ]
+            return out, len(rows) < fetch
+
+        return unique_regions(search, limit, limit)
 
 
 def ensure_scalar_indexes(store: Store) -> list[str]:

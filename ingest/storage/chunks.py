@@ -27,6 +27,29 @@ logger = logging.getLogger(__name__)
 HIT_COLUMNS = ["region_id", "doc_id", "version_id", "kind", "page"]
 
 
+def chunk_rows(regions: Sequence[Region], vectors: np.ndarray) -> pa.Table:
+    """The ``chunks`` rows (without ``writer``) of ``regions`` with their text vectors (row i of ``vectors``)."""
+    if vectors.shape != (len(regions), TEXT_DIM):
+        raise ValueError(f"expected vectors of shape ({len(regions)}, {TEXT_DIM}), got {vectors.shape}")
+    from folio.ingest.tables import CHUNKS_SCHEMA  # function-level: see ChunkTable.__init__
+
+    return pa.table(
+        {
+            "region_id": [r.region_id for r in regions],
+            "doc_id": [r.doc_id for r in regions],
+            "version_id": [r.version_id for r in regions],
+            "kind": [r.kind for r in regions],
+            "page": pa.array([r.first_page for r in regions], pa.int32()),
+            "text": [r.text for r in regions],
+            "fts": [fts_text(r.text) for r in regions],
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(vectors.astype(np.float32).ravel(), pa.float32()), TEXT_DIM
+            ),
+        },
+        schema=CHUNKS_SCHEMA,
+    )  # column-wise, not as ChunkRow models: the vectors go from numpy to Arrow without Python floats
+
+
 class ChunkTable:
     """Writes, full-text index and searches of the ``chunks`` table."""
 
@@ -53,25 +76,7 @@ class ChunkTable:
 
     def add(self, regions: Sequence[Region], vectors: np.ndarray, tagged: Tagger) -> None:
         """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``)."""
-        if vectors.shape != (len(regions), TEXT_DIM):
-            raise ValueError(f"expected vectors of shape ({len(regions)}, {TEXT_DIM}), got {vectors.shape}")
-        from folio.ingest.tables import CHUNKS_SCHEMA  # function-level: see __init__
-
-        table = pa.table(
-            {
-                "region_id": [r.region_id for r in regions],
-                "doc_id": [r.doc_id for r in regions],
-                "version_id": [r.version_id for r in regions],
-                "kind": [r.kind for r in regions],
-                "page": pa.array([r.first_page for r in regions], pa.int32()),
-                "text": [r.text for r in regions],
-                "fts": [fts_text(r.text) for r in regions],
-                "vector": pa.FixedSizeListArray.from_arrays(
-                    pa.array(vectors.astype(np.float32).ravel(), pa.float32()), TEXT_DIM
-                ),
-            },
-            schema=CHUNKS_SCHEMA,
-        )  # column-wise, not as ChunkRow models: the vectors go from numpy to Arrow without Python floats
+        table = chunk_rows(regions, vectors)
         with self.database.write_lock:
             rows = tagged(self.table, "chunks", table)
             retry_conflicts(lambda: self.table.add(rows))
