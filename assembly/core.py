@@ -37,7 +37,7 @@ budget; ids of candidates that were not packed are simply absent from the prompt
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -52,6 +52,7 @@ from folio.assembly.compress import reserve as compress_reserve
 from folio.assembly.dedupe import dedupe
 from folio.assembly.expand import Expander, Unit
 from folio.assembly.lines import Sent, item_lines
+from folio.assembly.nesting import added_by_documents, nest_order, nested_carries_more, nests, page_costs, text_pages
 from folio.assembly.order import order_items
 from folio.assembly.pack import coverage_order, mmr_order, pack_monotone
 from folio.assembly.prompt import (
@@ -82,7 +83,7 @@ from folio.assembly.types import (
     RetrievalHitOut,
     RetrievalInfo,
 )
-from folio.assembly.wholedoc import DOCUMENT_RETRIEVER, whole_documents
+from folio.assembly.wholedoc import whole_documents
 from folio.assembly.words import content_words, coverage_of
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit
@@ -200,7 +201,7 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
           count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str]) -> _Plan:
     """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
     pages covered at half the budget stay covered, or as many of them as the nested order carries when that is
-    more than plain greedy keeps (``_nest_order``)."""
+    more than plain greedy keeps (``assembly.nesting``)."""
     frame = _frame(query, options, count)
     shits, expander = _expander(query, hits, source, options, frame, count, tokenizer)
     judged = focus(query, shits, source) if options.document_focus == "auto" else NO_FOCUS
@@ -215,26 +216,18 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     packable = _apply_caps(cands, options)
     _pack(packable, query, options, frame, expander, found, count, compressor, notes)
     plan = _Plan(frame, found, cands, packable)
-    if _nests(options, frame):
+    if nests(options, frame.room):
         half = options.model_copy(update={"budget": options.limit // 2, "context_window": None})
         below = _plan(query, hits, source, half, names, count, tokenizer, None, [])
-        must = page_costs([c for c in below.packable if not _added(c, below.found.shits)])
+        must = page_costs([c for c in below.packable if not added_by_documents(c, below.found.shits)])
         if not set(must) <= text_pages(packable):
             again = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
             first = _apply_caps(again, options)
-            order, keeps = _nest_order(first, must)
+            order, keeps = nest_order(first, must)
             _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
             if nested_carries_more(must.keys(), text_pages(order), text_pages(packable)):
                 plan = _Plan(frame, found, again, first)
     return plan
-
-
-def nested_carries_more(must: Collection[tuple[str, int]], nested: set[tuple[str, int]],
-                        plain: set[tuple[str, int]]) -> bool:
-    """Whether the nested packing (pages ``nested``) keeps more of the half-budget package's pages ``must`` than
-    plain greedy packing (``plain``); then it stands, even when a page of ``must`` has no unit at this budget (a
-    section spanning two pages at half the budget, its first page whole here) and it cannot keep them all."""
-    return len(nested.intersection(must)) > len(plain.intersection(must))
 
 
 def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: _Frame,
@@ -246,64 +239,6 @@ def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: As
                         page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
                         page_hits=_page_hits(shits))
     return shits, expander
-
-
-def _added(c: Cand, shits: Sequence[Hit]) -> bool:
-    """Whether ``c`` carries only pages that ``whole_documents`` added: nesting does not put them first (they
-    follow the hits at every budget where the document fits)."""
-    return all(shits[i].sources and all(s.retriever == DOCUMENT_RETRIEVER for s in shits[i].sources)
-               for i in c.unit.triggers)
-
-
-def _nest_order(packable: Sequence[Cand], must: Mapping[tuple[str, int], int]) -> tuple[list[Cand], list[int]]:
-    """``packable`` with the candidates that carry a page of ``must`` first (each kind in priority order), and
-    for each the tokens to leave free: what the later ones' new pages cost at half the budget (``must``)."""
-    first = [c for c in packable if must.keys() & body_pages(c)]
-    rest = [c for c in packable if not must.keys() & body_pages(c)]
-    need: list[int] = []
-    seen: set[tuple[str, int]] = set()
-    for c in first:
-        new = (must.keys() & body_pages(c)) - seen
-        seen |= new
-        need.append(NEST_SLACK * sum(must[p] for p in new))
-    keeps = [sum(need[k + 1:]) for k in range(len(first))] + [0] * len(rest)
-    return first + rest, keeps
-
-
-NEST_FLOOR = 400  # tokens of evidence room at half the budget below which packing does not nest
-NEST_SLACK = 2  # a page rung takes at most half of what is left (assembly.fallback): room for twice the half cost
-
-
-def _nests(o: AssemblyOptions, frame: _Frame) -> bool:
-    """Whether packing keeps the pages of the package at half the budget (``nested``: greedy packing
-    without compression, while half the budget still leaves ``NEST_FLOOR`` tokens of room)."""
-    return (o.nested and o.packing == "greedy" and o.compress == "off"
-            and frame.room - (o.limit - o.limit // 2) >= NEST_FLOOR)
-
-
-def body_pages(c: Cand) -> set[tuple[str, int]]:
-    """The (version, page) pairs whose text ``c``'s body carries."""
-    if not c.body.text.strip():
-        return set()
-    return {(c.unit.version_id, p) for p in c.body.pages if p}
-
-
-def page_costs(packable: Sequence[Cand]) -> dict[tuple[str, int], int]:
-    """The (version, page) pairs whose text a packed candidate carries, each with the cost of the first
-    packed candidate that carries it (shared among the pages it carries)."""
-    out: dict[tuple[str, int], int] = {}
-    for c in packable:
-        if c.status in ("included", "truncated"):
-            pages = body_pages(c) - out.keys()
-            for vp in pages:
-                out[vp] = -(-c.cost // max(1, len(pages)))
-    return out
-
-
-def text_pages(packable: Sequence[Cand]) -> set[tuple[str, int]]:
-    """The (version, page) pairs whose text a packed candidate carries (a page sent only as its image
-    does not count)."""
-    return {vp for c in packable if c.status in ("included", "truncated") for vp in body_pages(c)}
 
 
 def _frame(query: str, options: AssemblyOptions, count: Callable[[str], int]) -> _Frame:
