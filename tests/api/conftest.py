@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from folio.api.app import HTTP_IMPL, create_app
 from folio.api.settings import Settings
+from tests.api.llm_standin import StandInLLM
 
 EXCERPT_PAGES = 3
 
@@ -147,3 +148,27 @@ def live_server(settings: Settings) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[StandInLLM]:
+    """A loopback stand-in for an OpenAI-compatible server (``tests/api/llm_standin.py``), one per test module."""
+    with StandInLLM() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def answer_data(api_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of the session data for one module that answers through ``llm``."""
+    dst = tmp_path_factory.mktemp("answer") / "data"
+    shutil.copytree(api_master, dst)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def ac(answer_data: Path, llm: StandInLLM) -> Iterator[TestClient]:
+    """A client over ``answer_data`` whose configured LLM is the stand-in ``llm``."""
+    settings = make_settings(answer_data, llm_base_url=llm.url, llm_model="stand-in", llm_api_key="sk-test")
+    with TestClient(create_app(settings)) as c:
+        yield c
+

@@ -5,8 +5,6 @@ replies (no JSON, wrong ids, code fences, truncated streams, timeouts), the refu
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,26 +17,6 @@ from tests.api.llm_standin import Reply, StandInLLM
 
 Q = "How fast must a priority-one incident be acknowledged?"
 DOC = ["support-policy"]
-
-
-@pytest.fixture(scope="module")
-def llm() -> Iterator[StandInLLM]:
-    with StandInLLM() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def data(api_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dst = tmp_path_factory.mktemp("answer") / "data"
-    shutil.copytree(api_master, dst)
-    return dst
-
-
-@pytest.fixture(scope="module")
-def ac(data: Path, llm: StandInLLM) -> Iterator[TestClient]:
-    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in", llm_api_key="sk-test")
-    with TestClient(create_app(settings)) as c:
-        yield c
 
 
 @pytest.fixture(autouse=True)
@@ -259,15 +237,15 @@ def test_unknown_document_is_404_before_the_model(ac: TestClient, llm: StandInLL
     assert llm.requests == []
 
 
-def test_in_process_answer_function(data: Path, llm: StandInLLM) -> None:
+def test_in_process_answer_function(answer_data: Path, llm: StandInLLM) -> None:
     """``api.answer.answer`` is the whole endpoint in-process (the CLI and the MCP server call it)."""
     from folio.api.answer import answer
     from folio.api.answer_schemas import AnswerRequest
     from folio.ingest.store import Store
     from folio.retrieval.search import Retriever
 
-    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
-    store = Store(str(data))
+    settings = make_settings(answer_data, llm_base_url=llm.url, llm_model="stand-in")
+    store = Store(str(answer_data))
     retriever = Retriever(store)
     req = AnswerRequest(query=Q, doc_ids=DOC, budget=800)
     from folio.api.service import build_context
@@ -278,12 +256,12 @@ def test_in_process_answer_function(data: Path, llm: StandInLLM) -> None:
     assert res.check.kept_ids == [s1] and res.faithful and res.citations[0].citation_id == s1
 
 
-def test_images_are_inlined_as_data_urls(data: Path) -> None:
+def test_images_are_inlined_as_data_urls(answer_data: Path) -> None:
     from folio.api.answer import _inline_images
     from folio.assembly.types import ContextPackage
     from folio.ingest.store import Store
 
-    store = Store(str(data))
+    store = Store(str(answer_data))
     fig = next(r for v in store.list_versions() if v.doc_id == "support-policy" and v.latest
                for r in store.region_index(v.doc_id, v.version_id).regions() if r.kind == "figure")
     url = f"/v1/regions/{fig.region_id}/image"
@@ -309,7 +287,7 @@ def test_images_are_inlined_as_data_urls(data: Path) -> None:
     assert pkg.prompt.messages[1]["content"][1]["image_url"]["url"] == url and warnings == []
 
 
-def test_folio_ask_streams_then_prints_the_check(data: Path, llm: StandInLLM, monkeypatch: pytest.MonkeyPatch,
+def test_folio_ask_streams_then_prints_the_check(answer_data: Path, llm: StandInLLM, monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     from folio.api.cli import main
 
@@ -317,30 +295,30 @@ def test_folio_ask_streams_then_prints_the_check(data: Path, llm: StandInLLM, mo
     monkeypatch.setenv("FOLIO_LLM_MODEL", "stand-in")
     llm.replies.append(Reply("Within 30 minutes [S9]."))
     # An invented id fails the check: exit 1, as `folio verify` (issue 23)
-    assert main(["ask", Q, "--doc", "support-policy", "--budget", "800", "--data", str(data)]) == 1
+    assert main(["ask", Q, "--doc", "support-policy", "--budget", "800", "--data", str(answer_data)]) == 1
     out = capsys.readouterr().out
     assert out.startswith("Within 30 minutes [S9].") and "check: NOT ok" in out and "invented S9" in out
     assert "(folio, cl100k_base" in out and "(endpoint)" in out
     assert llm.requests[-1]["body"]["stream"] is True
 
     llm.replies.append(Reply('{"answer": "Within 30 minutes.", "citations": [], "insufficient": false}'))
-    code = main(["ask", Q, "--doc", "support-policy", "--structured", "--json", "--data", str(data)])
+    code = main(["ask", Q, "--doc", "support-policy", "--structured", "--json", "--data", str(answer_data)])
     body = json.loads(capsys.readouterr().out)
     assert body["structured"]["schema_valid"] is True and body["package"]["items"]
     assert code == (0 if body["check"]["ok"] else 1)
 
 
-def test_folio_ask_without_an_llm_says_how_to_enable(data: Path, monkeypatch: pytest.MonkeyPatch,
+def test_folio_ask_without_an_llm_says_how_to_enable(answer_data: Path, monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     from folio.api.cli import main
 
     monkeypatch.delenv("FOLIO_LLM_BASE_URL", raising=False)
     monkeypatch.delenv("FOLIO_LLM_MODEL", raising=False)
-    assert main(["ask", Q, "--data", str(data)]) == 1
+    assert main(["ask", Q, "--data", str(answer_data)]) == 1
     assert "FOLIO_LLM_BASE_URL" in capsys.readouterr().err
 
 
-def test_answers_stay_inside_the_keys_collections(data: Path, llm: StandInLLM, tmp_path: Path) -> None:
+def test_answers_stay_inside_the_keys_collections(answer_data: Path, llm: StandInLLM, tmp_path: Path) -> None:
     from folio.api.keys import KeyRecord, hash_secret, write_keys
 
     keys = tmp_path / "keys.json"
@@ -348,7 +326,7 @@ def test_answers_stay_inside_the_keys_collections(data: Path, llm: StandInLLM, t
                                 access="read"),
                       KeyRecord(id="mine", sha256=hash_secret("folio_test_mine"), collections=("default",),
                                 access="read")])
-    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in", keys_file=str(keys))
+    settings = make_settings(answer_data, llm_base_url=llm.url, llm_model="stand-in", keys_file=str(keys))
     with TestClient(create_app(settings)) as c:
         assert_error(c.post("/v1/answer", json={"query": Q}), 401, "unauthorized")
         other = {"X-API-Key": "folio_test_other"}

@@ -23,12 +23,6 @@ BODY = {"query": Q, "doc_ids": ["support-policy"], "budget": 300, "compress_shar
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[StandInLLM]:
-    with StandInLLM() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def cc(api_master: Path, tmp_path_factory: pytest.TempPathFactory, llm: StandInLLM) -> Iterator[TestClient]:
     data = tmp_path_factory.mktemp("compress-llm") / "data"
     shutil.copytree(api_master, data)

@@ -5,8 +5,6 @@ supporting each cited sentence, and ``folio ask`` prints line boxes instead of t
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,32 +13,11 @@ import pymupdf
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
-from tests.api.conftest import assert_error, make_settings
+from tests.api.conftest import assert_error
 from tests.api.llm_standin import Reply, StandInLLM
 
 Q = "How fast must a priority-one incident be acknowledged?"
 BODY = {"query": Q, "doc_ids": ["support-policy"], "budget": 800}
-
-
-@pytest.fixture(scope="module")
-def llm() -> Iterator[StandInLLM]:
-    with StandInLLM() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def data(api_master: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dst = tmp_path_factory.mktemp("lines") / "data"
-    shutil.copytree(api_master, dst)
-    return dst
-
-
-@pytest.fixture(scope="module")
-def ac(data: Path, llm: StandInLLM) -> Iterator[TestClient]:
-    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in", llm_api_key="sk-test")
-    with TestClient(create_app(settings)) as c:
-        yield c
 
 
 def _first_item(ac: TestClient) -> dict[str, Any]:
@@ -146,7 +123,8 @@ def test_answer_returns_the_lines_supporting_each_cited_sentence(ac: TestClient,
     assert '"supporting_lines": [{"sentence_index": 0' in streamed.text
 
 
-def test_folio_ask_prints_line_boxes_not_the_page_box(data: Path, llm: StandInLLM, monkeypatch: pytest.MonkeyPatch,
+def test_folio_ask_prints_line_boxes_not_the_page_box(answer_data: Path, llm: StandInLLM,
+                                                      monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str], ac: TestClient) -> None:
     from folio.api.cli import main
 
@@ -155,7 +133,7 @@ def test_folio_ask_prints_line_boxes_not_the_page_box(data: Path, llm: StandInLL
     monkeypatch.setenv("FOLIO_LLM_BASE_URL", llm.url)
     monkeypatch.setenv("FOLIO_LLM_MODEL", "stand-in")
     llm.replies.append(Reply(f"A priority-one incident is acknowledged within 30 minutes [{cid}]."))
-    assert main(["ask", Q, "--doc", "support-policy", "--budget", "800", "--data", str(data)]) == 0
+    assert main(["ask", Q, "--doc", "support-policy", "--budget", "800", "--data", str(answer_data)]) == 0
     out = capsys.readouterr().out
     b = item["lines"][0]["bbox"]
     first = f"[{b['x0']:.0f}, {b['y0']:.0f}, {b['x1']:.0f}, {b['y1']:.0f}]"
