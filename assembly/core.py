@@ -148,7 +148,8 @@ def assemble(
     count = counter.memo()
     names = dict(filenames or {})
     notes = list(retrieval_notes)
-    plan = _plan(query, hits, source, options, names, count, counter.name, compressor, notes)
+    judged = focus(query, _priority(hits), source) if options.document_focus == "auto" else NO_FOCUS
+    plan = _plan(query, hits, source, options, names, count, counter.name, compressor, notes, judged)
     frame, found, cands, packable = plan.frame, plan.found, plan.cands, plan.packable
     shits = found.shits
     packed = order_items(
@@ -198,13 +199,14 @@ class _Plan:
 
 
 def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, names: Mapping[str, str],
-          count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str]) -> _Plan:
+          count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str],
+          judged: Focus) -> _Plan:
     """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
     pages covered at half the budget stay covered, or as many of them as the nested order carries when that is
-    more than plain greedy keeps (``assembly.nesting``)."""
+    more than plain greedy keeps (``assembly.nesting``). ``judged`` is the cross-document verdict on the hits
+    (``assembly.relevance``), the same at every budget."""
     frame = _frame(query, options, count)
     shits, expander = _expander(query, hits, source, options, frame, count, tokenizer)
-    judged = focus(query, shits, source) if options.document_focus == "auto" else NO_FOCUS
     if options.whole_documents and options.packing == "greedy" and not judged.off_topic:
         kept = [h for h in hits if h.doc_id not in judged.weak_docs]  # a weak document is not made whole
         more = whole_documents(kept, source, frame.room, count, lambda p: expander.sent_page(p).text)
@@ -218,7 +220,7 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     plan = _Plan(frame, found, cands, packable)
     if nests(options, frame.room):
         half = options.model_copy(update={"budget": options.limit // 2, "context_window": None})
-        below = _plan(query, hits, source, half, names, count, tokenizer, None, [])
+        below = _plan(query, hits, source, half, names, count, tokenizer, None, [], judged)
         must = page_costs([c for c in below.packable if not added_by_documents(c, below.found.shits)])
         if not set(must) <= text_pages(packable):
             again = _make_cands(survivors, bodies, options, names, count, frame.close_tokens)
@@ -230,10 +232,15 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     return plan
 
 
+def _priority(hits: Sequence[Hit]) -> list[Hit]:
+    """``hits`` in priority order: score, then rank, then input order."""
+    return [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
+
+
 def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: _Frame,
               count: Callable[[str], int], tokenizer: str) -> tuple[list[Hit], Expander]:
     """The hits in priority order and the expander for them at this frame's room."""
-    shits = [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-hits[i].score, hits[i].rank, i))]
+    shits = _priority(hits)
     expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
                         query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
                         page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
