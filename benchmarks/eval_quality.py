@@ -371,7 +371,7 @@ def folio_record(
         hits = [h for h in hits if h["region_id"].startswith(f"{doc_id}@")]
     items = pkg["items"]
     other = [it for it in items if doc_id is not None and it.get("doc_id") != doc_id]
-    items = [it for it in items if it not in other]
+    items = [it for it in items if doc_id is None or it.get("doc_id") == doc_id]
     locs = [(int(loc["page"]), _box(loc["bbox"])) for it in items for loc in it.get("locators") or []]
     body_tokens = sum(int(it.get("tokens") or 0) for it in items)
     extra = {
