@@ -5,7 +5,8 @@ full-text index scores them against collection statistics dominated by those sma
 holds an answer usually holds several of the question's words spread over its lines, none of which
 wins alone: whole-page BM25 is the ranking that finds it (the ``bm25-pages`` peer in
 ``benchmarks/peers.py``, which this mirrors: k1 = 1.5, b = 0.75, idf ``log(1 + (N - n + 0.5) / (n + 0.5))``
-over the pages of one version, lower-cased word tokens, CJK runs as character bigrams).
+over the pages of one version, lower-cased word tokens, CJK runs as character bigrams), except that
+plural endings are folded (``fold_plural``: Harman's S-stemmer), so "asset" finds a page of "assets".
 
 Statistics are per version (one document's pages), built once from the version's page regions and kept
 in an LRU; a scope of several versions merges their lists by score. Scopes larger than
@@ -21,6 +22,7 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,6 +54,35 @@ def page_tokens(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 18)
+def fold_plural(word: str) -> str:
+    """Harman's S-stemmer (1991): the lightest stemmer, which only folds plural endings, so that
+    query and page words match across singular and plural; words of 3 letters or fewer, and words
+    with digits, are kept.
+
+    >>> [fold_plural(w) for w in ("assets", "companies", "indexes", "status", "class", "gas", "q3s")]
+    ['asset', 'company', 'indexe', 'status', 'class', 'gas', 'q3s']
+    """
+    if len(word) <= 3 or not word.isalpha() or not word.endswith("s"):
+        return word
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if word.endswith(("us", "ss")):
+        return word
+    return word[:-1]
+
+
+def page_terms(text: str) -> list[str]:
+    """The terms the page lexicon indexes and looks up: ``page_tokens`` with plurals folded.
+
+    >>> page_terms("Total assets of the companies")
+    ['total', 'asset', 'of', 'the', 'company']
+    """
+    return [fold_plural(t) for t in page_tokens(text)]
+
+
 @dataclass(frozen=True)
 class PageLexicon:
     """BM25 statistics of one version's pages: postings per term (page positions, term counts)."""
@@ -64,7 +95,7 @@ class PageLexicon:
 
     @classmethod
     def build(cls, region_ids: Sequence[str], pages: Sequence[int], texts: Sequence[str]) -> PageLexicon:
-        tfs = [Counter(page_tokens(t)) for t in texts]
+        tfs = [Counter(page_terms(t)) for t in texts]
         lens = np.array([sum(c.values()) for c in tfs], dtype=np.float64)
         avg = float(lens.mean()) if len(lens) and lens.mean() > 0 else 1.0
         where: dict[str, list[tuple[int, int]]] = {}
@@ -121,7 +152,7 @@ class PageLexRetriever:
 
     def search(self, query: str, scope: Scope, limit: int) -> list[Candidate]:
         """Pages of ``scope`` with any of the query's words, best first (at most ``limit``)."""
-        terms = page_tokens(query)
+        terms = page_terms(query)
         if not terms or scope.empty or limit <= 0 or (scope.kinds is not None and "page" not in scope.kinds):
             return []
         out: list[Candidate] = []

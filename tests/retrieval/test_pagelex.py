@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from folio.assembly.expand import visual_hit
-from folio.retrieval.pagelex import PageLexicon, page_tokens
+from folio.retrieval.pagelex import PageLexicon, page_terms, page_tokens
 from folio.retrieval.scope import Scope
 
 
@@ -18,6 +18,16 @@ def test_a_page_with_the_questions_words_spread_over_it_outranks_a_page_repeatin
     )
     scores = lex.scores(page_tokens("What is the pump filter interval?"))
     assert scores[1] > scores[0] > 0 and scores[2] == 0
+
+
+def test_singular_and_plural_words_match_across_query_and_page() -> None:
+    # a question about "the fixed asset turnover" reaches the balance sheet, which only says "assets"
+    texts = ["CONSOLIDATED BALANCE SHEETS\nTotal current assets 7,292\nIntangible assets, net 531\nTotal assets 19,845",
+             "Our business\nWe sell games and services to players", "Risk factors\nMarkets and companies change"]
+    lex = PageLexicon.build(["d@v:p1:page1", "d@v:p2:page1", "d@v:p3:page1"], [1, 2, 3], texts)
+    assert int(lex.scores(page_terms("fixed asset turnover")).argmax()) == 0
+    assert lex.scores(page_terms("which company"))[2] > 0  # "companies" folds to "company"
+    assert "assets" in page_tokens(texts[0]) and "assets" not in page_terms(texts[0])  # the peer's tokens stay
 
 
 def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: dict[str, str]) -> None:
