@@ -27,12 +27,12 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from folio.kernel.mdtable import is_rule, split_cells
 from folio.kernel.model import Region
 
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd]")
 _SPACES = re.compile(r"[ \t\u00a0]+")
 _WORD = re.compile(r"\w+")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _LEADER = re.compile(r"(?:\. ?){4,}|_{4,}|…{2,}")  # dot leaders of a table of contents or a statement
 _ENDS_CELL = re.compile(r"[\d$€£¥%]\)?$")
 _BULLETS = frozenset("•◦▪▫●○■□‣∙·*➢➤►▶▸▹◆◇❖✓✔✗-–—")
@@ -124,15 +124,10 @@ def table_rows(markdown: str) -> list[str]:
     """
     rows = []
     for line in markdown.splitlines():
-        s = line.strip()
-        if not s:
+        if not line.strip():
             continue
-        if s.startswith("|"):
-            s = s[1:]
-        if s.endswith("|") and not s.endswith("\\|"):
-            s = s[:-1]
-        cells = [clean_line(c) for c in _CELL_SPLIT.split(s)]
-        if cells and all(set(c) <= set("-: ") for c in cells) and any("-" in c for c in cells):
+        cells = [clean_line(c) for c in split_cells(line)]
+        if is_rule(cells):
             continue
         kept = [c for c in cells if c]
         if kept:

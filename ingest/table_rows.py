@@ -11,22 +11,18 @@ table's own chunk stays as before (``folio.ingest.pipeline.ChunkIndexer``).
 
 from __future__ import annotations
 
-import re
-
+from folio.kernel.mdtable import is_rule, split_cells
 from folio.kernel.model import Region
 
 # Tables with fewer body rows are short enough to embed whole.
 MIN_ROWS = 4
 # Rows longer than this (in characters) are cut: a row unit is a label and its values.
 MAX_ROW_CHARS = 600
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_SEPARATOR = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+$")
 
 
 def _cells(line: str) -> list[str]:
     """The non-empty cells of one Markdown table line (escaped pipes restored)."""
-    inner = line.strip().removeprefix("|").removesuffix("|")
-    cells = (" ".join(c.replace("\\|", "|").split()) for c in _CELL_SPLIT.split(inner))
+    cells = (" ".join(c.replace("\\|", "|").split()) for c in split_cells(line))
     return [c for c in cells if c]
 
 
@@ -51,7 +47,7 @@ def row_texts(region: Region) -> list[str]:
     lines = _table_lines(region.text)
     if len(lines) < 2 or not lines[0].startswith("|"):
         return []
-    body = [ln for ln in lines[1:] if not _SEPARATOR.match(ln.replace(" ", ""))]
+    body = [ln for ln in lines[1:] if not is_rule(split_cells(ln))]
     rows = [c for c in (_cells(ln) for ln in body) if c]
     if len(rows) < MIN_ROWS:
         return []
