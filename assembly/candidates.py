@@ -58,14 +58,14 @@ def drop_repeats(c: Cand, sent: list[tuple[Cand, str]], slack: int, keep_pages: 
     flat = " ".join(c.body.text.split())
     if not flat:
         return slack
-    pages = _text_pages(c) if keep_pages else set()
+    pages = carried_pages(c) if keep_pages else set()
     mine = [(other, text) for other, text in sent if other.unit.version_id == c.unit.version_id]
     for other, text in mine:
-        if flat in text and pages <= _text_pages(other):
+        if flat in text and pages <= carried_pages(other):
             c.status, c.duplicate_of = "duplicate", other.cid
             return slack + c.cost
     for other, text in mine:
-        if text in flat and (not keep_pages or _text_pages(other) <= pages):
+        if text in flat and (not keep_pages or carried_pages(other) <= pages):
             other.status, other.duplicate_of = "duplicate", c.cid
             sent.remove((other, text))
             slack += other.cost
@@ -73,8 +73,9 @@ def drop_repeats(c: Cand, sent: list[tuple[Cand, str]], slack: int, keep_pages: 
     return slack
 
 
-def _text_pages(c: Cand) -> set[int]:
-    return {p for p in c.body.pages if p}
+def carried_pages(c: Cand) -> set[tuple[str, int]]:
+    """The (version, page) pairs of ``c``'s body (its text's pages, or its image's when it has no text)."""
+    return {(c.unit.version_id, p) for p in c.body.pages if p}
 
 
 def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],

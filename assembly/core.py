@@ -46,7 +46,16 @@ from pydantic import TypeAdapter
 
 from folio.assembly.breadth import pack_breadth
 from folio.assembly.budget import describe_formula, get_counter, image_pixels, image_token_cost
-from folio.assembly.candidates import FLOOR_SLACK, Cand, drop_repeats, fallback, reopen, section_of, truncate
+from folio.assembly.candidates import (
+    FLOOR_SLACK,
+    Cand,
+    carried_pages,
+    drop_repeats,
+    fallback,
+    reopen,
+    section_of,
+    truncate,
+)
 from folio.assembly.compress import Compressor, compress_rest
 from folio.assembly.compress import reserve as compress_reserve
 from folio.assembly.dedupe import dedupe
@@ -367,9 +376,9 @@ def _truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shi
     dedupe = o.packing != "monotone"
     sent = [(c, " ".join(c.body.text.split())) for c in packable
             if dedupe and c.status in ("included", "truncated") and not c.image_tokens and c.body.text.strip()]
-    covered = {vp for c in packable if c.status in ("included", "truncated") for vp in _pages_of(c)}
+    covered = {vp for c in packable if c.status in ("included", "truncated") for vp in carried_pages(c)}
     for c in packable:
-        if o.packing == "breadth" and not _pages_of(c) <= covered:
+        if o.packing == "breadth" and not carried_pages(c) <= covered:
             continue
         if c.status == "excluded_budget" and slack > 0:
             t = truncate(c, slack, shits, count, close_tokens, query_words)
@@ -378,10 +387,6 @@ def _truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shi
                 if dedupe and not t.image_tokens:
                     slack = drop_repeats(t, sent, slack, keep_pages=o.packing == "breadth")
     return slack
-
-
-def _pages_of(c: Cand) -> set[tuple[str, int]]:
-    return {(c.unit.version_id, p) for p in c.body.pages if p}
 
 
 def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,

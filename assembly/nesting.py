@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from folio.assembly.candidates import Cand
+from folio.assembly.candidates import Cand, carried_pages
 from folio.assembly.types import AssemblyOptions
 from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.kernel.hit import Hit
@@ -55,9 +55,7 @@ def nests(o: AssemblyOptions, room: int) -> bool:
 
 def body_pages(c: Cand) -> set[tuple[str, int]]:
     """The (version, page) pairs whose text ``c``'s body carries."""
-    if not c.body.text.strip():
-        return set()
-    return {(c.unit.version_id, p) for p in c.body.pages if p}
+    return carried_pages(c) if c.body.text.strip() else set()
 
 
 def page_costs(packable: Sequence[Cand]) -> dict[tuple[str, int], int]:
