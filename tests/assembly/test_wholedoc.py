@@ -14,12 +14,7 @@ from tests.assembly.recount import recount
 
 def _deck(slides: int = 6, filler: int = 0) -> list[Region]:
     """A slide deck: one short section per page (forced onto its own page by filler lines)."""
-    sections: list[SectionSpec] = []
-    for k in range(1, slides + 1):
-        lines = [f"Slide {k} lists the pump model P{k}00 and its rated pressure of {k}0 bar."]
-        lines += [f"Spacer line {j} of slide {k} about routine upkeep." for j in range(filler)]
-        sections.append((f"Slide {k}", [lines]))
-    return make_doc("deck", sections)
+    return _slides([filler] * slides)
 
 
 def _pages(pkg) -> set[int]:  # type: ignore[no-untyped-def]
