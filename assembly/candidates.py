@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from folio.assembly.expand import Expander, Unit, fitted_rows, table_text
 from folio.assembly.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
 from folio.assembly.prompt import block_open
-from folio.assembly.render import Body, truncations
+from folio.assembly.render import Body, paragraphs_body, truncations
 from folio.assembly.types import BlockFormat, CandidateStatus
 from folio.kernel.hit import Hit
 from folio.kernel.model import Region
@@ -138,9 +138,7 @@ def grow(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count
     grown = [excerpt_rung(page, on_page, body_room, ex)]
     fit = ex.best_paragraphs(page, body_room, frozenset(r.region_id for _, r in on_page))
     if fit:
-        chosen = ex.in_reading_order(page, fit)
-        text = "\n\n".join(p.text.strip() for p in chosen)
-        grown.append(Rung(Body(text, tuple(chosen), page, page.region_id), "page_paragraphs"))
+        grown.append(Rung(paragraphs_body(page, ex.in_reading_order(page, fit)), "page_paragraphs"))
     return g if any(r is not None and take_rung(g, r, slack, regions, count, close_tokens) for r in grown) else None
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from folio.assembly.dedupe import merge_intervals
 from folio.assembly.expand import Expander, SectionView, Unit
-from folio.assembly.render import Body, runs_body
+from folio.assembly.render import Body, paragraphs_body, runs_body
 from folio.kernel.model import Region
 
 EXCERPT_HITS = 3
@@ -132,9 +132,7 @@ def figure_rungs(page: Region, triggers: Sequence[tuple[int, Region]]) -> Iterat
 
 def _group_rungs(groups: Sequence[tuple[list[Region], str]], page: Region, ex: Expander) -> Iterator[Rung]:
     for group, name in groups:
-        chosen = ex.in_reading_order(page, group)
-        body_text = "\n\n".join(p.text.strip() for p in chosen)
-        yield Rung(Body(body_text, tuple(chosen), page, page.region_id), name)
+        yield Rung(paragraphs_body(page, ex.in_reading_order(page, group)), name)
 
 
 def _unseen(rs: Iterable[Rung], seen: set[str]) -> Iterator[Rung]:

@@ -115,6 +115,30 @@ def join_wrapped(lines: Sequence[str]) -> str:
     return "\n".join(out)
 
 
+TITLE_MAX_CHARS = 80  # a page's first line reads as its title up to this length
+TITLE_MAX_WORDS = 10
+
+
+def page_title(text: str) -> str | None:
+    """The first line of a page's stored text when it reads as the page's title: short, with a letter, not
+    starting in lower case (the rest of a sentence from the page before) and not ending like a clause or a
+    hyphenated word. A slide's title, a statement's name, a section heading at the top of a page.
+
+    >>> page_title("Electronic Medical Records \\n\\nSOAPware - Active Physician")
+    'Electronic Medical Records'
+    >>> page_title("the results of the survey show that\\nmost") is None
+    True
+    >>> page_title("2019") is None
+    True
+    """
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    if not first or len(first) > TITLE_MAX_CHARS or len(first.split()) > TITLE_MAX_WORDS:
+        return None
+    if not any(ch.isalpha() for ch in first) or first[0].islower() or first[-1] in ".,;:-":
+        return None
+    return first
+
+
 def table_rows(markdown: str) -> list[str]:
     """The rows of a Markdown table, one line each, non-empty cells joined by `` | `` (the ``|---|`` rule,
     empty cells and empty rows dropped).

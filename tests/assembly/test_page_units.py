@@ -283,3 +283,25 @@ def test_a_bigger_budget_keeps_the_pages_of_half_the_budget() -> None:
     assert _text_pages(nested) == {1, 2, 3, 4}
     assert nested.budget.used <= 1600 and nested.budget.used == recount(nested)
     assert nested.items[0].pages == [2] and nested.items[0].expansion == "page_text"  # the top page still whole
+
+
+def test_a_page_sent_as_some_of_its_paragraphs_keeps_its_title() -> None:
+    """A slide's or a page's first line is its name ("Electronic Medical Records" over a screenshot) and is
+    often what the question asks for, though it shares no word with it: the selected paragraphs are led by
+    it. The budget still holds."""
+    notes = [[f"Routine note {k} on housing inspection and seal wear of the pump."] for k in range(28)]
+    notes[20] = ["The coolant flush is due every 2000 hours."]
+    regs = make_doc("slides", [("Service", notes)])
+    page = by_kind(regs, "page")[0]  # the slide's title is in its text only (a line of a screenshot, say)
+    blocks = ["Maintenance Records", *page.text.split("\n")]  # stored page text: blocks apart by a blank line
+    page = page.model_copy(update={"text": "\n\n".join(blocks)})
+    regs = [page if r.region_id == page.region_id else r for r in regs]
+    idx = RegionIndex(regs)
+    assert find(regs, "coolant flush").first_page == page.first_page
+    pkg = assemble("How often is the coolant flush due?", [hit(page, 0.9, 1, "bm25")], idx,
+                   AssemblyOptions(budget=300))
+    item = pkg.items[0]
+    assert item.expansion == "page_paragraphs" and pkg.budget.used <= 300 and pkg.budget.used == recount(pkg)
+    assert item.text.startswith("Maintenance Records\n\n") and "every 2000 hours" in item.text
+    assert "Routine note 27 " not in item.text  # some paragraphs, not the page
+    assert item.text.count("Maintenance Records") == 1
