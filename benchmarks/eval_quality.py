@@ -151,9 +151,11 @@ def score_record(
     latency_s: float,
     extra: dict[str, Any] | None = None,
     text_item_pages: Sequence[Sequence[int]] | None = None,
+    gold_text: str | None = None,
 ) -> dict[str, Any]:
     """One package's record. ``text_item_pages``: the pages of the items that carry text (default: all
-    items); REFERENCE.md's coverage counts a gold page only once some of its text is packed."""
+    items); REFERENCE.md's coverage counts a gold page only once some of its text is packed. ``gold_text``:
+    the packed text of the items (units) on a gold page, where answers are sought for ``answer_gold``."""
     gold = q["gold_pages"]
     cov = M.page_coverage(item_pages, gold)
     ov = M.bbox_overlap(locators, q.get("gold_bboxes") or []) if locators is not None else None
@@ -185,18 +187,22 @@ def score_record(
         "doc_type": q.get("doc_type") or "(no doc_type)",
         "half": q.get("_half", ""),
     }
-    rec.update(reference_fields(q, info, item_pages if text_item_pages is None else text_item_pages, packed_text))
+    rec.update(reference_fields(q, info, item_pages if text_item_pages is None else text_item_pages, packed_text,
+                                gold_text))
     if extra:
         rec.update(extra)
     return rec
 
 
 def reference_fields(
-    q: dict[str, Any], info: dict[str, Any], item_pages: Sequence[Sequence[int]], packed_text: str
+    q: dict[str, Any], info: dict[str, Any], item_pages: Sequence[Sequence[int]], packed_text: str,
+    gold_text: str | None = None,
 ) -> dict[str, Any]:
     """REFERENCE.md's metrics for one package: coverage over valid gold pages (a gold page counts once
     any of its text is packed), answer recall where the answer is in the text layer, and its "specific"
-    part (answer on at most 3 pages)."""
+    part (answer on at most 3 pages). Beside them, ``answer_gold``: the answer found in the text of the
+    packed items on a gold page (``gold_text``), so a short number matched on some other page ("6", "0")
+    does not count; None without ``gold_text`` or valid gold pages."""
     valid = info.get("gold_valid", False)
     covered = M.covered_gold(item_pages, q["gold_pages"]) if valid else []
     n_gold = len(set(q["gold_pages"]))
@@ -208,6 +214,8 @@ def reference_fields(
         "full_cov_ref": float(len(covered) == n_gold) if valid else None,
         "answer_ref": None if found is None else float(found),
         "answer_ref_specific": float(bool(found)) if info.get("ref_specific") else None,
+        "answer_gold": None if found is None or gold_text is None or not valid else float(
+            M.answer_in_text_ref(q["answer"], gold_text, q.get("answer_format"))),
         "pages_touched": len({p for ps in item_pages for p in ps}),
     }
 
@@ -400,6 +408,7 @@ def folio_record(
         latency_s=lat,
         extra=extra,
         text_item_pages=[it["pages"] for it in items if (it.get("text") or "").strip()],
+        gold_text="\n\n".join(it.get("text") or "" for it in items if set(it["pages"]) & set(q["gold_pages"])),
     )
 
 
@@ -408,7 +417,7 @@ def folio_record(
 # --------------------------------------------------------------------------------------------------
 
 
-PEER_HARNESS_VERSION = "4"  # part of every peer-cache key: bump when packing or peers change
+PEER_HARNESS_VERSION = "5"  # part of every peer-cache key: bump when packing or peers change
 # Whether the question is part of the string a peer sends (and of its token count). REFERENCE.md counts
 # "the exact string sent": with the question in it, its mean tokens are reproduced (the 119 mmlb questions
 # whose peers find no text still send ~20 tokens); without it they come out 8-15 tokens low.
@@ -436,6 +445,8 @@ def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int,
         tokens=int(pkg["tokens"]),
         latency_s=float(pkg["latency_s"]),
         extra={"natural_tokens": natural, "natural_over": float(natural > budget), "peer_k": pkg["k"]},
+        gold_text=None if "units" not in pkg else "\n\n".join(
+            str(text) for pages, text in pkg["units"] if set(pages) & set(q["gold_pages"])),
     )
 
 

@@ -446,6 +446,13 @@ def pack_units(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> t
     the package. Tokens are counted over the exact string sent, which never exceeds ``budget`` (trimmed if
     a cut would). A unit counts as packed once any of its text is in the string.
     """
+    parts, used = pack_parts(tok, texts, budget, head)
+    return head + SEP.join(parts), used, len(parts)
+
+
+def pack_parts(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> tuple[list[str], int]:
+    """``pack_units``' units as sent, one string per packed unit in rank order (the last one perhaps cut),
+    and the tokens of the whole string sent."""
     from benchmarks.metrics import truncate_to_tokens
 
     parts: list[str] = []
@@ -465,7 +472,7 @@ def pack_units(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> t
         if shorter:
             parts.append(shorter)
         sent = head + SEP.join(parts)
-    return sent, int(tok.count(sent)), len(parts)
+    return parts, int(tok.count(sent))
 
 
 def _fills(tok: Any, items: Sequence[PeerItem], budget: int, head: str) -> bool:
@@ -501,11 +508,13 @@ def peer_packages(
         if not consistent:
             k = next((k for k in AUTO_KS if _fills(tok, output(k), b, head)), PEER_MAX_K)
         items = output(k)[:k]
-        text, used, n = pack_units(tok, [it.text for it in items], b, head)
+        parts, used = pack_parts(tok, [it.text for it in items], b, head)
+        n = len(parts)
         out[b] = {
-            "text": text,
+            "text": head + SEP.join(parts),
             "tokens": used,
             "item_pages": [list(it.pages) for it in items[:n] if it.text],
+            "units": [[list(it.pages), part] for it, part in zip(items, parts, strict=False) if part],
             "k": k,
             "natural_tokens": natural,
             "ranked_pages": [list(it.pages) for it in ranked],

@@ -66,7 +66,7 @@ def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-REF_FIELDS = ["coverage_ref", "full_cov_ref", "answer_ref", "answer_ref_specific", "pages_touched"]
+REF_FIELDS = ["coverage_ref", "full_cov_ref", "answer_ref", "answer_ref_specific", "answer_gold", "pages_touched"]
 
 
 SLICES = {
@@ -307,7 +307,8 @@ def _field(r: dict[str, Any], col: str) -> Any:
 # --------------------------------------------------------------------------------------------------
 
 HEAD_COLS = [
-    "system", "B", "coverage %", "full cov %", "answer recall %", "ans. specific %", "tokens mean", "p50",
+    "system", "B", "coverage %", "full cov %", "answer recall %", "ans. specific %", "ans. on gold page %",
+    "tokens mean", "p50",
     "over B", "pages touched", "monotonicity violations",
 ]  # fmt: skip
 
@@ -338,7 +339,8 @@ def headline_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budge
             lines.append(
                 f"| {s} | {b} | {_p(a['coverage_ref'])} | {_p(a['full_cov_ref'])} | "
                 f"{_p(a['answer_ref'])} (n={a['answer_ref_n']}) | {_p(a['answer_ref_specific'])} "
-                f"(n={a['answer_ref_specific_n']}) | {_n(a['tokens_mean'])} | {_n(a['tokens_p50'])} | "
+                f"(n={a['answer_ref_specific_n']}) | {_p(a['answer_gold'])} | {_n(a['tokens_mean'])} | "
+                f"{_n(a['tokens_p50'])} | "
                 f"{a['over']} | {a['pages_touched']:.1f} | {len(viol.get(s, []))} |"
             )
     return lines

@@ -12,7 +12,7 @@ import pytest
 from benchmarks import eval_quality as E
 from benchmarks import metrics as M
 from benchmarks import quality_report as R
-from benchmarks.peers import AUTO_KS, SEP, PeerItem, PeerRecordCache, pack_units, peer_packages
+from benchmarks.peers import AUTO_KS, SEP, PeerItem, PeerRecordCache, pack_parts, pack_units, peer_packages
 from folio.kernel.tokens import get_tokenizer
 
 TOK = get_tokenizer("cl100k_base")
@@ -128,6 +128,27 @@ def test_reference_fields_of_a_record() -> None:
     f = E.reference_fields(q, info, [[2], [7], [2]], "the blue  ridge parkway")
     assert f["covered_gold"] == [2] and f["coverage_ref"] == 0.5 and f["full_cov_ref"] == 0.0
     assert f["answer_ref"] == 1.0 and f["answer_ref_specific"] == 1.0 and f["pages_touched"] == 2
+
+
+def test_an_answer_counts_on_a_gold_page_only_when_the_gold_pages_text_holds_it() -> None:
+    """``answer_gold``: "6" matched in the text packed from page 7 is answer recall but not evidence from the
+    gold page; the same string in page 2's text is both."""
+    q = {"gold_pages": [2], "answer": "6", "answer_format": "Int"}
+    info = {"gold_valid": True, "ref_eligible": True, "ref_specific": True}
+    elsewhere = E.reference_fields(q, info, [[2], [7]], "six ways\n\nroom 6", gold_text="six ways")
+    assert elsewhere["answer_ref"] == 1.0 and elsewhere["answer_gold"] == 0.0
+    on_gold = E.reference_fields(q, info, [[2], [7]], "6 ways\n\nroom", gold_text="6 ways")
+    assert on_gold["answer_ref"] == 1.0 and on_gold["answer_gold"] == 1.0
+    assert E.reference_fields(q, info, [[2]], "6 ways")["answer_gold"] is None  # no gold text given
+
+
+def test_pack_parts_are_the_units_of_the_string_sent() -> None:
+    texts = [f"unit {k} " + "word " * 30 for k in range(10)]
+    for budget in (40, 100, 333):
+        parts, used = pack_parts(TOK, texts, budget, "Q?\n\n")
+        sent, used2, n = pack_units(TOK, texts, budget, "Q?\n\n")
+        assert sent == "Q?\n\n" + SEP.join(parts) and used == used2 <= budget and n == len(parts)
+        assert parts[:-1] == texts[: len(parts) - 1] and texts[len(parts) - 1].startswith(parts[-1])
 
 
 def test_peer_cache_round_trips_and_keys_on_version_bytes_and_budget(tmp_path: Path) -> None:
