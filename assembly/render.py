@@ -126,7 +126,8 @@ def paragraphs_body(page: Region, chosen: Sequence[Region], absorbed: Sequence[R
     """A page sent as some of its paragraphs and tables (``chosen``, in reading order), led by the page's
     title (``pagetext.page_title``) when none of them holds it: a slide's selected blocks keep the slide's
     name, which is often what the question asks for (measured: mmlb half A +1 answer at 2k, wide +0.5
-    coverage at every budget, nothing lost). ``extra``: the texts of ``absorbed`` regions, after them."""
+    coverage at every budget, half B unchanged, one gold page of nine lost on one question; results log,
+    2026-12-02). ``extra``: the texts of ``absorbed`` regions, after them."""
     text = "\n\n".join(t for t in [*(p.text.strip() for p in chosen), *extra] if t)
     title = page_title(page.text)
     if text and title is not None and title not in text:

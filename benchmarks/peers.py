@@ -509,12 +509,12 @@ def peer_packages(
             k = next((k for k in AUTO_KS if _fills(tok, output(k), b, head)), PEER_MAX_K)
         items = output(k)[:k]
         parts, used = pack_parts(tok, [it.text for it in items], b, head)
-        n = len(parts)
+        units = [[list(it.pages), part] for it, part in zip(items, parts, strict=False) if part]
         out[b] = {
             "text": head + SEP.join(parts),
             "tokens": used,
-            "item_pages": [list(it.pages) for it in items[:n] if it.text],
-            "units": [[list(it.pages), part] for it, part in zip(items, parts, strict=False) if part],
+            "item_pages": [pages for pages, _ in units],
+            "units": units,
             "k": k,
             "natural_tokens": natural,
             "ranked_pages": [list(it.pages) for it in ranked],

@@ -269,9 +269,10 @@ class ChunkIndexer:
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
         searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
         vectors = self.encoder.encode([r.text for r in searchable], progress=lambda d, t: self.progress("embed", d, t))
-        rows, row_vectors = table_row_chunks(searchable, self.encoder) if self.table_rows else ([], None)
-        if rows and row_vectors is not None:
-            searchable, vectors = [*searchable, *rows], np.concatenate([np.asarray(vectors), row_vectors])
+        if self.table_rows:
+            rows, row_vectors = table_row_chunks(searchable, self.encoder)
+            if rows:
+                searchable, vectors = [*searchable, *rows], np.concatenate([np.asarray(vectors), row_vectors])
         store.add_chunks(searchable, vectors)
         return len(searchable)
 
