@@ -105,12 +105,15 @@ def file_sha(path: Path) -> str:
 def answer_info(q: dict[str, Any], norm_pages: Sequence[str], pages: Sequence[str] | None = None) -> dict[str, Any]:
     """Eligibility of a question for the answer metrics, from the document's text layer: the harness's own
     (``eligible``, ``rare_exact``, ``rare_keys``) and REFERENCE.md's (``ref_eligible``, ``ref_specific``,
-    ``gold_valid``)."""
+    ``gold_valid``); ``ref_on_gold``: the answer is in the gold pages' text layer (joined, as ``answer_gold``
+    joins the text packed from them), the most ``answer_gold`` can reach."""
     in_layer = q.get("answer_in_text_layer") is True
     exact_pages = [i + 1 for i, t in enumerate(norm_pages) if M.answer_in_text(q["answer"], t, q.get("answer_format"))]
     keys = M.answer_keys(q["answer"])
     rare = M.rare_keys(keys, norm_pages)
-    ref = M.reference_answer_info(q["answer"], q.get("answer_format"), pages if pages is not None else norm_pages)
+    texts = pages if pages is not None else norm_pages
+    ref = M.reference_answer_info(q["answer"], q.get("answer_format"), texts)
+    valid = M.gold_valid(q["gold_pages"], len(norm_pages))
     return {
         "eligible": in_layer,
         "exact_pages": exact_pages,
@@ -120,7 +123,9 @@ def answer_info(q: dict[str, Any], norm_pages: Sequence[str], pages: Sequence[st
         "ref_eligible": ref["eligible"],
         "ref_specific": ref["specific"],
         "ref_pages": ref["pages"],
-        "gold_valid": M.gold_valid(q["gold_pages"], len(norm_pages)),
+        "ref_on_gold": valid and ref["eligible"] and M.answer_in_text_ref(
+            q["answer"], "\n".join(texts[g - 1] for g in q["gold_pages"]), q.get("answer_format")),
+        "gold_valid": valid,
     }
 
 
@@ -202,7 +207,8 @@ def reference_fields(
     any of its text is packed), answer recall where the answer is in the text layer, and its "specific"
     part (answer on at most 3 pages). Beside them, ``answer_gold``: the answer found in the text of the
     packed items on a gold page (``gold_text``), so a short number matched on some other page ("6", "0")
-    does not count; None without ``gold_text`` or valid gold pages."""
+    does not count; None without ``gold_text`` or valid gold pages. ``answer_on_gold``: the question's
+    ``info["ref_on_gold"]`` (answer in the gold pages' text layer), the most ``answer_gold`` can reach."""
     valid = info.get("gold_valid", False)
     covered = M.covered_gold(item_pages, q["gold_pages"]) if valid else []
     n_gold = len(set(q["gold_pages"]))
@@ -216,6 +222,7 @@ def reference_fields(
         "answer_ref_specific": float(bool(found)) if info.get("ref_specific") else None,
         "answer_gold": None if found is None or gold_text is None or not valid else float(
             M.answer_in_text_ref(q["answer"], gold_text, q.get("answer_format"))),
+        "answer_on_gold": None if found is None or not valid else float(bool(info.get("ref_on_gold"))),
         "pages_touched": len({p for ps in item_pages for p in ps}),
     }
 

@@ -134,12 +134,25 @@ def test_an_answer_counts_on_a_gold_page_only_when_the_gold_pages_text_holds_it(
     """``answer_gold``: "6" matched in the text packed from page 7 is answer recall but not evidence from the
     gold page; the same string in page 2's text is both."""
     q = {"gold_pages": [2], "answer": "6", "answer_format": "Int"}
-    info = {"gold_valid": True, "ref_eligible": True, "ref_specific": True}
+    info = {"gold_valid": True, "ref_eligible": True, "ref_specific": True, "ref_on_gold": False}
     elsewhere = E.reference_fields(q, info, [[2], [7]], "six ways\n\nroom 6", gold_text="six ways")
     assert elsewhere["answer_ref"] == 1.0 and elsewhere["answer_gold"] == 0.0
+    assert elsewhere["answer_on_gold"] == 0.0  # "6" is not in page 2's text layer: no package can do better
     on_gold = E.reference_fields(q, info, [[2], [7]], "6 ways\n\nroom", gold_text="6 ways")
     assert on_gold["answer_ref"] == 1.0 and on_gold["answer_gold"] == 1.0
     assert E.reference_fields(q, info, [[2]], "6 ways")["answer_gold"] is None  # no gold text given
+
+
+def test_the_answer_on_gold_ceiling_reads_the_gold_pages_joined() -> None:
+    """``ref_on_gold``: a list answer whose items lie on two gold pages is reachable (``answer_gold`` joins the
+    text packed from them); one found only off the gold pages is not."""
+    q = {"gold_pages": [1, 2], "answer": "['Growth', 'Margin']", "answer_format": "List"}
+    pages = ["growth was strong", "margin fell", "growth and margin"]
+    info = E.answer_info(q, pages, pages)
+    assert info["ref_eligible"] and info["ref_pages"] == [3] and info["ref_on_gold"]
+    assert E.reference_fields(q, info, [[3]], "growth and margin")["answer_on_gold"] == 1.0
+    off = E.answer_info({**q, "gold_pages": [2]}, pages, pages)
+    assert off["ref_eligible"] and not off["ref_on_gold"]
 
 
 def test_pack_parts_are_the_units_of_the_string_sent() -> None:
@@ -266,3 +279,11 @@ def test_misses_listing_shows_only_misses_unless_asked() -> None:
     assert len(lines) == 2 and lines[1].split("\t")[:6] == ["m2", "Brochure", "12", "11,12", "12", ""]
     assert [x.split("\t")[0] for x in R.misses_lines(recs, show_all=True)[1:]] == ["m1", "m2"]
     assert R.misses_lines(recs, show_all=True)[1].split("\t")[6:8] == ["yes", "yes"]
+
+
+def test_the_headline_states_how_many_answers_the_gold_pages_hold() -> None:
+    recs = [{"id": "q1", "answer_on_gold": 1.0}, {"id": "q1", "answer_on_gold": 1.0},
+            {"id": "q2", "answer_on_gold": 0.0}, {"id": "q3", "answer_on_gold": None}]
+    line = R.answer_reach(recs)
+    assert line.startswith("Answers in the gold pages' text layer: 1 of the 2 answerable questions (50.0%)")
+    assert R.answer_reach([{"id": "q3", "answer_on_gold": None}]) == ""
