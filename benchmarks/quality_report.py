@@ -66,8 +66,7 @@ def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-REF_FIELDS = ["coverage_ref", "full_cov_ref", "answer_ref", "answer_ref_specific", "answer_gold", "answer_on_gold",
-              "pages_touched"]
+REF_FIELDS = ["coverage_ref", "full_cov_ref", "answer_ref", "answer_ref_specific", "answer_gold", "pages_touched"]
 
 
 SLICES = {
