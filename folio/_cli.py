@@ -8,6 +8,7 @@ says how to get it instead of failing with a traceback.
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 SERVER_MODULES = frozenset(
     {
@@ -33,16 +34,19 @@ SERVER_MODULES = frozenset(
 HINT = "folio: the folio command needs the server parts: pip install 'folio[server]' (this install is the client only)"
 
 
-def main() -> None:
-    """``folio.api.cli.main``; a server dependency missing (a client-only install) is the install hint, exit 2.
-    The CLI loads its heavy modules per command, so ``folio --version`` and ``--help`` work without them."""
+def main() -> NoReturn:
+    """``folio.api.cli.main``, its return value as the process's exit status (2 usage, 1 failure, 130
+    interrupted; a console script's ``main`` that returns drops it, and every error exited 0). A server
+    dependency missing (a client-only install) is the install hint, exit 2. The CLI loads its heavy modules per
+    command, so ``folio --version`` and ``--help`` work without them."""
     try:
         # function-level: the server's CLI (and its dependencies) is an extra this module must survive without
         from folio.api.cli import main as server_main
 
-        server_main()
+        code = server_main()
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] not in SERVER_MODULES:
             raise
         print(f"{HINT} ({e.name} is missing)", file=sys.stderr)
         raise SystemExit(2) from None
+    raise SystemExit(code)
