@@ -51,8 +51,12 @@ def test_the_installed_command_exits_with_the_documented_code(
 ) -> None:
     notes = tmp_path / "notes.pdf"
     notes.write_text("meeting notes, not a PDF")
-    names = {"data": str(store), "missing": str(tmp_path / "folio-dta"), "notes": str(notes),
-             "nothing": str(tmp_path / "nothing.pdf")}
+    names = {
+        "data": str(store),
+        "missing": str(tmp_path / "folio-dta"),
+        "notes": str(notes),
+        "nothing": str(tmp_path / "nothing.pdf"),
+    }
     out = _folio(*(a.format(**names) for a in argv), cwd=tmp_path)
     assert out.returncode == code, (argv, out.returncode, out.stderr)
     assert says in out.stderr and "Traceback" not in out.stderr, out.stderr
@@ -71,9 +75,19 @@ def test_the_install_hint_exits_2_without_the_server_parts(tmp_path: Path, sampl
     blocker.mkdir()
     (blocker / "__init__.py").write_text("raise ModuleNotFoundError('No module named lancedb', name='lancedb')\n")
     out = subprocess.run(
-        [sys.executable, "-c", "import folio._cli as c; c.main()", "ingest", str(samples / "support-policy-v1.pdf"),
-         "--data", str(tmp_path / "data")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import folio._cli as c; c.main()",
+            "ingest",
+            str(samples / "support-policy-v1.pdf"),
+            "--data",
+            str(tmp_path / "data"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])},
     )
     assert out.returncode == 2, out.stderr
