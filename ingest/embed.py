@@ -29,7 +29,7 @@ import threading
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from folio.ingest.torchfix import ensure_torchvision
 from folio.settings import DEFAULT_DOCUMENT_BACKEND as DEFAULT_DOCUMENT_BACKEND  # FOLIO_EMBED_BACKEND's default
 from folio.settings import DEFAULT_QUERY_BACKEND as DEFAULT_QUERY_BACKEND  # FOLIO_QUERY_BACKEND's default
 from folio.settings import EmbeddingSettings
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +242,19 @@ def _fp32_locked(path: str) -> Path:
     return target
 
 
+def fast_tokenizer(path: str, max_length: int) -> Tokenizer:
+    """MiniLM's tokenizer from its ``tokenizer.json`` with the ``tokenizers`` library: the ids, masks and
+    type ids that transformers' ``AutoTokenizer(padding=True, truncation=True)`` gives (tests/ingest compare
+    them), without importing transformers and torch, which cost a query command most of its start-up.
+    Configured once here and never changed after, so threads may share it."""
+    from tokenizers import Tokenizer  # function-level: loads with the encoder
+
+    tok = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
+    tok.enable_truncation(max_length=max_length)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")  # to the batch's longest (the file pads to 128)
+    return tok
+
+
 class OnnxMiniLMEncoder:
     """MiniLM on ONNX Runtime: ``quantized`` picks the int8 graph. Thread-safe without a lock."""
 
@@ -254,14 +270,13 @@ class OnnxMiniLMEncoder:
         threads: int | None = None,
     ) -> None:
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
         self.path = path or minilm_path()
         self.name = MODEL_NAME
         self.backend = "onnx-int8" if quantized else "onnx"
         self.batch_size = batch_size
         self.max_length = max_length
-        self._tokenizer: Any = AutoTokenizer.from_pretrained(self.path)
+        self._tokenizer = fast_tokenizer(self.path, max_length)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or usable_cpus()
         opts.inter_op_num_threads = 1
@@ -272,10 +287,12 @@ class OnnxMiniLMEncoder:
         )
 
     def _run(self, batch_texts: list[str]) -> np.ndarray:
-        batch = self._tokenizer(
-            batch_texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="np"
-        )
-        feed = {n: np.asarray(batch[n], dtype=np.int64) for n in _INPUTS}
+        encoded = self._tokenizer.encode_batch(batch_texts)
+        feed = {
+            "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+        }
         return np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
 
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:

@@ -29,9 +29,9 @@ from functools import cache
 from typing import Annotated, Any
 
 import pyarrow as pa
-from lancedb.pydantic import LanceModel, MultiVector, Vector, pydantic_to_schema
 from pydantic import TypeAdapter, create_model
 
+from folio.ingest.lance_import import LanceModel, MultiVector, Vector, pydantic_to_schema
 from folio.ingest.rows import TEXT_DIM
 from folio.kernel.model import Locator, Region, RegionPayload, payload_from_meta
 

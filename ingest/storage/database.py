@@ -30,7 +30,9 @@ class Database:
 
     def __init__(self, uri: str, *, local: bool, storage_options: dict[str, str]) -> None:
         # function-level: LanceDB loads when a store opens, not when the store module is imported
-        import lancedb
+        from folio.ingest.lance_import import import_lancedb
+
+        lancedb = import_lancedb()
 
         # Strong consistency: every read sees the latest commit, also another process's (CLI ingest
         # while the server runs, other API replicas, Ray workers). The check is one manifest lookup

@@ -67,3 +67,21 @@ def test_backends_are_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> 
 def test_query_vectors_are_fp32(vectors: dict[str, np.ndarray]) -> None:
     q = MiniLM().encode_queries(QUERIES)
     assert (q * vectors["torch"][len(TEXTS) :]).sum(1).min() > 0.9999
+
+
+def test_query_tokenizer_gives_what_transformers_gives() -> None:
+    """The ONNX encoders tokenize with ``tokenizers`` alone (no transformers, no torch on the query path);
+    the ids, masks and type ids must be those of transformers' AutoTokenizer, which wrote every stored vector."""
+    from transformers import AutoTokenizer
+
+    from folio.ingest.embed import fast_tokenizer, minilm_path
+
+    reference = AutoTokenizer.from_pretrained(minilm_path())
+    fast = fast_tokenizer(minilm_path(), 256)
+    odd = ["naïve café — résumé", "中文 テキスト 한국어", "tab\there\nnewline", "ﬁ ß ÀÉÎ", "word " * 400, " "]
+    for batch in (TEXTS[:4], [t or " " for t in TEXTS], QUERIES, odd):
+        want = reference(batch, padding=True, truncation=True, max_length=256, return_tensors="np")
+        got = fast.encode_batch(batch)
+        assert np.array_equal(want["input_ids"], np.array([e.ids for e in got]))
+        assert np.array_equal(want["attention_mask"], np.array([e.attention_mask for e in got]))
+        assert np.array_equal(want["token_type_ids"], np.array([e.type_ids for e in got]))
