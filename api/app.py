@@ -10,6 +10,8 @@ docs (``/docs``, ``/redoc``) load their scripts from this server, never from a C
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -31,6 +33,7 @@ from folio.api.pool import QueryPool
 from folio.api.routes import answer, documents, health, jobs, query, regions
 from folio.api.routes.health import HealthCache
 from folio.api.settings import Settings, warn_unknown_env
+from folio.api.startup import Hooks, Startup, in_daemon_thread
 
 logger = logging.getLogger(__name__)
 
@@ -71,36 +74,87 @@ TAGS = [
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Start the query pool and load the service (``_start``); with ``hooks.background`` (``folio serve``) the
+    port opens first and ``/v1/health`` answers ``starting`` meanwhile (``api.startup``), else (tests, an
+    embedding app) the app starts once everything is loaded. Stopping ends what started, also halfway."""
     settings: Settings = app.state.settings
+    hooks: Hooks = app.state.hooks
     warn_unknown_env()  # a misspelled FOLIO_ variable would otherwise be ignored in silence
-    # Loads the query encoder (and, on a machine's first start, exports its ONNX file), the tokenizers and
-    # the ingest indexers now, not on the first request. Ingest jobs run on the Ray cluster when
-    # FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py).
-    folio = Folio.open(settings, jobs=job_runner(settings)).warm()
-    folio.indexers  # noqa: B018 - loaded at startup, not by the first upload
-    app.state.folio = folio
-    app.state.health = HealthCache(folio.counts)
+    app.state.startup = Startup()
     server = settings.server
+    # The worker processes start now and load their own store and models while this process loads its own.
     pool = QueryPool(server.query_workers, server.query_queue, processes=server.query_processes or 0, settings=settings)
     app.state.query_pool = pool
-    folio.start()
-    logger.info("folio ready: data=%s, %d query workers (%d processes), queue %d", folio.store.uri, pool.workers,
-                settings.server.query_processes or 0, settings.server.query_queue)
-    # What startup loaded (the query encoder, torch, transformers: about 320,000 objects) lives as long
-    # as the process: out of the collector's scans, so that a full collection under load does not stall
-    # the event loop (and /v1/health) for the 175 ms one takes over them.
-    gc.collect()
-    gc.freeze()
+    loading = asyncio.ensure_future(_start(app, pool))
     try:
+        if not hooks.background:
+            await loading  # what fails here fails the app's start
         yield
     finally:
-        folio.close()
+        await _stop(app, pool, loading)
+
+
+def _open_service(settings: Settings) -> tuple[Folio, HealthCache]:
+    """Everything blocking of a start: the service with its models loaded and warmed by one query (and, on a
+    machine's first start, the query encoder's ONNX export), the ingest indexers, the first health counts.
+    Ingest jobs run on the Ray cluster when FOLIO_RAY_ADDRESS is set (api/cluster_jobs.py)."""
+    folio = Folio.open(settings, jobs=job_runner(settings)).warm()
+    folio.indexers  # noqa: B018 - loaded at startup, not by the first upload
+    return folio, HealthCache(folio.counts)
+
+
+async def _start(app: FastAPI, pool: QueryPool) -> None:
+    settings: Settings = app.state.settings
+    startup: Startup = app.state.startup
+    hooks: Hooks = app.state.hooks
+    try:
+        folio, health = await in_daemon_thread(lambda: _open_service(settings))
+        await pool.started()  # every query worker process has loaded its models and answered a warm-up query
+    except Exception as e:
+        startup.failed(e)
+        logger.error("folio failed to start: %s", startup.error)
+        if hooks.on_failed is not None:
+            hooks.on_failed()
+        raise
+    app.state.folio, app.state.health = folio, health
+    folio.start()
+    # What startup loaded (the query encoder, the store's handles and caches) lives as long as the process: out
+    # of the collector's scans, so that a full collection under load does not stall the event loop (and
+    # /v1/health) for the 175 ms one took over them when torch was loaded too.
+    gc.collect()
+    gc.freeze()
+    startup.ready()
+    logger.info("folio ready after %.1f s: data=%s, %d query workers (%d processes), queue %d",
+                startup.ready_after_s or 0.0, folio.store.uri, pool.workers, settings.server.query_processes or 0,
+                settings.server.query_queue)
+    if hooks.on_ready is not None:
+        hooks.on_ready(startup)
+
+
+async def _stop(app: FastAPI, pool: QueryPool, loading: asyncio.Future[None]) -> None:
+    """End a start at any point: a load still under way is abandoned (its thread is a daemon: it does not hold
+    the process), worker processes still loading are ended with the pool, and the service is closed."""
+    startup: Startup = app.state.startup
+    hooks: Hooks = app.state.hooks
+    if startup.state != "failed":
+        startup.stopping()
+    loading.cancel()
+    with contextlib.suppress(BaseException):
+        await loading
+    folio: Folio | None = getattr(app.state, "folio", None)
+    try:
+        if folio is not None:
+            folio.close()
+    finally:
         pool.shutdown()
+        if hooks.on_stop is not None:
+            hooks.on_stop()
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> FastAPI:
     """Build the app; nothing heavy happens until the lifespan starts (``with TestClient(app)``,
-    or uvicorn's startup)."""
+    or uvicorn's startup). ``hooks``: how ``folio serve`` starts it (in the background, with a "ready"
+    line and a server file; ``api.startup``)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -131,6 +185,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     settings = settings or Settings()
     app.state.settings = settings
+    app.state.hooks = hooks or Hooks()
+    app.state.startup = Startup()  # replaced by each start of the lifespan
     app.state.keys = KeyRing(settings.security.keys_file, settings.security.api_key)
     install_error_handlers(app)
     # Added innermost first: the request context wraps everything, so even a refused Host gets a

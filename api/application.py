@@ -37,6 +37,7 @@ from folio.api.highlight import highlighted_png
 from folio.api.jobs import IngestSpec, JobHandle, JobRunner, LocalJobRunner
 from folio.api.model_calls import ModelCalls
 from folio.api.schemas import (
+    ContextRequest,
     DeleteResponse,
     DocumentDetail,
     DocumentList,
@@ -63,13 +64,13 @@ from folio.api.service import (
 from folio.assembly import verify_answer
 from folio.assembly.types import ContextPackage, VerifyReport
 from folio.ingest.store import DEFAULT_COLLECTION, Store
-from folio.kernel.errors import InvalidRequest
+from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.model import PARSER_VERSION, IngestReport
 from folio.kernel.tokens import get_tokenizer, register_tokenizer
 
 if TYPE_CHECKING:
     from folio.api.answer_schemas import AnswerRequest, AnswerResponse
-    from folio.api.schemas import ContextRequest, SearchRequest, VerifyRequest
+    from folio.api.schemas import SearchRequest, VerifyRequest
     from folio.api.settings import Settings
     from folio.assembly.compress import Compressor
     from folio.ingest.pipeline import VersionIndexer
@@ -111,24 +112,30 @@ class Folio:
     def open(cls, settings: Settings, *, jobs: JobRunner | None = None) -> Folio:
         """The store at ``settings.storage.data``, the retriever and the models the settings name, and every
         ``FOLIO_TOKENIZERS`` entry registered (a request may name one, whichever interface it came through)."""
-        # function-level: torch and the retrieval models load when a Folio opens, not when an interface
-        # imports this module (`folio --help`, the MCP handshake, the client stay light)
-        from folio.ingest.torchfix import ensure_torchvision
-
-        ensure_torchvision()
-        from folio.retrieval.search import Retriever  # after ensure_torchvision: it imports torch
+        # function-level: the store and the retrieval models load when a Folio opens, not when an interface
+        # imports this module (`folio --help`, the MCP handshake, the client stay light). Torch loads only
+        # for what needs it (CLIP, ColPali, ingest's indexers, the torch embedding backend): the default
+        # query path is ONNX Runtime, and importing torch would cost a `folio context` most of its time.
+        from folio.retrieval.search import Retriever
 
         register_tokenizers(settings)
         store = Store(settings.storage.data)
         return cls(settings, store, Retriever.from_settings(store, settings), jobs=jobs)
 
     def warm(self) -> Folio:
-        """Load now what the first request would otherwise wait for: the query encoder (and, on a machine's
-        first start, its ONNX export) and the tokenizers (the server's startup and each query worker's)."""
+        """Load now what the first request would otherwise wait for (the server's startup and each query
+        worker's): the query encoder (and, on a machine's first start, its ONNX export), the tokenizers, and
+        what one query opens and caches (the tables, the full-text index, the region sources), by asking one.
+        A server says it is ready only after this (``api.startup``); the first query after it is as fast as
+        the next. A warm-up query that fails is logged, not fatal: real queries will say what is wrong."""
         self.retriever.text.embed_query("warm up")
         for name in self.settings.context.tokenizers:
             get_tokenizer(name)
         get_tokenizer(self.settings.context.tokenizer)
+        try:
+            self.context(ContextRequest(query="warm up"))
+        except FolioError as e:
+            logger.warning("the warm-up query failed: %s", e)
         return self
 
     # ------------------------------------------------------------------ the lazy parts

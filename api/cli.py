@@ -18,8 +18,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from folio.api.cli_common import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -318,7 +316,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FolioError as e:
         print(f"folio: {e}", file=sys.stderr)
         return EXIT_FAILED
-    except ValidationError as e:  # an option the API would answer with 422
+    except ValueError as e:  # pydantic's ValidationError is one: an option the API would answer with 422
+        from pydantic import ValidationError  # function-level: a command that validates nothing never loads it
+
+        if not isinstance(e, ValidationError):
+            raise
         print(f"folio: {validation_message(e)}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as e:  # a file named on the command line that cannot be read or written

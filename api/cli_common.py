@@ -13,14 +13,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from pydantic import ValidationError
-
 from folio.kernel.errors import FolioError
-from folio.settings import ClientSettings
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
-# without loading torch, LanceDB or PyMuPDF.
+# without loading torch, LanceDB or PyMuPDF, and a command that asks a server loads no more than it needs to.
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from folio.api.settings import Settings
     from folio.ingest.store import Store
 
@@ -115,25 +114,44 @@ def require_store(data: str) -> None:
 
 
 def add_server_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--server",
         metavar="URL",
         default=None,
-        help="ask this running folio server (default: $FOLIO_URL when set and --data is not given; "
-        "else in-process on --data)",
+        help="ask this running folio server (default: $FOLIO_URL when set and --data is not given; else a "
+        "`folio serve` that is serving the data directory, else in-process)",
+    )
+    where.add_argument(
+        "--no-server",
+        action="store_true",
+        help="run in-process on the data directory, even when a `folio serve` is serving it",
     )
 
 
 def server_url(args: argparse.Namespace) -> str | None:
-    """The server a query command sends its request to, or None to run it in-process: ``--server``,
-    else ``$FOLIO_URL`` unless ``--data`` names a local store to read."""
+    """The server a query command sends its request to, or None to run it in-process: ``--server``, else
+    ``$FOLIO_URL`` unless ``--data`` names a local store to read, else a ready ``folio serve`` on the data
+    directory (``api.discovery``; one line on stderr says so), unless ``--no-server``. A server answers in
+    milliseconds what in-process costs a second of loading the store and the query encoder."""
     if args.server:
         if args.data:
             raise UsageError("--server and --data exclude each other: the server reads its own data")
         return str(args.server)
-    if args.data:
+    from folio.settings import ClientSettings
+
+    client = ClientSettings()
+    if not args.data and client.url:
+        return client.url
+    if args.no_server:
         return None
-    return ClientSettings().url or None
+    from folio.api.discovery import find_server
+
+    data = settings_for(args).storage.data
+    url = find_server(data, with_key=bool(client.api_key))
+    if url is not None:
+        print(f"folio: asking the server at {url} (it serves {data}; --no-server runs here)", file=sys.stderr)
+    return url
 
 
 class UsageError(FolioError, ValueError):
@@ -186,7 +204,7 @@ def choices(literal: Any) -> tuple[str, ...]:
 def validation_message(e: ValidationError) -> str:
     """A ``pydantic.ValidationError`` as one line: ``field: problem`` for each error.
 
-    >>> from pydantic import BaseModel
+    >>> from pydantic import BaseModel, ValidationError
     >>> class M(BaseModel):
     ...     k: int
     >>> try:

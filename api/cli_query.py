@@ -24,24 +24,30 @@ from folio.api.cli_common import (
     UsageError,
     add_data_arg,
     add_server_arg,
-    choices,
     require_store,
     server_url,
     settings_for,
 )
-from folio.assembly.types import Strategy
 from folio.kernel.errors import FolioError
-from folio.kernel.hit import RetrievalStrategy
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from folio.api.application import Folio
     from folio.api.settings import Settings
+    from folio.api.startup import Hooks, Startup
 
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent
+# The values of assembly's ``Strategy`` and the kernel's ``RetrievalStrategy``, for argparse's choices: importing
+# those modules (pydantic models) would cost a command that asks a server a third of its time. The API checks
+# the same values; tests/api/test_cli_ux.py keeps these equal to the Literals.
+STRATEGIES = ("auto", "raw", "window", "parent", "neighbors", "page")
+RETRIEVAL_STRATEGIES = ("hybrid", "bm25", "dense", "summary")
+REMOTE_TIMEOUT_S = 120.0  # folio.Client's: an ingest or a cold server may take that long
 DEMO_QUESTIONS = (
     "How do I read a CSV file into R?",
     "How fast must a priority-one incident be acknowledged?",
@@ -59,6 +65,9 @@ def is_loopback(host: str) -> bool:
 
 # ------------------------------------------------------------------------------------- serve
 def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the API. The port opens at once (``/v1/health`` answers ``starting``); the store, the models and
+    the query workers load behind it, and "ready" goes to stdout when a query will be fast (``api.startup``).
+    A ready server announces itself in its data directory (``api.discovery``), so that commands there ask it."""
     import uvicorn
 
     from folio.api.app import create_app
@@ -79,14 +88,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    print(
-        f"folio: serving {settings.storage.data} at http://{shown}:{port}/ (viewer: http://{shown}:{port}/viewer)",
-        file=sys.stderr,
-    )
+    url = f"http://{shown}:{port}"
+    print(f"folio: starting on {url}/ with {settings.storage.data}: /v1/health answers now, /v1/ready once "
+          "the models are loaded", file=sys.stderr, flush=True)
     # One access-log line per request (api.middleware), also without --verbose.
     logging.getLogger("folio.api.middleware").setLevel(logging.INFO)
-    uvicorn.run(
-        create_app(settings),
+    lifecycle = _ServeLifecycle(settings.storage.data, url)
+    config = uvicorn.Config(
+        create_app(settings, lifecycle.hooks()),
         # HTTP_IMPL (h11) with a deadline on request headers; the event loop stays "auto": uvloop (a
         # dependency) where it installs
         http=header_deadline_protocol(settings.server.header_timeout_s),
@@ -98,7 +107,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # closes an idle connection just as the client reuses it resets that request.
         timeout_keep_alive=settings.server.keep_alive_s,
     )
+    server = uvicorn.Server(config)
+    lifecycle.stop = lambda: setattr(server, "should_exit", True)
+    server.run()
+    if lifecycle.failed or not server.started:  # loading failed, or the port could not be opened
+        return EXIT_FAILED
     return 0
+
+
+class _ServeLifecycle:
+    """What ``folio serve`` does around the app's start (``api.startup.Hooks``): the "ready" line on stdout
+    and the server file when ready, stopping the server when loading failed, removing the file at the end."""
+
+    def __init__(self, data: str, url: str) -> None:
+        self.data, self.url = data, url
+        self.failed = False
+        self.stop: Callable[[], None] = lambda: None
+        self._announced: tuple[Path, str] | None = None
+
+    def hooks(self) -> Hooks:
+        from folio.api.startup import Hooks
+
+        return Hooks(background=True, on_ready=self.on_ready, on_failed=self.on_failed, on_stop=self.on_stop)
+
+    def on_ready(self, startup: Startup) -> None:
+        from folio.api.discovery import announce
+
+        path = announce(self.data, self.url, startup.instance)
+        if path is not None:
+            self._announced = (path, startup.instance)
+        print(f"folio: ready at {self.url}/ after {startup.ready_after_s:.1f} s (viewer: {self.url}/viewer)",
+              flush=True)
+
+    def on_failed(self) -> None:
+        self.failed = True
+        self.stop()
+
+    def on_stop(self) -> None:
+        from folio.api.discovery import withdraw
+
+        if self._announced is not None:
+            withdraw(*self._announced)
 
 
 # ----------------------------------------------------------------------------------- context
@@ -147,8 +196,6 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    from folio.api.schemas import ContextRequest
-
     settings = settings_for(args)
     url = server_url(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k}
@@ -163,7 +210,8 @@ def cmd_context(args: argparse.Namespace) -> int:
     if args.tokenizer:
         name = args.tokenizer
         if name.startswith("hf:") and url:
-            raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured")
+            raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured "
+                             "(--no-server runs here)")
         if name.startswith("hf:"):  # the local user's own file: through the same named config as the server
             from folio.kernel.tokens import register_tokenizer
 
@@ -180,10 +228,12 @@ def cmd_context(args: argparse.Namespace) -> int:
             from folio.api.application import register_tokenizers
 
             register_tokenizers(settings)
-    req = ContextRequest.model_validate(body)
-    if url:
-        pkg = remote(url, lambda client: client.context(**body))
+    if url:  # the server validates the request (a bad option is its 422: exit 2)
+        pkg = post_json(url, "/v1/context", body)
     else:
+        from folio.api.schemas import ContextRequest
+
+        req = ContextRequest.model_validate(body)
         pkg = open_folio(settings).context(req).model_dump(mode="json")
     if args.json:
         print(json.dumps(pkg, indent=2, ensure_ascii=False))
@@ -192,18 +242,41 @@ def cmd_context(args: argparse.Namespace) -> int:
     return 0
 
 
-def remote(url: str, call: Any) -> dict[str, Any]:
-    """``call(client)`` with a ``folio.Client`` on ``url`` (key: ``$FOLIO_API_KEY``); its result's JSON
-    form, as the REST API sent it. A client error becomes a ``FolioError`` (one line, exit 1)."""
-    from folio import Client
-    from folio.errors import ClientError
+def post_json(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` to the folio server at ``url`` (with ``$FOLIO_API_KEY`` when set); its JSON answer. A 422
+    (an option out of bounds) is a ``UsageError`` (exit 2), any other error or no answer a ``RemoteError``
+    (exit 1), each with the server's message. The standard library's HTTP client, not ``folio.Client``:
+    with httpx and the client's models, asking took three times as long as the server took to answer."""
+    import urllib.error
+    import urllib.request
 
+    from folio.settings import ClientSettings
+
+    key = ClientSettings().api_key
+    headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
+    request = urllib.request.Request(f"{url.rstrip('/')}{path}", data=json.dumps(body).encode(), headers=headers,
+                                     method="POST")
     try:
-        with Client(url) as client:
-            out: dict[str, Any] = call(client).model_dump(mode="json", by_alias=True)
-    except ClientError as e:
-        raise RemoteError(f"{url}: {e}") from e
-    return out
+        with urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_S) as response:
+            out: dict[str, Any] = json.loads(response.read())
+            return out
+    except urllib.error.HTTPError as e:
+        message = _error_message(e)
+        if e.code == 422:
+            raise UsageError(f"{url}: {message}") from None
+        raise RemoteError(f"{url}: {e.code} {message}") from None
+    except (OSError, ValueError) as e:  # refused, timed out, or not JSON
+        reason = getattr(e, "reason", None) or e
+        raise RemoteError(f"{url}: no answer from the server ({reason})") from None
+
+
+def _error_message(e: Any) -> str:
+    """The ``message`` of folio's error shape in an HTTP error's body, else its status line."""
+    try:
+        found = json.loads(e.read())
+        return str(found["error"]["message"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return str(e.reason)
 
 
 class RemoteError(FolioError):
@@ -213,19 +286,18 @@ class RemoteError(FolioError):
 # ------------------------------------------------------------------------------------ search
 def cmd_search(args: argparse.Namespace) -> int:
     """Ranked hits (the ``POST /v1/search`` response), here or on a server."""
-    from folio.api.schemas import SearchRequest
-
     body: dict[str, Any] = {"query": args.question, "k": args.k}
     if args.doc:
         body["doc_ids"] = args.doc
     if args.retrieval:
         body["strategy"] = args.retrieval
-    req = SearchRequest.model_validate(body)
     url = server_url(args)
     if url:
-        out = remote(url, lambda client: client.search(**body))
+        out = post_json(url, "/v1/search", body)
     else:
-        out = open_folio(settings_for(args)).search(req).model_dump(mode="json")
+        from folio.api.schemas import SearchRequest
+
+        out = open_folio(settings_for(args)).search(SearchRequest.model_validate(body)).model_dump(mode="json")
     if args.json:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
@@ -337,9 +409,9 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
     )
-    p.add_argument("--strategy", default=None, choices=choices(Strategy), help="expansion (default auto)")
+    p.add_argument("--strategy", default=None, choices=STRATEGIES, help="expansion (default auto)")
     p.add_argument(
-        "--retrieval", default=None, choices=choices(RetrievalStrategy), help="retrieval strategy (default hybrid)"
+        "--retrieval", default=None, choices=RETRIEVAL_STRATEGIES, help="retrieval strategy (default hybrid)"
     )
     p.add_argument(
         "--tokenizer", default=None, help="cl100k_base, o200k_base, a FOLIO_TOKENIZERS name or hf:<dir> (local)"
@@ -360,7 +432,7 @@ def register(sub: Any) -> None:
         "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
     )
     p.add_argument(
-        "--retrieval", default=None, choices=choices(RetrievalStrategy), help="retrieval strategy (default hybrid)"
+        "--retrieval", default=None, choices=RETRIEVAL_STRATEGIES, help="retrieval strategy (default hybrid)"
     )
     p.add_argument("--json", action="store_true", help="print the hits as JSON (as POST /v1/search)")
     add_data_arg(p)

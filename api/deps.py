@@ -17,6 +17,7 @@ from folio.api.errors import Forbidden, Unauthorized
 from folio.api.keys import FULL_ACCESS, KeyRing, Principal
 from folio.api.pool import QueryPool
 from folio.api.settings import Settings
+from folio.api.startup import service
 
 
 async def get_settings(request: Request) -> Settings:
@@ -25,9 +26,9 @@ async def get_settings(request: Request) -> Settings:
 
 
 async def get_folio(request: Request) -> Folio:
-    """The service every route calls (opened once in the app's lifespan)."""
-    folio: Folio = request.app.state.folio
-    return folio
+    """The service every route calls (opened once in the app's lifespan); 503 ``not_ready`` while the
+    server is still loading it (``api.startup``)."""
+    return service(request.app.state)
 
 
 async def get_query_pool(request: Request) -> QueryPool:

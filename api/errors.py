@@ -27,13 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any
-
-from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from typing import TYPE_CHECKING, Any
 
 from folio.kernel.errors import (
     ClaimLost,
@@ -47,6 +41,12 @@ from folio.kernel.errors import (
     VersionBusy,
 )
 from folio.retrieval.llm_http import LLMTimeout, LLMUpstreamError
+
+# Function-level imports: FastAPI loads where a response is built. The error classes are also raised by the
+# application layer that `folio context` runs in-process, where the web framework would only add start-up time.
+if TYPE_CHECKING:
+    from fastapi import FastAPI, Request
+    from fastapi.responses import JSONResponse
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,17 @@ class Overloaded(FolioError, RuntimeError):
     http_status = 503
 
     def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class NotReady(FolioError, RuntimeError):
+    """The server is still starting (loading its store and models), or stopping: retry after ``retry_after`` s."""
+
+    code = "not_ready"
+    http_status = 503
+
+    def __init__(self, message: str, retry_after: int = 2) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
@@ -172,6 +183,8 @@ def error_body(code: str, message: str, detail: Any = None) -> dict[str, Any]:
 def error_response(
     status: int, code: str, message: str, detail: Any = None, headers: Mapping[str, str] | None = None
 ) -> JSONResponse:
+    from fastapi.responses import JSONResponse
+
     return JSONResponse(error_body(code, message, detail), status_code=status, headers=headers)
 
 
@@ -179,19 +192,22 @@ def folio_error_response(exc: FolioError, detail: Any = None) -> JSONResponse:
     headers: dict[str, str] | None = None
     if isinstance(exc, Unauthorized):
         headers = {"WWW-Authenticate": 'Bearer realm="folio"'}
-    elif isinstance(exc, Overloaded):
+    elif isinstance(exc, Overloaded | NotReady):
         headers = {"Retry-After": str(exc.retry_after)}
     return error_response(status_for(exc), exc.code, str(exc) or exc.code, detail, headers)
 
 
 async def _folio_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, FolioError)
-    if status_for(exc) >= 500:
+    if status_for(exc) >= 500 and not isinstance(exc, NotReady):  # not ready: a state, said by /v1/health
         logger.error("%s %s failed: %s", request.method, request.url.path, exc)
     return folio_error_response(exc, getattr(exc, "detail", None))
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    from fastapi.encoders import jsonable_encoder
+    from fastapi.exceptions import RequestValidationError
+
     assert isinstance(exc, RequestValidationError)
     every = exc.errors()
     # Only the errors shown are encoded: 50,000 bad items must not cost 50,000 encodings on the loop.
@@ -205,6 +221,8 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
     assert isinstance(exc, StarletteHTTPException)
     code = _HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
     message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
@@ -228,6 +246,9 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
     app.add_exception_handler(FolioError, _folio_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -52,6 +52,7 @@ from pydantic import ValidationError
 from folio.api.highlight import MAX_CHARS as MAX_HIGHLIGHT_CHARS
 from folio.api.keys import FULL_ACCESS, Principal
 from folio.api.mcp_outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
+from folio.api.startup import service
 from folio.kernel.errors import FolioError
 
 # Function-level imports: each tool loads the service code it calls on first use, so that `folio mcp`
@@ -411,8 +412,7 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
     from starlette.routing import Route
 
     def folio() -> Folio:
-        service: Folio = app.state.folio  # opened in the app's lifespan
-        return service
+        return service(app.state)  # opened in the app's lifespan; NotReady while it loads
 
     def principal(ctx: Context[Any, Any]) -> Principal:
         request = ctx.request_context.request

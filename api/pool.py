@@ -20,6 +20,7 @@ import asyncio
 import contextvars
 import functools
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -50,11 +51,13 @@ class QueryPool:
 
             if settings is None:
                 raise ValueError("query processes need the settings to open the store with")
-            # spawn, not fork: the server process already runs LanceDB's and ONNX Runtime's threads
+            # spawn, not fork: the server process already runs LanceDB's and ONNX Runtime's threads. Each
+            # worker is told this process's id, to leave as soon as it is gone (query_worker.init).
             self.processes = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=query_worker.init, initargs=(settings,))
+                                                 initializer=query_worker.init, initargs=(settings, os.getpid()))
             for _ in range(processes):  # start them (and load their models) now, not on the first query
                 self.processes.submit(query_worker.ready)
+        self.process_count = processes
         self._lock = threading.Lock()
         self._pending = 0  # running + queued; decremented when the work ends, not when the client leaves
 
@@ -113,7 +116,35 @@ class QueryPool:
             future.cancel()  # the client went away: drop the work if it has not started
             raise
 
+    async def started(self, poll_s: float = 0.2) -> None:
+        """Return once every worker process has loaded its models and answered its warm-up query
+        (``query_worker.init``). A worker takes tasks only after its initializer, so the workers that
+        answer ``ready`` are the ready ones; this asks until each has answered."""
+        if self.processes is None:
+            return
+        from folio.api import query_worker  # function-level: loaded with the processes (above)
+
+        seen: set[int] = set()
+        while len(seen) < self.process_count:
+            asked = [self.processes.submit(query_worker.ready) for _ in range(self.process_count)]
+            seen.update(await asyncio.gather(*(asyncio.wrap_future(f) for f in asked)))
+            if len(seen) < self.process_count:
+                await asyncio.sleep(poll_s)
+
     def shutdown(self) -> None:
+        """Stop taking work and end the worker processes now, also those still loading. The process pool's
+        own shutdown only queues a stop that a worker reads after its initializer: a server stopped while
+        its workers loaded left them running, with the resource tracker, for as long as they loaded and
+        then some (issue 31); a query in flight at shutdown has no client left to answer."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        if self.processes is not None:
-            self.processes.shutdown(wait=False, cancel_futures=True)
+        if self.processes is None:
+            return
+        # ProcessPoolExecutor has no public way to end its workers before Python 3.14 (terminate_workers);
+        # _processes is the pid -> Process map it has kept since 3.2.
+        workers = list(getattr(self.processes, "_processes", {}).values())
+        self.processes.shutdown(wait=False, cancel_futures=True)
+        for p in workers:
+            if p.is_alive():
+                p.terminate()
+        for p in workers:
+            p.join(timeout=5)

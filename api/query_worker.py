@@ -21,10 +21,9 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from folio.api.application import Folio
-from folio.api.query_ops import OPS, Collections
-
 if TYPE_CHECKING:
+    from folio.api.application import Folio
+    from folio.api.query_ops import Collections
     from folio.api.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -32,12 +31,17 @@ log = logging.getLogger(__name__)
 _FOLIO: Folio | None = None
 
 
-def init(settings: Settings) -> None:
-    """The process pool's initializer. What it loads lives as long as the process, so it leaves the
-    garbage collector's scans (``gc.freeze``): a full collection over the models and store handles
-    took about 175 ms, and it would land on whichever query was running."""
+def init(settings: Settings, parent: int) -> None:
+    """The process pool's initializer: first watch the server process (``parent``), then load. What it loads
+    lives as long as the process, so it leaves the garbage collector's scans (``gc.freeze``): a full
+    collection over the models and store handles took about 175 ms, and it would land on whichever query
+    was running."""
     global _FOLIO
-    _exit_with_parent(os.getppid())
+    _exit_with_parent(parent)
+    # function-level: the store and models load after the watcher runs, so a worker whose server is stopped
+    # while it loads (seconds of imports) leaves at once instead of after loading
+    from folio.api.application import Folio
+
     _FOLIO = Folio.open(settings).warm()
     gc.collect()
     gc.freeze()
@@ -47,9 +51,10 @@ PARENT_CHECK_S = 0.5
 
 
 def _exit_with_parent(parent: int) -> None:
-    """Leave when the server process is gone. A server stopped with SIGTERM (or killed, or crashed)
-    left its workers running with PID 1 as their parent, each holding its models and store handle
-    (the process pool's shutdown never reached them); a watcher thread ends the worker instead."""
+    """Leave when the server process ``parent`` is gone. A server stopped with SIGTERM (or killed, or crashed)
+    left its workers running with PID 1 as their parent, each holding its models and store handle (the
+    process pool's shutdown never reached them); a watcher thread ends the worker instead. ``parent`` comes
+    from the server: a worker that starts after its server died has another parent from its first moment."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -60,15 +65,20 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="folio-parent-watch", daemon=True).start()
 
 
-def ready() -> bool:
-    """A no-op the server submits at startup, so that the workers start (and load models) at once."""
-    return _FOLIO is not None
+def ready() -> int:
+    """This worker's process id, once its initializer has run: the server asks every worker at startup,
+    so that they start (and load their models) at once, and to know when all of them are ready."""
+    if _FOLIO is None:
+        raise RuntimeError("query worker not initialised")
+    return os.getpid()
 
 
 def call(op: str, req_json: str, collections: Collections) -> str:
     """Run query ``op`` (``api.query_ops.OPS``) on a request the server already validated."""
     if _FOLIO is None:
         raise RuntimeError("query worker not initialised")
+    from folio.api.query_ops import OPS  # function-level: with the service (init), after the watcher
+
     model, fn = OPS[op]
     req = model.model_validate_json(req_json)
     try:

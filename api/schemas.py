@@ -454,7 +454,14 @@ class RegionOut(Schema):
 class HealthOut(Schema):
     model_config = ConfigDict(extra="allow")
 
-    status: Literal["ok"]
+    status: Literal["ok"] = Field(description="the process answers (liveness); readiness is `state`")
+    state: Literal["starting", "ready", "stopping", "failed"] = Field(
+        "ready",
+        description="`starting` while the store and models load (counts, jobs and retrieval are empty then), "
+        "`ready` once a query is fast (GET /v1/ready answers 200), `stopping` on the way out, `failed` when "
+        "loading failed and the server is leaving",
+    )
+    instance: str = Field("", description="a random id of this start of the server (folio's CLI finds it by it)")
     version: str
     parser_version: str
     counts: dict[str, int]
@@ -464,3 +471,8 @@ class HealthOut(Schema):
     )
     tokenizer: str
     auth: bool = Field(description="whether /v1 endpoints need an API key")
+
+
+class ReadyOut(Schema):
+    state: Literal["ready"]
+    ready_after_s: float = Field(description="seconds from the server's start to ready")

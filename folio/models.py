@@ -320,6 +320,8 @@ class ExcludedEntry(_Response):
 
 class HealthOut(_Response):
     status: Literal["ok"]
+    state: Literal["starting", "ready", "stopping", "failed"] = "ready"
+    instance: str = ""
     version: str
     parser_version: str
     counts: dict[str, int]

@@ -1,8 +1,9 @@
-"""Service health: counts, and which retrievers and models are on (and why the others are off).
+"""Service health: counts, and which retrievers and models are on (and why the others are off); readiness.
 
-``/v1/health`` is a liveness probe, so it must answer while every query worker is busy: it is an
-``async def`` that does no blocking work. The store counts (a LanceDB read) come from a snapshot
-that a background thread refreshes when it is older than ``HealthCache.max_age`` seconds; the
+``/v1/health`` is a liveness probe, so it must answer while every query worker is busy, and while the server
+is still loading (``state: starting``; ``api.startup``): it is an ``async def`` that does no blocking work.
+``/v1/ready`` is the readiness probe: 200 once a query will be fast. The store counts (a LanceDB read) come
+from a snapshot that a background thread refreshes when it is older than ``HealthCache.max_age`` seconds; the
 reply does not wait for that refresh, except on the first call after an idle spell (a snapshot older
 than ``HealthCache.idle_s``), which waits for it a bounded time so that it does not report counts
 from before the idle spell.
@@ -16,11 +17,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter, Request
 
-from folio.api.deps import FolioDep
-from folio.api.schemas import HealthOut
+from folio.api.schemas import ErrorResponse, HealthOut, ReadyOut
+from folio.api.settings import Settings
+from folio.api.startup import Startup
+from folio.kernel.model import PARSER_VERSION
+
+if TYPE_CHECKING:
+    from folio.api.application import Folio
 
 logger = logging.getLogger(__name__)
 
@@ -82,10 +89,38 @@ class HealthCache:
         return self.counts
 
 
-@router.get("/health", summary="Status, counts, active retrievers and models", response_model=HealthOut)
-async def health(request: Request, folio: FolioDep) -> HealthOut:
-    """Open without an API key (it shows no document content). ``counts`` may be up to a few
-    seconds old; only the first call after an idle spell waits (at most 2 s) for fresh ones."""
+@router.get("/health", summary="Liveness: state (starting, ready), counts, active retrievers and models",
+            response_model=HealthOut)
+async def health(request: Request) -> HealthOut:
+    """Open without an API key (it shows no document content), and answered from the server's first moment:
+    ``state`` says whether it is still ``starting`` (then counts, jobs and retrieval are empty) or ``ready``.
+    ``counts`` may be up to a few seconds old; only the first call after an idle spell waits (at most 2 s) for
+    fresh ones."""
+    startup: Startup = request.app.state.startup
+    settings: Settings = request.app.state.settings
+    auth = request.app.state.keys.enabled
+    folio: Folio | None = getattr(request.app.state, "folio", None)
+    if folio is None:
+        return HealthOut(status="ok", state=startup.state, instance=startup.instance, version=_folio_version(),
+                         parser_version=PARSER_VERSION, counts={}, jobs={}, retrieval={},
+                         tokenizer=settings.context.tokenizer, auth=auth)
     cache: HealthCache = request.app.state.health
     counts = await cache.current()
-    return folio.health(counts=counts, version=cache.version, auth=request.app.state.keys.enabled)
+    out = folio.health(counts=counts, version=cache.version, auth=auth)
+    return out.model_copy(update={"state": startup.state, "instance": startup.instance})
+
+
+@router.get(
+    "/ready",
+    summary="Readiness: 200 once queries are fast, 503 while starting or stopping",
+    response_model=ReadyOut,
+    responses={503: {"model": ErrorResponse, "description": "starting (with Retry-After) or stopping"}},
+)
+async def ready(request: Request) -> ReadyOut:
+    """Open without an API key. 200 when the store and models are loaded and warmed by a query (in the server
+    and in every query worker process), else 503 ``not_ready`` with ``Retry-After``: a load balancer or
+    container platform sends queries only to a server that answers them fast."""
+    startup: Startup = request.app.state.startup
+    if startup.state != "ready":
+        raise startup.not_ready()
+    return ReadyOut(state="ready", ready_after_s=startup.ready_after_s or 0.0)

@@ -98,7 +98,8 @@ def free_port() -> int:
 
 def folio_serve(env: dict[str, str], log: Any, *args: str) -> tuple[Any, str]:
     """``folio serve`` as its own process on a free loopback port (``args`` added to its command line),
-    once ``/v1/health`` answers: the process and its base URL. Killed if it does not start."""
+    once it is ready (``/v1/ready``; ``/v1/health`` answers earlier, while it loads): the process and its base
+    URL. Killed if it does not start."""
     import subprocess
     import sys
     import time
@@ -114,7 +115,7 @@ def folio_serve(env: dict[str, str], log: Any, *args: str) -> tuple[Any, str]:
     deadline = time.monotonic() + 180
     while True:
         try:
-            if httpx.get(f"{url}/v1/health", timeout=2).status_code == 200:
+            if httpx.get(f"{url}/v1/ready", timeout=2).status_code == 200:
                 return proc, url
         except httpx.TransportError:
             pass

@@ -117,3 +117,58 @@ def test_context_search_and_ask_use_a_running_server(data_copy: Path, tmp_path: 
     assert not nowhere.exists()
     out = _cli("context", Q, "--server", "http://127.0.0.1:9", "--data", str(data_copy))
     assert out.returncode == 2 and "--server and --data" in out.stderr
+
+
+LOADED = ("torch", "transformers", "fastapi", "lancedb", "httpx", "folio.client", "folio.assembly", "folio.api.schemas")
+
+
+def _modules_after(argv: list[str], env: dict[str, str]) -> tuple[list[str], str]:
+    """Run ``folio`` with ``argv`` in a fresh process; which of ``LOADED`` it imported, and its stderr."""
+    code = (
+        "import json, sys\nfrom folio.api.cli import main\n"
+        f"code = main({argv!r})\n"
+        f"print(json.dumps([code, [m for m in {LOADED!r} if m in sys.modules]]), file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                         env=env)
+    *lines, last = out.stderr.strip().splitlines()
+    status, loaded = json.loads(last)
+    assert status == 0, out.stderr
+    return loaded, "\n".join(lines)
+
+
+def test_a_query_command_loads_what_its_work_needs(data_copy: Path) -> None:
+    """Issue 34, item 2: ``folio context`` loaded torch, transformers and the web framework (11 to 13 s a call).
+    In-process it loads the store and the ONNX encoder only; asking a server, not even those, nor httpx or
+    the request models (the server validates)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FOLIO_URL", "FOLIO_API_KEY")}
+    loaded, _ = _modules_after(["context", Q, "--data", str(data_copy), "--no-server", "--json"], env)
+    assert "lancedb" in loaded and "folio.assembly" in loaded
+    assert not {"torch", "transformers", "fastapi"} & set(loaded), loaded
+    with live_server(make_settings(data_copy, allowed_hosts=["127.0.0.1"])) as url:
+        loaded, err = _modules_after(["context", Q, "--server", url, "--json"], env)
+        assert loaded == [], loaded
+        loaded, err = _modules_after(["search", Q, "--server", url, "--json"], env)
+        assert loaded == [], loaded
+
+
+def test_the_cli_offers_the_api_s_strategies() -> None:
+    """``folio context --strategy/--retrieval`` list the values without importing assembly (start-up time)."""
+    from typing import get_args
+
+    from folio.api.cli_query import RETRIEVAL_STRATEGIES, STRATEGIES
+    from folio.assembly.types import Strategy
+    from folio.kernel.hit import RetrievalStrategy
+
+    assert STRATEGIES == get_args(Strategy) and RETRIEVAL_STRATEGIES == get_args(RetrievalStrategy)
+
+
+def test_a_server_s_errors_reach_the_command_line(data_copy: Path) -> None:
+    """Asking a server, an option out of bounds is the server's 422 as a usage error (exit 2), and a server that
+    does not answer is a failure (exit 1): one line each, never a traceback."""
+    with live_server(make_settings(data_copy, allowed_hosts=["127.0.0.1"])) as url:
+        out = _cli("context", Q, "--server", url, "--budget", "0")
+        assert out.returncode == 2 and out.stderr.startswith(f"folio: {url}: invalid request: body.budget"), out.stderr
+        assert out.stderr.count("\n") == 1
+    out = _cli("context", Q, "--server", "http://127.0.0.1:9")
+    assert out.returncode == 1 and "no answer from the server" in out.stderr and "Traceback" not in out.stderr

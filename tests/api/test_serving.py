@@ -1,18 +1,21 @@
 """Serving under load: caches that outlive a request but not a commit, and a health probe that
-never waits behind query work (issue 9). No timings here: tests/reliability/test_load.py and
-benchmarks/bench_api.py measure those."""
+never waits behind query work (issue 9); a server's start and stop (issues 31 and 34). No timings here:
+tests/reliability/test_load.py and benchmarks/bench_api.py measure those."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from folio.api.app import create_app
 from folio.api.service import version_filenames
-from tests.api.conftest import make_settings
+from tests.api.conftest import assert_error, make_settings
 
 
 def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, samples: Path) -> None:
@@ -167,6 +170,133 @@ def test_query_workers_leave_with_the_server(tmp_path: Path) -> None:
         while any(_alive(p) for p in workers) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not [p for p in workers if _alive(p)], "query workers outlived the server"
+    finally:
+        if server.poll() is None:
+            server.kill()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _start_serve(data: Path, env: dict[str, str], out: Path) -> tuple[Any, str]:
+    """``folio serve`` on ``data`` as its own process, not waited for: the process and its URL (stdout to ``out``)."""
+    import subprocess
+    import sys
+
+    from tests.api.conftest import free_port
+
+    port = free_port()
+    with out.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "folio.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+             "--data", str(data)],
+            env=env, cwd=Path(__file__).resolve().parents[2], stdout=log, stderr=subprocess.DEVNULL,
+        )
+    return proc, f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process tree from /proc (Linux)")
+def test_a_server_stopped_while_it_starts_leaves_no_process_behind(data_copy: Path, tmp_path: Path) -> None:
+    """Issue 31, item 6: SIGTERM after the query workers were spawned and before the server was ready: the server
+    exited, but both query workers (still loading) and the resource tracker ran on as orphans."""
+    import os
+    import signal
+    import time
+
+    import httpx
+
+    env = {**os.environ, "FOLIO_QUERY_PROCESSES": "2", "FOLIO_OCR": "false"}
+    server, url = _start_serve(data_copy, env, tmp_path / "serve.out")
+    family: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while len([p for p in _children(server.pid) if "spawn_main" in _cmdline(p)]) < 2:
+            assert server.poll() is None and time.monotonic() < deadline, "folio serve spawned no query workers"
+            time.sleep(0.05)
+        family = set(_children(server.pid))
+        family |= {grandchild for child in family for grandchild in _children(child)}
+        with contextlib.suppress(httpx.TransportError):
+            assert httpx.get(f"{url}/v1/ready", timeout=5).status_code != 200  # still starting: the case at hand
+        server.send_signal(signal.SIGTERM)
+        server.wait(60)
+        deadline = time.monotonic() + 20
+        while any(_alive(p) for p in family) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = {p: _cmdline(p)[:120] for p in family if _alive(p)}
+        assert not left, f"processes outlived a server stopped while starting: {left}"
+    finally:
+        if server.poll() is None:
+            server.kill()
+        for p in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_serve_is_alive_at_once_says_when_it_is_ready_and_commands_ask_it(data_copy: Path, tmp_path: Path) -> None:
+    """Issue 34, item 3: ``folio serve`` said "serving at" seconds before ``/v1/health`` answered, and nothing said
+    when a query would be fast. Now health answers at once with the state, ``/v1/ready`` is a 503 until the models
+    are loaded and warmed, a "ready" line goes to stdout, and (item 2) commands on the data directory ask it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    env = {k: v for k, v in os.environ.items() if k not in ("FOLIO_URL", "FOLIO_API_KEY")}
+    env |= {"FOLIO_QUERY_PROCESSES": "1", "FOLIO_OCR": "false"}
+    out = tmp_path / "serve.out"
+    server, url = _start_serve(data_copy, env, out)
+    seen: list[tuple[str, int]] = []
+    try:
+        deadline = time.monotonic() + 180
+        while not seen or seen[-1] != ("ready", 200):
+            assert server.poll() is None and time.monotonic() < deadline, (seen[-3:], out.read_text())
+            try:
+                health = httpx.get(f"{url}/v1/health", timeout=5)
+                ready = httpx.get(f"{url}/v1/ready", timeout=5)
+            except httpx.TransportError:  # the port is not open yet (Python's imports)
+                time.sleep(0.1)
+                continue
+            assert health.status_code == 200
+            seen.append((health.json()["state"], ready.status_code))
+            if ready.status_code == 503:
+                assert_error(ready, 503, "not_ready")
+                assert ready.headers["Retry-After"] == "2"
+            time.sleep(0.1)
+        assert ("starting", 503) in seen, seen  # alive while it loaded, and not ready
+        deadline = time.monotonic() + 10
+        while "folio: ready at" not in out.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert out.read_text().startswith(f"folio: ready at {url}/ after "), out.read_text()
+        instance = httpx.get(f"{url}/v1/health", timeout=5).json()["instance"]
+        assert json.loads((data_copy / "server.json").read_text()) == {"url": url, "pid": server.pid,
+                                                                        "instance": instance}
+
+        def context(*extra: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "folio.api.cli", "context", "P1 acknowledgement",
+                                   "--data", str(data_copy), "--json", *extra],
+                                  capture_output=True, text=True, env=env, timeout=300)
+
+        asked = context()
+        assert asked.returncode == 0, asked.stderr
+        assert asked.stderr == f"folio: asking the server at {url} (it serves {data_copy}; --no-server runs here)\n"
+        here = context("--no-server")
+        assert here.returncode == 0 and here.stderr == "", here.stderr
+        def cited(pkg: str) -> list[tuple[str, str]]:
+            return [(i["citation_id"], i["region_id"]) for i in json.loads(pkg)["items"]]
+
+        assert cited(asked.stdout) == cited(here.stdout) != []
+        server.send_signal(signal.SIGTERM)
+        server.wait(60)
+        assert not (data_copy / "server.json").exists()  # a stopped server is not found again
     finally:
         if server.poll() is None:
             server.kill()
