@@ -22,7 +22,7 @@ import os
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Generic, TypeVar, Unpack, overload
+from typing import IO, Any, Generic, Literal, TypeVar, Unpack, overload
 from urllib.parse import quote
 
 import httpx
@@ -103,11 +103,18 @@ def _request_body(model: type[BaseModel], query: str, options: Mapping[str, Any]
 JOB_FINISHED = ("done", "failed")
 
 
-def _finished(job: models.JobOut) -> models.JobOut | None:
+class FinishedJob(models.JobOut):
+    """A job that is done (``wait_for_job``'s result): its ``result`` is the ``IngestResult``, never None."""
+
+    status: Literal["done"]
+    result: models.IngestResult
+
+
+def _finished(job: models.JobOut) -> FinishedJob | None:
     """``job`` when it has finished (``JobFailed`` when it failed), else None."""
     if job.status == "failed":
         raise JobFailed(job)
-    return job if job.status in JOB_FINISHED else None
+    return FinishedJob.model_validate(job.model_dump()) if job.status in JOB_FINISHED else None
 
 
 @dataclass(frozen=True)
@@ -330,6 +337,36 @@ class Client:
     def list_pages(self, doc_id: str, version_id: str) -> models.PageList:
         return self._send(_Calls.list_pages(doc_id, version_id))
 
+    @overload
+    def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: Literal[True] = ...,
+    ) -> models.IngestResponse: ...
+    @overload
+    def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: Literal[False],
+    ) -> models.JobOut: ...
+    @overload
+    def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: bool,
+    ) -> models.IngestResponse | models.JobOut: ...
     def upload(
         self,
         file: FileInput,
@@ -339,7 +376,8 @@ class Client:
         collection: str | None = None,
         wait: bool = True,
     ) -> models.IngestResponse | models.JobOut:
-        """Ingest a PDF (a path, bytes or a binary file). ``wait=False`` returns the queued ``JobOut``."""
+        """Ingest a PDF (a path, bytes or a binary file): the ``IngestResponse``, or with ``wait=False`` the
+        queued ``JobOut`` (typed so: mypy knows which one a call gets)."""
         result: models.IngestResponse | models.JobOut = self._send(
             _Calls.upload(file, filename, doc_id, collection, wait)
         )
@@ -356,9 +394,9 @@ class Client:
 
     def wait_for_job(
         self, job: str | models.JobOut, *, timeout: float = 600.0, poll_interval: float = 0.5
-    ) -> models.JobOut:
-        """Poll ``GET /v1/jobs/{id}`` until the job is done and return it (its ``result`` is the
-        ``IngestResult``). Raises ``JobFailed`` when it failed, ``APITimeoutError`` after ``timeout``
+    ) -> FinishedJob:
+        """Poll ``GET /v1/jobs/{id}`` until the job is done and return it (a ``FinishedJob``: its ``result`` is
+        the ``IngestResult``). Raises ``JobFailed`` when it failed, ``APITimeoutError`` after ``timeout``
         seconds. ``job`` is an id or the ``JobOut`` of ``upload(..., wait=False)``."""
         import time
 
@@ -474,6 +512,36 @@ class AsyncClient:
     async def list_pages(self, doc_id: str, version_id: str) -> models.PageList:
         return await self._send(_Calls.list_pages(doc_id, version_id))
 
+    @overload
+    async def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: Literal[True] = ...,
+    ) -> models.IngestResponse: ...
+    @overload
+    async def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: Literal[False],
+    ) -> models.JobOut: ...
+    @overload
+    async def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: bool,
+    ) -> models.IngestResponse | models.JobOut: ...
     async def upload(
         self,
         file: FileInput,
@@ -483,6 +551,7 @@ class AsyncClient:
         collection: str | None = None,
         wait: bool = True,
     ) -> models.IngestResponse | models.JobOut:
+        """``Client.upload``, awaited."""
         result: models.IngestResponse | models.JobOut = await self._send(
             _Calls.upload(file, filename, doc_id, collection, wait)
         )
@@ -499,7 +568,7 @@ class AsyncClient:
 
     async def wait_for_job(
         self, job: str | models.JobOut, *, timeout: float = 600.0, poll_interval: float = 0.5
-    ) -> models.JobOut:
+    ) -> FinishedJob:
         """``Client.wait_for_job``, awaited."""
         import asyncio
         import time
