@@ -167,8 +167,12 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
         lines.append(f"refused:  {pkg.get('refusal_reason') or 'no usable evidence'}")
     for note in pkg["retrieval"].get("notes", []):
         lines.append(f"note:     {note}")
-    lines.append(f"packed:   {len(pkg['items'])} items, {len(pkg['excluded'])} excluded")
-    for it in pkg["items"]:
+    items = sorted(pkg["items"], key=lambda it: _citation_number(it["citation_id"]))
+    packed = f"packed:   {len(items)} items, {len(pkg['excluded'])} excluded"
+    if items != pkg["items"]:  # the prompt's order (strongest first and last) is not the ids' order
+        packed += f" (in the prompt: {', '.join(it['citation_id'] for it in pkg['items'])})"
+    lines.append(packed)
+    for it in items:
         pages = ",".join(str(p) for p in it["pages"])
         text = " ".join(it["text"].split())
         text = text[:150] + ("…" if len(text) > 150 else "")
@@ -178,11 +182,8 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
         )
         if text:
             lines.append(f"        {text}")
-    reasons: dict[str, int] = {}
-    for e in pkg["excluded"]:
-        reasons[e["reason"]] = reasons.get(e["reason"], 0) + 1
-    if reasons:
-        lines.append("excluded: " + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())))
+    if pkg["excluded"]:
+        lines.append("excluded: " + exclusion_summary(pkg["excluded"], {it["citation_id"] for it in items}))
     if prompt:
         lines.append("prompt:")
         for m in pkg["prompt"]["messages"]:
@@ -193,6 +194,32 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
             lines.append(f"--- {m['role']} ---")
             lines.append(str(content))
     return "\n".join(lines)
+
+
+def _citation_number(cid: str) -> tuple[str, int]:
+    """``P12`` as ``("P", 12)``: ids sort by kind, then numerically (P2 before P12)."""
+    head = cid.rstrip("0123456789")
+    return head, int(cid[len(head) :] or 0)
+
+
+def exclusion_summary(excluded: list[dict[str, Any]], packed: set[str]) -> str:
+    """Why hits were left out, counted by reason. A hit merged into a candidate that was packed says which item
+    carries it (``merged_into:P1``); one merged into a candidate that was itself left out names no id, since
+    that id is nowhere in the package.
+
+    >>> exclusion_summary([{"reason": "merged_into:P1"}, {"reason": "merged_into:P12"},
+    ...                    {"reason": "weak_document"}, {"reason": "merged_into:P1"}], {"P1"})
+    '2 merged_into:P1, 1 merged into a candidate not packed, 1 weak_document'
+    """
+    reasons: dict[str, int] = {}
+    for e in excluded:
+        reason = e["reason"]
+        if reason.startswith("merged_into:") and reason.split(":", 1)[1] not in packed:
+            reason = "merged into a candidate not packed"
+        reasons[reason] = reasons.get(reason, 0) + 1
+    carried = sorted((r for r in reasons if r.startswith("merged_into:")), key=lambda r: _citation_number(r[12:]))
+    rest = sorted(r for r in reasons if not r.startswith("merged_into:"))
+    return ", ".join(f"{reasons[r]} {r}" for r in carried + rest)
 
 
 def cmd_context(args: argparse.Namespace) -> int:

@@ -172,3 +172,22 @@ def test_a_server_s_errors_reach_the_command_line(data_copy: Path) -> None:
         assert out.stderr.count("\n") == 1
     out = _cli("context", Q, "--server", "http://127.0.0.1:9")
     assert out.returncode == 1 and "no answer from the server" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_the_summary_lists_packed_ids_in_order_and_names_only_packed_ones(
+    ingested_readonly: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 34, item 6: the summary said ``excluded: ... merged_into:P12`` of ids that were not packed, and listed
+    the packed ids as P1, P4, P2 (the prompt's order)."""
+    import re
+
+    argv = ["context", "How do I read a CSV file into R?", "--doc", "r-data-import-export", "--budget", "1000",
+            "--data", str(ingested_readonly), "--no-server", "--no-prompt"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    listed = re.findall(r"^  \[([A-Z]+\d+)\]", out, re.M)
+    assert len(listed) > 2 and listed == sorted(listed, key=lambda c: (c[0], int(c[1:]))), out
+    assert re.search(r"^packed: .*\(in the prompt: P1, .*\)$", out, re.M), out  # the prompt's order, said once
+    excluded = next(line for line in out.splitlines() if line.startswith("excluded: "))
+    assert set(re.findall(r"merged_into:([A-Z]+\d+)", excluded)) <= set(listed), excluded
+    assert "merged into a candidate not packed" in excluded, excluded
