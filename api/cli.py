@@ -24,7 +24,9 @@ from folio.api.cli_common import (
     NoStore,
     ProgressBar,
     UsageError,
+    add_command,
     add_data_arg,
+    add_json_arg,
     add_verbose_everywhere,
     format_report,
     open_store,
@@ -207,14 +209,17 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="folio", description="PDFs in; cited, budgeted LLM context out.")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("ingest", help="ingest PDF files, or folders of PDFs (subfolders included)")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+def _register_ingest(sub: Any) -> None:
+    p = add_command(
+        sub, "ingest", "ingest PDF files, or folders of PDFs (subfolders included)",
+        "Parse PDFs into regions (sections, paragraphs, sentences, tables, figures, pages), index them and store "
+        "them as a new version of their document (the same bytes again: unchanged). The document id comes from "
+        "the file name unless --doc-id says otherwise. Prints one report per file; exit 1 if any failed.",
+        "folio ingest report.pdf --data ./folio-data",
+        "folio ingest ./pdfs --collection finance          # every PDF under ./pdfs",
+        "folio ingest --redo-degraded --page-timeout 300 report.pdf",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a PDF file, or a folder searched for *.pdf")
     p.add_argument("--doc-id", default=None, help="document id (default: from the file name)")
     p.add_argument(
         "--collection",
@@ -239,23 +244,44 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="a page's time limit for its tables, figures and OCR (default: FOLIO_PAGE_TIMEOUT_S or 60; 0: none)",
     )
-    p.add_argument("--json", action="store_true", help="machine-readable reports")
+    add_json_arg(p, "the reports")
     add_data_arg(p)
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("docs", help="list documents and their versions")
-    p.add_argument("doc_id", nargs="?", default=None)
-    p.add_argument("--json", action="store_true")
+
+def _register_documents(sub: Any) -> None:
+    """``docs``, ``delete``, ``compact`` and ``check``: the commands on a store's documents and files."""
+    p = add_command(
+        sub, "docs", "list documents and their versions",
+        "List every document's versions (the latest, which queries use by default, is marked *), or one "
+        "document's.",
+        "folio docs --data ./folio-data",
+        "folio docs support-policy --json",
+    )
+    p.add_argument("doc_id", nargs="?", default=None, help="only this document's versions")
+    add_json_arg(p, "the versions")
     add_data_arg(p)
     p.set_defaults(func=cmd_docs)
 
-    p = sub.add_parser("delete", help="delete a document, or one version of it")
-    p.add_argument("doc_id")
-    p.add_argument("--version", default=None)
+    p = add_command(
+        sub, "delete", "delete a document, or one version of it",
+        "Delete a document with all its versions, or with --version one version (the previous one becomes the "
+        "latest). Citations of what was deleted no longer resolve.",
+        "folio delete support-policy",
+        "folio delete support-policy --version 96135b4e2c35d62a",
+    )
+    p.add_argument("doc_id", help="the document (folio docs lists them)")
+    p.add_argument("--version", default=None, metavar="VERSION_ID", help="delete only this version")
     add_data_arg(p)
     p.set_defaults(func=cmd_delete)
 
-    p = sub.add_parser("compact", help="compact the store and remove old LanceDB versions; sizes before/after")
+    p = add_command(
+        sub, "compact", "compact the store and remove old LanceDB versions; sizes before/after",
+        "Merge the store's small files and remove LanceDB table versions older than --older-than seconds; "
+        "prints each table's size before and after.",
+        "folio compact --data ./folio-data",
+        "folio compact --older-than 0 --json          # only when nothing else uses the store",
+    )
     p.add_argument(
         "--older-than",
         type=float,
@@ -263,16 +289,31 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="keep table versions younger than this (default 120; 0 only when nothing else uses the store)",
     )
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p, "the sizes")
     add_data_arg(p)
     p.set_defaults(func=cmd_compact)
 
-    p = sub.add_parser("check", help="verify the store: complete versions, no orphan rows or assets; sizes")
+    p = add_command(
+        sub, "check", "verify the store: complete versions, no orphan rows or assets; sizes",
+        "Check that every version is complete and nothing is left of writers that died (rows, assets, claims); "
+        "prints counts and sizes. Exit 1 when there is a problem.",
+        "folio check --data ./folio-data",
+        "folio check --repair",
+    )
     p.add_argument("--repair", action="store_true", help="remove what dead writers left behind first")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p, "the result")
     add_data_arg(p)
     p.set_defaults(func=cmd_check)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="folio", description="PDFs in; cited, budgeted LLM context out.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    _register_ingest(sub)
+    _register_documents(sub)
     from folio.api.cli_keys import register as register_keys
     from folio.api.cli_mcp import register as register_mcp
     from folio.api.cli_query import register

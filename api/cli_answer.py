@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from folio.api.cli_common import add_server_arg, require_store, server_url
+from folio.api.cli_common import add_command, add_server_arg, require_store, server_url
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -192,8 +192,14 @@ def format_check(done: dict[str, Any]) -> str:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("ask", help="answer a question with the configured LLM, citations checked")
-    p.add_argument("question")
+    p = add_command(
+        sub, "ask", "answer a question with the configured LLM, citations checked",
+        "Retrieve and pack the evidence, ask the OpenAI-compatible model configured with FOLIO_LLM_BASE_URL and "
+        "FOLIO_LLM_MODEL, stream its answer and check its citations. Exit 1 when the check fails.",
+        'folio ask "How fast must a P1 incident be acknowledged?" --data ./folio-data',
+        'folio ask "Which targets changed?" --structured --json',
+    )
+    p.add_argument("question", help="the question, in quotes")
     p.add_argument("--budget", type=int, default=None, help="token limit of the prompt (default $FOLIO_DEFAULT_BUDGET)")
     p.add_argument("--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)")
     p.add_argument("--strategy", default=None, help="expansion: auto, raw, window, parent, neighbors, page")

@@ -69,6 +69,24 @@ class ProgressBar:
             sys.stderr.flush()
 
 
+def add_command(sub: Any, name: str, summary: str, description: str, *examples: str) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` says what it does (``description``, wrapped) and shows ``examples``;
+    ``summary`` is its line in ``folio --help``."""
+    import textwrap
+
+    return sub.add_parser(  # type: ignore[no-any-return]  # argparse's subparsers action is untyped here
+        name,
+        help=summary,
+        description=textwrap.fill(description, 100),
+        epilog="examples:\n" + "\n".join(f"  {e}" for e in examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def add_json_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
 def add_data_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data", metavar="DIR", default=None, help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)"

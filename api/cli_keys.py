@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from folio.api.cli_common import EXIT_FAILED, EXIT_USAGE
+from folio.api.cli_common import EXIT_FAILED, EXIT_USAGE, add_command, add_json_arg
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -84,7 +84,14 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add ``keys add|list|revoke`` to ``folio``'s subcommands."""
-    keys = sub.add_parser("keys", help="API keys scoped to collections (add, list, revoke)")
+    keys = add_command(
+        sub, "keys", "API keys scoped to collections (add, list, revoke)",
+        "Manage the keys file a server reads (FOLIO_KEYS_FILE): each key reads, or reads and writes, some "
+        "collections. A running server sees changes at once.",
+        "folio keys add --collections finance,legal --access write --file keys.json",
+        "folio keys list --file keys.json",
+        "folio keys revoke 3f2a9c1b --file keys.json",
+    )
     ksub = keys.add_subparsers(dest="keys_command", required=True)
 
     def file_arg(p: argparse.ArgumentParser) -> None:
@@ -95,16 +102,16 @@ def register(sub: Any) -> None:
         "--collections", required=True, metavar="A,B", help="comma-separated collections, or * for every one"
     )
     p.add_argument("--access", choices=("read", "write"), default="read", help="read (default) or write")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p, "the new key")
     file_arg(p)
     p.set_defaults(func=cmd_keys_add)
 
     p = ksub.add_parser("list", help="list keys (ids, access, collections; never secrets)")
-    p.add_argument("--json", action="store_true")
+    add_json_arg(p, "the keys")
     file_arg(p)
     p.set_defaults(func=cmd_keys_list)
 
     p = ksub.add_parser("revoke", help="remove a key (a running server stops accepting it at once)")
-    p.add_argument("key_id", metavar="ID")
+    p.add_argument("key_id", metavar="ID", help="the key's id (folio keys list shows them)")
     file_arg(p)
     p.set_defaults(func=cmd_keys_revoke)

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from folio.api.cli_common import EXIT_USAGE, add_data_arg
+from folio.api.cli_common import EXIT_USAGE, add_command, add_data_arg
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -31,6 +31,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("mcp", help="serve folio's tools to an MCP client over stdio")
+    p = add_command(
+        sub, "mcp", "serve folio's tools to an MCP client over stdio",
+        "Speak MCP over stdin and stdout: list_documents, search, get_context, get_region and (with an LLM "
+        "configured) answer, on the data directory. An MCP client starts this command itself.",
+        "folio mcp --data ./folio-data",
+        'claude mcp add folio -- folio mcp --data "$PWD/folio-data"',
+    )
     add_data_arg(p)
     p.set_defaults(func=cmd_mcp)

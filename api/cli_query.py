@@ -22,7 +22,9 @@ from folio.api.cli_common import (
     EXIT_USAGE,
     ProgressBar,
     UsageError,
+    add_command,
     add_data_arg,
+    add_json_arg,
     add_server_arg,
     require_store,
     server_url,
@@ -417,16 +419,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    """Add ``serve``, ``context``, ``verify`` and ``demo`` to ``folio``'s subcommands."""
-    p = sub.add_parser("serve", help="run the REST API and viewer (uvicorn)")
-    p.add_argument("--host", default=None, help="default $FOLIO_HOST or 127.0.0.1")
-    p.add_argument("--port", type=int, default=None, help="default $FOLIO_PORT or 8000")
-    add_data_arg(p)
-    p.set_defaults(func=cmd_serve)
+def add_host_port_args(p: argparse.ArgumentParser, when: str = "") -> None:
+    p.add_argument("--host", default=None, help=f"address to listen on{when} (default $FOLIO_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help=f"port{when} (default $FOLIO_PORT or 8000)")
 
-    p = sub.add_parser("context", help="retrieve and pack a cited context package for a question")
-    p.add_argument("question")
+
+def register(sub: Any) -> None:
+    """Add ``serve``, ``context``, ``search``, ``verify`` and ``demo`` to ``folio``'s subcommands."""
+    p = add_command(
+        sub, "context", "retrieve and pack a cited context package for a question",
+        "Retrieve evidence for a question and pack it under a token budget: cited items (P pages, S text, "
+        "T tables, F figures), what was left out and why, and the prompt messages. Asks a running server when "
+        "one serves the data directory (or --server), else runs here.",
+        'folio context "How fast must a P1 incident be acknowledged?" --data ./folio-data',
+        'folio context "What changed in v2?" --doc support-policy --budget 600 --json > pkg.json',
+    )
+    p.add_argument("question", help="the question, in quotes")
     p.add_argument(
         "--budget",
         type=int,
@@ -445,15 +453,18 @@ def register(sub: Any) -> None:
     )
     p.add_argument("-k", type=int, default=50, help="hits to retrieve before assembly")
     p.add_argument("--no-prompt", action="store_true", help="do not print the prompt messages")
-    p.add_argument(
-        "--json", action="store_true", help="print the ContextPackage as JSON (as POST /v1/context)"
-    )
+    add_json_arg(p, "the ContextPackage (as POST /v1/context)")
     add_data_arg(p)
     add_server_arg(p)
     p.set_defaults(func=cmd_context)
 
-    p = sub.add_parser("search", help="ranked hits for a query (regions, pages, scores), before any packing")
-    p.add_argument("question", metavar="QUERY")
+    p = add_command(
+        sub, "search", "ranked hits for a query (regions, pages, scores), before any packing",
+        "Rank regions for a query (every retriever that found each hit, its rank and score) without expanding "
+        "or packing them: what context would start from.",
+        'folio search "escalation path" -k 5 --data ./folio-data',
+    )
+    p.add_argument("question", metavar="QUERY", help="the query, in quotes")
     p.add_argument("-k", type=int, default=10, help="how many hits (default 10)")
     p.add_argument(
         "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
@@ -461,32 +472,59 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--retrieval", default=None, choices=RETRIEVAL_STRATEGIES, help="retrieval strategy (default hybrid)"
     )
-    p.add_argument("--json", action="store_true", help="print the hits as JSON (as POST /v1/search)")
+    add_json_arg(p, "the hits (as POST /v1/search)")
     add_data_arg(p)
     add_server_arg(p)
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("verify", help="check an answer's citations against a context package")
+    p = add_command(
+        sub, "verify", "check an answer's citations against a context package",
+        "Check an answer's citations against the package it was written from: ids that were packed are kept, "
+        "invented ids and sentences without a citation are reported. Exit 1 when the answer does not pass.",
+        'folio verify --package pkg.json --answer "Within 30 minutes [P1]."',
+        "folio verify --package pkg.json --answer-file answer.txt --json",
+    )
     p.add_argument(
         "--package", required=True, metavar="FILE", help="a ContextPackage JSON file (folio context --json)"
     )
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--answer", default=None, metavar="TEXT")
-    g.add_argument("--answer-file", default=None, metavar="FILE")
-    p.add_argument("--json", action="store_true")
+    g.add_argument("--answer", default=None, metavar="TEXT", help="the answer to check, in quotes")
+    g.add_argument("--answer-file", default=None, metavar="FILE", help="a file holding the answer")
+    add_json_arg(p, "the check")
     add_data_arg(p)
     p.set_defaults(func=cmd_verify)
+    _register_serve_and_demo(sub)
 
-    p = sub.add_parser("demo", help="ingest sample_pdfs/, ask sample questions, print cited packages")
+
+def _register_serve_and_demo(sub: Any) -> None:
+    p = add_command(
+        sub, "serve", "run the REST API, the viewer and /mcp (uvicorn)",
+        "Serve the data directory over HTTP. /v1/health answers at once (state: starting); \"folio: ready at URL\" "
+        "goes to stdout and /v1/ready turns 200 once the models are loaded and a query is fast. While it runs, "
+        "folio context, search and ask on the same data directory ask it instead of loading the store "
+        "themselves.",
+        "folio serve --data ./folio-data                 # http://127.0.0.1:8000/viewer",
+        "FOLIO_KEYS_FILE=keys.json folio serve --host 0.0.0.0 --port 8080",
+    )
+    add_host_port_args(p)
+    add_data_arg(p)
+    p.set_defaults(func=cmd_serve)
+
+    p = add_command(
+        sub, "demo", "ingest sample_pdfs/, ask sample questions, print cited packages",
+        "Ingest the repository's sample PDFs (the support policy in two versions, a Federal Register rule, the R "
+        "data manual, a scanned brochure) and print the packages of two sample questions.",
+        "folio demo --data ./folio-data",
+        'folio demo --question "Who approves exceptions?" --serve',
+    )
     p.add_argument(
         "--samples", default=None, metavar="DIR", help="PDF folder (default: the repo's sample_pdfs/)"
     )
     p.add_argument(
         "--question", action="append", default=None, help="ask this instead of the sample questions"
     )
-    p.add_argument("--budget", type=int, default=800)
+    p.add_argument("--budget", type=int, default=800, help="token limit of each package (default 800)")
     p.add_argument("--serve", action="store_true", help="then start the server and print the viewer URL")
-    p.add_argument("--host", default=None)
-    p.add_argument("--port", type=int, default=None)
+    add_host_port_args(p, " (with --serve)")
     add_data_arg(p)
     p.set_defaults(func=cmd_demo)

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -191,3 +192,25 @@ def test_the_summary_lists_packed_ids_in_order_and_names_only_packed_ones(
     excluded = next(line for line in out.splitlines() if line.startswith("excluded: "))
     assert set(re.findall(r"merged_into:([A-Z]+\d+)", excluded)) <= set(listed), excluded
     assert "merged into a candidate not packed" in excluded, excluded
+
+
+def _subparsers(parser: Any) -> dict[str, Any]:
+    import argparse
+
+    return next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
+def test_every_subcommand_says_what_it_does_with_examples_and_every_argument_has_help() -> None:
+    """Issue 34, item 6: subcommands had no description or example, and ``question``, ``PATH``, ``QUERY``,
+    ``doc_id``, ``verify --answer/--json``, ``demo --budget/--host/--port`` and ``delete --version`` no help."""
+    import argparse
+
+    commands = dict(_subparsers(build_parser()))
+    commands |= {f"keys {name}": p for name, p in _subparsers(commands["keys"]).items()}
+    assert {"ingest", "docs", "delete", "context", "search", "verify", "demo", "serve", "ask", "mcp"} <= set(commands)
+    for name, p in commands.items():
+        if not name.startswith("keys "):
+            assert p.description and p.epilog and p.epilog.startswith("examples:\n  "), name
+            assert all(line.startswith(("  folio ", "  FOLIO_", "  claude ")) for line in p.epilog.splitlines()[1:])
+        silent = [a.dest for a in p._actions if not a.help and not isinstance(a, argparse._SubParsersAction)]
+        assert not silent, f"folio {name}: arguments without help: {silent}"
