@@ -24,10 +24,13 @@ Mapping:
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
+
+from pydantic import BaseModel
 
 from folio.kernel.errors import (
     ClaimLost,
@@ -204,6 +207,55 @@ async def _folio_error(request: Request, exc: Exception) -> JSONResponse:
     return folio_error_response(exc, getattr(exc, "detail", None))
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation holds (``X``, ``X | None``, ``list[X]``, ``dict[str, X]`` ...)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
+
+
+def nearest_field(model: type[BaseModel], loc: Sequence[str | int]) -> str | None:
+    """The field name nearest to the unknown one at the end of ``loc`` (the path inside a ``model`` body), if
+    one is near enough: what a 422 for a misspelt field suggests.
+
+    >>> from pydantic import BaseModel
+    >>> class Inner(BaseModel):
+    ...     k: int = 1
+    >>> class Body(BaseModel):
+    ...     budget: int = 0
+    ...     inner: list[Inner] = []
+    >>> nearest_field(Body, ["budgt"]), nearest_field(Body, ["inner", 0, "kk"]), nearest_field(Body, ["xyz"])
+    ('budget', 'k', None)
+    """
+    current = model
+    for part in loc[:-1]:
+        if isinstance(part, int):  # a list index: the items are the model found for the list's field
+            continue
+        field = current.model_fields.get(part) or next(
+            (f for f in current.model_fields.values() if f.alias == part), None
+        )
+        found = _models_in(field.annotation) if field is not None else []
+        if not found:
+            return None
+        current = found[0]
+    names = set(current.model_fields) | {f.alias for f in current.model_fields.values() if f.alias}
+    close = difflib.get_close_matches(str(loc[-1]), sorted(names), n=1, cutoff=0.6) if loc else []
+    return close[0] if close else None
+
+
+def _suggest_fields(request: Request, errors: list[dict[str, Any]]) -> None:
+    """Add "did you mean" to the message of each unknown body field that is near a known one (``budgt``)."""
+    body = getattr(getattr(request.scope.get("route"), "body_field", None), "field_info", None)
+    models = _models_in(getattr(body, "annotation", None))
+    for err in errors:
+        loc = err.get("loc") or ()
+        if err.get("type") != "extra_forbidden" or not models or not loc or loc[0] != "body":
+            continue
+        near = nearest_field(models[0], list(loc[1:]))
+        if near is not None:
+            err["msg"] = f"unknown field; did you mean {near!r}?"
+
+
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     from fastapi.encoders import jsonable_encoder
     from fastapi.exceptions import RequestValidationError
@@ -212,6 +264,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     every = exc.errors()
     # Only the errors shown are encoded: 50,000 bad items must not cost 50,000 encodings on the loop.
     errors = jsonable_encoder(list(every[:MAX_DETAIL_ERRORS]), exclude={"input", "ctx", "url"})
+    _suggest_fields(request, errors)
     first = errors[0] if errors else {}
     where = ".".join(str(p) for p in first.get("loc", ()))
     message = f"invalid request: {where}: {first.get('msg', 'invalid value')}" if first else "invalid request"

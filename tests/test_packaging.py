@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "folio", "ingest", "retrieval", "assembly", "api")
 
 
-def build_wheel(tmp: Path) -> Path:
+def _sources(tmp: Path) -> Path:
     src = tmp / "src"
     src.mkdir()
     for name in SOURCES:
@@ -25,6 +25,11 @@ def build_wheel(tmp: Path) -> Path:
             shutil.copytree(path, src / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(path, src / name)
+    return src
+
+
+def build_wheel(tmp: Path) -> Path:
+    src = _sources(tmp)
     out = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist"), "."],
         cwd=src,
@@ -63,6 +68,16 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
                 assert installed in names, (
                     f"{installed} is missing from the wheel (pyproject [tool.setuptools] packages)"
                 )
+
+
+def test_an_editable_install_builds_without_warnings(tmp_path: Path) -> None:
+    """Issue 34, item 6: ``scripts/setup.sh`` (``pip install -e``) printed setuptools' warning that
+    ``folio.api.static`` was absent from ``packages``."""
+    src = _sources(tmp_path)
+    build = "from setuptools import build_meta; build_meta.build_editable(%r)" % str(tmp_path / "dist")
+    out = subprocess.run([sys.executable, "-c", build], cwd=src, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "is absent from the `packages` configuration" not in out.stdout + out.stderr, out.stderr[-3000:]
 
 
 def test_a_plain_install_is_the_client_and_the_server_is_an_extra(tmp_path: Path) -> None:

@@ -164,3 +164,17 @@ def test_config_docs_refuse_an_option_in_no_group() -> None:
     with pytest.raises(SystemExit, match="new_option"):
         gen.assembly_groups(Loose)
     assert issubclass(Loose, BaseModel)
+
+
+def test_a_misspelt_field_names_the_nearest_one(client: TestClient) -> None:
+    """Issue 34, item 6: ``budgt`` said "Extra inputs are not permitted" without the field meant; nested bodies
+    too, and a name near none gets no guess."""
+
+    err = assert_error(client.post("/v1/context", json={"query": "x", "budgt": 500}), 422, "validation_error")
+    assert err["message"] == "invalid request: body.budgt: unknown field; did you mean 'budget'?", err
+    nested = {"answer": "x [S1].", "context_request": {"query": "x", "retreival_strategy": "bm25"}}
+    err = assert_error(client.post("/v1/verify", json=nested), 422, "validation_error")
+    assert err["message"].endswith("body.context_request.retreival_strategy: unknown field; did you mean "
+                                   "'retrieval_strategy'?"), err
+    err = assert_error(client.post("/v1/search", json={"query": "x", "zzzzzz": 1}), 422, "validation_error")
+    assert err["message"] == "invalid request: body.zzzzzz: Extra inputs are not permitted", err
