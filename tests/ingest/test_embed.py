@@ -3,6 +3,8 @@ the process keeps one encoder per backend; queries always go through an fp32 bac
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -85,3 +87,16 @@ def test_query_tokenizer_gives_what_transformers_gives() -> None:
         assert np.array_equal(want["input_ids"], np.array([e.ids for e in got]))
         assert np.array_equal(want["attention_mask"], np.array([e.attention_mask for e in got]))
         assert np.array_equal(want["token_type_ids"], np.array([e.type_ids for e in got]))
+
+
+def test_quantizing_shows_no_advice_that_does_not_apply(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 34, item 6: ``folio demo`` printed ONNX Runtime's "consider pre-processing before quantization" on a
+    machine's first run (the int8 graph is built then); folio quantizes the graph it measured, on purpose."""
+    import logging
+
+    from folio.ingest.embed import _quantize, onnx_model_file
+
+    with caplog.at_level(logging.INFO):
+        _quantize(onnx_model_file(quantized=False), tmp_path / "int8.onnx")
+    assert (tmp_path / "int8.onnx").stat().st_size > 1_000_000
+    assert not [r.getMessage() for r in caplog.records if "pre-processing" in r.getMessage()]
