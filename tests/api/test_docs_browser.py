@@ -61,6 +61,6 @@ def test_swagger_ui_and_redoc_render_offline(offline_page: tuple[Any, list[str]]
         page.goto(f"{url}/redoc")
         page.wait_for_selector("[data-section-id^='tag/']", timeout=30_000)
         assert "/v1/context" in (page.text_content("body") or "")
-    # ReDoc's own script is local too; only its "API docs by Redocly" logo points at its CDN (and is
-    # simply not shown offline).
-    assert all(u.startswith("https://cdn.redoc.ly/redoc/logo") for u in outside), outside
+        page.wait_for_timeout(1000)  # the sidebar's "API docs by Redocly" logo is asked for after the render
+    # ReDoc's own script is local too, and its logo (at cdn.redoc.ly) is not fetched at all (issue 34, item 6).
+    assert outside == [], outside
