@@ -74,7 +74,7 @@ def test_an_editable_install_builds_without_warnings(tmp_path: Path) -> None:
     """Issue 34, item 6: ``scripts/setup.sh`` (``pip install -e``) printed setuptools' warning that
     ``folio.api.static`` was absent from ``packages``."""
     src = _sources(tmp_path)
-    build = "from setuptools import build_meta; build_meta.build_editable(%r)" % str(tmp_path / "dist")
+    build = f"from setuptools import build_meta; build_meta.build_editable({str(tmp_path / 'dist')!r})"
     out = subprocess.run([sys.executable, "-c", build], cwd=src, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "is absent from the `packages` configuration" not in out.stdout + out.stderr, out.stderr[-3000:]

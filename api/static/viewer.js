@@ -217,12 +217,15 @@ async function showRegion(docId, versionId, filename, regionId, locators) {
   if (div) {
     const img = div.querySelector("img");
     if (img) await loadImage(img);
-    // Scroll only the pages column (scrollIntoView would scroll every ancestor, the header too).
+    // Scroll only the pages column (scrollIntoView would scroll every ancestor, the header too), to the
+    // topmost box on the first page: the boxes come strongest first, and a table above the strongest line
+    // would otherwise end up above the column's top, under the toolbar.
     const box = $("pages");
     const info = state.pages.find((p) => p.page === first.page);
     const scale = div.clientWidth / info.width;
     const top = div.getBoundingClientRect().top - box.getBoundingClientRect().top;
-    box.scrollTop += top + asList(first.box)[1] * scale - 80;
+    const highest = Math.min(...state.highlight.boxes.filter((b) => b.page === first.page).map((b) => asList(b.box)[1]));
+    box.scrollTop += top + highest * scale - 80;
   }
   drawHighlight();
 }

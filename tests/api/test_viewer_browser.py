@@ -174,3 +174,26 @@ def test_upload_ask_click_chip_highlights_region(
         # The viewer works under its Content-Security-Policy (api.app.VIEWER_CSP) and breaks none of it.
         assert "frame-ancestors 'none'" in httpx.get(f"{url}/viewer").headers["content-security-policy"]
         assert not violations, violations
+
+
+def test_a_highlight_scrolls_into_view_from_its_topmost_box(browser: Any, data_copy: Path) -> None:
+    """Issue 34, item 6: a highlighted table scrolled up under the viewer's toolbar. An item's boxes come strongest
+    first; the viewer scrolled to the first, so a table above the strongest line ended up above the pages column.
+    Now the column scrolls to the topmost box of the page, and every box of the highlight is in view."""
+    with live_server(make_settings(data_copy)) as url:
+        doc = next(d for d in httpx.get(f"{url}/v1/documents").json()["data"] if d["pages"] > 1)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(f"{url}/viewer")
+        page.wait_for_selector("body[data-ready='1']")
+        line = {"x0": 72, "y0": 620, "x1": 520, "y1": 632}  # the strongest hit: a line low on the page
+        table = {"x0": 72, "y0": 240, "x1": 520, "y1": 420}  # a table above it
+        locators = [{"page": 2, "bbox": table, "line_boxes": [line, table]}]
+        page.evaluate(
+            "([d, l]) => showRegion(d.doc_id, d.version_id, d.filename, 'synthetic', l)", [doc, locators]
+        )
+        page.wait_for_selector(".hl")
+        edges = "e => [e.getBoundingClientRect().top, e.getBoundingClientRect().bottom]"
+        column = page.eval_on_selector("#pages", edges)
+        boxes = page.eval_on_selector_all(".hl", f"els => els.map({edges})")
+        assert len(boxes) == 2
+        assert all(column[0] <= top and bottom <= column[1] for top, bottom in boxes), (column, boxes)
