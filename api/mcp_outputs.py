@@ -87,6 +87,8 @@ class CitationTarget(BaseModel):
     modality: str
     expansion: str
     status: str
+    image_url: str | None = Field(None, description="set when the block went to the model as an image")
+    alt_text: str | None = Field(None, description="an image block's text (a scanned page's OCR)")
 
 
 class ContextOut(BaseModel):

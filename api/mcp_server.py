@@ -39,7 +39,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -98,7 +98,7 @@ def search(folio: Folio, collections: frozenset[str] | None, body: dict[str, Any
 def citation_map(package: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{citation id: where it points}`` for a package in its JSON form."""
     keys = ("region_id", "doc_id", "version_id", "filename", "pages", "locators", "lines", "modality", "expansion",
-            "status")
+            "status", "image_url", "alt_text")
     return {item["citation_id"]: {k: item.get(k) for k in keys} for item in package["items"]}
 
 
@@ -262,12 +262,16 @@ def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
         retrieval_strategy: str = "hybrid",
         include_images: bool = True,
         k: int = 50,
+        scanned_pages: Literal["text", "image"] | None = None,
     ) -> Annotated[CallToolResult, ContextOut]:
         """Evidence for answering a question, packed under a token budget (default: the server's).
         Returns the citation instructions and context blocks, each opened by its citation id ([S1]
         text, [T1] table, [F1] figure, [P1] page; figures and pages also as images), and in structured
         content the citation map {id: region_id, doc_id, version_id, filename, pages, locators (page,
-        bbox)} and the budget. strategy: auto, raw, window, parent, neighbors or page."""
+        bbox), lines (what made the block relevant), image_url and alt_text of an image block} and the
+        budget. strategy: auto, raw, window, parent, neighbors or page. scanned_pages: a scanned page
+        as its OCR text ("text", the default) or as the page image ("image", for a model that reads
+        images; its OCR text is then alt_text)."""
         body: dict[str, Any] = {
             "query": query,
             "budget": budget,
@@ -276,6 +280,7 @@ def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
             "retrieval_strategy": retrieval_strategy,
             "include_images": include_images,
             "k": k,
+            "scanned_pages": scanned_pages,
         }
         out = await call(ctx, get_context, {k2: v for k2, v in body.items() if v is not None})
         return _context_result(out["package"], out["images"])

@@ -3,9 +3,10 @@
 ``folio.adapters.llamaindex.FolioRetriever`` (``pip install 'folio[llamaindex]'``) returns one
 ``NodeWithScore`` per packed item, ``folio.adapters.langchain.FolioRetriever``
 (``pip install 'folio[langchain]'``) one ``Document``. Both carry the same metadata
-(``item_metadata``): citation id, region id, document, version, file, pages, bbox and locators,
-modality, expansion, tokens. The text is the packed text (the section, window, table or page that
-went into the package), in the package's order, under its budget; an item sent as an image (a scanned
+(``item_metadata``): citation id, region id, document, version, file, pages, bbox and locators, the
+lines that made the item relevant, modality, expansion, tokens, the image URL and text of an image item.
+The text is the packed text (the section, window, table or page that went into the package), in the
+package's order, under its budget; an item sent as an image (a scanned
 page, a figure) carries the image's text instead (``item_text``: its OCR), so a text-only pipeline
 does not get an empty document, and LlamaIndex gets an ``ImageNode`` with the image's URL too.
 
@@ -137,8 +138,12 @@ def resolve_source(source: Any) -> Any:
 
 
 def item_metadata(item: models.ContextItem, base_url: str | None = None) -> dict[str, Any]:
-    """The metadata both adapters attach to a packed item. ``bbox`` is the first locator's box
-    (PDF points, origin top-left of the page); ``locators`` has every page's box."""
+    """The metadata both adapters attach to a packed item, as ``POST /v1/context`` gives the item. ``bbox`` is
+    the first locator's box (PDF points, origin top-left of the page; a page item's is the whole page) and
+    ``locators`` has every page's box; ``lines`` are the line boxes of what made the item relevant
+    (``{page, bbox, region_id}``: what to highlight, since a page item's box is the whole page). ``image_url``
+    is set when the item went to the model as an image (a figure, a page image, a scan with
+    ``scanned_pages="image"``), and ``alt_text`` is then the image's text (a scan's OCR)."""
     locators = [loc.model_dump(mode="json") for loc in item.locators]
     image_url = item.image_url
     if image_url and base_url and image_url.startswith("/"):
@@ -158,7 +163,9 @@ def item_metadata(item: models.ContextItem, base_url: str | None = None) -> dict
         "section": item.section,
         "tokens": item.tokens,
         "status": item.status,
+        "lines": [line.model_dump(mode="json") for line in item.lines or []],
         "image_url": image_url,
+        "alt_text": item.alt_text,
     }
 
 

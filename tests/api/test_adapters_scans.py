@@ -8,6 +8,7 @@ loopback."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -87,3 +88,52 @@ def test_by_default_a_scan_found_by_text_goes_as_its_ocr_text(scan_data: Path) -
     scans = [i for i in pkg.items if i.doc_id.startswith("linnsequencer")]
     assert scans and all(i.image_url is None and i.alt_text is None for i in scans)
     assert all(w in scans[0].text for w in OCR_WORDS)
+
+
+POLICY_QUESTION = "How fast must a priority-one incident be acknowledged?"
+
+
+def test_the_adapters_carry_each_items_lines(scan_data: Path) -> None:
+    """Issue 34, item 5: LlamaIndex and LangChain metadata carried the page box and no ``lines`` (they were only in
+    ``retriever.last_package``); now each node and document has its item's lines, as REST gives them."""
+    from folio.adapters.langchain import FolioRetriever as LangChainRetriever
+    from folio.adapters.llamaindex import FolioRetriever as LlamaIndexRetriever
+
+    chain = LangChainRetriever.from_source(str(scan_data), budget=1500)
+    docs = chain.invoke(POLICY_QUESTION)
+    assert chain.last_package is not None
+    want = {i.citation_id: [ln.model_dump(mode="json") for ln in i.lines or []] for i in chain.last_package.items}
+    assert any(want.values())
+    assert {d.metadata["citation_id"]: d.metadata["lines"] for d in docs} == want
+    index = LlamaIndexRetriever(LocalFolio(scan_data), budget=1500)
+    nodes = index.retrieve(POLICY_QUESTION)
+    assert {n.node.metadata["citation_id"]: n.node.metadata["lines"] for n in nodes} == want
+    line = next(ln for lines in want.values() for ln in lines)
+    assert set(line) == {"page", "bbox", "region_id"} and set(line["bbox"]) == {"x0", "y0", "x1", "y1"}
+
+
+def test_mcp_get_context_takes_scanned_pages(scan_data: Path) -> None:
+    """Issue 34, item 5: MCP ``get_context`` had no ``scanned_pages``, so a scan reached an agent only as OCR text.
+    With ``"image"`` the scan is an image block, its citation says so and carries the OCR text as ``alt_text``."""
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def both(url: str) -> tuple[Any, Any]:
+        transport = streamable_http_client(url, http_client=httpx2.AsyncClient(timeout=240))
+        async with Client(transport, read_timeout_seconds=240) as client:
+            args = {"query": QUESTION, "budget": 3000}
+            return (await client.call_tool("get_context", args),
+                    await client.call_tool("get_context", {**args, "scanned_pages": "image"}))
+
+    with live_server(make_settings(scan_data)) as base:
+        as_text, as_image = asyncio.run(both(f"{base}/mcp"))
+    assert not as_text.is_error and not as_image.is_error, (as_text.content, as_image.content)
+    scans = [c for c in as_image.structured_content["citations"].values() if c["doc_id"].startswith("linnsequencer")]
+    assert scans and scans[0]["image_url"] and all(w in scans[0]["alt_text"] for w in OCR_WORDS), scans
+    assert any(c.type == "image" for c in as_image.content)
+    text_scans = [c for c in as_text.structured_content["citations"].values()
+                  if c["doc_id"].startswith("linnsequencer")]
+    assert text_scans and all(c["image_url"] is None for c in text_scans)
