@@ -28,7 +28,7 @@ import difflib
 import logging
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -209,8 +209,8 @@ async def _folio_error(request: Request, exc: Exception) -> JSONResponse:
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
     """The pydantic models an annotation holds (``X``, ``X | None``, ``list[X]``, ``dict[str, X]`` ...)."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
+    if get_origin(annotation) is None and isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]  # (``list[X]`` passes ``isinstance(..., type)``: hence the origin first)
     return [m for arg in get_args(annotation) for m in _models_in(arg)]
 
 
@@ -218,14 +218,11 @@ def nearest_field(model: type[BaseModel], loc: Sequence[str | int]) -> str | Non
     """The field name nearest to the unknown one at the end of ``loc`` (the path inside a ``model`` body), if
     one is near enough: what a 422 for a misspelt field suggests.
 
-    >>> from pydantic import BaseModel
-    >>> class Inner(BaseModel):
-    ...     k: int = 1
-    >>> class Body(BaseModel):
-    ...     budget: int = 0
-    ...     inner: list[Inner] = []
-    >>> nearest_field(Body, ["budgt"]), nearest_field(Body, ["inner", 0, "kk"]), nearest_field(Body, ["xyz"])
-    ('budget', 'k', None)
+    >>> from folio.api.schemas import ContextRequest, VerifyRequest
+    >>> nearest_field(ContextRequest, ["budgt"]), nearest_field(ContextRequest, ["xyz"])
+    ('budget', None)
+    >>> nearest_field(VerifyRequest, ["context_request", "kk"])
+    'k'
     """
     current = model
     for part in loc[:-1]:
