@@ -98,7 +98,8 @@ def start_ray(workers: int = 2, cpus_per_worker: float = 1, object_store_mb: int
 def start_replica(
     data: str, *, env: Mapping[str, str], port: int | None = None, log: Any = None
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """``folio serve --data DATA`` in a child process; returns it and its base URL once it answers."""
+    """``folio serve --data DATA`` in a child process; returns it and its base URL once it is ready (``/v1/ready``:
+    ``/v1/health`` answers earlier, while it loads)."""
     port = port or free_port()
     folio = os.path.join(os.path.dirname(sys.executable), "folio")
     cmd = [folio, "serve", "--data", data, "--host", "127.0.0.1", "--port", str(port)]
@@ -106,7 +107,7 @@ def start_replica(
         cmd, env=child_environ(**env), stdout=log or subprocess.DEVNULL, stderr=log or subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}"
-    wait_http(url + "/v1/health", proc)
+    wait_http(url + "/v1/ready", proc)
     return proc, url
 
 

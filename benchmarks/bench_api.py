@@ -238,7 +238,9 @@ def main() -> int:
         deadline = time.monotonic() + 180
         while True:
             try:
-                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                health = httpx.get(f"{base}/v1/health", timeout=2)
+                # ready: a server that says so (state), or an older one that answers only once loaded
+                if health.status_code == 200 and health.json().get("state", "ready") == "ready":
                     break
             except httpx.HTTPError:
                 pass
