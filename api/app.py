@@ -158,6 +158,22 @@ async def _stop(app: FastAPI, pool: QueryPool, loading: asyncio.Future[None]) ->
             hooks.on_stop()
 
 
+def _add_redoc(app: FastAPI) -> None:
+    @app.get("/redoc", include_in_schema=False)
+    def redoc(request: Request) -> HTMLResponse:
+        """fastapi-offline's ReDoc page (scripts from this server), with ``REDOC_CSP``: ReDoc's bundle shows
+        its maker's logo from cdn.redoc.ly in the sidebar, and the policy keeps the browser from asking for it."""
+        root = request.scope.get("root_path", "")
+        page = get_redoc_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{root}/static-offline-docs/redoc.standalone.js",
+            redoc_favicon_url=f"{root}/static-offline-docs/favicon.png",
+            with_google_fonts=False,
+        )
+        return HTMLResponse(bytes(page.body), headers={"Content-Security-Policy": REDOC_CSP})
+
+
 def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> FastAPI:
     """Build the app; nothing heavy happens until the lifespan starts (``with TestClient(app)``,
     or uvicorn's startup). ``hooks``: how ``folio serve`` starts it (in the background, with a "ready"
@@ -230,19 +246,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     def root() -> RedirectResponse:
         return RedirectResponse("/viewer")
 
-    @app.get("/redoc", include_in_schema=False)
-    def redoc(request: Request) -> HTMLResponse:
-        """fastapi-offline's ReDoc page (scripts from this server), with ``REDOC_CSP``: ReDoc's bundle shows
-        its maker's logo from cdn.redoc.ly in the sidebar, and the policy keeps the browser from asking for it."""
-        root = request.scope.get("root_path", "")
-        page = get_redoc_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{root}/static-offline-docs/redoc.standalone.js",
-            redoc_favicon_url=f"{root}/static-offline-docs/favicon.png",
-            with_google_fonts=False,
-        )
-        return HTMLResponse(bytes(page.body), headers={"Content-Security-Policy": REDOC_CSP})
+    _add_redoc(app)
 
     @app.get("/viewer", include_in_schema=False)
     def viewer() -> FileResponse:
