@@ -300,3 +300,26 @@ def test_serve_is_alive_at_once_says_when_it_is_ready_and_commands_ask_it(data_c
     finally:
         if server.poll() is None:
             server.kill()
+
+
+@pytest.mark.slow
+def test_a_server_that_cannot_load_says_why_and_exits_1(tmp_path: Path) -> None:
+    """Loading fails behind an open port (a data directory that cannot be made): one line says why, the server
+    stops by itself and exits 1, leaving no process behind."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.api.conftest import free_port
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    env = {**os.environ, "FOLIO_QUERY_PROCESSES": "1", "FOLIO_OCR": "false"}
+    out = subprocess.run(
+        [sys.executable, "-m", "folio.api.cli", "serve", "--host", "127.0.0.1", "--port", str(free_port()),
+         "--data", str(blocker / "data")],
+        env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 1, out.stderr
+    assert "folio failed to start: NotADirectoryError" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert "ready at" not in out.stdout
