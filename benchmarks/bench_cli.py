@@ -1,8 +1,8 @@
 """What a command costs a user: ``folio`` wall time and memory, cold and with a server, against ``curl``.
 
 Each command runs as its own process, as a user types it (``folio._cli:main``, the console script's entry, on
-this checkout), ``--runs`` times; the table gives the median and the slowest run, and the largest resident
-memory of a run. Measured:
+this checkout), ``--runs`` times; the table gives the median and the slowest wall time, the median CPU time
+(user + system, which the machine's other work changes little) and the largest resident memory of a run. Measured:
 
 - ``folio --help`` and ``folio docs``: the light commands;
 - ``folio context`` cold (``--no-server``: the store and the query encoder load in the command);
@@ -44,8 +44,9 @@ def _env() -> dict[str, str]:
     return {**env, "PYTHONPATH": str(ROOT), "FOLIO_OCR": "false"}
 
 
-def timed(argv: list[str]) -> tuple[float, float]:
-    """Run ``argv`` to its end: wall seconds and its peak resident memory (MB); a failure stops the benchmark."""
+def timed(argv: list[str]) -> tuple[float, float, float]:
+    """Run ``argv`` to its end: wall seconds, CPU seconds (user + system: what the command cost, whatever else
+    the machine runs) and its peak resident memory (MB); a failure stops the benchmark."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -54,14 +55,20 @@ def timed(argv: list[str]) -> tuple[float, float]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {err[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def measure(name: str, argv: list[str], runs: int) -> dict[str, Any]:
     results = [timed(argv) for _ in range(runs)]
-    walls = sorted(w for w, _ in results)
-    return {"command": name, "runs": runs, "p50_s": statistics.median(walls), "max_s": walls[-1],
-            "rss_mb": max(m for _, m in results)}
+    walls = sorted(w for w, _, _ in results)
+    return {
+        "command": name,
+        "runs": runs,
+        "p50_s": statistics.median(walls),
+        "max_s": walls[-1],
+        "cpu_p50_s": statistics.median(c for _, c, _ in results),
+        "rss_mb": max(m for _, _, m in results),
+    }
 
 
 def _port() -> int:
@@ -79,8 +86,13 @@ def start_server(data: Path, out: Path) -> tuple[subprocess.Popen[bytes], str, f
     url = f"http://127.0.0.1:{port}"
     start = time.perf_counter()
     with out.open("wb") as log:
-        proc = subprocess.Popen([*FOLIO, "serve", "--data", str(data), "--port", str(port)], cwd=ROOT, env=_env(),
-                                stdout=log, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [*FOLIO, "serve", "--data", str(data), "--port", str(port)],
+            cwd=ROOT,
+            env=_env(),
+            stdout=log,
+            stderr=subprocess.DEVNULL,
+        )
     live = None
     while "folio: ready at" not in out.read_text():
         if proc.poll() is not None or time.perf_counter() - start > 300:
@@ -107,8 +119,13 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
 
 def ingest(data: Path) -> None:
     pdfs = [SAMPLES / "support-policy-v2.pdf", SAMPLES / "R-data-import-export.pdf"]
-    subprocess.run([*FOLIO, "ingest", "--data", str(data), *map(str, pdfs)], cwd=ROOT, env=_env(), check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [*FOLIO, "ingest", "--data", str(data), *map(str, pdfs)],
+        cwd=ROOT,
+        env=_env(),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def run(data: Path, runs: int, workdir: Path) -> list[dict[str, Any]]:
@@ -127,8 +144,17 @@ def run(data: Path, runs: int, workdir: Path) -> list[dict[str, Any]]:
             stop_server(proc)
     try:
         body = json.dumps({"query": QUESTION})
-        curl = ["curl", "-sf", "-o", "/dev/null", "-H", "Content-Type: application/json", "-d", body,
-                f"{url}/v1/context"]
+        curl = [
+            "curl",
+            "-sf",
+            "-o",
+            "/dev/null",
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            body,
+            f"{url}/v1/context",
+        ]
         rows += [
             measure("folio context, with `folio serve` running", context, runs),
             measure("curl POST /v1/context", curl, runs),
@@ -136,8 +162,16 @@ def run(data: Path, runs: int, workdir: Path) -> list[dict[str, Any]]:
     finally:
         stop_server(proc)
     for name, values in (("folio serve: start to /v1/health", lives), ("folio serve: start to ready", readies)):
-        rows.append({"command": name, "runs": len(values), "p50_s": statistics.median(values),
-                     "max_s": max(values), "rss_mb": None})
+        rows.append(
+            {
+                "command": name,
+                "runs": len(values),
+                "p50_s": statistics.median(values),
+                "max_s": max(values),
+                "cpu_p50_s": None,
+                "rss_mb": None,
+            }
+        )
     return rows
 
 
@@ -145,12 +179,13 @@ def table(rows: list[dict[str, Any]], load: tuple[float, float]) -> str:
     lines = [
         f"`folio` commands, {os.cpu_count()} cores, load average {load[0]:.1f} before, {load[1]:.1f} after",
         "",
-        "| command | runs | p50 s | slowest s | peak RSS MB |",
-        "|---|---:|---:|---:|---:|",
+        "| command | runs | p50 s | slowest s | CPU s (p50) | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        cpu = f"{r['cpu_p50_s']:.2f}" if r["cpu_p50_s"] is not None else "-"
         rss = f"{r['rss_mb']:.0f}" if r["rss_mb"] is not None else "-"
-        lines.append(f"| {r['command']} | {r['runs']} | {r['p50_s']:.2f} | {r['max_s']:.2f} | {rss} |")
+        lines.append(f"| {r['command']} | {r['runs']} | {r['p50_s']:.2f} | {r['max_s']:.2f} | {cpu} | {rss} |")
     return "\n".join(lines)
 
 

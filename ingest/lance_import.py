@@ -1,29 +1,38 @@
-"""LanceDB's Python package, imported with the pydantic validators it defines built on first use.
+"""LanceDB's Python package, imported without building what folio never uses: the REST client of ``lance_namespace``.
 
-``import lancedb`` imports ``lance_namespace``, whose generated REST client defines some 400 pydantic models
-and a thousand validated functions. Building their validators was most of the import's cost (about 1.5 of
-2.2 s on the 2-core development machine), and the import is most of a ``folio context`` run's start-up.
-folio reaches LanceDB through local and object-store connections, never through that REST client, so the
-validators are hardly ever used; building them when first used (pydantic's ``defer_build``) changes no
-behaviour, only when the work happens.
+``import lancedb`` imports ``lance_namespace``, whose generated REST client (``lance_namespace_urllib3_client``)
+defines some 400 pydantic models and, in its package's ``__init__``, nine API classes with a thousand validated
+methods. That was most of the import's cost (about 1.5 of 2.2 s on the 2-core development machine), and the
+import is most of a ``folio context`` run's start-up. folio reaches LanceDB through local and object-store
+connections, never through that REST client. Two things change when work happens, not what it does:
 
-pydantic offers ``defer_build`` per class; the classes are LanceDB's, so the import runs with it as the
-default of the configuration every class reads (``config_defaults``), restored right after. A pydantic
-without that table imports LanceDB as it is: slower, the same.
+- the import runs with pydantic's ``defer_build`` as the default of every class it defines, so a model's
+  validator is built when first used (pydantic offers the switch per class, and the classes are LanceDB's: the
+  default every class reads, ``config_defaults``, is set for the import and restored right after);
+- the REST client's package is registered without running its ``__init__``: its ``models`` and other modules
+  import as usual, and the first name asked of the package itself (``ApiClient``, ``TableApi`` ...) runs the
+  ``__init__`` then, as a REST namespace connection would.
+
+Either step is skipped when the library it relies on does not look as expected: LanceDB then imports as it is,
+slower, the same.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import threading
 from types import ModuleType
+from typing import Any
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # import_lancedb holds it while LanceDB's import may ask the package
+REST_CLIENT = "lance_namespace_urllib3_client"
 
 
 def import_lancedb() -> ModuleType:
-    """``lancedb``, imported once per process with deferred validator builds."""
+    """``lancedb``, imported once per process, with deferred validator builds and the REST client's package
+    ``__init__`` run on first use."""
     found = sys.modules.get("lancedb")
     if found is not None:
         return found
@@ -32,12 +41,34 @@ def import_lancedb() -> ModuleType:
             from pydantic._internal._config import config_defaults
         except ImportError:  # pragma: no cover - a pydantic without the table: import as it is
             return importlib.import_module("lancedb")
+        _register_lazily(REST_CLIENT)
         before = config_defaults.get("defer_build", False)
         config_defaults["defer_build"] = True
         try:
             return importlib.import_module("lancedb")
         finally:
             config_defaults["defer_build"] = before
+
+
+def _register_lazily(name: str) -> None:
+    """Put package ``name`` in ``sys.modules`` with its ``__init__`` not yet run: its submodules import from its
+    folder as usual, and the first attribute asked of the package runs the ``__init__`` (then answers)."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or not spec.submodule_search_locations:
+        return  # not installed, or not a package: nothing to defer
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def first_use(attr: str) -> Any:
+        with _LOCK:  # once, also when two threads ask at the same moment
+            if package.__dict__.pop("__getattr__", None) is not None:
+                loader.exec_module(package)
+        return getattr(package, attr)
+
+    package.__getattr__ = first_use  # type: ignore[method-assign]  # a module's own __getattr__ (PEP 562)
+    sys.modules[name] = package
 
 
 import_lancedb()
