@@ -340,10 +340,10 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Usage errors (argparse, invalid options, unreadable files) exit 2, failures 1,
     with one line on stderr each."""
+    parser = build_parser()
+    args = parser.parse_args(argv)  # --help and --version end here, before the settings load
     from folio.api.settings import warn_unknown_env
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
