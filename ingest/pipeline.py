@@ -13,6 +13,7 @@ import re
 import shutil
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,24 +52,48 @@ class VersionIndexer(Protocol):
 def doc_id_from_filename(filename: str) -> str:
     """A readable, stable, always valid doc id from a file name: ``"R Data (v2).pdf"`` → ``"r-data-v2"``.
 
+    Two different names must never become one document (the second a silent new version of the first),
+    so a name with characters outside ASCII is transliterated (``anyascii``: Cyrillic, Greek, CJK, Arabic,
+    accents) and always gets ``-`` plus 12 hex digits of the SHA-256 of its NFC form: ``"отчёт.pdf"`` and
+    ``"отчет.pdf"`` transliterate alike but stay two documents, and ``"报告.pdf"`` no longer slugs to
+    nothing. The same name always gives the same id, so an upload of it again is a new version.
+
     A name whose slug is not a valid id (over 128 characters, or starting with ``_``) keeps a
-    prefix of its slug and gets ``-`` plus 12 hex digits of the full slug's SHA-256: still
-    readable, still stable for the same name, and distinct for names that differ only past the
-    prefix. Only an id the client sends can be refused (``check_doc_id``).
+    prefix of its slug and gets the hash of the full slug: still readable, still stable for the same
+    name, and distinct for names that differ only past the prefix. Only an id the client sends can be
+    refused (``check_doc_id``).
 
     >>> doc_id_from_filename("Reportlab UserGuide.PDF")
     'reportlab-userguide'
+    >>> doc_id_from_filename("Q3 отчёт.pdf")[:-13], doc_id_from_filename("报告.pdf")[:-13]
+    ('q3-otchet', 'baogao')
+    >>> doc_id_from_filename("отчёт.pdf") != doc_id_from_filename("отчет.pdf")
+    True
     >>> long = doc_id_from_filename("a" * 200 + ".pdf")
     >>> len(long), long[:4], long[-13]
     (128, 'aaaa', '-')
     """
-    stem = Path(filename).stem.lower()
-    slug = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-.")
-    if not slug:
-        return "document"
-    if _DOC_ID_RE.match(slug):
+    stem = unicodedata.normalize("NFC", Path(filename).stem)
+    if stem.isascii():
+        return _bounded_slug(_slug(stem), hashed=False)
+    # function-level: the transliteration tables load for non-ASCII names only
+    from anyascii import anyascii
+
+    return _bounded_slug(_slug(anyascii(stem)), hashed=True, name=stem)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
+
+
+def _bounded_slug(slug: str, *, hashed: bool, name: str = "") -> str:
+    """``slug`` as a valid id; with ``hashed`` (or when it is no valid id by itself) a hash suffix of ``name``
+    (or of the slug) keeps distinct names distinct."""
+    if not hashed and _DOC_ID_RE.match(slug):
         return slug
-    digest = hashlib.sha256(slug.encode()).hexdigest()[:DERIVED_HASH_CHARS]
+    if not slug and not hashed:
+        return "document"
+    digest = hashlib.sha256((name or slug).encode()).hexdigest()[:DERIVED_HASH_CHARS]
     prefix = slug[: MAX_DOC_ID - DERIVED_HASH_CHARS - 1].strip("-._")
     return f"{prefix}-{digest}" if prefix else f"document-{digest}"
 
