@@ -246,10 +246,14 @@ class FolioInProcess:
         self.retriever_options = dict(retriever_options or {})
 
     def ingest(self, path: Path, doc_id: str) -> str:
+        """Ingest without the wall-clock budgets (document, page, OCR time): on a loaded machine the OCR budget
+        ran out on slide decks and left pages unread, so the store, and every figure, depended on the load."""
+        from folio.ingest.limits import IngestLimits
         from folio.ingest.pipeline import ingest_path
 
         t = time.perf_counter()
-        report = ingest_path(self.store, path, doc_id=doc_id)
+        unhurried = IngestLimits(timeout_s=None, page_timeout_s=None, ocr_budget_s=None)
+        report = ingest_path(self.store, path, doc_id=doc_id, limits=unhurried)
         logger.info(
             "folio ingest %s: %s (%.1fs)", path.name, getattr(report, "status", "?"), time.perf_counter() - t
         )
