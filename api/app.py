@@ -23,8 +23,8 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from folio.api.application import Folio
-from folio.api.deps import canonical_ids
 from folio.api.cluster_jobs import job_runner
+from folio.api.deps import canonical_ids
 from folio.api.errors import install_error_handlers
 from folio.api.keys import KeyRing
 from folio.api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext, ShedQueries, guard_options
