@@ -40,8 +40,9 @@ async def canonical_ids(request: Request) -> None:
     ``invalid_id`` (it arrives percent-encoded; ``folio.Client`` refuses it before sending)."""
     for name, value in request.path_params.items():
         if value in (".", ".."):
-            raise InvalidId(f"{name} {value!r} is not an id: '.' and '..' are path segments that address another "
-                            "resource")
+            raise InvalidId(
+                f"{name} {value!r} is not an id: '.' and '..' are path segments that address another resource"
+            )
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -60,8 +60,9 @@ def _seg(value: str | int) -> str:
     text = str(value)
     if text in ("", ".", ".."):
         raise InvalidRequest(
-            422, "invalid_id", f"{text!r} is not an id: an empty, '.' or '..' path segment would address another "
-            "resource"
+            422,
+            "invalid_id",
+            f"{text!r} is not an id: an empty, '.' or '..' path segment would address another resource",
         )
     return quote(text, safe="@:")
 

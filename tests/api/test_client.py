@@ -257,8 +257,13 @@ def test_dot_ids_are_refused_before_anything_is_sent(bad: str) -> None:
         s.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{s.getsockname()[1]}"
         with folio.Client(closed) as c:
-            for call in (lambda: c.delete("victim", bad), lambda: c.delete(bad), lambda: c.region(bad),
-                         lambda: c.page_image("victim", bad, 1), lambda: c.job(bad)):
+            for call in (
+                lambda: c.delete("victim", bad),
+                lambda: c.delete(bad),
+                lambda: c.region(bad),
+                lambda: c.page_image("victim", bad, 1),
+                lambda: c.job(bad),
+            ):
                 with pytest.raises(errors.InvalidRequest) as refused:
                     call()
                 assert refused.value.code == "invalid_id" and "path segment" in refused.value.message
@@ -271,8 +276,13 @@ def test_dot_ids_are_422_on_the_server_and_delete_nothing(server: tuple[str, str
 
     base, key, _, _ = server
     headers = {"X-API-Key": key}
-    for path in ("/v1/documents/support-policy/versions/%2E%2E", "/v1/documents/support-policy/versions/%2e",
-                 "/v1/documents/%2E%2E", "/v1/regions/%2E%2E", "/v1/jobs/%2e%2E"):
+    for path in (
+        "/v1/documents/support-policy/versions/%2E%2E",
+        "/v1/documents/support-policy/versions/%2e",
+        "/v1/documents/%2E%2E",
+        "/v1/regions/%2E%2E",
+        "/v1/jobs/%2e%2E",
+    ):
         for method in ("GET", "DELETE") if "documents" in path else ("GET",):
             r = httpx.request(method, base + path, headers=headers)
             assert r.status_code == 422, (method, path, r.text)
