@@ -21,6 +21,8 @@ from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
+from starlette.responses import Response
+from starlette.types import Scope
 
 from folio.api.application import Folio
 from folio.api.cluster_jobs import job_runner
@@ -54,6 +56,17 @@ VIEWER_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
+
+class ViewerFiles(StaticFiles):
+    """The viewer's files (``/static``) with ``VIEWER_HEADERS`` on every response: the page is framed by no
+    other site whichever URL serves it (``/viewer`` or ``/static/index.html``)."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers.update(VIEWER_HEADERS)
+        return response
+
 
 TAGS = [
     {
@@ -155,7 +168,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                    health.router):
         app.include_router(router, prefix="/v1", dependencies=[Depends(canonical_ids)])
 
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", ViewerFiles(directory=STATIC), name="static")
     if find_spec("mcp") is not None:  # the [mcp] extra: the MCP tools at /mcp, behind the same keys
         from folio.api.mcp_server import mount as mount_mcp
 
