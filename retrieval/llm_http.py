@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 from folio.kernel.errors import ModelUnavailable
 
@@ -38,7 +41,10 @@ T = TypeVar("T")
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 """The most of one reply read (a stream's events included); past it the call is ``LLMUpstreamError``."""
 MAX_ERROR_READ = 64 * 1024
-MAX_ERROR_BODY = 300
+"""The most of an upstream error's text read and kept in the error raised here."""
+MAX_ERROR_MESSAGE = 400
+"""The most of an upstream error's message a client is shown: cut after it was scrubbed (``scrub``), as a
+cut before could leave the start of the key in it."""
 ENDPOINT = "the LLM endpoint"
 
 
@@ -79,10 +85,42 @@ class Deadline:
             raise self.expired() from exc
 
 
-def scrub(text: str, url: str) -> str:
-    """``text`` without the endpoint's URL (an upstream error body may echo it)."""
-    base = url.split("/v1/")[0] if "/v1/" in url else url
-    return text.replace(url, ENDPOINT).replace(base, ENDPOINT)
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1", "0.0.0.0")
+
+
+def scrub(text: str, url: str, key: str | None = None) -> str:
+    """``text`` without the endpoint's address or key, which an upstream error may echo in any
+    spelling: every URL (any scheme, any case), the endpoint's host with or without its port (any
+    case; every loopback name when it is a loopback host), its port alone, a bearer token and the key.
+
+    >>> scrub("see HTTP://LocalHost:8799/v1, localhost:8799 or port 8799; key sk-1", "http://127.0.0.1:8799/v1", "sk-1")
+    'see the LLM endpoint, the LLM endpoint or port [port]; key [key]'
+    """
+    if key:
+        text = text.replace(key, "[key]")
+    return _address_pattern(url).sub(_hidden, text)
+
+
+def _hidden(m: re.Match[str]) -> str:
+    if m.group("bearer"):
+        return "Bearer [key]"
+    return "[port]" if m.group("port") else ENDPOINT
+
+
+@functools.lru_cache(maxsize=16)
+def _address_pattern(url: str) -> re.Pattern[str]:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    names = {host, f"[{host}]"} if ":" in host else {host}
+    if host in LOOPBACK_NAMES or host.startswith("127."):
+        names.update(LOOPBACK_NAMES)
+    hosts = "|".join(re.escape(n) for n in sorted(names - {""}, key=len, reverse=True))
+    alternatives = [r"(?P<bearer>\bBearer\s+[^\s'\"]+)", r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>]*[^\s'\"<>.,;:!?)\]}]"]
+    if hosts:
+        alternatives.append(rf"(?<![\w.-])(?:{hosts})(?::\d+)?(?![\w-])")
+    if parts.port is not None:
+        alternatives.append(rf"(?P<port>(?<!\d){parts.port}(?!\d))")
+    return re.compile("|".join(alternatives), re.IGNORECASE)
 
 
 @contextlib.asynccontextmanager
@@ -161,26 +199,26 @@ def parse_json(raw: bytes | str, what: str = "replied with something") -> Any:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        shown = raw[:MAX_ERROR_BODY] if isinstance(raw, str) else raw[:MAX_ERROR_BODY].decode("utf-8", "replace")
+        shown = raw[:MAX_ERROR_READ] if isinstance(raw, str) else raw[:MAX_ERROR_READ].decode("utf-8", "replace")
         why = "nested too deep" if isinstance(exc, RecursionError) else "not JSON"
         raise LLMUpstreamError(f"{ENDPOINT} {what} that is {why}: {shown!r}") from exc
 
 
-async def raise_for_status(resp: httpx.Response, deadline: Deadline, url: str) -> None:
+async def raise_for_status(resp: httpx.Response, deadline: Deadline) -> None:
     """An error status is ``LLMTimeout`` (408, 504) or ``LLMUpstreamError`` with the start of its body."""
     if resp.status_code < 400:
         return
     if resp.status_code in (408, 504):
         raise LLMTimeout(f"{ENDPOINT} timed out (HTTP {resp.status_code})")
     text = (await read_body(resp, deadline, MAX_ERROR_READ, truncate=True)).decode("utf-8", errors="replace")
-    raise LLMUpstreamError(f"{ENDPOINT} answered HTTP {resp.status_code}: {scrub(text, url)[:MAX_ERROR_BODY]!r}")
+    raise LLMUpstreamError(f"{ENDPOINT} answered HTTP {resp.status_code}: {text!r}")
 
 
 async def post_json(url: str, body: dict[str, Any], headers: dict[str, str], seconds: float) -> Any:
     """One JSON request and its JSON reply, all within ``seconds``."""
     deadline = Deadline(seconds)
     async with post(url, body, headers, deadline) as resp:
-        await raise_for_status(resp, deadline, url)
+        await raise_for_status(resp, deadline)
         raw = await read_body(resp, deadline)
     return parse_json(raw)
 

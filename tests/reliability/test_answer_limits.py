@@ -422,3 +422,38 @@ def test_errors_and_notes_do_not_show_the_endpoint(data: Path) -> None:
         assert "failed" in notes  # the reranker (and compression) said why they fell back
     for text in (r.text, ctx.text):
         assert str(port) not in text and "127.0.0.1" not in text
+
+
+def test_an_upstream_error_that_echoes_the_address_or_the_key_shows_neither(data: Path, llm: StandInLLM) -> None:
+    """An endpoint's error may echo its address in any spelling (``HTTP://`` upper case, ``localhost``,
+    ``host:port``) and the key it was sent: none of them reaches the client (issue 31)."""
+    key = "sk-secret-4f1c9a7e"
+    port = llm.url.split(":")[2].split("/")[0]
+    echo = (
+        f"upstream {llm.url.upper()}/chat/completions failed; retry at localhost:{port}, 127.0.0.1:{port} "
+        f"or [::1]:{port} with Authorization: Bearer {key} (key {key})"
+    )
+    replies = [
+        Reply(status=500, raw=json.dumps({"error": echo})),  # an error status
+        Reply(raw="<html>" + echo + "</html>"),  # 200 but not JSON
+        Reply(raw_stream="data: " + json.dumps({"error": {"message": echo}}) + "\n\n"),  # an error in a stream
+    ]
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in", llm_api_key=key)
+    with TestClient(create_app(settings)) as c:
+        for reply in replies:
+            llm.replies.append(reply)
+            r = _ask(c)
+            if r.status_code == 200:  # the stream reply to a non-streaming call: a 200 whose body is events
+                text = r.text
+            else:
+                text = assert_error(r, 502, "llm_upstream_error")["message"]
+            assert "the LLM endpoint" in text, text
+            for secret in (port, "127.0.0.1", "localhost", "::1", key, "secret-4f1c"):
+                assert secret.lower() not in text.lower(), (secret, text)
+        llm.replies.append(replies[2])
+        with c.stream("POST", "/v1/answer", json={"query": Q, "doc_ids": DOC, "stream": True}) as s:
+            s.read()
+        event, body = _events(s.text)[-1]
+        assert event == "error" and body["error"]["code"] == "llm_upstream_error", body
+        for secret in (port, "127.0.0.1", "localhost", key):
+            assert secret not in body["error"]["message"], (secret, body)
