@@ -4,7 +4,8 @@ httpx's timeouts bound each network operation, not the call: an endpoint that se
 few seconds, or its headers a byte at a time, never trips them (issue 20: a 5 s answer held for
 303 s). Here every await of a call (connect, send, headers, each body chunk) runs under what is left
 of one deadline (``asyncio.timeout``), so a call ends by ``seconds`` whatever the endpoint does, and
-a client that goes away cancels it. The reply is read in chunks up to ``MAX_REPLY_BYTES``.
+a client that goes away cancels it. The reply is read in chunks up to ``MAX_REPLY_BYTES``, counted after
+decoding: a compressed reply is decoded a bounded piece at a time (``decoded_chunks``).
 
 The async functions serve the server's event loop; ``run_sync`` and ``iterate_sync`` drive them from
 plain threads (query workers, ingest, the CLI). Errors never name the endpoint's URL (it may be an
@@ -25,6 +26,7 @@ import json
 import logging
 import re
 import time
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -46,6 +48,10 @@ MAX_ERROR_MESSAGE = 400
 """The most of an upstream error's message a client is shown: cut after it was scrubbed (``scrub``), as a
 cut before could leave the start of the key in it."""
 ENDPOINT = "the LLM endpoint"
+ACCEPT_ENCODING = "gzip, deflate"
+"""What a model call accepts as ``Content-Encoding`` (sent as ``Accept-Encoding``), besides none."""
+DECODE_STEP = 64 * 1024
+"""The most of a compressed reply decoded in one step (``decoded_chunks``)."""
 
 
 class LLMTimeout(ModelUnavailable, TimeoutError):
@@ -133,7 +139,9 @@ async def post(
 
     try:
         async with httpx.AsyncClient(timeout=max(deadline.left(), 0.001)) as client:
-            request = client.build_request("POST", url, json=body, headers=headers)
+            request = client.build_request(
+                "POST", url, json=body, headers={**headers, "Accept-Encoding": ACCEPT_ENCODING}
+            )
             resp = await deadline.step(client.send(request, stream=True))
             try:
                 yield resp
@@ -148,6 +156,38 @@ async def post(
         ) from exc
 
 
+async def decoded_chunks(resp: httpx.Response, deadline: Deadline) -> AsyncIterator[bytes]:
+    """The body as it arrives, decoded (``gzip``, ``deflate``) in pieces of at most ``DECODE_STEP`` bytes, each
+    received within ``deadline``: a caller that stops at its limit has decoded at most one piece past it,
+    however far the body would expand (a few KB of zstd can make 400 MB). An encoding folio did not ask for
+    (``ACCEPT_ENCODING``: no ``br``, no ``zstd``, which cannot be decoded a bounded piece at a time here) is
+    ``LLMUpstreamError``, before any of it is decoded."""
+    encoding = resp.headers.get("content-encoding", "").strip().lower()
+    if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
+        raise LLMUpstreamError(
+            f"{ENDPOINT} replied with Content-Encoding {encoding[:40]!r}, which folio does not accept (it asks for "
+            f"{ACCEPT_ENCODING}, or none)"
+        )
+    inflater = zlib.decompressobj(32 + zlib.MAX_WBITS) if encoding not in ("", "identity") else None  # gzip or zlib
+    raw = resp.aiter_raw()
+    while True:
+        try:
+            data = await deadline.step(anext(raw))
+        except StopAsyncIteration:
+            return
+        if inflater is None:
+            yield data
+            continue
+        while data:
+            try:
+                piece = inflater.decompress(data, DECODE_STEP)
+            except zlib.error as exc:
+                raise LLMUpstreamError(f"{ENDPOINT} sent a {encoding} body that does not decode ({exc})") from exc
+            data = inflater.unconsumed_tail
+            if piece:
+                yield piece
+
+
 async def read_body(
     resp: httpx.Response, deadline: Deadline, limit: int = MAX_REPLY_BYTES, *, truncate: bool = False
 ) -> bytes:
@@ -156,12 +196,7 @@ async def read_body(
     if not truncate and declared.isdigit() and int(declared) > limit:
         raise too_big(limit)
     out = bytearray()
-    chunks = resp.aiter_bytes()
-    while True:
-        try:
-            chunk = await deadline.step(anext(chunks))
-        except StopAsyncIteration:
-            break
+    async for chunk in decoded_chunks(resp, deadline):
         out += chunk
         if len(out) > limit:
             if truncate:
@@ -174,12 +209,7 @@ async def iter_lines(resp: httpx.Response, deadline: Deadline, limit: int = MAX_
     """The body's lines as they arrive (without line ends), ``limit`` bytes in all."""
     pending = b""
     seen = 0
-    chunks = resp.aiter_bytes()
-    while True:
-        try:
-            chunk = await deadline.step(anext(chunks))
-        except StopAsyncIteration:
-            break
+    async for chunk in decoded_chunks(resp, deadline):
         seen += len(chunk)
         if seen > limit:
             raise too_big(limit)

@@ -457,3 +457,55 @@ def test_an_upstream_error_that_echoes_the_address_or_the_key_shows_neither(data
         assert event == "error" and body["error"]["code"] == "llm_upstream_error", body
         for secret in (port, "127.0.0.1", "localhost", key):
             assert secret not in body["error"]["message"], (secret, body)
+
+
+def _compressed(encoding: str, mib: int, tail: bytes = b"") -> bytes:
+    """``mib`` MiB of spaces then ``tail``, compressed a block at a time (a few KB: never held whole)."""
+    import zlib
+
+    import zstandard
+
+    block = b" " * (1 << 20)
+    if encoding == "zstd":
+        z = zstandard.ZstdCompressor().compressobj()
+        return b"".join(z.compress(block) for _ in range(mib)) + z.compress(tail) + z.flush()
+    g = zlib.compressobj(6, zlib.DEFLATED, 31 if encoding == "gzip" else 15)  # deflate: zlib-wrapped
+    return b"".join(g.compress(block) for _ in range(mib)) + g.compress(tail) + g.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "mib", "why"), [("zstd", 256, "Content-Encoding"), ("gzip", 64, "over the limit")]
+)
+def test_a_compressed_reply_is_never_expanded_past_the_cap(llm: StandInLLM, encoding: str, mib: int, why: str) -> None:
+    """A small compressed reply that expands a thousandfold (6.4 KB of zstd cost 400 MB, issue 31) is
+    stopped while it is decoded: gzip at the reply cap, an encoding folio did not ask for at once."""
+    import tracemalloc
+
+    from folio.retrieval.llm import ChatClient
+    from folio.retrieval.llm_http import LLMUpstreamError
+
+    bomb = _compressed(encoding, mib)
+    assert len(bomb) < 300_000
+    client = ChatClient(llm.url, "stand-in")
+    llm.replies.append(Reply(encoded=bomb, encoding=encoding))
+    tracemalloc.start()
+    try:
+        with pytest.raises(LLMUpstreamError) as e:
+            client.chat([{"role": "user", "content": "hi"}], timeout=30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert why in str(e.value), e.value
+    assert peak < 40 * 1024 * 1024, f"{peak / 2**20:.0f} MiB held while reading a {len(bomb)}-byte reply"
+    assert llm.requests[-1]["accept_encoding"] == "gzip, deflate"
+
+
+def test_a_compressed_reply_of_normal_size_still_reads(llm: StandInLLM, ac: TestClient) -> None:
+    from folio.retrieval.llm import ChatClient
+
+    completion = json.dumps({"choices": [{"message": {"content": "fine"}, "finish_reason": "stop"}]}).encode()
+    for encoding in ("gzip", "deflate"):
+        llm.replies.append(Reply(encoded=_compressed(encoding, 1, completion), encoding=encoding))
+        assert ChatClient(llm.url, "stand-in").chat([{"role": "user", "content": "hi"}]).text == "fine"
+    llm.replies.append(Reply(encoded=_compressed("zstd", 64), encoding="zstd"))
+    assert_error(_ask(ac), 502, "llm_upstream_error")
