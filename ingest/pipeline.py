@@ -26,6 +26,7 @@ from folio.ingest.store import Store
 from folio.ingest.table_rows import row_units
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
+from folio.kernel.printable import display_name
 
 if TYPE_CHECKING:
     from folio.ingest.limits import IngestLimits
@@ -114,13 +115,15 @@ def ingest_bytes(
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
-    off by default: measured neutral on mmlb).
+    off by default: measured neutral on mmlb). ``filename`` is stored as ``kernel.printable.display_name``
+    makes it (control and bidi characters become ``?``).
     """
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
     from folio.ingest.validate import open_pdf
 
     started = time.perf_counter()
+    filename = display_name(filename)  # stored and shown, never obeyed: no escapes, no bidi overrides
     doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
