@@ -259,6 +259,57 @@ def test_references_that_multiply_the_work_are_bounded() -> None:
     assert "longer than 1 s" in errors[0]
 
 
+UNIQUE = {"type": "array", "uniqueItems": True}
+DISTINCT = [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "at": {"page": i % 7}} for i in range(6000)]
+
+
+def test_unique_items_over_6000_objects_is_checked_within_the_deadline(data: Path, llm: StandInLLM) -> None:
+    """The issue's case (31): ``uniqueItems`` and 6,000 distinct objects held ``/v1/answer`` 117.5 s,
+    because jsonschema compared every pair inside one keyword, where the deadline is not looked at."""
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
+    with live_server(settings) as url:
+        llm.replies.append(Reply(json.dumps(DISTINCT)))
+        structured, took = _structured_in(url, UNIQUE, timeout=20)
+    assert took < 8, took
+    assert structured["schema_valid"] is True and structured["errors"] == [], structured["errors"]
+
+
+@pytest.mark.parametrize(
+    ("value", "schema", "expect"),
+    [
+        (DISTINCT + [{"at": {"page": 0}, "tags": ["a", "b"], "name": "item 0", "id": 0.0}], UNIQUE, "items 0 and 6000"),
+        ([1, True, 0, False, "1", [1], {"a": 1}], UNIQUE, None),  # true is not 1, nor "1" nor [1]
+        ([{"a": [1, {"b": None}]}, {"a": [1, {"b": None}]}], UNIQUE, "items 0 and 1"),
+        (list(range(50_000)), {"allOf": [{"items": {}}], "unevaluatedItems": False}, "?"),
+        ([1, 2, "x"], {"prefixItems": [{}], "unevaluatedItems": False}, "items 1, 2 unexpected"),
+        (
+            {f"k{i}": i for i in range(50_000)},
+            {"allOf": [{"additionalProperties": {}}], "unevaluatedProperties": False},
+            "?",
+        ),
+        ({"a": 1, "b": "x"}, {"properties": {"a": {}}, "unevaluatedProperties": {"type": "integer"}}, "'b'"),
+        (list(range(100_001)), {"contains": True}, "more than 100000 values"),
+    ],
+)
+def test_keywords_whose_work_grows_with_the_value_stay_within_the_deadline(
+    value: Any, schema: dict[str, Any], expect: str | None
+) -> None:
+    """Inside a keyword, work that grew faster than the value (every pair of items; a list searched for
+    each of 50,000 indexes or keys: 20 to 30 s each before) is now linear and looks at the deadline; a
+    value of over 100,000 values is not checked. ``"?"``: checked, or stopped at the deadline."""
+    from folio.api.schema_check import validate
+
+    started = time.monotonic()
+    errors = validate(value, schema)
+    assert time.monotonic() - started < 4
+    if expect is None:
+        assert errors == []
+    elif expect == "?":
+        assert errors == [] or "longer than 1 s" in errors[0], errors
+    else:
+        assert any(expect in e for e in errors), errors
+
+
 # ----------------------------------------------------------------------------- model calls: total deadline
 DRIP = Reply("a reply that arrives one byte at a time", drip=0.3)
 
