@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import shutil
 import tempfile
@@ -23,10 +24,11 @@ import numpy as np
 
 from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
-from folio.ingest.store import Store
+from folio.ingest.store import RETIRE_AFTER_S, Store
 from folio.ingest.table_rows import row_units
-from folio.kernel.errors import InvalidRequest
+from folio.kernel.errors import InvalidRequest, VersionNotFound
 from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
+from folio.kernel.printable import display_name
 
 if TYPE_CHECKING:
     from folio.ingest.limits import IngestLimits
@@ -139,13 +141,15 @@ def ingest_bytes(
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
-    off by default: measured neutral on mmlb).
+    off by default: measured neutral on mmlb). ``filename`` is stored as ``kernel.printable.display_name``
+    makes it (control and bidi characters become ``?``).
     """
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
     from folio.ingest.validate import open_pdf
 
     started = time.perf_counter()
+    filename = display_name(filename)  # stored and shown, never obeyed: no escapes, no bidi overrides
     doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
@@ -231,10 +235,11 @@ def _redo_degraded(
     newer version of the document stays the latest), same collection.
 
     The parse renders into a staging folder, so the stored version is untouched until it is known
-    to be better. Then the old rows go and the new ones are written and committed: for those
-    seconds the version is absent (readers see the document's other versions, or none). A failure
-    then removes what was written, as for any ingest, and the version stays absent until the same
-    command is run again."""
+    to be better. The new rows are then written beside the old ones under a claim to replace them
+    (``Store.begin_version(replacing=True)``) and swapped in by one commit: a reader sees the old
+    version or the new one, never neither (issue 31: it was absent for about a second). The old rows
+    go ``RETIRE_AFTER_S`` later. A failure before the swap removes what was written and leaves the old
+    version as it was (its images may already be the new renders, which show the same pages)."""
     old = store.get_version(doc_id, version_id)
     before = tuple(store.version_report(doc_id, version_id).get("degraded_pages", ()))
     staging = Path(tempfile.mkdtemp(prefix="folio-redo-")) / store.assets_root.name  # same name: same image paths
@@ -244,13 +249,13 @@ def _redo_degraded(
             logger.warning("%s@%s: pages %s are still degraded; the stored version is kept", doc_id, version_id, before)
             return _unchanged(store, doc_id, version_id, started)
         logger.warning("%s@%s: replacing the version degraded on pages %s", doc_id, version_id, before)
-        store.delete_version(doc_id, version_id)
-        rendered = staging / f"{doc_id}@{version_id}"
-        if rendered.exists():
-            shutil.move(str(rendered), str(store.assets_root / rendered.name))
-        if not store.begin_version(doc_id, version_id, old.filename, size, PARSER_VERSION, collection=collection):
-            return _unchanged(store, doc_id, version_id, started)  # another writer put it back meanwhile
+        replaced = store.version_stamp(doc_id, version_id)
+        if not store.begin_version(
+            doc_id, version_id, old.filename, size, PARSER_VERSION, collection=collection, replacing=True
+        ):
+            raise VersionNotFound(f"document {doc_id} has no version {version_id} (deleted while it was parsed again)")
         try:
+            _merge_renders(staging / f"{doc_id}@{version_id}", store.assets_root / f"{doc_id}@{version_id}")
             report = writer.commit(store, parsed, created_at=old.created_at)
         except BaseException:
             logger.warning("re-doing %s@%s failed; removing what was written", doc_id, version_id)
@@ -258,7 +263,23 @@ def _redo_degraded(
             raise
     finally:
         shutil.rmtree(staging.parent, ignore_errors=True)
+    time.sleep(RETIRE_AFTER_S)
+    store.retire_rows(doc_id, version_id, replaced)
     return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+
+
+def _merge_renders(rendered: Path, live: Path) -> None:
+    """Put a new parse's images in the version's image folder one file at a time, each by a rename in that
+    folder (atomic): a reader of the version, old or new, finds every image whole. The names are the same
+    in both parses, and a page renders the same in both."""
+    if not rendered.exists():
+        return
+    for src in sorted(p for p in rendered.rglob("*") if p.is_file()):
+        dst = live / src.relative_to(rendered)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        part = dst.with_name(f".{dst.name}.{os.getpid()}.part")
+        shutil.copyfile(src, part)  # the staging folder may be on another file system
+        os.replace(part, dst)
 
 
 def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> IngestReport:
