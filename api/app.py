@@ -19,14 +19,17 @@ from contextlib import asynccontextmanager
 from importlib.util import find_spec
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
+from starlette.responses import Response
+from starlette.types import Scope
 
 from folio.api.application import Folio
 from folio.api.cluster_jobs import job_runner
+from folio.api.deps import canonical_ids
 from folio.api.errors import install_error_handlers
 from folio.api.keys import KeyRing
 from folio.api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext, ShedQueries, guard_options
@@ -63,6 +66,17 @@ VIEWER_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+
+
+class ViewerFiles(StaticFiles):
+    """The viewer's files (``/static``) with ``VIEWER_HEADERS`` on every response: the page is framed by no
+    other site whichever URL serves it (``/viewer`` or ``/static/index.html``)."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers.update(VIEWER_HEADERS)
+        return response
+
 
 TAGS = [
     {
@@ -230,13 +244,11 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
             expose_headers=["X-Request-ID", "Retry-After", "Location"],
         )
     app.add_middleware(RequestContext)
-    for module in (documents, jobs, query, answer, regions):
-        app.include_router(module.router, prefix="/v1")
-    app.include_router(documents.images, prefix="/v1")
-    app.include_router(regions.images, prefix="/v1")
-    app.include_router(health.router, prefix="/v1")
+    for router in (*(m.router for m in (documents, jobs, query, answer, regions)), documents.images, regions.images,
+                   health.router):
+        app.include_router(router, prefix="/v1", dependencies=[Depends(canonical_ids)])
 
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", ViewerFiles(directory=STATIC), name="static")
     if find_spec("mcp") is not None:  # the [mcp] extra: the MCP tools at /mcp, behind the same keys
         from folio.api.mcp_server import mount as mount_mcp
 

@@ -173,12 +173,12 @@ class Folio:
     def search(self, req: SearchRequest, *, collections: Collections = None) -> SearchResponse:
         """``POST /v1/search``: ranked hits with their first ``SEARCH_TEXT_CHARS`` characters."""
         store = self.store
-        with store.pinned_versions():
+        with store.pinned_versions():  # the hits' texts too: the regions of the versions the hits came from
             found = search_hits(store, self.retriever, req, collections=collections)
             names = version_filenames(store, collections)
+            regions = [store.region_index(h.doc_id, h.version_id).get(h.region_id) for h in found.hits]
         data = []
-        for h in found.hits:
-            region = store.region_index(h.doc_id, h.version_id).get(h.region_id)
+        for h, region in zip(found.hits, regions, strict=True):
             data.append(
                 HitOut(
                     region_id=h.region_id,

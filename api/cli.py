@@ -35,6 +35,7 @@ from folio.api.cli_common import (
     validation_message,
 )
 from folio.kernel.errors import FolioError
+from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -90,13 +91,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         reports.append(out)
         if not args.json:
             if out["status"] == "failed":
-                print(f"{p.name}: failed: {out['error']['message']}", file=sys.stderr, flush=True)
+                print(terminal_safe(f"{p.name}: failed: {out['error']['message']}"), file=sys.stderr, flush=True)
             else:
-                print(format_report(out), flush=True)  # one document's report as soon as it is done
+                print(terminal_safe(format_report(out)), flush=True)  # each document's report when it is done
     if any(r["status"] != "unchanged" for r in reports):
         store.maintain()  # compact what this run wrote (and older churn), keeping recent versions
     if args.json:
-        print(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False))
+        print(terminal_safe(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False)))
     return EXIT_FAILED if failures else 0
 
 
@@ -193,7 +194,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
     for v in versions:
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at))
         mark = "*" if v.latest else " "
-        print(f"{v.doc_id[:32]:32} {v.version_id}{mark}{v.pages:>5} {v.regions:>7}  {created}  {v.filename}")
+        line = f"{v.doc_id[:32]:32} {v.version_id}{mark}{v.pages:>5} {v.regions:>7}  {created}  {v.filename}"
+        print(terminal_safe(line))  # a name stored by an older folio may hold escapes
     print("(* latest version: the default for queries)")
     return 0
 

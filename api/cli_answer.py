@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from folio.api.cli_common import add_command, add_server_arg, require_store, server_url
+from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -66,10 +67,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if done is None:
         return EXIT_FAILED
     if args.json:
-        print(json.dumps(done, indent=2, ensure_ascii=False))
+        print(terminal_safe(json.dumps(done, indent=2, ensure_ascii=False)))
     else:
         print("\n")
-        print(format_check(done))
+        print(terminal_safe(format_check(done)))
     return 0 if done["check"]["ok"] else EXIT_FAILED  # as `folio verify`: a failed citation check is a failure
 
 
@@ -85,7 +86,7 @@ def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any
     done: dict[str, Any] | None = None
     for event, data in answer_events(prep):
         if event == "delta" and streamed:
-            sys.stdout.write(data["text"])
+            sys.stdout.write(terminal_safe(data["text"]))  # the model's text: shown, never obeyed
             sys.stdout.flush()
         elif event == "done":
             done = data
@@ -110,7 +111,7 @@ def _remote_answer(url: str, body: dict[str, Any], streamed: bool) -> dict[str, 
         with Client(url) as client:
             for ev in client.answer_stream(**body):
                 if ev.event == "delta" and streamed:
-                    sys.stdout.write(str(ev.data.get("text", "")))
+                    sys.stdout.write(terminal_safe(str(ev.data.get("text", ""))))
                     sys.stdout.flush()
                 elif ev.answer is not None:
                     return ev.answer.model_dump(mode="json", by_alias=True, exclude_none=False)

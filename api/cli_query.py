@@ -31,6 +31,7 @@ from folio.api.cli_common import (
     settings_for,
 )
 from folio.kernel.errors import FolioError
+from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -265,9 +266,9 @@ def cmd_context(args: argparse.Namespace) -> int:
         req = ContextRequest.model_validate(body)
         pkg = open_folio(settings).context(req).model_dump(mode="json")
     if args.json:
-        print(json.dumps(pkg, indent=2, ensure_ascii=False))
+        print(terminal_safe(json.dumps(pkg, indent=2, ensure_ascii=False)))
     else:
-        print(format_package(pkg, prompt=not args.no_prompt))
+        print(terminal_safe(format_package(pkg, prompt=not args.no_prompt)))
     return 0
 
 
@@ -328,7 +329,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
         out = open_folio(settings_for(args)).search(SearchRequest.model_validate(body)).model_dump(mode="json")
     if args.json:
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(terminal_safe(json.dumps(out, indent=2, ensure_ascii=False)))
         return 0
     for note in out.get("notes", []):
         print(f"note: {note}")
@@ -336,9 +337,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         pages = ",".join(str(p) for p in h["pages"])
         text = " ".join((h.get("text") or "").split())
         where = f"{h['filename'] or h['doc_id']} p.{pages} {h['kind']}"
-        print(f"{h['rank']:>3}. {h['score']:.3f} {where}  {h['region_id']}")
+        print(terminal_safe(f"{h['rank']:>3}. {h['score']:.3f} {where}  {h['region_id']}"))
         if text:
-            print(f"     {text[:150]}{'…' if len(text) > 150 else ''}")
+            print(terminal_safe(f"     {text[:150]}{'…' if len(text) > 150 else ''}"))
     if not out["data"]:
         print("no hits")
     return 0
@@ -357,7 +358,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     answer = args.answer if args.answer is not None else Path(args.answer_file).read_text(encoding="utf-8")
     report = verify_answer(answer, package)
     if args.json:
-        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        print(terminal_safe(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False)))
     else:
         print(f"ok: {report.ok}")
         print(f"kept ids:      {', '.join(report.kept_ids) or '-'}")
@@ -365,7 +366,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if report.insufficient_evidence:
             print("the answer says the evidence is insufficient")
         for s in report.uncited_sentences:
-            print(f"uncited: {s}")
+            print(terminal_safe(f"uncited: {s}"))
     return 0 if report.ok else EXIT_FAILED
 
 
@@ -406,7 +407,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         req = ContextRequest.model_validate({"query": q, "budget": args.budget})
         pkg = folio.context(req).model_dump(mode="json")
         print()
-        print(format_package(pkg, prompt=False))
+        print(terminal_safe(format_package(pkg, prompt=False)))
     if args.serve:
         return cmd_serve(
             argparse.Namespace(data=settings.storage.data, host=args.host, port=args.port, verbose=args.verbose)

@@ -13,7 +13,7 @@ from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, APIKeyQuery, HTTPAuthorizationCredentials, HTTPBearer
 
 from folio.api.application import Folio
-from folio.api.errors import Forbidden, Unauthorized
+from folio.api.errors import Forbidden, InvalidId, Unauthorized
 from folio.api.keys import FULL_ACCESS, KeyRing, Principal
 from folio.api.pool import QueryPool
 from folio.api.settings import Settings
@@ -34,6 +34,16 @@ async def get_folio(request: Request) -> Folio:
 async def get_query_pool(request: Request) -> QueryPool:
     pool: QueryPool = request.app.state.query_pool
     return pool
+
+
+async def canonical_ids(request: Request) -> None:
+    """Every ``/v1`` route: a path parameter (doc, version, region or job id) of ``.`` or ``..`` is a 422
+    ``invalid_id`` (it arrives percent-encoded; ``folio.Client`` refuses it before sending)."""
+    for name, value in request.path_params.items():
+        if value in (".", ".."):
+            raise InvalidId(
+                f"{name} {value!r} is not an id: '.' and '..' are path segments that address another resource"
+            )
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -70,6 +70,13 @@ class JobNotFound(NotFound):
     code = "job_not_found"
 
 
+class InvalidId(InvalidRequest):
+    """An id path parameter that is ``.`` or ``..``: no id is, and a client or proxy that resolves dot
+    segments would send the request to another resource (``DELETE .../versions/..`` deletes the document)."""
+
+    code = "invalid_id"
+
+
 class AssetNotFound(NotFound):
     """A region or page exists but has no stored image (e.g. an object-store deployment)."""
 

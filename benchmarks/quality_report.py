@@ -347,7 +347,8 @@ def headline_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budge
 
 
 def kind_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> list[str]:
-    """Coverage / answer recall per document kind (``doc_type``), each system and budget."""
+    """Coverage / specific answers per document kind (``doc_type``), each system and budget: the two measures
+    the issues judge by (answer recall counts a "6" met by chance on any page)."""
     kinds = sorted({r["doc_type"] for r in recs})
     nq = {k: len({r["id"] for r in recs if r["doc_type"] == k}) for k in kinds}
     lines = [
@@ -360,7 +361,7 @@ def kind_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: 
             for k in kinds:
                 rs = [r for r in recs if r["system"] == s and r["budget"] == b and r["doc_type"] == k]
                 a = aggregate(rs) if rs else None
-                cells.append("–" if not a else f"{_p(a['coverage_ref'])} / {_p(a['answer_ref'])}")
+                cells.append("–" if not a else f"{_p(a['coverage_ref'])} / {_p(a['answer_ref_specific'])}")
             lines.append(f"| {s} | {b} | " + " | ".join(cells) + " |")
     return lines
 
@@ -456,7 +457,7 @@ def render_headline(
         if reach:
             lines += [reach, ""]
     whole_name, whole = groups[-1]
-    lines += [f"### {whole_name} by document kind (coverage % / answer recall %)", ""]
+    lines += [f"### {whole_name} by document kind (coverage % / specific answers %)", ""]
     lines += [*kind_table(whole, systems, budgets), ""]
     if reference is not None and reference.exists() and whole:
         lines += [f"### {whole_name}: peers beside {reference.name}", ""]

@@ -54,8 +54,17 @@ class _Call(Generic[M]):
 
 
 def _seg(value: str | int) -> str:
-    """One path segment (ids may hold ``@`` and ``:``, never ``/``)."""
-    return quote(str(value), safe="@:")
+    """One path segment (ids may hold ``@`` and ``:``, never ``/``). An empty id, ``.`` or ``..`` is
+    refused before anything is sent: httpx resolves dot segments (RFC 3986), so
+    ``delete("victim", "..")`` would otherwise become ``DELETE /v1/documents/victim``."""
+    text = str(value)
+    if text in ("", ".", ".."):
+        raise InvalidRequest(
+            422,
+            "invalid_id",
+            f"{text!r} is not an id: an empty, '.' or '..' path segment would address another resource",
+        )
+    return quote(text, safe="@:")
 
 
 def _parse(call: _Call[Any], response: httpx.Response) -> Any:
@@ -211,7 +220,7 @@ class _Calls:
 
     @staticmethod
     def delete(doc_id: str, version_id: str | None) -> _Call[models.DeleteResponse]:
-        path = f"/v1/documents/{_seg(doc_id)}" + (f"/versions/{_seg(version_id)}" if version_id else "")
+        path = f"/v1/documents/{_seg(doc_id)}" + (f"/versions/{_seg(version_id)}" if version_id is not None else "")
         return _Call("DELETE", path, models.DeleteResponse)
 
     @staticmethod

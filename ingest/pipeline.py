@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import shutil
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +24,11 @@ import numpy as np
 
 from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
-from folio.ingest.store import Store
+from folio.ingest.store import RETIRE_AFTER_S, Store
 from folio.ingest.table_rows import row_units
-from folio.kernel.errors import InvalidRequest
+from folio.kernel.errors import InvalidRequest, VersionNotFound
 from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
+from folio.kernel.printable import display_name
 
 if TYPE_CHECKING:
     from folio.ingest.limits import IngestLimits
@@ -51,24 +54,48 @@ class VersionIndexer(Protocol):
 def doc_id_from_filename(filename: str) -> str:
     """A readable, stable, always valid doc id from a file name: ``"R Data (v2).pdf"`` → ``"r-data-v2"``.
 
+    Two different names must never become one document (the second a silent new version of the first),
+    so a name with characters outside ASCII is transliterated (``anyascii``: Cyrillic, Greek, CJK, Arabic,
+    accents) and always gets ``-`` plus 12 hex digits of the SHA-256 of its NFC form: ``"отчёт.pdf"`` and
+    ``"отчет.pdf"`` transliterate alike but stay two documents, and ``"报告.pdf"`` no longer slugs to
+    nothing. The same name always gives the same id, so an upload of it again is a new version.
+
     A name whose slug is not a valid id (over 128 characters, or starting with ``_``) keeps a
-    prefix of its slug and gets ``-`` plus 12 hex digits of the full slug's SHA-256: still
-    readable, still stable for the same name, and distinct for names that differ only past the
-    prefix. Only an id the client sends can be refused (``check_doc_id``).
+    prefix of its slug and gets the hash of the full slug: still readable, still stable for the same
+    name, and distinct for names that differ only past the prefix. Only an id the client sends can be
+    refused (``check_doc_id``).
 
     >>> doc_id_from_filename("Reportlab UserGuide.PDF")
     'reportlab-userguide'
+    >>> doc_id_from_filename("Q3 отчёт.pdf")[:-13], doc_id_from_filename("报告.pdf")[:-13]
+    ('q3-otchet', 'baogao')
+    >>> doc_id_from_filename("отчёт.pdf") != doc_id_from_filename("отчет.pdf")
+    True
     >>> long = doc_id_from_filename("a" * 200 + ".pdf")
     >>> len(long), long[:4], long[-13]
     (128, 'aaaa', '-')
     """
-    stem = Path(filename).stem.lower()
-    slug = re.sub(r"[^a-z0-9._-]+", "-", stem).strip("-.")
-    if not slug:
-        return "document"
-    if _DOC_ID_RE.match(slug):
+    stem = unicodedata.normalize("NFC", Path(filename).stem)
+    if stem.isascii():
+        return _bounded_slug(_slug(stem), hashed=False)
+    # function-level: the transliteration tables load for non-ASCII names only
+    from anyascii import anyascii
+
+    return _bounded_slug(_slug(anyascii(stem)), hashed=True, name=stem)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.")
+
+
+def _bounded_slug(slug: str, *, hashed: bool, name: str = "") -> str:
+    """``slug`` as a valid id; with ``hashed`` (or when it is no valid id by itself) a hash suffix of ``name``
+    (or of the slug) keeps distinct names distinct."""
+    if not hashed and _DOC_ID_RE.match(slug):
         return slug
-    digest = hashlib.sha256(slug.encode()).hexdigest()[:DERIVED_HASH_CHARS]
+    if not slug and not hashed:
+        return "document"
+    digest = hashlib.sha256((name or slug).encode()).hexdigest()[:DERIVED_HASH_CHARS]
     prefix = slug[: MAX_DOC_ID - DERIVED_HASH_CHARS - 1].strip("-._")
     return f"{prefix}-{digest}" if prefix else f"document-{digest}"
 
@@ -114,13 +141,15 @@ def ingest_bytes(
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
-    off by default: measured neutral on mmlb).
+    off by default: measured neutral on mmlb). ``filename`` is stored as ``kernel.printable.display_name``
+    makes it (control and bidi characters become ``?``).
     """
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
     from folio.ingest.validate import open_pdf
 
     started = time.perf_counter()
+    filename = display_name(filename)  # stored and shown, never obeyed: no escapes, no bidi overrides
     doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
@@ -206,10 +235,11 @@ def _redo_degraded(
     newer version of the document stays the latest), same collection.
 
     The parse renders into a staging folder, so the stored version is untouched until it is known
-    to be better. Then the old rows go and the new ones are written and committed: for those
-    seconds the version is absent (readers see the document's other versions, or none). A failure
-    then removes what was written, as for any ingest, and the version stays absent until the same
-    command is run again."""
+    to be better. The new rows are then written beside the old ones under a claim to replace them
+    (``Store.begin_version(replacing=True)``) and swapped in by one commit: a reader sees the old
+    version or the new one, never neither (issue 31: it was absent for about a second). The old rows
+    go ``RETIRE_AFTER_S`` later. A failure before the swap removes what was written and leaves the old
+    version as it was (its images may already be the new renders, which show the same pages)."""
     old = store.get_version(doc_id, version_id)
     before = tuple(store.version_report(doc_id, version_id).get("degraded_pages", ()))
     staging = Path(tempfile.mkdtemp(prefix="folio-redo-")) / store.assets_root.name  # same name: same image paths
@@ -219,13 +249,13 @@ def _redo_degraded(
             logger.warning("%s@%s: pages %s are still degraded; the stored version is kept", doc_id, version_id, before)
             return _unchanged(store, doc_id, version_id, started)
         logger.warning("%s@%s: replacing the version degraded on pages %s", doc_id, version_id, before)
-        store.delete_version(doc_id, version_id)
-        rendered = staging / f"{doc_id}@{version_id}"
-        if rendered.exists():
-            shutil.move(str(rendered), str(store.assets_root / rendered.name))
-        if not store.begin_version(doc_id, version_id, old.filename, size, PARSER_VERSION, collection=collection):
-            return _unchanged(store, doc_id, version_id, started)  # another writer put it back meanwhile
+        replaced = store.version_stamp(doc_id, version_id)
+        if not store.begin_version(
+            doc_id, version_id, old.filename, size, PARSER_VERSION, collection=collection, replacing=True
+        ):
+            raise VersionNotFound(f"document {doc_id} has no version {version_id} (deleted while it was parsed again)")
         try:
+            _merge_renders(staging / f"{doc_id}@{version_id}", store.assets_root / f"{doc_id}@{version_id}")
             report = writer.commit(store, parsed, created_at=old.created_at)
         except BaseException:
             logger.warning("re-doing %s@%s failed; removing what was written", doc_id, version_id)
@@ -233,7 +263,23 @@ def _redo_degraded(
             raise
     finally:
         shutil.rmtree(staging.parent, ignore_errors=True)
+    time.sleep(RETIRE_AFTER_S)
+    store.retire_rows(doc_id, version_id, replaced)
     return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+
+
+def _merge_renders(rendered: Path, live: Path) -> None:
+    """Put a new parse's images in the version's image folder one file at a time, each by a rename in that
+    folder (atomic): a reader of the version, old or new, finds every image whole. The names are the same
+    in both parses, and a page renders the same in both."""
+    if not rendered.exists():
+        return
+    for src in sorted(p for p in rendered.rglob("*") if p.is_file()):
+        dst = live / src.relative_to(rendered)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        part = dst.with_name(f".{dst.name}.{os.getpid()}.part")
+        shutil.copyfile(src, part)  # the staging folder may be on another file system
+        os.replace(part, dst)
 
 
 def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> IngestReport:

@@ -76,6 +76,22 @@ def versions_filter(keys: Iterable[tuple[str, str]]) -> str:
     return f"{sql_in('version_id', (v for _, v in keys))} AND {sql_in('doc_id', (d for d, _ in keys))}"
 
 
+def writers_filter(writers: Iterable[str]) -> str:
+    """The rows these writers wrote: a version's visible rows are its ready row's writer's (a version whose
+    rows are being replaced has a second writer's rows too). ``""`` stands for rows written before rows
+    had writers.
+
+    >>> writers_filter(["w2", "w1"])
+    "writer IN ('w1', 'w2')"
+    >>> writers_filter(["", "w1"])
+    "(writer IN ('w1') OR writer IS NULL OR writer = '')"
+    """
+    named = set(writers)
+    if "" not in named:
+        return sql_in("writer", named)
+    return f"({sql_in('writer', named - {''})} OR writer IS NULL OR writer = '')"
+
+
 def scope_filter(scope: Scope, *, page_column: str = "page", kind_column: str | None = "kind") -> str:
     """SQL prefilter for a version-scoped table. ``version_id`` goes first: it is the selective,
     indexed column; ``doc_id`` is added because one file ingested under two doc ids shares a hash.

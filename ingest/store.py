@@ -83,7 +83,6 @@ from folio.ingest.storage.catalogue import Catalogue, Claim
 from folio.ingest.storage.chunks import ChunkTable
 from folio.ingest.storage.database import Database
 from folio.ingest.storage.regions import RegionTable
-from folio.kernel.errors import RegionNotFound
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.scope import Scope
@@ -123,6 +122,9 @@ CLAIM_WAIT = timedelta(minutes=30)
 REGION_CACHE_SIZE = 64
 # Writers compact after this many commits (``ingest/maintenance.py``).
 COMPACT_EVERY = 20
+# Seconds the rows of a replaced version stay after the swap (``retire_rows``), for the readers that resolved
+# the version just before it and read its rows just after.
+RETIRE_AFTER_S = 2.0
 
 
 
@@ -224,6 +226,15 @@ class Store:
     def has_ready(self, doc_id: str, version_id: str) -> bool:
         return self.catalogue.has_ready(doc_id, version_id)
 
+    def version_stamp(self, doc_id: str, version_id: str) -> str:
+        """An opaque token of the rows a ready version reads now: it changes when they are replaced by a new
+        parse of the same bytes (``redo_degraded``), so a cache of a version's rows keys on it."""
+        return self.catalogue.ready_writer(doc_id, version_id) or ""
+
+    def _writers(self, keys: Iterable[tuple[str, str]]) -> set[str]:
+        """The writers of these versions' ready rows: the rows of them readers see (``Catalogue.ready_writers``)."""
+        return self.catalogue.ready_writers(keys)
+
     # ------------------------------------------------------------------ writing
     def begin_version(
         self,
@@ -235,19 +246,24 @@ class Store:
         *,
         collection: str = DEFAULT_COLLECTION,
         wait: timedelta = CLAIM_WAIT,
+        replacing: bool = False,
     ) -> bool:
         """Claim a version for writing. False when it is already ready (identical bytes: nothing to do).
 
         Another live writer of the same version is waited for (up to ``wait``; then ``VersionBusy``);
         a dead one's claim and rows are removed first. Nothing of any other writer is touched.
         ``CollectionConflict`` when the document lives in another collection than ``collection``.
+
+        ``replacing``: claim a ready version to write its rows again (a new parse of the same bytes); False
+        when it is not ready. Readers see its old rows until ``commit_version`` swaps the new ones in, in one
+        commit; the old rows are then the caller's to remove (``retire_rows``).
         """
         check_collection(collection)
         self.catalogue.ensure_claim_columns()
         recovery.remove_dead_claims(self)
         return self.catalogue.claim(
             doc_id, version_id, filename, size_bytes, parser_version, collection=collection, wait=wait,
-            remove_claim=lambda d, v, w: recovery.remove_claim(self, d, v, w),
+            remove_claim=lambda d, v, w: recovery.remove_claim(self, d, v, w), replacing=replacing,
         )
 
     def add_regions(self, regions: Sequence[Region]) -> None:
@@ -340,6 +356,11 @@ class Store:
     def delete_version(self, doc_id: str, version_id: str) -> None:
         recovery.delete_version(self, doc_id, version_id)
 
+    def retire_rows(self, doc_id: str, version_id: str, writer: str) -> None:
+        """Remove the rows one writer wrote of a version that another writer's rows have replaced
+        (``begin_version(replacing=True)``); nothing when ``writer``'s rows are still the ones readers see."""
+        recovery.retire(self, doc_id, version_id, writer)
+
     def delete_document(self, doc_id: str) -> list[str]:
         return recovery.delete_document(self, doc_id)
 
@@ -349,15 +370,13 @@ class Store:
 
     # -------------------------------------------------------------------- reads
     def region_index(self, doc_id: str, version_id: str) -> RegionIndex:
-        """All regions of one ready version, indexed in memory (versions are immutable) and kept in an
+        """All regions of one ready version (its ready row's writer's), indexed in memory and kept in an
         LRU cache of the ``region_cache_size`` most recently used versions."""
-        return self.region_table.index(doc_id, version_id)
+        return self.region_table.index(doc_id, version_id, self.catalogue.ready_writer(doc_id, version_id))
 
     def get_region(self, region_id: str) -> Region:
-        region = self.region_table.get(region_id)
-        if not self.has_ready(region.doc_id, region.version_id):
-            raise RegionNotFound(f"no such region: {region_id}")
-        return region
+        """A region of a ready version (``RegionNotFound`` for any other)."""
+        return self.region_table.get(region_id, self.catalogue.ready_writer)
 
     def read_asset(self, relative: str) -> bytes:
         """The bytes of a stored image named in a region's meta (``RegionNotFound`` when absent)."""
@@ -374,18 +393,19 @@ class Store:
 
     def scan_versions(self, table: str, keys: Iterable[tuple[str, str]], columns: Sequence[str]) -> pa.Table | None:
         """The ``columns`` of every row of these versions in a version-scoped table (None: no such table)."""
-        return self.database.scan_versions(table, keys, columns)
+        keys = list(keys)
+        return self.database.scan_versions(table, keys, columns, self._writers(keys))
 
     def vector_dim(self, table: str, column: str = "vector") -> int | None:
         return self.database.vector_dim(table, column)
 
     def fts(self, query: str, scope: Scope, limit: int) -> list[dict[str, Any]]:
         """Full-text search of the chunks within ``scope`` (``ChunkTable.fts``)."""
-        return self.chunk_table.fts(query, scope, limit)
+        return self.chunk_table.fts(query, scope, limit, self._writers(scope.versions))
 
     def vector_search(self, vector: np.ndarray, scope: Scope, limit: int) -> list[dict[str, Any]]:
         """Nearest chunks to ``vector`` within ``scope`` (``ChunkTable.vector_search``)."""
-        return self.chunk_table.vector_search(vector, scope, limit)
+        return self.chunk_table.vector_search(vector, scope, limit, self._writers(scope.versions))
 
     def has_vector_index(self) -> bool:
         return self.chunk_table.has_vector_index()

@@ -276,7 +276,7 @@ class ColPaliRetriever:
         self.model = model
         self.candidates = candidates
         self.max_versions = max_versions
-        self._cache: OrderedDict[tuple[str, str], _VersionPages] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, str], _VersionPages] = OrderedDict()  # (doc, version, stamp)
         self._lock = threading.Lock()
 
     def clear(self) -> None:
@@ -284,13 +284,14 @@ class ColPaliRetriever:
         with self._lock:
             self._cache.clear()
 
-    def _version(self, key: tuple[str, str]) -> _VersionPages | None:
+    def _version(self, version: tuple[str, str]) -> _VersionPages | None:
+        key = (*version, self.store.version_stamp(*version))  # new rows (redo_degraded): a new entry
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        loaded = load_page_vectors(self.store, key)
+        loaded = load_page_vectors(self.store, version)
         if loaded is None:
             return None
         rids, pages, mats = loaded

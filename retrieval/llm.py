@@ -22,6 +22,7 @@ both work).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ from typing import Any
 
 from folio.retrieval.llm_http import (
     ENDPOINT,
-    MAX_ERROR_BODY,
+    MAX_ERROR_MESSAGE,
+    MAX_ERROR_READ,
     Deadline,
     LLMUpstreamError,
     iter_lines,
@@ -81,6 +83,18 @@ class ChatClient:
         self.api_key = api_key
         self.timeout = timeout
 
+    @contextlib.contextmanager
+    def _hidden(self) -> Iterator[None]:
+        """Upstream errors without this endpoint's address or key: their text (an error body, the start
+        of a reply that is not JSON, an error in a stream) may echo either (``llm_http.scrub``). The
+        original is not chained, so the key stays out of the server log too."""
+        try:
+            yield
+        except LLMUpstreamError as e:
+            message = scrub(str(e), self.url, self.api_key)
+            cut = message[:MAX_ERROR_MESSAGE] + ("…" if len(message) > MAX_ERROR_MESSAGE else "")
+            raise LLMUpstreamError(cut) from None
+
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         if self.api_key:
@@ -108,10 +122,11 @@ class ChatClient:
         """One non-streaming completion, all of it within ``timeout`` seconds (or by ``deadline``)."""
         deadline = deadline or Deadline(timeout or self.timeout)
         body = self._body(messages, max_tokens, temperature, response_format, stream=False)
-        async with post(self.url, body, self._headers(), deadline) as resp:
-            await raise_for_status(resp, deadline, self.url)
-            raw = await read_body(resp, deadline)
-        return completion_of(parse_json(raw))
+        with self._hidden():
+            async with post(self.url, body, self._headers(), deadline) as resp:
+                await raise_for_status(resp, deadline)
+                raw = await read_body(resp, deadline)
+            return completion_of(parse_json(raw))
 
     def chat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
              response_format: dict[str, Any] | None = None, timeout: float | None = None) -> Completion:
@@ -132,23 +147,24 @@ class ChatClient:
         ``[DONE]`` is truncated: ``LLMUpstreamError``."""
         deadline = deadline or Deadline(timeout or self.timeout)
         body = self._body(messages, max_tokens, temperature, response_format, stream=True)
-        async with post(self.url, body, self._headers(), deadline) as resp:
-            await raise_for_status(resp, deadline, self.url)
-            if "text/event-stream" not in resp.headers.get("content-type", ""):  # one JSON reply: no stream
-                raw = await read_body(resp, deadline)
-                completion = completion_of(parse_json(raw, "replied with neither a stream nor a chat completion,"))
-                if completion.text:
-                    yield completion.text
-                yield completion
-                return
-            state = _Stream(self.url)
-            async for line in iter_lines(resp, deadline):
-                text = state.feed(line)
-                if text:
-                    yield text
-                if state.done:
-                    break
-        yield state.completion()
+        with self._hidden():
+            async with post(self.url, body, self._headers(), deadline) as resp:
+                await raise_for_status(resp, deadline)
+                if "text/event-stream" not in resp.headers.get("content-type", ""):  # one JSON reply: no stream
+                    raw = await read_body(resp, deadline)
+                    completion = completion_of(parse_json(raw, "replied with neither a stream nor a chat completion,"))
+                    if completion.text:
+                        yield completion.text
+                    yield completion
+                    return
+                state = _Stream()
+                async for line in iter_lines(resp, deadline):
+                    text = state.feed(line)
+                    if text:
+                        yield text
+                    if state.done:
+                        break
+            yield state.completion()
 
     def stream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
                response_format: dict[str, Any] | None = None, timeout: float | None = None
@@ -161,8 +177,7 @@ class ChatClient:
 class _Stream:
     """The server-sent events of one streamed reply, fed line by line."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    def __init__(self) -> None:
         self.parts: list[str] = []
         self.chars = 0
         self.finish: str | None = None
@@ -184,7 +199,7 @@ class _Stream:
             raise LLMUpstreamError(f"{ENDPOINT} sent a stream chunk that is not an object")
         if isinstance(chunk.get("error"), dict | str):
             raise LLMUpstreamError(f"{ENDPOINT} reported an error in its stream: "
-                                   f"{scrub(str(chunk['error']), self.url)[:MAX_ERROR_BODY]}")
+                                   f"{str(chunk['error'])[:MAX_ERROR_READ]}")
         if isinstance(chunk.get("model"), str):
             self.model = chunk["model"]
         if isinstance(chunk.get("usage"), dict):

@@ -125,7 +125,7 @@ class PageLexRetriever:
 
     def __init__(self, store: StoreReader) -> None:
         self.store = store
-        self._cache: OrderedDict[tuple[str, str], PageLexicon] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, str], PageLexicon] = OrderedDict()  # (doc, version, stamp)
         self._lock = threading.Lock()
 
     def clear(self) -> None:
@@ -134,7 +134,7 @@ class PageLexRetriever:
             self._cache.clear()
 
     def lexicon(self, doc_id: str, version_id: str) -> PageLexicon:
-        key = (doc_id, version_id)
+        key = (doc_id, version_id, self.store.version_stamp(doc_id, version_id))  # new rows: a new entry
         with self._lock:
             lex = self._cache.get(key)
             if lex is not None:

@@ -108,7 +108,7 @@ class Retriever:
             text_encoder = default_text_encoder()
         self.store = store
         self.ref_weight = ref_weight
-        self._label_cache: dict[tuple[str, str], LabelIndex[Region]] = {}
+        self._label_cache: dict[tuple[str, str, str], LabelIndex[Region]] = {}  # (doc, version, stamp)
         self._label_lock = threading.Lock()
         self.text_encoder = text_encoder
         self.text = TextRetriever(store, text_encoder)
@@ -334,8 +334,9 @@ class Retriever:
         return out
 
     def _labels(self, doc_id: str, version_id: str, index: RegionIndex) -> LabelIndex[Region]:
-        """The version's label index, built once (versions are immutable; the newest 64 are kept)."""
-        key = (doc_id, version_id)
+        """The version's label index, built once per stamp (``StoreReader.version_stamp``: a version's rows
+        change only when replaced as a whole); the newest 64 are kept."""
+        key = (doc_id, version_id, self.store.version_stamp(doc_id, version_id))
         with self._label_lock:
             labels = self._label_cache.pop(key, None)
         if labels is None:
@@ -385,8 +386,8 @@ class Retriever:
 
     # ----------------------------------------------------------------- helpers
     def refresh(self) -> None:
-        """Forget derived caches. Never needed for correctness (caches are keyed by immutable
-        versions and the scope is read per query); frees memory after large deletions."""
+        """Forget derived caches. Never needed for correctness (caches are keyed by versions and their
+        stamps and the scope is read per query); frees memory after large deletions."""
         for channel in self.channels.values():
             channel.clear()
         self.summaries.clear()

@@ -233,7 +233,7 @@ class SummaryRouter:
         self.store = store
         self.encoder = encoder
         self.max_versions = max_versions
-        self._cache: OrderedDict[tuple[str, str], _VersionSummaries] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, str], _VersionSummaries] = OrderedDict()  # (doc, version, stamp)
         self._lock = threading.Lock()
 
     def clear(self) -> None:
@@ -241,13 +241,14 @@ class SummaryRouter:
         with self._lock:
             self._cache.clear()
 
-    def _load(self, key: tuple[str, str]) -> _VersionSummaries:
+    def _load(self, version: tuple[str, str]) -> _VersionSummaries:
+        key = (*version, self.store.version_stamp(*version))  # new rows (redo_degraded): a new entry
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        data = self.store.scan_versions(SUMMARIES_TABLE, [key], ["region_id", "page", "text", "vector"])
+        data = self.store.scan_versions(SUMMARIES_TABLE, [version], ["region_id", "page", "text", "vector"])
         rows: list[dict[str, Any]] = data.to_pylist() if data is not None else []
         if rows:
             ids = [r["region_id"] for r in rows]
@@ -255,7 +256,7 @@ class SummaryRouter:
             texts = [r["text"] for r in rows]
             vecs = np.array([r["vector"] for r in rows], dtype=np.float32)
         else:  # computed lazily for versions ingested without the SummaryIndexer
-            pairs = extractive_summaries(self.store.region_index(*key))
+            pairs = extractive_summaries(self.store.region_index(*version))
             ids = [s.region_id for s, _ in pairs]
             pages = [s.first_page for s, _ in pairs]
             texts = [t for _, t in pairs]

@@ -1,11 +1,12 @@
 """Text children: BM25 through LanceDB's native full-text index, dense MiniLM search, both scoped.
 
-Dense search runs in process over cached numpy copies of each version's chunk vectors. Versions are
-immutable (a new upload is a new version), so the cache never goes stale; it is keyed by
-``(doc_id, version_id)`` and bounded by rows. Brute force over normalised float32 vectors costs
-~6 ms per 100k vectors on two cores, which beats LanceDB's unindexed scan (~250 ms per 100k) and
-needs no index build; for scopes larger than ``ann_threshold`` rows the search goes to LanceDB's
-vector index instead when the chunks table has one (see ``benchmarks/bench_retrieval.py``).
+Dense search runs in process over cached numpy copies of each version's chunk vectors. A version's rows
+change only when they are replaced as a whole (``redo_degraded``), so the cache is keyed by
+``(doc_id, version_id, stamp)`` (``StoreReader.version_stamp``) and never goes stale; it is bounded by
+rows. Brute force over normalised float32 vectors costs ~6 ms per 100k vectors on two cores, which beats
+LanceDB's unindexed scan (~250 ms per 100k) and needs no index build; for scopes larger than
+``ann_threshold`` rows the search goes to LanceDB's vector index instead when the chunks table has one
+(see ``benchmarks/bench_retrieval.py``).
 
 BM25 goes to LanceDB FTS with the scope as a prefilter. User text is reduced to its word tokens
 first, so punctuation, quotes, operators and field syntax are never interpreted as query syntax.
@@ -158,23 +159,24 @@ class VectorCache:
         self.table_name = table_name
         self.vector_column = vector_column
         self.max_rows = max_rows
-        self._versions: OrderedDict[tuple[str, str], VersionVectors] = OrderedDict()
-        self._scopes: OrderedDict[tuple[tuple[str, str], ...], VersionVectors] = OrderedDict()
+        self._versions: OrderedDict[tuple[str, str, str], VersionVectors] = OrderedDict()
+        self._scopes: OrderedDict[tuple[tuple[str, str, str], ...], VersionVectors] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, store: StoreReader, scope: Scope) -> VersionVectors | None:
         if scope.empty or not store.has_table(self.table_name):
             return None
-        key = scope.versions
+        key = tuple((d, v, store.version_stamp(d, v)) for d, v in scope.versions)
         with self._lock:
             hit = self._scopes.get(key)
             if hit is not None:
                 self._scopes.move_to_end(key)
                 return hit
             missing = [k for k in key if k not in self._versions]
-        loaded = load_vectors(store, self.table_name, missing, vector_column=self.vector_column) if missing else {}
+        pairs = [(d, v) for d, v, _ in missing]
+        loaded = load_vectors(store, self.table_name, pairs, vector_column=self.vector_column) if missing else {}
         with self._lock:
-            self._versions.update(loaded)
+            self._versions.update({k: loaded[k[:2]] for k in missing if k[:2] in loaded})
             parts = [self._versions[k] for k in key if k in self._versions]
             for k in key:
                 if k in self._versions:

@@ -38,6 +38,12 @@ def test_every_python_example_in_the_docs_type_checks(tmp_path: Path) -> None:
         files.append(tmp_path / f"{name}.py")
         files[-1].write_text(code, encoding="utf-8")
     # run from the repository: mypy reads its configuration there and finds this checkout's folio
-    out = subprocess.run([sys.executable, "-m", "mypy", *map(str, files)], cwd=ROOT, capture_output=True, text=True,
-                         check=False, timeout=1200)
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", *map(str, files)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1200,
+    )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]

@@ -111,8 +111,9 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, st
 
 def _precheck(
     store: Store, data: bytes, filename: str, doc_id: str | None, collection: str, max_bytes: int, max_pages: int
-) -> None:
-    """Reject bad input before queueing, so even ``wait=false`` gets an immediate 4xx."""
+) -> str:
+    """Reject bad input before queueing, so even ``wait=false`` gets an immediate 4xx. Returns the doc id:
+    the request's, or the one derived from the file name (so the queued job says which)."""
     # function-level: PyMuPDF loads on the first upload, not at server start
     from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
     from folio.ingest.validate import open_pdf
@@ -121,7 +122,9 @@ def _precheck(
         check_doc_id(doc_id)
     open_pdf(data, max_bytes=max_bytes, max_pages=max_pages).close()  # type: ignore[no-untyped-call]
     # 409 at once for a doc_id of another collection (the ingest checks again under its claim).
-    store.check_collection_free(doc_id or check_doc_id(doc_id_from_filename(filename)), collection)
+    doc_id = doc_id or check_doc_id(doc_id_from_filename(filename))
+    store.check_collection_free(doc_id, collection)
+    return doc_id
 
 
 @router.post(
@@ -161,7 +164,7 @@ async def upload_document(
     check_collection(collection)
     if not caller.sees(collection):
         raise Forbidden(f"this API key cannot write to collection {collection}")
-    await run_in_threadpool(
+    doc_id = await run_in_threadpool(
         _precheck, folio.store, data, filename, doc_id, collection, settings.ingest.max_upload_bytes,
         settings.ingest.max_pages,
     )

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from folio.ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
-from folio.ingest.rows import COLLECTION_COLUMN, DEFAULT_COLLECTION, WRITER_FIELD, row_collection
+from folio.ingest.rows import COLLECTION_COLUMN, DEFAULT_COLLECTION, WRITER_FIELD, row_collection, writers_filter
 from folio.ingest.rows import sql_str as _sql_str
 from folio.ingest.storage.database import Database
 from folio.kernel.errors import ClaimLost, CollectionConflict, DocumentNotFound, VersionBusy, VersionNotFound
@@ -43,6 +43,7 @@ class Claim:
     version_id: str
     writer: str
     collection: str = DEFAULT_COLLECTION
+    replacing: bool = False  # the version is ready: this writer's rows are to take the place of its rows
     counts: dict[str, int] = field(default_factory=dict)
     heartbeat: float = field(default_factory=time.time)
 
@@ -78,7 +79,8 @@ class Catalogue:
         self.table = database.open(VERSIONS.name, VERSIONS.schema)
         self.claims: dict[tuple[str, str], Claim] = {}
         self._claim_columns_ok = False
-        self._cache: tuple[int, list[dict[str, Any]]] | None = None
+        # (table version, its rows, (doc_id, version_id) -> the writer of its ready row)
+        self._cache: tuple[int, list[dict[str, Any]], dict[tuple[str, str], str]] | None = None
         self._cache_lock = threading.Lock()
 
     # ------------------------------------------------------------------ reads
@@ -110,20 +112,37 @@ class Catalogue:
         would dominate warm query latency; checking the table version costs ~0.3 ms and still
         sees commits made by other processes (strong read consistency).
         """
-        current = self.version()
-        with self._cache_lock:
-            cached = self._cache
-        if cached is None or cached[0] != current:
-            cached = (current, self.rows_now())
-            with self._cache_lock:
-                self._cache = cached
         return [
             r
-            for r in cached[1]
+            for r in self._snapshot()[1]
             if (doc_id is None or r["doc_id"] == doc_id)
             and (version_id is None or r["version_id"] == version_id)
             and (status is None or r["status"] == status)
         ]
+
+    def _snapshot(self) -> tuple[int, list[dict[str, Any]], dict[tuple[str, str], str]]:
+        current = self.version()
+        with self._cache_lock:
+            cached = self._cache
+        if cached is None or cached[0] != current:
+            rows = self.rows_now()
+            ready = {(r["doc_id"], r["version_id"]): r.get("writer") or "" for r in rows if r["status"] == "ready"}
+            cached = (current, rows, ready)
+            with self._cache_lock:
+                self._cache = cached
+        return cached
+
+    def ready_writers(self, keys: Iterable[tuple[str, str]]) -> set[str]:
+        """The writers of these versions' ready rows (``ready_writer``; versions that are not ready add none),
+        from one read of the table's version."""
+        ready = self._snapshot()[2]
+        return {ready[k] for k in keys if k in ready}
+
+    def ready_writer(self, doc_id: str, version_id: str) -> str | None:
+        """The writer of a ready version's rows: the only rows of it readers see (``""``: rows written
+        before rows had writers; None: the version is not ready). A version whose rows are being replaced
+        (``claim(replacing=True)``) has a second writer's rows as well until the swap."""
+        return self._snapshot()[2].get((doc_id, version_id))
 
     def rows_now(self, where: str | None = None, table: Any | None = None) -> list[dict[str, Any]]:
         """Versions rows (those matching ``where``), read now rather than from the cache."""
@@ -251,9 +270,14 @@ class Catalogue:
         collection: str,
         wait: timedelta,
         remove_claim: Callable[[str, str, str], None],
+        replacing: bool = False,
     ) -> bool:
         """Claim a version for writing (``Store.begin_version``); ``remove_claim(doc, version, writer)``
-        removes a dead writer's pending version with its rows and assets. ``collection`` is checked by the caller."""
+        removes a dead writer's pending version with its rows and assets. ``collection`` is checked by the caller.
+
+        False when there is nothing to do: the version is ready, or, ``replacing``, it is not (a claim to
+        replace a ready version's rows with a new parse of the same bytes: its pending row stands next to
+        the ready one, and ``flip_ready`` swaps them in one commit)."""
         deadline = time.monotonic() + wait.total_seconds()
         pause = 0.1
         with self.database.write_lock:
@@ -262,14 +286,17 @@ class Catalogue:
             while True:
                 self.check_collection_free(doc_id, collection, self.rows_now(f"doc_id = {_sql_str(doc_id)}"))
                 rows = self.rows_now(version_key(doc_id, version_id))
-                if any(r["status"] == "ready" for r in rows):
+                if any(r["status"] == "ready" for r in rows) != replacing:
                     return False
-                live = [r for r in rows if claim_alive(r)]
-                for r in rows:
+                pending = [r for r in rows if r["status"] != "ready"]
+                live = [r for r in pending if claim_alive(r)]
+                for r in pending:
                     if r not in live:
                         remove_claim(doc_id, version_id, r.get("writer") or "")
                 if not live:
-                    claim = self._try_claim(doc_id, version_id, filename, size_bytes, parser_version, collection)
+                    claim = self._try_claim(
+                        doc_id, version_id, filename, size_bytes, parser_version, collection, replacing
+                    )
                     if claim is not None:
                         self.claims[(doc_id, version_id)] = claim
                         LIVE_WRITERS.add(claim.writer)
@@ -284,15 +311,23 @@ class Catalogue:
                 pause = min(pause * 1.5, 1.0)
 
     def _try_claim(
-        self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str, collection: str
+        self,
+        doc_id: str,
+        version_id: str,
+        filename: str,
+        size_bytes: int,
+        parser_version: str,
+        collection: str,
+        replacing: bool,
     ) -> Claim | None:
-        """Insert a pending row for (doc, version) unless one exists, and win or withdraw.
+        """Insert a pending row for (doc, version) unless one exists (``replacing``: unless a pending one
+        does), and win or withdraw.
 
         ``merge_insert`` skips the insert when it sees a row, but two processes racing can both
         insert. The claim goes to the earliest commit: a writer whose table version just before its
         own already held another live claim row withdraws its row.
         """
-        claim = Claim(doc_id, version_id, uuid.uuid4().hex, collection)
+        claim = Claim(doc_id, version_id, uuid.uuid4().hex, collection, replacing=replacing)
         # Live from before its row exists: another Store of this process must not take it for a
         # leftover of this pid.
         LIVE_WRITERS.add(claim.writer)
@@ -329,13 +364,16 @@ class Catalogue:
             collection=collection,
         )
         data = pa.Table.from_pylist([row.model_dump()], schema=self.table.schema)
-        result = retry_conflicts(
-            lambda: self.table.merge_insert(["doc_id", "version_id"]).when_not_matched_insert_all().execute(data)
-        )
+        on = ["doc_id", "version_id", "status"] if claim.replacing else ["doc_id", "version_id"]
+        result = retry_conflicts(lambda: self.table.merge_insert(on).when_not_matched_insert_all().execute(data))
         if not result.num_inserted_rows:
             return False
         key = version_key(doc_id, version_id)
-        others = [r for r in self.rows_now(key) if r.get("writer") != claim.writer]
+        others = [
+            r
+            for r in self.rows_now(key)
+            if r.get("writer") != claim.writer and not (claim.replacing and r["status"] == "ready")
+        ]
         if others:
             before = self.database.checkout("versions", result.version - 1)
             earlier = {r.get("writer") for r in self.rows_now(key, before) if claim_alive(r)}
@@ -373,7 +411,8 @@ class Catalogue:
     def check_written(self, claim: Claim) -> None:
         """Before a commit: the document is in no other collection (two writers racing to put one doc_id in
         two collections: neither commits), every table holds exactly the rows this writer wrote, and rows a
-        dead or superseded writer left in this version are removed (they never become visible)."""
+        dead or superseded writer left in this version are removed (they never become visible; a version
+        being replaced keeps the rows of its ready writer, which readers see until the swap)."""
         others = [r for r in self.rows_now(f"doc_id = {_sql_str(claim.doc_id)}") if r.get("writer") != claim.writer]
         self.check_collection_free(claim.doc_id, claim.collection, others)
         for name, n in claim.counts.items():
@@ -381,8 +420,11 @@ class Catalogue:
             have = t.count_rows(claim.mine) if t is not None else 0
             if have != n:
                 raise ClaimLost(f"{claim.doc_id}@{claim.version_id}: {name} has {have} rows of this writer, wrote {n}")
+        shown = [r.get("writer") or "" for r in self.rows_now(claim.key) if r["status"] == "ready"]
         for t in self.database.version_tables():
             foreign = f"{claim.key} AND (writer IS NULL OR writer != {_sql_str(claim.writer)})"
+            if shown:  # a replacement: the rows readers see until the swap stay
+                foreign += f" AND NOT {writers_filter(shown)}"
             if t.count_rows(foreign):
                 retry_conflicts(partial(t.delete, foreign))
 
@@ -400,12 +442,32 @@ class Catalogue:
             "created_at": time.time() if created_at is None else created_at,
             "counts": json.dumps(claim.counts, sort_keys=True),
         }
-        retry_conflicts(lambda: self.table.update(where=f"{claim.mine} AND status = 'pending'", values=values))
+        if claim.replacing:
+            self._swap(claim, values)
+        else:
+            retry_conflicts(lambda: self.table.update(where=f"{claim.mine} AND status = 'pending'", values=values))
         ready = [r for r in self.rows_now(version_key(claim.doc_id, claim.version_id)) if r["status"] == "ready"]
         if [r.get("writer") for r in ready] != [claim.writer]:
             raise ClaimLost(f"{claim.doc_id}@{claim.version_id} was taken over by another writer before it committed")
         del self.claims[(claim.doc_id, claim.version_id)]
         LIVE_WRITERS.discard(claim.writer)
+
+    def _swap(self, claim: Claim, values: dict[str, Any]) -> None:
+        """A replacement's flip: in one commit, this writer's pending row becomes the version's ready row and
+        the ready row it replaces goes, so a reader finds the old rows or the new ones, never neither."""
+        mine = [r for r in self.rows_now(claim.mine) if r["status"] == "pending"]
+        if not mine:
+            raise ClaimLost(f"{claim.doc_id}@{claim.version_id} was taken over by another writer before it committed")
+        data = pa.Table.from_pylist([{**mine[0], **values}], schema=self.table.schema)
+        replaced = f"{claim.key} AND status = 'ready' AND (writer IS NULL OR writer != {_sql_str(claim.writer)})"
+        retry_conflicts(
+            lambda: (
+                self.table.merge_insert(["doc_id", "version_id", "writer"])
+                .when_matched_update_all()
+                .when_not_matched_by_source_delete(replaced)
+                .execute(data)
+            )
+        )
 
     def release(self, doc_id: str, version_id: str) -> Claim | None:
         """Give up this store's claim on a version (a failed ingest); its rows are the caller's to remove."""

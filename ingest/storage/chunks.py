@@ -9,14 +9,14 @@ removed since the last build. The searches take a ``Scope`` and build their own 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import FTS_COLUMN, TEXT_DIM, scope_filter
+from folio.ingest.rows import FTS_COLUMN, TEXT_DIM, scope_filter, writers_filter
 from folio.ingest.storage.database import Database, Tagger
 from folio.kernel.model import Region
 from folio.kernel.scope import Scope
@@ -60,6 +60,7 @@ class ChunkTable:
         self.database = database
         self.table = database.open(CHUNKS.name, CHUNKS.schema)
         self.fts_dirty = False
+        self._has_writers = False  # the column, once seen, stays (``visible``)
 
     def migrate(self) -> None:
         """Data dirs written before the ``fts`` column existed get it (a copy of ``text``).
@@ -123,13 +124,21 @@ class ChunkTable:
         return made
 
     # ----------------------------------------------------------- searches
-    def fts(self, query: str, scope: Scope, limit: int) -> list[dict[str, Any]]:
+    def visible(self, scope: Scope, writers: Collection[str]) -> str:
+        """The prefilter of a search: ``scope``, and of its versions the rows of their ready rows' ``writers``
+        (a table of an older folio, without writers: every row of them)."""
+        if not self._has_writers:
+            self._has_writers = "writer" in self.table.schema.names
+        where = scope_filter(scope)
+        return f"{where} AND {writers_filter(writers)}" if self._has_writers else where
+
+    def fts(self, query: str, scope: Scope, limit: int, writers: Collection[str]) -> list[dict[str, Any]]:
         """Rows (``HIT_COLUMNS`` and ``_score``) matching the full-text ``query`` within ``scope``'s
-        versions, pages and kinds, best first: at most ``limit``. ``query`` must already be safe
-        match syntax (``folio.retrieval.text.fts_query``)."""
+        versions, pages and kinds (the rows of ``writers``, ``visible``), best first: at most ``limit``.
+        ``query`` must already be safe match syntax (``folio.retrieval.text.fts_query``)."""
         rows: list[dict[str, Any]] = (
             self.table.search(query, query_type="fts", fts_columns=FTS_COLUMN)
-            .where(scope_filter(scope), prefilter=True)
+            .where(self.visible(scope, writers), prefilter=True)
             .select([*HIT_COLUMNS, "_score"])
             .limit(limit)
             .to_arrow()
@@ -137,13 +146,15 @@ class ChunkTable:
         )
         return rows
 
-    def vector_search(self, vector: np.ndarray, scope: Scope, limit: int) -> list[dict[str, Any]]:
-        """Rows (``HIT_COLUMNS`` and ``_distance``, cosine) nearest to ``vector`` within ``scope``,
-        through LanceDB's vector index when the table has one."""
+    def vector_search(
+        self, vector: np.ndarray, scope: Scope, limit: int, writers: Collection[str]
+    ) -> list[dict[str, Any]]:
+        """Rows (``HIT_COLUMNS`` and ``_distance``, cosine) nearest to ``vector`` within ``scope`` (the rows of
+        ``writers``, ``visible``), through LanceDB's vector index when the table has one."""
         rows: list[dict[str, Any]] = (
             self.table.search(vector, vector_column_name="vector")
             .distance_type("cosine")
-            .where(scope_filter(scope), prefilter=True)
+            .where(self.visible(scope, writers), prefilter=True)
             .select([*HIT_COLUMNS, "_distance"])
             .limit(limit)
             .to_arrow()

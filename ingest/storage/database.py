@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
 import pyarrow as pa
 
 from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import WRITER_FIELD, versions_filter
+from folio.ingest.rows import WRITER_FIELD, versions_filter, writers_filter
 
 # Rows with their ``writer`` set from the claims on their versions, cast to a table's schema
 # (``Catalogue.tagged(table, table_name, rows)``).
@@ -113,16 +113,18 @@ class Database:
                 out.append(t)
         return out
 
-    def scan_versions(self, name: str, keys: Iterable[tuple[str, str]], columns: Sequence[str]) -> pa.Table | None:
-        """The ``columns`` (those the table has) of every row of these versions, in one scan; None
-        when the table does not exist. The result keeps the table's column types, also when empty."""
+    def scan_versions(
+        self, name: str, keys: Iterable[tuple[str, str]], columns: Sequence[str], writers: Collection[str]
+    ) -> pa.Table | None:
+        """The ``columns`` (those the table has) of every row of these versions that ``writers`` wrote (their
+        ready rows' writers; a table without writers: every row), in one scan; None when the table does not
+        exist. The result keeps the table's column types, also when empty."""
         table = self.table(name)
         if table is None:
             return None
         have = set(table.schema.names)
-        data: pa.Table = (
-            table.search().where(versions_filter(keys)).select([c for c in columns if c in have]).limit(None).to_arrow()
-        )
+        where = versions_filter(keys) + (f" AND {writers_filter(writers)}" if "writer" in have else "")
+        data: pa.Table = table.search().where(where).select([c for c in columns if c in have]).limit(None).to_arrow()
         return data
 
     def vector_dim(self, name: str, column: str = "vector") -> int | None:

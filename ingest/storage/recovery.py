@@ -91,6 +91,23 @@ def delete_document(store: StoreParts, doc_id: str) -> list[str]:
     return versions
 
 
+def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None:
+    """Remove the rows ``writer`` wrote of a version whose ready row now names another writer (its rows were
+    replaced); nothing while ``writer``'s rows are the ready ones, or when the version is gone (its rows
+    went with it). Assets are shared by name: the replacing writer already put its own in their place."""
+    ready = [r for r in store.catalogue.rows_now(version_key(doc_id, version_id)) if r["status"] == "ready"]
+    if not ready or any((r.get("writer") or "") == writer for r in ready):
+        return
+    mine = writer_key(doc_id, version_id, writer)
+    with store.database.write_lock:
+        for t in store.database.version_tables():
+            if "writer" in t.schema.names:
+                retry_conflicts(partial(t.delete, mine))
+        store.chunk_table.fts_dirty = True
+        store.region_table.forget(doc_id, version_id)
+        store.committed()
+
+
 def purge(store: StoreParts, doc_id: str, version_id: str) -> None:
     """Remove every row and asset of a version whose versions rows are already gone."""
     key = version_key(doc_id, version_id)

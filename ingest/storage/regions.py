@@ -1,18 +1,20 @@
 """The ``regions`` table: every region of every version (no vectors), and a cache of versions' region indexes.
 
 Regions are stored and read back through ``RegionRow`` (``ingest/tables.py``), which migrates rows of
-older parser versions. Versions are immutable, so a version's ``RegionIndex`` is built once and kept in
-an LRU of the ``cache_size`` most recently used versions.
+older parser versions. A version's rows change only when they are replaced as a whole, by another writer
+(``redo_degraded``), so a version's ``RegionIndex`` is built once per writer and kept in an LRU of the
+``cache_size`` most recently used.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from folio.ingest.claims import retry_conflicts
 from folio.ingest.rows import sql_str
+from folio.ingest.storage.catalogue import version_key, writer_key
 from folio.ingest.storage.database import Database, Tagger
 from folio.kernel.errors import RegionNotFound
 from folio.kernel.index import RegionIndex
@@ -30,6 +32,7 @@ class RegionTable:
         self.cache_size = cache_size
         self.cache: OrderedDict[str, RegionIndex] = OrderedDict()
         self._lock = threading.Lock()
+        self._has_writers = False
 
     def add(self, regions: Sequence[Region], tagged: Tagger) -> None:
         from folio.ingest.tables import REGIONS, RegionRow, rows_table  # function-level: see __init__
@@ -38,22 +41,21 @@ class RegionTable:
         rows = tagged(self.table, "regions", data)
         retry_conflicts(lambda: self.table.add(rows))
 
-    def index(self, doc_id: str, version_id: str) -> RegionIndex:
-        """All regions of one version, indexed in memory (the caller checks that it is ready)."""
-        key = version_id + "|" + doc_id
+    def index(self, doc_id: str, version_id: str, writer: str | None = None) -> RegionIndex:
+        """All regions of one version, indexed in memory (the caller checks that it is ready): those of
+        ``writer``, the ready row's (None: every row of the version). Cached per writer, so a version whose
+        rows were replaced (``redo_degraded``) is read again."""
+        key = f"{version_id}|{doc_id}|{writer}"
         with self._lock:
             hit = self.cache.get(key)
             if hit is not None:
                 self.cache.move_to_end(key)
         if hit is not None:
             return hit
-        rows = (
-            self.table.search()
-            .where(f"doc_id = {sql_str(doc_id)} AND version_id = {sql_str(version_id)}")
-            .limit(None)
-            .to_arrow()
-            .to_pylist()
-        )
+        where = version_key(doc_id, version_id)
+        if writer is not None and self.has_writers():
+            where = writer_key(doc_id, version_id, writer)
+        rows = self.table.search().where(where).limit(None).to_arrow().to_pylist()
         from folio.ingest.tables import row_to_region  # function-level: see __init__
 
         index = RegionIndex(row_to_region(r) for r in rows)
@@ -64,15 +66,27 @@ class RegionTable:
                 self.cache.popitem(last=False)
         return index
 
-    def get(self, region_id: str) -> Region:
-        """One region by id, in any version state (the caller checks visibility)."""
-        rows = self.table.search().where(f"region_id = {sql_str(region_id)}").limit(1).to_arrow().to_pylist()
-        if not rows:
-            raise RegionNotFound(f"no such region: {region_id}")
-        from folio.ingest.tables import row_to_region  # function-level: see __init__
+    def get(self, region_id: str, writer_of: Callable[[str, str], str | None]) -> Region:
+        """One region by id, as readers see it: the row written by ``writer_of(doc_id, version_id)`` (the
+        writer of that version's ready row; None: not ready, so no such region). While a version's rows are
+        replaced, a region id has a row of each writer."""
+        rows = self.table.search().where(f"region_id = {sql_str(region_id)}").limit(None).to_arrow().to_pylist()
+        writers = self.has_writers()
+        for row in rows:
+            writer = writer_of(row["doc_id"], row["version_id"])
+            if writer is not None and (not writers or (row.get("writer") or "") == writer):
+                from folio.ingest.tables import row_to_region  # function-level: see __init__
 
-        return row_to_region(rows[0])
+                return row_to_region(row)
+        raise RegionNotFound(f"no such region: {region_id}")
+
+    def has_writers(self) -> bool:
+        """Whether the rows carry their writer (a table of an older folio gets the column from its next writer)."""
+        if not self._has_writers:
+            self._has_writers = "writer" in self.table.schema.names
+        return self._has_writers
 
     def forget(self, doc_id: str, version_id: str) -> None:
         with self._lock:
-            self.cache.pop(version_id + "|" + doc_id, None)
+            for key in [k for k in self.cache if k.startswith(f"{version_id}|{doc_id}|")]:
+                del self.cache[key]

@@ -4,7 +4,9 @@ It is a stand-in, not a model: it answers ``POST /v1/chat/completions`` with scr
 (queued per test) over real HTTP, so folio's real client code runs against it, streaming included.
 Each ``Reply`` can also misbehave the ways real servers do: an error status, a body that is not
 JSON, a stream cut off before its end, a stall longer than the client's timeout, a reply dripped
-one byte at a time (each read well inside any per-read timeout), a huge body, a raw event stream.
+one byte at a time (each read well inside any per-read timeout), a huge body, a raw event stream, a
+compressed body (``encoded`` with its ``Content-Encoding``, e.g. a small zstd body that expands a
+thousandfold).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ class Reply:
     drip: float = 0.0  # send the whole response (status line included) one byte every `drip` seconds
     pad: int = 0  # bytes of whitespace before a JSON body (still valid JSON): a huge reply
     raw_stream: str | None = None  # sent as a text/event-stream body as it is
+    encoded: bytes | None = None  # sent as the body as it is, with Content-Encoding: `encoding`
+    encoding: str = ""
 
 
 class StandInLLM:
@@ -52,12 +56,15 @@ class StandInLLM:
 
             def _handle(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                outer.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization"),
+                                       "accept_encoding": self.headers.get("Accept-Encoding")})
                 reply = outer.replies.pop(0) if outer.replies else Reply("stand-in default reply")
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.drip:
                     self._drip(reply, body)
+                elif reply.encoded is not None:
+                    self._send_bytes(200, reply.encoded, "application/json", {"Content-Encoding": reply.encoding})
                 elif reply.raw_stream is not None:
                     self._send(200, reply.raw_stream, "text/event-stream")
                 elif reply.raw is not None or reply.status != 200:
@@ -96,10 +103,14 @@ class StandInLLM:
                 return out
 
             def _send(self, status: int, text: str, ctype: str) -> None:
-                data = text.encode()
+                self._send_bytes(status, text.encode(), ctype, {})
+
+            def _send_bytes(self, status: int, data: bytes, ctype: str, headers: dict[str, str]) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -247,3 +247,45 @@ def test_answer_and_its_stream(server: tuple[str, str, str, Path], api_master: P
 
         got = asyncio.run(streamed())
         assert got[-1].answer is not None and got[-1].answer.faithful
+
+
+@pytest.mark.parametrize("bad", ["..", ".", ""])
+def test_dot_ids_are_refused_before_anything_is_sent(bad: str) -> None:
+    """``delete("victim", "..")`` once became ``DELETE /v1/documents/victim`` (httpx removes the dot
+    segment, issue 31): an id that is ``.``, ``..`` or empty is refused by the client itself."""
+    with socket.socket() as s:  # nothing answers here: the call must fail before connecting
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+        with folio.Client(closed) as c:
+            for call in (
+                lambda: c.delete("victim", bad),
+                lambda: c.delete(bad),
+                lambda: c.region(bad),
+                lambda: c.page_image("victim", bad, 1),
+                lambda: c.job(bad),
+            ):
+                with pytest.raises(errors.InvalidRequest) as refused:
+                    call()
+                assert refused.value.code == "invalid_id" and "path segment" in refused.value.message
+
+
+def test_dot_ids_are_422_on_the_server_and_delete_nothing(server: tuple[str, str, str, Path]) -> None:
+    """A client that sends the dot segment percent-encoded (so no URL normaliser drops it) reaches
+    the server with ``..`` as the id: refused with 422, and the document is still there."""
+    import httpx
+
+    base, key, _, _ = server
+    headers = {"X-API-Key": key}
+    for path in (
+        "/v1/documents/support-policy/versions/%2E%2E",
+        "/v1/documents/support-policy/versions/%2e",
+        "/v1/documents/%2E%2E",
+        "/v1/regions/%2E%2E",
+        "/v1/jobs/%2e%2E",
+    ):
+        for method in ("GET", "DELETE") if "documents" in path else ("GET",):
+            r = httpx.request(method, base + path, headers=headers)
+            assert r.status_code == 422, (method, path, r.text)
+            assert r.json()["error"]["code"] == "invalid_id", r.text
+    with folio.Client(base, api_key=key) as c:
+        assert len(c.get_document("support-policy").versions) == 2

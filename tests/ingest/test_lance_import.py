@@ -33,8 +33,14 @@ def test_lancedb_imports_without_building_its_rest_client() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     found = json.loads(out.stdout)
-    assert found == {"apis_loaded": [], "model_built": False, "default_restored": True, "later_built": True,
-                     "tables": ["a"], "table_api": "TableApi"}
+    assert found == {
+        "apis_loaded": [],
+        "model_built": False,
+        "default_restored": True,
+        "later_built": True,
+        "tables": ["a"],
+        "table_api": "TableApi",
+    }
 
 
 def test_the_store_works_through_it(tmp_path: Path) -> None:

@@ -259,6 +259,57 @@ def test_references_that_multiply_the_work_are_bounded() -> None:
     assert "longer than 1 s" in errors[0]
 
 
+UNIQUE = {"type": "array", "uniqueItems": True}
+DISTINCT = [{"id": i, "name": f"item {i}", "tags": ["a", "b"], "at": {"page": i % 7}} for i in range(6000)]
+
+
+def test_unique_items_over_6000_objects_is_checked_within_the_deadline(data: Path, llm: StandInLLM) -> None:
+    """The issue's case (31): ``uniqueItems`` and 6,000 distinct objects held ``/v1/answer`` 117.5 s,
+    because jsonschema compared every pair inside one keyword, where the deadline is not looked at."""
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
+    with live_server(settings) as url:
+        llm.replies.append(Reply(json.dumps(DISTINCT)))
+        structured, took = _structured_in(url, UNIQUE, timeout=20)
+    assert took < 8, took
+    assert structured["schema_valid"] is True and structured["errors"] == [], structured["errors"]
+
+
+@pytest.mark.parametrize(
+    ("value", "schema", "expect"),
+    [
+        (DISTINCT + [{"at": {"page": 0}, "tags": ["a", "b"], "name": "item 0", "id": 0.0}], UNIQUE, "items 0 and 6000"),
+        ([1, True, 0, False, "1", [1], {"a": 1}], UNIQUE, None),  # true is not 1, nor "1" nor [1]
+        ([{"a": [1, {"b": None}]}, {"a": [1, {"b": None}]}], UNIQUE, "items 0 and 1"),
+        (list(range(50_000)), {"allOf": [{"items": {}}], "unevaluatedItems": False}, "?"),
+        ([1, 2, "x"], {"prefixItems": [{}], "unevaluatedItems": False}, "items 1, 2 unexpected"),
+        (
+            {f"k{i}": i for i in range(50_000)},
+            {"allOf": [{"additionalProperties": {}}], "unevaluatedProperties": False},
+            "?",
+        ),
+        ({"a": 1, "b": "x"}, {"properties": {"a": {}}, "unevaluatedProperties": {"type": "integer"}}, "'b'"),
+        (list(range(100_001)), {"contains": True}, "more than 100000 values"),
+    ],
+)
+def test_keywords_whose_work_grows_with_the_value_stay_within_the_deadline(
+    value: Any, schema: dict[str, Any], expect: str | None
+) -> None:
+    """Inside a keyword, work that grew faster than the value (every pair of items; a list searched for
+    each of 50,000 indexes or keys: 20 to 30 s each before) is now linear and looks at the deadline; a
+    value of over 100,000 values is not checked. ``"?"``: checked, or stopped at the deadline."""
+    from folio.api.schema_check import validate
+
+    started = time.monotonic()
+    errors = validate(value, schema)
+    assert time.monotonic() - started < 4
+    if expect is None:
+        assert errors == []
+    elif expect == "?":
+        assert errors == [] or "longer than 1 s" in errors[0], errors
+    else:
+        assert any(expect in e for e in errors), errors
+
+
 # ----------------------------------------------------------------------------- model calls: total deadline
 DRIP = Reply("a reply that arrives one byte at a time", drip=0.3)
 
@@ -422,3 +473,90 @@ def test_errors_and_notes_do_not_show_the_endpoint(data: Path) -> None:
         assert "failed" in notes  # the reranker (and compression) said why they fell back
     for text in (r.text, ctx.text):
         assert str(port) not in text and "127.0.0.1" not in text
+
+
+def test_an_upstream_error_that_echoes_the_address_or_the_key_shows_neither(data: Path, llm: StandInLLM) -> None:
+    """An endpoint's error may echo its address in any spelling (``HTTP://`` upper case, ``localhost``,
+    ``host:port``) and the key it was sent: none of them reaches the client (issue 31)."""
+    key = "sk-secret-4f1c9a7e"
+    port = llm.url.split(":")[2].split("/")[0]
+    echo = (
+        f"upstream {llm.url.upper()}/chat/completions failed; retry at localhost:{port}, 127.0.0.1:{port} "
+        f"or [::1]:{port} with Authorization: Bearer {key} (key {key})"
+    )
+    replies = [
+        Reply(status=500, raw=json.dumps({"error": echo})),  # an error status
+        Reply(raw="<html>" + echo + "</html>"),  # 200 but not JSON
+        Reply(raw_stream="data: " + json.dumps({"error": {"message": echo}}) + "\n\n"),  # an error in a stream
+    ]
+    settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in", llm_api_key=key)
+    with TestClient(create_app(settings)) as c:
+        for reply in replies:
+            llm.replies.append(reply)
+            r = _ask(c)
+            if r.status_code == 200:  # the stream reply to a non-streaming call: a 200 whose body is events
+                text = r.text
+            else:
+                text = assert_error(r, 502, "llm_upstream_error")["message"]
+            assert "the LLM endpoint" in text, text
+            for secret in (port, "127.0.0.1", "localhost", "::1", key, "secret-4f1c"):
+                assert secret.lower() not in text.lower(), (secret, text)
+        llm.replies.append(replies[2])
+        with c.stream("POST", "/v1/answer", json={"query": Q, "doc_ids": DOC, "stream": True}) as s:
+            s.read()
+        event, body = _events(s.text)[-1]
+        assert event == "error" and body["error"]["code"] == "llm_upstream_error", body
+        for secret in (port, "127.0.0.1", "localhost", key):
+            assert secret not in body["error"]["message"], (secret, body)
+
+
+def _compressed(encoding: str, mib: int, tail: bytes = b"") -> bytes:
+    """``mib`` MiB of spaces then ``tail``, compressed a block at a time (a few KB: never held whole)."""
+    import zlib
+
+    import zstandard
+
+    block = b" " * (1 << 20)
+    if encoding == "zstd":
+        z = zstandard.ZstdCompressor().compressobj()
+        return b"".join(z.compress(block) for _ in range(mib)) + z.compress(tail) + z.flush()
+    g = zlib.compressobj(6, zlib.DEFLATED, 31 if encoding == "gzip" else 15)  # deflate: zlib-wrapped
+    return b"".join(g.compress(block) for _ in range(mib)) + g.compress(tail) + g.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "mib", "why"), [("zstd", 256, "Content-Encoding"), ("gzip", 64, "over the limit")]
+)
+def test_a_compressed_reply_is_never_expanded_past_the_cap(llm: StandInLLM, encoding: str, mib: int, why: str) -> None:
+    """A small compressed reply that expands a thousandfold (6.4 KB of zstd cost 400 MB, issue 31) is
+    stopped while it is decoded: gzip at the reply cap, an encoding folio did not ask for at once."""
+    import tracemalloc
+
+    from folio.retrieval.llm import ChatClient
+    from folio.retrieval.llm_http import LLMUpstreamError
+
+    bomb = _compressed(encoding, mib)
+    assert len(bomb) < 300_000
+    client = ChatClient(llm.url, "stand-in")
+    llm.replies.append(Reply(encoded=bomb, encoding=encoding))
+    tracemalloc.start()
+    try:
+        with pytest.raises(LLMUpstreamError) as e:
+            client.chat([{"role": "user", "content": "hi"}], timeout=30)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert why in str(e.value), e.value
+    assert peak < 40 * 1024 * 1024, f"{peak / 2**20:.0f} MiB held while reading a {len(bomb)}-byte reply"
+    assert llm.requests[-1]["accept_encoding"] == "gzip, deflate"
+
+
+def test_a_compressed_reply_of_normal_size_still_reads(llm: StandInLLM, ac: TestClient) -> None:
+    from folio.retrieval.llm import ChatClient
+
+    completion = json.dumps({"choices": [{"message": {"content": "fine"}, "finish_reason": "stop"}]}).encode()
+    for encoding in ("gzip", "deflate"):
+        llm.replies.append(Reply(encoded=_compressed(encoding, 1, completion), encoding=encoding))
+        assert ChatClient(llm.url, "stand-in").chat([{"role": "user", "content": "hi"}]).text == "fine"
+    llm.replies.append(Reply(encoded=_compressed("zstd", 64), encoding="zstd"))
+    assert_error(_ask(ac), 502, "llm_upstream_error")

@@ -11,6 +11,8 @@ and goes on. ``slow_table_brochure`` has the same shape: its page 2 costs ``find
 from __future__ import annotations
 
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +213,93 @@ def test_redo_degraded_over_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert client.get("/v1/documents/brochure").json()["report"]["degraded_pages"] == []
     with page_deadline(float("inf")), page_deadline(1e30), page_deadline(float("nan")):
         pass  # no limit, not an OverflowError from setitimer
+
+
+def test_readers_see_the_old_version_or_the_new_one_throughout_a_redo(tmp_path: Path) -> None:
+    """A redo swaps the version in one commit (issue 31: it was absent for about 0.9 s, 12 of 84 polls a
+    404). Readers in other threads, on their own ``Store`` of the same data dir as another process would
+    be, poll every read path while the version is parsed again, written and swapped: each read finds
+    the old rows or the new ones, whole, never neither and never a mix."""
+    from folio.ingest.maintenance import check
+    from folio.ingest.storage.catalogue import version_key
+    from folio.kernel.scope import Scope
+
+    data = tmp_path / "data"
+    pdf = slow_table_brochure(grid=MEDIUM)
+    old = ingest_bytes(Store(data), pdf, filename="brochure.pdf", ocr=False, limits=IngestLimits(page_timeout_s=0.4))
+    assert old.degraded_pages == (2,)
+    doc, vid = "brochure", old.version_id
+    reader, warm = Store(data), Store(data)
+    old_ids = frozenset(r.region_id for r in warm.region_index(doc, vid).regions())  # now in warm's cache
+    page_one = f"{doc}@{vid}:p1:page1"
+    assert page_one in old_ids
+    seen: list[frozenset[str]] = []
+    problems: list[str] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            try:
+                reader.get_version(doc, vid)
+                ids = [r.region_id for r in reader.region_index(doc, vid).regions()]
+                hits = [h["region_id"] for h in reader.fts("observatory library", Scope(((doc, vid),)), 50)]
+                reader.get_region(page_one)
+            except Exception as e:  # noqa: BLE001 - every failure of a read is what the test looks for
+                problems.append(f"{type(e).__name__}: {e}")
+                continue
+            if len(ids) != len(set(ids)) or not hits or len(hits) != len(set(hits)):
+                problems.append(f"{len(ids)} regions ({len(set(ids))} distinct), hits {hits}")
+            seen.append(frozenset(ids))
+            reader.region_table.cache.clear()  # read the rows again each time, not the index of the last poll
+
+    with ThreadPoolExecutor(2) as ex:
+        polls = [ex.submit(poll) for _ in range(2)]
+        try:
+            redo = ingest_bytes(
+                Store(data),
+                pdf,
+                filename="brochure.pdf",
+                ocr=False,
+                limits=IngestLimits(page_timeout_s=None),
+                redo_degraded=True,
+            )
+        finally:
+            done.set()
+        for p in polls:
+            p.result()
+    assert redo.status == "created" and redo.degraded_pages == () and redo.version_id == vid
+    new_ids = frozenset(r.region_id for r in Store(data).region_index(doc, vid).regions())
+    assert new_ids != old_ids
+    # A store that had the old version's regions cached reads the new ones (its cache keys on the writer).
+    assert frozenset(r.region_id for r in warm.region_index(doc, vid).regions()) == new_ids
+    assert not problems, problems[:5]
+    assert len(seen) > 20 and set(seen) <= {old_ids, new_ids}, (len(seen), {len(s) for s in set(seen)})
+    # The old rows are gone after the swap; one versions row, one writer's rows.
+    rows = reader.regions.search().where(version_key(doc, vid)).limit(None).to_arrow().to_pylist()
+    writers = {r["writer"] for r in rows}
+    assert writers == {reader.version_stamp(doc, vid)}
+    assert len(reader.catalogue.rows_now(version_key(doc, vid))) == 1
+    assert check(Store(data))["problems"] == []
+
+
+def test_a_replacement_that_fails_before_the_swap_leaves_the_version_as_it_was(tmp_path: Path) -> None:
+    """A replacing writer writes beside the ready rows; when it fails (or dies: a later writer removes its
+    claim the same way) only its own rows and claim go, and readers never saw them."""
+    from folio.ingest.storage.catalogue import version_key
+
+    data = tmp_path / "data"
+    rep = ingest_bytes(Store(data), valid_pdf(2), filename="two.pdf", ocr=False)
+    doc, vid = rep.doc_id, rep.version_id
+    store = Store(data)
+    regions = list(store.region_index(doc, vid).regions())
+    stamp = store.version_stamp(doc, vid)
+    assert store.begin_version(doc, vid, "two.pdf", 1, "x", replacing=True)
+    assert not Store(data).begin_version(doc, "0" * 16, "two.pdf", 1, "x", replacing=True)  # nothing to replace
+    store.add_regions(regions)  # the same ids, a second writer's rows
+    reader = Store(data)
+    assert sorted(r.region_id for r in reader.region_index(doc, vid).regions()) == sorted(r.region_id for r in regions)
+    assert reader.version_stamp(doc, vid) == stamp
+    store.abort_version(doc, vid)
+    assert [r["status"] for r in reader.catalogue.rows_now(version_key(doc, vid))] == ["ready"]
+    assert reader.regions.count_rows(version_key(doc, vid)) == len(regions)
+    assert reader.version_stamp(doc, vid) == stamp and len(Store(data).region_index(doc, vid)) == len(regions)

@@ -81,3 +81,56 @@ def test_cli_ingest_of_a_long_file_name(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0, out
     assert out["data"][0]["status"] == "created"
     assert out["data"][0]["doc_id"] == doc_id_from_filename(pdf.name)
+
+
+# Issue 31, item 1: every non-Latin name slugged to "document" ("Q3 отчёт" and "Q3 報告" both to "q3"), so a
+# second upload became a silent new version of the first and the first's text left default search.
+NON_LATIN = ["отчёт.pdf", "报告.pdf", "Q3 отчёт.pdf", "Q3 報告.pdf", "отчет.pdf", "Café.pdf", "Cafe.pdf", "한국어.pdf"]
+
+
+def test_non_latin_names_are_distinct_readable_and_stable() -> None:
+    ids = [doc_id_from_filename(n) for n in NON_LATIN]
+    assert len(set(ids)) == len(ids), ids  # eight names, eight documents
+    assert all(check_doc_id(i) == i for i in ids)
+    assert ids[0].startswith("otchet-") and ids[1].startswith("baogao-") and ids[2].startswith("q3-otchet-")
+    assert ids[6] == "cafe"  # an ASCII name is as before; its accented twin is another document
+    assert [doc_id_from_filename(n) for n in NON_LATIN] == ids  # the same name is the same document
+    # A decomposed "é" (macOS file names) is the same name as the composed one.
+    assert doc_id_from_filename("Cafe\u0301.pdf") == ids[5]
+
+
+def test_rest_uploads_of_two_non_latin_names_are_two_documents(tmp_path: Path) -> None:
+    with TestClient(create_app(make_settings(tmp_path / "data"))) as client:
+        first = client.post("/v1/documents", files={"file": ("отчёт.pdf", valid_pdf(1), "application/pdf")})
+        second = client.post("/v1/documents", files={"file": ("报告.pdf", valid_pdf(2), "application/pdf")})
+        assert first.status_code == 200 and second.status_code == 200, (first.text, second.text)
+        ids = [first.json()["doc_id"], second.json()["doc_id"]]
+        assert ids[0] != ids[1] and ids[0].startswith("otchet-") and ids[1].startswith("baogao-")
+        listed = {d["doc_id"]: d for d in client.get("/v1/documents").json()["data"]}
+        assert set(listed) == set(ids) and all(listed[i]["versions"] == 1 for i in ids)
+        # A queued job (wait=false) says at once which id was derived.
+        job = client.post(
+            "/v1/documents?wait=false", files={"file": ("Q3 報告.pdf", valid_pdf(3), "application/pdf")}
+        )
+        assert job.status_code == 202 and job.json()["doc_id"] == doc_id_from_filename("Q3 報告.pdf")
+        # The same name in another collection is no 409 against a different file's document.
+        other = client.post(
+            "/v1/documents",
+            files={"file": ("Q3 отчёт.pdf", valid_pdf(1), "application/pdf")},
+            data={"collection": "other"},
+        )
+        assert other.status_code == 200, other.text
+
+
+def test_cli_ingests_a_folder_of_non_latin_names_as_separate_documents(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    for pages, name in enumerate(NON_LATIN[:4], start=1):
+        (folder / name).write_bytes(valid_pdf(pages))
+    code = main(["ingest", str(folder), "--data", str(tmp_path / "data"), "--no-ocr", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out
+    assert [r["status"] for r in out["data"]] == ["created"] * 4
+    assert len({r["doc_id"] for r in out["data"]}) == 4

@@ -271,8 +271,11 @@ def test_get_mcp_answers_405_at_once(tmp_path: Path) -> None:
         assert resp.headers["allow"] == "POST"
 
 
-def test_viewer_headers(empty_client: TestClient) -> None:
-    resp = empty_client.get("/viewer")
+@pytest.mark.parametrize("path", ["/viewer", "/static/index.html", "/static/viewer.js", "/static/viewer.css"])
+def test_viewer_headers(empty_client: TestClient, path: str) -> None:
+    """The viewer has the same security headers whichever URL serves it (``/static/index.html`` had
+    none, issue 31), and so do its scripts and styles."""
+    resp = empty_client.get(path)
     assert resp.status_code == 200
     csp = resp.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp and "object-src 'none'" in csp
