@@ -81,6 +81,7 @@ PROSE_WORDS = 5
 PROSE_CHARS = 25
 JUSTIFIED_GAP = 3.0
 JUSTIFIED_SHARE = 0.6  # labels ending within a line height of the longest: prose beside a table, not labels
+WITHIN_MARGIN = 0.25  # of the found tables' width that word tables replacing them may reach beyond it
 KEEP_SHARE = 0.9  # of the words in a word table's box that it must hold
 
 
@@ -618,11 +619,11 @@ def merge_tables(found: Sequence[TableData], words: Sequence[TableData], mode: W
 
 
 def _within(words: Sequence[TableData], found: Sequence[TableData]) -> bool:
-    """Whether the word tables lie across the found tables' width (a tenth of it to either side): one that
-    reaches further took in text beside them (a column of prose, a chart's legend), and the ruling the
-    finder followed is the better guide to where the table ends."""
+    """Whether the word tables lie across the found tables' width (``WITHIN_MARGIN`` of it to either side):
+    one that reaches further took in text beside them (a column of prose, a chart's legend), and the ruling
+    the finder followed is the better guide to where the table ends."""
     x0, x1 = min(t.bbox[0] for t in found), max(t.bbox[2] for t in found)
-    margin = 0.1 * (x1 - x0)
+    margin = WITHIN_MARGIN * (x1 - x0)
     return all(x0 - margin <= w.bbox[0] and w.bbox[2] <= x1 + margin for w in words)
 
 
