@@ -2,6 +2,7 @@
 out as one table row (the label and its figures, in order, in one row), per ``word_tables`` mode.
 
     .venv/bin/python benchmarks/statement_rows.py --shared ../shared [--modes off,repair,all] [--by-doc]
+    .venv/bin/python benchmarks/statement_rows.py --shared ../shared --changed DIR [DIR ...]
 
 Statement pages are those of ``<shared>/eval/finance/pdfs`` with a statement title as a line of its own in
 the top 30% of the page (balance sheet; statement of operations, income, earnings, cash flows,
@@ -20,6 +21,9 @@ truth is read by this script from the text layer, apart from the parser, with th
 line (a label, then figures after a gap): it measures whether the rows keep what the text layer holds
 together, not whether the parser's idea of a row is right. The files are read in place; nothing of them is
 copied (they are for evaluation only).
+
+``--changed`` reports, for folders of other PDFs (manuals, reports, papers), how many pages each mode changes:
+where a word table replaces a ``find_tables`` reading (``repair``) or is added (``all``).
 """
 
 from __future__ import annotations
@@ -185,12 +189,55 @@ def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f}" if b else "-"
 
 
+def changed_pages(pdf: Path) -> dict[str, int]:
+    """Pages of ``pdf`` whose tables each mode changes against "off", read as ``parse._slow_steps`` reads
+    them (``find_page_tables`` where the page has drawings, then ``merge_tables``), and pages with a word
+    table at all. No full parse: the first pass's table step alone."""
+    import pymupdf
+
+    from folio.ingest.parse import text_flags
+    from folio.ingest.pdf_tables import find_page_tables
+    from folio.ingest.pdf_text import extract_blocks
+    from folio.ingest.pdf_wordtables import find_word_tables, merge_tables
+
+    out = {"pages": 0, "word tables": 0, "repair": 0, "all": 0}
+    for page in pymupdf.open(pdf):
+        out["pages"] += 1
+        blocks = extract_blocks(page.get_textpage(flags=text_flags()), page)
+        words = find_word_tables(blocks)
+        if not words:
+            continue
+        out["word tables"] += 1
+        drawings = page.get_cdrawings()
+        found = find_page_tables(page, drawings, [w for b in blocks for ln in b.lines for w in ln.words])
+        found = found if drawings else []
+        for mode in ("repair", "all"):
+            got = merge_tables(found, words, mode)
+            out[mode] += any(all(t is not f for f in found) for t in got)
+    return out
+
+
+def print_changed(dirs: Sequence[str]) -> None:
+    """A line per folder of PDFs: pages, pages with a word table, pages each mode changes."""
+    print("| folder | PDFs | pages | pages with a word table | changed by repair | changed by all |")
+    print("|---|---|---|---|---|---|")
+    for d in dirs:
+        pdfs = sorted(Path(d).glob("*.pdf"))
+        counts = [changed_pages(p) for p in pdfs]
+        total = {k: sum(c[k] for c in counts) for k in ("pages", "word tables", "repair", "all")}
+        print(f"| {d} | {len(pdfs)} | {total['pages']} | {total['word tables']} | {total['repair']} | {total['all']} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", required=True, help="the shared folder holding eval/finance/pdfs")
     ap.add_argument("--modes", default="off,repair,all", help="word_tables modes to measure, comma-separated")
     ap.add_argument("--by-doc", action="store_true", help="a line per filing as well")
+    ap.add_argument("--changed", nargs="+", metavar="DIR", help="instead: pages each mode changes in these folders")
     a = ap.parse_args(argv)
+    if a.changed:
+        print_changed(a.changed)
+        return 0
     asked = [m.strip() for m in a.modes.split(",") if m.strip()]
     if not asked or set(asked) - set(WORD_TABLE_MODES):
         ap.error(f"--modes: one or more of {', '.join(WORD_TABLE_MODES)}")

@@ -78,7 +78,7 @@ class PagePlan:
     word_tables: WordTables = "repair"
 
 
-def _flags() -> int:
+def text_flags() -> int:
     """TextPage flags. Ligatures are not preserved: MuPDF writes "ﬁ" as "fi", so a word with a ligature
     ("ﬁnancial") is found by the word a question uses, and an answer reads as it is spelled."""
     import pymupdf
@@ -113,7 +113,7 @@ def _first_pass(
         pd.warnings.append(degraded_warning(pd.index + 1, soft_s, mode))
     if mode == "skip":
         return pd, pending
-    pd.blocks = extract_blocks(page.get_textpage(flags=_flags()), page)
+    pd.blocks = extract_blocks(page.get_textpage(flags=text_flags()), page)
     if mode == "text":
         return pd, pending
     roles = [b.role for b in pd.blocks]
