@@ -8,7 +8,8 @@ tokens:
 * a paragraph region (its page char locator) becomes one line: its wrapped lines joined by a space, or
   without one after a hyphen at a line end (``three-\\nhop`` -> ``three-hop``);
 * the blocks of a table region (blocks whose words are nearly all the table's) become the table's rows,
-  one line per row with its non-empty cells separated by `` | `` (no Markdown rule, no empty cells),
+  one line per row with its non-empty cells separated by `` | `` (no Markdown rule, no empty cells but
+  those between two cells with text in a named column: ``Deferred taxes |  | 95,279``),
   placed where the table's first block was; a short paragraph wholly inside a table goes with it. A table
   whose words lie mostly in the page's paragraphs (a layout table around prose) is left to them;
 * every other block (headings, list items, captions, cells of tables the finder missed) becomes one line;
@@ -140,23 +141,38 @@ def page_title(text: str) -> str | None:
 
 
 def table_rows(markdown: str) -> list[str]:
-    """The rows of a Markdown table, one line each, non-empty cells joined by `` | `` (the ``|---|`` rule,
-    empty cells and empty rows dropped).
+    """The rows of a Markdown table, one line each, non-empty cells joined by `` | `` (the ``|---|`` rule
+    and empty rows dropped). Empty cells are dropped too, except between two cells with text in a column
+    the header names: there the gap keeps each figure under its period (a dash printed as an empty cell).
 
     >>> table_rows("| Model | F1 |  |\\n| --- | --- | --- |\\n| QACheck | 55.67 |  |\\n|  |  |  |")
     ['Model | F1', 'QACheck | 55.67']
+    >>> table_rows("| Balance sheet | 2015 | 2014 |\\n| --- | --- | --- |\\n| Deferred taxes |  | 95,279 |")
+    ['Balance sheet | 2015 | 2014', 'Deferred taxes |  | 95,279']
     """
     rows = []
+    header: list[str] | None = None
     for line in markdown.splitlines():
         if not line.strip():
             continue
         cells = [clean_line(c) for c in split_cells(line)]
         if is_rule(cells):
             continue
-        kept = [c for c in cells if c]
+        if header is None:
+            header = cells
+        kept = _kept(cells, header)
         if kept:
             rows.append(" | ".join(kept))
     return rows
+
+
+def _kept(cells: list[str], header: list[str]) -> list[str]:
+    """The cells of a row that are sent: those with text, and the empty ones between two with text in a column
+    the header names."""
+    full = [j for j, c in enumerate(cells) if c]
+    if not full:
+        return []
+    return [c for j, c in enumerate(cells) if c or (full[0] < j < full[-1] and j < len(header) and header[j])]
 
 
 def _words(s: str) -> list[str]:

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
@@ -321,7 +321,7 @@ def _positive_or_none(v: Any) -> Any:
 
 
 class IngestSettings(Group):
-    """What one upload or one parse may cost (``ingest/limits.py``)."""
+    """What one upload or one parse may cost (``ingest/limits.py``), and how tables are read."""
 
     max_upload_bytes: int = 100 * 1024 * 1024
     max_pages: int = 2000
@@ -354,6 +354,12 @@ class IngestSettings(Group):
         True,
         validation_alias="FOLIO_INGEST_ISOLATE",
         description="`0`: parse in-process, without the time and memory limits (no forkserver child)",
+    )
+    word_tables: Literal["off", "repair", "all"] = Field(
+        "repair",
+        description="tables read from word positions (statements, `ingest/pdf_wordtables.py`): `repair` replaces "
+        "a ruled-table reading that gets fewer rows right (figures inside label cells), `all` also adds them "
+        "where no table was found (unruled statements), `off`: the ruled-table reader alone (parser v6)",
     )
 
     @field_validator("timeout_s", "page_timeout_s", "memory_mb", "ocr_budget_s", mode="before")

@@ -42,6 +42,7 @@ from folio.ingest.pdf_ocr import (
 from folio.ingest.pdf_regions import PageData, build_regions
 from folio.ingest.pdf_tables import find_page_tables
 from folio.ingest.pdf_text import Block, center_in, extract_blocks
+from folio.ingest.pdf_wordtables import WordTables, find_word_tables, merge_tables
 from folio.ingest.validate import open_pdf
 from folio.kernel.model import PageInfo, PageIssue, Region, version_id_for
 
@@ -68,14 +69,16 @@ class ParsedDocument:
 
 
 @dataclass(frozen=True)
-class PageTiming:
-    """A page's soft time limit (None: none) and the pages (0-based) an earlier parse was killed on."""
+class PagePlan:
+    """A page's soft time limit (None: none), the pages (0-based) an earlier parse was killed on, and
+    which of a page's tables are read from word positions (``ingest.pdf_wordtables``)."""
 
     soft_s: float | None = None
     modes: Mapping[int, PageMode] = field(default_factory=dict)
+    word_tables: WordTables = "repair"
 
 
-def _flags() -> int:
+def text_flags() -> int:
     """TextPage flags. Ligatures are not preserved: MuPDF writes "ﬁ" as "fi", so a word with a ligature
     ("ﬁnancial") is found by the word a question uses, and an answer reads as it is spelled."""
     import pymupdf
@@ -93,13 +96,15 @@ def _first_pass(
     scale: float,
     soft_s: float | None = None,
     mode: PageMode = "full",
+    words_mode: WordTables = "repair",
 ) -> tuple[PageData, list[Pending]]:
     """Everything of one page that needs MuPDF. What runs on the lanes (PNG writes, Tesseract) comes
     back as ``Pending`` work; ``_finish_page`` applies it and builds the page text.
 
     The text layer comes first and always stays. The slow steps (tables, figures, OCR) run within
     ``soft_s`` seconds of the page's start (``ingest.page_deadline``); past that they are dropped and
-    the page is degraded. ``mode`` "text" keeps only the text layer, "skip" nothing."""
+    the page is degraded. ``mode`` "text" keeps only the text layer, "skip" nothing. ``words_mode``: where
+    tables read from word positions join or replace ``find_tables``'s (``ingest.pdf_wordtables``)."""
     started = time.monotonic()
     pd = PageData(index=page.number, width=page.rect.width, height=page.rect.height, label=page_label(page))
     pending: list[Pending] = []
@@ -108,14 +113,14 @@ def _first_pass(
         pd.warnings.append(degraded_warning(pd.index + 1, soft_s, mode))
     if mode == "skip":
         return pd, pending
-    pd.blocks = extract_blocks(page.get_textpage(flags=_flags()), page)
+    pd.blocks = extract_blocks(page.get_textpage(flags=text_flags()), page)
     if mode == "text":
         return pd, pending
     roles = [b.role for b in pd.blocks]
     ocr_calls: list[tuple[OcrCall, Callable[[OcrResult], None]]] = []
     try:
         with page_deadline(None if soft_s is None else soft_s - (time.monotonic() - started)):
-            ocr_calls = _slow_steps(page, pd, lanes, ocr)
+            ocr_calls = _slow_steps(page, pd, lanes, ocr, words_mode)
     except PageOverrun:
         _drop_slow_work(pd, roles, soft_s)
         ocr_calls = []
@@ -139,7 +144,7 @@ def _first_pass(
 
 
 def _slow_steps(
-    page: pymupdf.Page, pd: PageData, lanes: PageLanes, ocr: bool
+    page: pymupdf.Page, pd: PageData, lanes: PageLanes, ocr: bool, words_mode: WordTables
 ) -> list[tuple[OcrCall, Callable[[OcrResult], None]]]:
     """Scan detection, tables and figures (with the roles they give text blocks), and the page's
     OCR calls: what a page past its soft limit goes without."""
@@ -153,6 +158,8 @@ def _slow_steps(
     if drawings:
         words = [wd for b in pd.blocks for ln in b.lines for wd in ln.words]
         pd.tables = find_page_tables(page, drawings, words)
+    if not pd.scanned and (words_mode == "all" or (words_mode == "repair" and pd.tables)):
+        pd.tables = merge_tables(pd.tables, find_word_tables(pd.blocks), words_mode)
     for t in pd.tables:
         for b in pd.blocks:
             if b.role == "para" and center_in(b.bbox, t.bbox):
@@ -191,7 +198,7 @@ def _find_figures(
 
 
 def degraded_warning(page: int, soft_s: float | None, mode: PageMode) -> str:
-    """The warning of a degraded page (1-based ``page``; ``mode`` as in ``PageTiming``)."""
+    """The warning of a degraded page (1-based ``page``; ``mode`` as in ``PagePlan``)."""
     if mode == "full":
         limit = f"{soft_s:g} s, " if soft_s is not None else ""
         return (
@@ -368,6 +375,7 @@ def parse_pdf(
     ocr_budget: OcrBudget | None = None,
     page_timeout_s: float | None = None,
     page_modes: Mapping[int, PageMode] | None = None,
+    word_tables: WordTables = "repair",
 ) -> ParsedDocument:
     """Parse PDF bytes into regions (see the module docstring and ``ingest.model``).
 
@@ -380,6 +388,8 @@ def parse_pdf(
     ``page_timeout_s``: a page's slow steps stop after that long (in the main thread only; see
     ``_first_pass``) and the page is listed in ``degraded_pages``. ``page_modes`` (0-based page →
     "text" or "skip") cuts pages an earlier, killed parse got stuck on (``ingest.limits``).
+    ``word_tables``: where tables read from word positions replace or join the ruled tables
+    (``ingest.pdf_wordtables``; the ``FOLIO_WORD_TABLES`` setting's default).
     """
     doc = open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages)
     version_id = version_id_for(data)
@@ -391,8 +401,8 @@ def parse_pdf(
     rel_dir = f"{assets_dir.name}/{doc_id}@{version_id}" if assets_dir is not None else ""
     asset_dir = assets_dir / f"{doc_id}@{version_id}" if assets_dir is not None else None
     try:
-        timing = PageTiming(page_timeout_s, dict(page_modes or {}))
-        pages, issues = _first_passes(doc, budget, asset_dir, rel_dir, render_scale, progress, timing)
+        plan = PagePlan(page_timeout_s, dict(page_modes or {}), word_tables)
+        pages, issues = _first_passes(doc, budget, asset_dir, rel_dir, render_scale, progress, plan)
         mark_furniture(pages)
         for p in pages:
             page_text(p)
@@ -428,7 +438,7 @@ def _first_passes(
     rel_dir: str,
     scale: float,
     progress: Callable[[int, int], None] | None,
-    timing: PageTiming,
+    plan: PagePlan,
 ) -> tuple[list[PageData], list[PageIssue]]:
     """The first pass over every page, with PNG writes and Tesseract on the lanes (``ingest.page_lanes``).
     A page that fails is recorded as a ``PageIssue`` and kept as an empty page of its size (US Letter
@@ -467,8 +477,9 @@ def _first_passes(
                     asset_dir=asset_dir,
                     rel_dir=rel_dir,
                     scale=scale,
-                    soft_s=timing.soft_s,
-                    mode=timing.modes.get(i, "full"),
+                    soft_s=plan.soft_s,
+                    mode=plan.modes.get(i, "full"),
+                    words_mode=plan.word_tables,
                 )
                 pages[i] = pd
                 waiting.append((i, pending))

@@ -290,7 +290,9 @@ class _RegionBuilder:
             self.add("sentence", pno, s_text, [loc], pid, sec, payload)
 
     def continues(self, pno: int, pg: PageData, obj: TableData) -> _TablePart | None:
-        """The previous page's last table, when ``obj`` continues it (``CONTINUATION_TOP``)."""
+        """The previous page's last table, when ``obj`` continues it (``CONTINUATION_TOP``). A table read
+        with its own title or unit above it (a statement's next page, "(continued)") stands alone unless its
+        header is the previous part's."""
         prev = self.prev_table
         if (
             prev is not None
@@ -299,6 +301,7 @@ class _RegionBuilder:
             and prev.data.bbox[3] > CUT_OFF_BOTTOM * self.pages[pno - 1].height
             and len(prev.data.header) == len(obj.header)
             and obj is pg.tables[0]
+            and (obj.header == prev.data.header or not (obj.title or obj.unit))
         ):
             return prev
         return None
@@ -313,11 +316,17 @@ class _RegionBuilder:
         md = to_markdown(header, rows)
         last = first + len(rows) - 1
         payload = TablePayload(
-            header=tuple(header), first_row=first, last_row=last, continued_from=prev.region_id if prev else None
+            header=tuple(header),
+            first_row=first,
+            last_row=last,
+            continued_from=prev.region_id if prev else None,
+            title=obj.title,
+            unit=obj.unit,
         )
         rid = self.add("table", pno, md, [self.loc(pno, pg, obj.bbox)], sec.region_id, sec, payload)
         sec.body.append(md)
-        self.prev_table = _TablePart(rid, TableData(obj.bbox, header, rows, obj.header_in_table), pno, last)
+        part = TableData(obj.bbox, header, rows, obj.header_in_table, obj.title, obj.unit)
+        self.prev_table = _TablePart(rid, part, pno, last)
 
     def figure(self, pno: int, pg: PageData, obj: FigureData, sec: _Sec) -> None:
         cap = " ".join(obj.caption.text.split()) if obj.caption else ""

@@ -38,6 +38,8 @@ class TableData:
     header: list[str]
     rows: list[list[str]]  # body rows, header excluded
     header_in_table: bool
+    title: str = ""  # the lines above a word table (``ingest.pdf_wordtables``): issuer, statement name
+    unit: str = ""  # "Dollars in millions, except per share amount"
 
 
 def _cell(v: Any) -> str:

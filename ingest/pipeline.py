@@ -33,6 +33,7 @@ from folio.kernel.printable import display_name
 if TYPE_CHECKING:
     from folio.ingest.limits import IngestLimits
     from folio.ingest.parse import ParsedDocument
+    from folio.ingest.pdf_wordtables import WordTables
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +132,7 @@ def ingest_bytes(
     collection: str = DEFAULT_COLLECTION,
     redo_degraded: bool = False,
     table_rows: bool = False,
+    word_tables: WordTables | None = None,
 ) -> IngestReport:
     """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``),
     unless ``redo_degraded`` and that version has degraded pages: then it is parsed again and
@@ -141,12 +143,13 @@ def ingest_bytes(
     Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
-    off by default: measured neutral on mmlb). ``filename`` is stored as ``kernel.printable.display_name``
-    makes it (control and bidi characters become ``?``).
+    off: neutral on mmlb). ``word_tables``: ``ingest.pdf_wordtables`` (default ``FOLIO_WORD_TABLES``, read now).
+    ``filename`` is stored as ``kernel.printable.display_name`` makes it (control and bidi characters become ``?``).
     """
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
     from folio.ingest.validate import open_pdf
+    from folio.settings import IngestSettings
 
     started = time.perf_counter()
     filename = display_name(filename)  # stored and shown, never obeyed: no escapes, no bidi overrides
@@ -173,6 +176,7 @@ def ingest_bytes(
             progress=lambda d, t: report_progress("parse", d, t),
             max_pages=max_pages,
             max_bytes=max_bytes,
+            word_tables=word_tables or IngestSettings().word_tables,
         )
 
     writer = _Writer(encoder, indexers, report_progress, table_rows)

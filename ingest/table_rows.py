@@ -3,16 +3,21 @@
 A table region's text is its Markdown; an embedder sees at most its first 256 word pieces and BM25
 scores the whole table as one document, so the rows of a long financial statement are invisible to
 dense search and diluted for BM25. Each body row of a table with at least ``MIN_ROWS`` rows becomes
-a chunk of its own: the section heading, the header cells and the row's cells (row label first),
-empty cells left out. The unit carries the table's region id, kind and page, so a hit on a row is a
-hit on the table region and everything after retrieval (assembly, citations) is unchanged. The
-table's own chunk stays as before (``folio.ingest.pipeline.ChunkIndexer``).
+a chunk of its own that reads as a sentence about one line item, with what the table is about and the
+header cell of each figure: ``Consolidated Balance Sheet (in millions): Total inventories: 2018 4,366;
+2017 4,034``. The context is the table's title and unit when the parser found them (a statement read
+from word positions, ``ingest.pdf_wordtables``: they are its header's first cell), else the section
+heading and the header's first cell goes before the row's label (``Severity P1: Response 30 minutes``).
+Empty cells are left out with their header, and so are rows with a label alone (``Current assets``).
+The unit carries the table's region id, kind and page, so a hit on a row is a hit on the table region
+and everything after retrieval (assembly, citations) is unchanged. The table's own chunk stays as
+before (``folio.ingest.pipeline.ChunkIndexer``).
 """
 
 from __future__ import annotations
 
 from folio.kernel.mdtable import is_rule, split_cells
-from folio.kernel.model import Region
+from folio.kernel.model import Region, TablePayload
 
 # Tables with fewer body rows are short enough to embed whole.
 MIN_ROWS = 4
@@ -21,9 +26,8 @@ MAX_ROW_CHARS = 600
 
 
 def _cells(line: str) -> list[str]:
-    """The non-empty cells of one Markdown table line (escaped pipes restored)."""
-    cells = (" ".join(c.replace("\\|", "|").split()) for c in split_cells(line))
-    return [c for c in cells if c]
+    """The cells of one Markdown table line, in place (escaped pipes restored, spaces squeezed)."""
+    return [" ".join(c.replace("\\|", "|").split()) for c in split_cells(line)]
 
 
 def _table_lines(markdown: str) -> list[str]:
@@ -47,12 +51,23 @@ def row_texts(region: Region) -> list[str]:
     lines = _table_lines(region.text)
     if len(lines) < 2 or not lines[0].startswith("|"):
         return []
-    body = [ln for ln in lines[1:] if not is_rule(split_cells(ln))]
-    rows = [c for c in (_cells(ln) for ln in body) if c]
-    if len(rows) < MIN_ROWS:
+    header = _cells(lines[0])
+    body = [c for c in (_cells(ln) for ln in lines[1:]) if not is_rule(c) and any(c)]
+    if len(body) < MIN_ROWS:
         return []
-    prefix = [p for p in (region.heading_path[-1] if region.heading_path else "", " | ".join(_cells(lines[0]))) if p]
-    return ["\n".join([*prefix, " | ".join(cells)[:MAX_ROW_CHARS]]) for cells in rows]
+    payload = region.payload
+    titled = isinstance(payload, TablePayload) and bool(payload.title or payload.unit)
+    context = header[0] if titled else region.heading_path[-1] if region.heading_path else ""
+    out = []
+    for cells in body:
+        label = cells[0] if titled else " ".join(c for c in (header[0], cells[0]) if c)
+        values = [
+            " ".join(p for p in (header[j] if j < len(header) else "", c) if p) for j, c in enumerate(cells) if j and c
+        ]
+        if values:
+            text = ": ".join(p for p in (context, label, "; ".join(values)) if p)
+            out.append(text[:MAX_ROW_CHARS])
+    return out
 
 
 def row_units(region: Region) -> list[Region]:

@@ -31,7 +31,9 @@ from folio.kernel.geometry import BBox as BBox  # the rectangle type is geometry
 # 4: typed region payloads (image pixel size, OCR engine and confidence)
 # 5: the first copy of a running header/footer kept as evidence (ingest/furniture.py)
 # 6: ligatures written out ("ﬁ" -> "fi")
-PARSER_VERSION = "6"
+# 7: tables read from word positions replace ruled-table readings with fewer rows right (word_tables="repair"),
+#    tables carry a title and unit
+PARSER_VERSION = "7"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]
@@ -108,6 +110,8 @@ class TablePayload(Frozen):
     an empty part has ``last_row == first_row - 1``), and ``continued_from`` is the previous
     part's region id. ``header`` is the header row the part is read under: a continuation that
     does not repeat the header has the first part's. The table's Markdown is the region's text.
+    ``title`` and ``unit`` are what a table read from word positions found above it (the issuer and
+    statement name, "Dollars in millions"; empty otherwise); its header's first cell reads ``title (unit)``.
     """
 
     kind: Literal["table"] = "table"
@@ -115,6 +119,8 @@ class TablePayload(Frozen):
     first_row: int = Field(default=1, ge=1)
     last_row: int = Field(default=0, ge=0)
     continued_from: str | None = None
+    title: str = ""
+    unit: str = ""
 
 
 FigureSource = Literal["raster", "vector", "page-scan"]
@@ -283,8 +289,9 @@ def _image_from_meta(m: Mapping[str, str]) -> ImageRef | None:
 def payload_from_meta(kind: str, meta: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> RegionPayload | None:
     """Migrate the flat string ``meta`` of a region written before parser v4 into its typed payload.
 
-    >>> payload_from_meta("table", {"header": "A | B", "rows": "4-5", "continued_from": "d@v:p1:table1"})
-    TablePayload(kind='table', header=('A', 'B'), first_row=4, last_row=5, continued_from='d@v:p1:table1')
+    >>> p = payload_from_meta("table", {"header": "A | B", "rows": "4-5", "continued_from": "d@v:p1:table1"})
+    >>> p.kind, p.header, p.first_row, p.last_row, p.continued_from
+    ('table', ('A', 'B'), 4, 5, 'd@v:p1:table1')
     >>> payload_from_meta("page", (("image", "assets/d@v/page-1.png"), ("ocr", "0"), ("render_scale", "1.5"))).image
     ImageRef(path='assets/d@v/page-1.png', media_type='image/png', width_px=None, height_px=None, scale=1.5)
     """

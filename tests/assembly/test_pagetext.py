@@ -8,7 +8,7 @@ import pymupdf
 
 from folio.assembly import assemble
 from folio.assembly.budget import get_counter
-from folio.assembly.pagetext import compact_page
+from folio.assembly.pagetext import compact_page, table_rows
 from folio.assembly.types import AssemblyOptions
 from folio.ingest.parse import parse_pdf
 from folio.kernel.index import RegionIndex
@@ -93,3 +93,11 @@ def test_the_page_item_is_sent_compact_and_cites_the_page() -> None:
     assert "\n\n" not in item.text and "\n\n" in old.text
     assert item.tokens < old.tokens
     assert pkg.budget.used == recount(pkg) and pkg.budget.used <= 2000
+
+
+def test_a_figure_after_a_dash_stays_under_its_period() -> None:
+    """A dash is an empty cell: dropping it would put the next figure under the wrong period's header."""
+    md = "| Sheet (In millions) | 2015 | 2014 | 2013 |\n| --- | --- | --- | --- |\n| Deferred taxes |  | 95,279 |  |"
+    assert table_rows(md) == ["Sheet (In millions) | 2015 | 2014 | 2013", "Deferred taxes |  | 95,279"]
+    unnamed = "| Severity |  | Owner |\n| --- | --- | --- |\n| P1 |  | pager |"  # a column without a name
+    assert table_rows(unnamed) == ["Severity | Owner", "P1 | pager"]

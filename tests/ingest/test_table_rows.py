@@ -9,7 +9,7 @@ import pymupdf
 import pytest
 
 from folio.ingest.table_rows import MIN_ROWS, row_texts
-from folio.kernel.model import Region
+from folio.kernel.model import Region, TablePayload
 from folio.kernel.scope import Scope
 from folio.retrieval.text import Candidate, unique_regions
 
@@ -109,8 +109,9 @@ def test_each_row_of_a_long_table_is_a_chunk_of_the_table_region(sheet_store: di
     rows = [t for t in texts if t != table.text]
     assert len(rows) == len(LABELS)
     inventories = [t for t in rows if "Inventories" in t]
-    assert len(inventories) == 1 and "Item | 2015 | 2014" in inventories[0]
-    assert "Inventories held by the company | 2,073 | 2,089" in inventories[0]
+    # a ruled table without a title: the section heading, the label under its column name, each figure
+    # under its period
+    assert inventories == ["Consolidated balance sheet: Item Inventories held by the company: 2015 2,073; 2014 2,089"]
 
 
 def test_rows_are_off_by_default(sheet_store: dict[str, Any]) -> None:
@@ -137,10 +138,45 @@ def test_short_tables_and_other_kinds_get_no_rows() -> None:
         return Region(region_id="d@v:p1:x1", doc_id="d", version_id="v", kind=kind, text=text, locators=())
 
     short = "| A | B |\n| --- | --- |\n" + "".join(f"| r{i} | {i} |\n" for i in range(MIN_ROWS - 1))
-    long = "| A | B |\n| --- | --- |\n" + "".join(f"| r{i} | {i} |\n" for i in range(MIN_ROWS)) + "| a \\| b |  |"
+    long = "| A | B |\n| --- | --- |\n" + "".join(f"| r{i} | {i} |\n" for i in range(MIN_ROWS)) + "| a \\| b | c |"
     assert row_texts(region("table", short)) == []
     assert row_texts(region("paragraph", long)) == []
-    assert row_texts(region("table", long)) == [*(f"A | B\nr{i} | {i}" for i in range(MIN_ROWS)), "A | B\na | b"]
+    assert row_texts(region("table", long)) == [*(f"A r{i}: B {i}" for i in range(MIN_ROWS)), "A a | b: B c"]
+
+
+def test_a_titled_table_reads_its_rows_in_context() -> None:
+    """A statement read from word positions: its title and unit lead each row, empty cells and label-only
+    rows are left out, each figure goes with its period."""
+    text = "\n".join(
+        [
+            "| Balance Sheets (In millions) | 2018 | 2017 |",
+            "| --- | --- | --- |",
+            "| Current assets |  |  |",
+            "| Cash | $2,853 | $3,053 |",
+            "| Total inventories | 4,366 | 4,034 |",
+            "| Work in process | 1,292 |  |",
+            "| Goodwill | 10,051 | 10,513 |",
+        ]
+    )
+    payload = TablePayload(
+        header=("Balance Sheets (In millions)", "2018", "2017"), last_row=5, title="Balance Sheets", unit="In millions"
+    )
+    table = Region(
+        region_id="d@v:p1:table1",
+        doc_id="d",
+        version_id="v",
+        kind="table",
+        text=text,
+        locators=(),
+        heading_path=("Notes to the statements",),
+        payload=payload,
+    )
+    assert row_texts(table) == [
+        "Balance Sheets (In millions): Cash: 2018 $2,853; 2017 $3,053",
+        "Balance Sheets (In millions): Total inventories: 2018 4,366; 2017 4,034",
+        "Balance Sheets (In millions): Work in process: 2018 1,292",
+        "Balance Sheets (In millions): Goodwill: 2018 10,051; 2017 10,513",
+    ]
 
 
 def test_unique_regions_keeps_the_best_rank_and_widens() -> None:

@@ -1,0 +1,640 @@
+"""Tables rebuilt from word positions: financial statements and other figure tables, ruled or not.
+
+``page.find_tables`` needs ruling. Statements are mostly set without it (or with shaded cells on every
+other row, which it reads as a grid whose unshaded rows keep their figures in the label cell): a label on
+the left of each text line and its figures right-aligned under period columns. Read from the words'
+boxes, such a table is rebuilt row by row:
+
+1. the page's words are grouped into visual rows (one text line across the page);
+2. each row is split into its label and its figures: the value tokens (``2,853``, ``(370)``, ``—``,
+   ``16.2``) peeled off its right end, ``$`` / ``%`` tokens attached to their figure, kept as figures
+   when a gap of ``LABEL_GAP`` line heights separates them from the label (a sentence that ends in a
+   number is not a row); a label with a wide gap after a line of prose or after a figure is two things
+   side by side (page columns, panels), not a table line;
+3. runs of rows with figures, with the label-only rows between them (``Current assets``), become a
+   table when ``MIN_VALUE_ROWS`` rows carry figures; a line reaching into the figure columns with text
+   (prose, a new header) or a wide vertical gap ends a run;
+4. columns are the clusters of overlapping figure spans (right-aligned figures of one column overlap);
+5. the rows just above the first row whose text lies over the columns are the header (periods such as
+   ``2018`` under ``December 31,``: joined per column), the short lines above them the title (the
+   issuer line and the statement's name, also where the issuer later goes as page furniture), and a
+   line naming ``millions`` / ``thousands`` / ``billions`` the unit;
+6. a label line without figures that wraps (the next line starts in lower case or with a figure, the
+   line ends in a comma, or it runs across the label column) is joined to the next line, and a lower
+   case line without figures to the row above it: one row per statement line; a dash is an empty cell.
+
+Runs that are a table of contents (one column of page numbers), a data listing (figures without labels),
+only dashes, or labels that are a column of prose beside figures are not tables; nor is one that leaves
+out words inside its own box. The header's first cell reads ``title (unit)``, so every reader of the
+table's Markdown (the chunk, row units, compact page text) carries what the figures are.
+``find_page_tables`` stays the reader of ruled tables; ``merge_tables`` decides, per page, which of its
+tables word tables replace and where they are added (``WordTables``, the ``word_tables`` setting).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from statistics import median
+from typing import Literal
+
+from folio.ingest.pdf_tables import TableData
+from folio.ingest.pdf_text import Block, Box
+
+Word = tuple[float, float, float, float, str]
+
+# "off": find_tables only (as parser v6); "repair": word tables replace the find_tables tables they overlap
+# when those read fewer rows right (label and figures in cells of their own); "all": and where it found none.
+WordTables = Literal["off", "repair", "all"]
+WORD_TABLE_MODES: tuple[WordTables, ...] = ("off", "repair", "all")
+
+_NUMBER = re.compile(r"[(\[]?[-−–+]?[$€£¥]?[(\[]?\d(?:[\d,.]*\d)?\)?%?\)?\]?\*?")
+_DASH = re.compile(r"[-−–—]+%?")
+_CURRENCY = frozenset({"$", "€", "£", "¥", "US$"})
+_NOT_AVAILABLE = re.compile(r"(?i)n/?a|n\.?m\.?")
+_PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlc]{1,6}")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_LEADER = re.compile(r"(?:\s?[.…·_]){3,}")
+_UNIT = re.compile(r"(?i)\b(?:millions?|thousands?|billions?)\b")
+_PAREN = re.compile(r"\(([^()]*)\)")
+_GROUP = re.compile(r"\d{3}\)?")
+_LEAD_GROUP = re.compile(r"\(?\d{1,3}")
+_CONTINUES = re.compile(r"[0-9($&–—-]")  # a wrapped label's second line may start with these
+
+ROW_TOL = 0.4  # of a word's height: words whose centres are this close lie on one visual row
+LABEL_GAP = 1.0  # line heights between a label and its first figure (a sentence's word gap is ~0.3)
+LABEL_SPLIT = 1.5  # line heights: a wider gap after PROSE_WORDS words of a label: prose beside a table
+SEGMENT_GAP = 1.0  # line heights: a wider gap separates two cells of a header row
+ROW_GAP = 3.0  # line heights between two rows of one table
+HEADER_GAP = 2.5  # line heights between header rows, and between the header and the first row
+HEADER_OUTSIDE = 0.25  # of a header cell's width that may stick out of the columns' span (a centred "Reported")
+HEADER_STACK = 1.5  # ... between header rows, unless the upper one has a unit as its label
+TITLE_GAP = 2.2  # line heights between title lines, and between the title and the header
+MAX_HEADER_ROWS = 5
+MAX_TITLE_LINES = 4
+TITLE_MAX_WORDS = 14
+MIN_VALUE_ROWS = 3  # rows with figures that make a table
+MIN_FILL = 0.4  # of the cells of its rows with figures that a table fills (dashes count)
+PROSE_LEFT = 4.0  # line heights left of a table's labels where a line of PROSE_WORDS words is not the table's
+PROSE_WORDS = 5
+PROSE_CHARS = 25
+JUSTIFIED_GAP = 3.0
+JUSTIFIED_SHARE = 0.6  # labels ending within a line height of the longest: prose beside a table, not labels
+WITHIN_MARGIN = 0.25  # of the found tables' width that word tables replacing them may reach beyond it
+KEEP_SHARE = 0.9  # of the words in a word table's box that it must hold
+
+
+@dataclass(slots=True)
+class _Value:
+    text: str  # as printed, currency and percent signs attached; "" for a dash
+    x0: float  # the figure's own box (without an attached currency sign)
+    x1: float
+    lead: float  # left edge including an attached currency sign
+    n: int = 0  # tokens of the row's right end up to and including this figure
+
+
+@dataclass(slots=True)
+class _Row:
+    """One visual text line: its words left to right, split into a label and figures."""
+
+    words: list[Word]
+    y0: float
+    y1: float
+    h: float  # median word height
+    label: list[Word] = field(default_factory=list)
+    values: list[_Value] = field(default_factory=list)
+    split: bool = False  # a wide gap inside the label: not a table line
+
+    @property
+    def label_text(self) -> str:
+        return _clean_label(" ".join(w[4] for w in self.label))
+
+    @property
+    def x0(self) -> float:
+        return self.words[0][0]
+
+    @property
+    def x1(self) -> float:
+        return self.words[-1][2]
+
+    @property
+    def years_only(self) -> bool:
+        """Figures that are all years (``2018  2017``, ``(Millions)  2018  2017``): a header line."""
+        return bool(self.values) and all(_YEAR.fullmatch(v.text) for v in self.values)
+
+    @property
+    def figures(self) -> bool:
+        return bool(self.values) and not self.split and not self.years_only
+
+
+def _clean_label(text: str) -> str:
+    return " ".join(_LEADER.sub(" ", text).split()).rstrip(" .")
+
+
+def _is_value(tok: str) -> bool:
+    return bool(_NUMBER.fullmatch(tok) or _DASH.fullmatch(tok) or _NOT_AVAILABLE.fullmatch(tok))
+
+
+def visual_rows(words: Sequence[Word]) -> list[_Row]:
+    """Words grouped into visual rows, top to bottom, each row's words left to right."""
+    rows: list[tuple[float, list[Word]]] = []
+    for w in sorted((w for w in words if w[4].strip() and w[3] > w[1]), key=lambda w: ((w[1] + w[3]) / 2, w[0])):
+        yc, h = (w[1] + w[3]) / 2, w[3] - w[1]
+        if rows and abs(yc - rows[-1][0]) <= ROW_TOL * h:
+            rows[-1][1].append(w)
+        else:
+            rows.append((yc, [w]))
+    out = []
+    for _, ws in rows:
+        ws.sort(key=lambda w: w[0])
+        row = _Row(ws, min(w[1] for w in ws), max(w[3] for w in ws), median(w[3] - w[1] for w in ws))
+        _split_row(row)
+        out.append(row)
+    return out
+
+
+def _label_end(label: Sequence[Word]) -> float:
+    """Right edge of a label's text, dot leaders left out."""
+    for w in reversed(label):
+        kept = _LEADER.sub("", w[4]).rstrip(". ")
+        if kept:
+            return w[0] + (w[2] - w[0]) * len(kept) / max(1, len(w[4]))
+    return label[0][0] if label else 0.0
+
+
+def _split_row(row: _Row) -> None:
+    """Peel the figures off the row's right end; what is left of them is the label."""
+    ws = row.words
+    k = len(ws)
+    while k > 0 and (_is_value(ws[k - 1][4]) or ws[k - 1][4] in _CURRENCY or ws[k - 1][4] == "%"):
+        k -= 1
+    values = _values(ws[k:], row.h)
+    label = ws[:k]
+    # A figure too close to the label is part of it ("Note 16", "December 31, 2018"): move it back.
+    while values and label and values[0].x0 - _label_end(label) < LABEL_GAP * row.h:
+        label = ws[: k + values.pop(0).n]
+    row.label, row.values = label, values
+    # A wide gap after a word or two is a group label ("Single   BM25 + DPR"); after a line of prose, or
+    # after a figure ("Shares (m): 167.01     Revenue"), two things stand side by side.
+    row.split = any(
+        b[0] - a[2] > LABEL_SPLIT * row.h and _beside(label[:k], a[4])
+        for k, (a, b) in enumerate(zip(label, label[1:], strict=False), start=1)
+    )
+
+
+def _beside(before: Sequence[Word], last: str) -> bool:
+    """Whether the words ``before`` a wide gap in a label are something of their own: a line of prose
+    (``PROSE_WORDS`` words, or ``PROSE_CHARS`` characters in scripts without spaces) or end in a figure."""
+    return len(before) >= PROSE_WORDS or sum(len(w[4]) for w in before) >= PROSE_CHARS or _is_value(last)
+
+
+def _values(tokens: Sequence[Word], h: float) -> list[_Value]:
+    """The figures of a row's right end: currency signs attached to the figure after them, ``%`` to the one
+    before, a three-digit group set off by a narrow space joined to the figure before (``1 234``)."""
+    out: list[_Value] = []
+    currency: Word | None = None
+    for i, w in enumerate(tokens, start=1):
+        tok = w[4]
+        if tok in _CURRENCY:
+            currency = w
+        elif tok == "%" or (
+            out
+            and currency is None
+            and _GROUP.fullmatch(tok)
+            and w[0] - out[-1].x1 < 0.35 * h
+            and _LEAD_GROUP.fullmatch(out[-1].text)
+        ):
+            if out:
+                out[-1].text += tok
+                out[-1].x1, out[-1].n = max(out[-1].x1, w[2]), i
+        else:
+            text = "" if _DASH.fullmatch(tok) else tok
+            if currency is not None and text:
+                text = currency[4] + text
+            out.append(_Value(text, w[0], w[2], currency[0] if currency is not None else w[0], i))
+            currency = None
+    return out
+
+
+@dataclass(slots=True)
+class _Column:
+    x0: float  # span of its figures
+    x1: float
+    lead: float  # left edge of its figures with their currency signs
+    rows: int  # figures in it
+
+
+@dataclass(slots=True)
+class _Line:
+    """A statement line being built: its label, its cells by column, where its label starts and ends."""
+
+    label: str
+    x0: float
+    end: float
+    cells: dict[int, str]
+    words: list[Word]
+
+
+@dataclass(slots=True)
+class _Head:
+    """What lies above a table's first row: header rows, label-only rows of the body, the title and unit."""
+
+    rows: list[_Row] = field(default_factory=list)
+    lead: list[_Row] = field(default_factory=list)
+    title: str = ""
+    unit: str = ""
+
+
+def find_word_tables(blocks: Sequence[Block]) -> list[TableData]:
+    """The figure tables of a page, read from its blocks' words (see the module docstring)."""
+    rows = visual_rows([w for b in blocks for ln in b.lines for w in ln.words])
+    out = []
+    for first, last in _runs(rows):
+        table = _table(rows, first, last)
+        if table is not None and _keeps(table, [w for r in rows for w in r.words]):
+            out.append(table)
+    return out
+
+
+def _tokens(texts: Sequence[str]) -> set[str]:
+    """The words of ``texts``, dot leaders, currency and percent signs and dashes left out."""
+    words = {_LEADER.sub("", w).strip("$€£¥%.,;:") for t in texts for w in t.split()}
+    return {w for w in words if w and not _DASH.fullmatch(w)}
+
+
+def _keeps(table: TableData, words: Sequence[Word]) -> bool:
+    """Whether ``table`` holds ``KEEP_SHARE`` of the words in its box: one that left text out (a panel
+    beside it, words it could not place) is not read as a table."""
+    x0, y0, x1, y1 = table.bbox
+    inside = _tokens([w[4] for w in words if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1])
+    held = _tokens([c for r in (table.header, *table.rows) for c in r])
+    return len(inside & held) >= KEEP_SHARE * len(inside)
+
+
+def _runs(rows: Sequence[_Row]) -> list[tuple[int, int]]:
+    """``(first, last)`` row indices of each run of figure rows that can make a table: rows at most
+    ``ROW_GAP`` line heights apart, the lines between figure rows only labels left of the figures."""
+    runs: list[tuple[int, int]] = []
+    first = last = -1
+    count = 0
+    zone = bottom = 0.0
+
+    def close() -> None:
+        if count >= MIN_VALUE_ROWS:
+            runs.append((first, last))
+
+    for i, r in enumerate(rows):
+        near = first >= 0 and r.y0 - bottom <= ROW_GAP * r.h
+        # Rows with a label set where the figures begin; a row without one may start with a label's
+        # continuation ("$103" under "... allowances of $95 and").
+        lead = min(v.lead for v in r.values) if r.label and r.values else zone
+        if r.figures:
+            if near and max(v.x1 for v in r.values) < zone - r.h:
+                near = False  # figures left of the table's (a page number under a note): not its row
+            if near:
+                last, count, zone = i, count + 1, min(zone, lead)
+            else:
+                close()
+                first, last, count, zone = i, i, 1, min(v.lead for v in r.values)
+            bottom = r.y1
+        elif first >= 0:
+            if near and not (r.values or r.split or _label_end(r.words) > zone - 0.5 * r.h):
+                bottom = r.y1
+                continue
+            close()  # a gap, or a line reaching into the figures (prose, a new header), ends the table
+            first, count = -1, 0
+    if first >= 0:
+        close()
+    return runs
+
+
+def _columns(rows: Sequence[_Row]) -> list[_Column]:
+    """Clusters of overlapping figure spans, left to right; a cluster of one figure is not a column."""
+    spans = sorted((v.x0, v.x1, v.lead) for r in rows if r.figures for v in r.values)
+    cols: list[_Column] = []
+    for x0, x1, lead in spans:
+        if cols and x0 <= cols[-1].x1 + 0.5:
+            c = cols[-1]
+            c.x1, c.lead, c.rows = max(c.x1, x1), min(c.lead, lead), c.rows + 1
+        else:
+            cols.append(_Column(x0, x1, lead, 1))
+    return [c for c in cols if c.rows >= 2]
+
+
+def _column_of(v: _Value, cols: Sequence[_Column]) -> int | None:
+    """The column whose figure span ``v`` overlaps (the nearest within a figure's width), or None."""
+    best, dist = None, float("inf")
+    for j, c in enumerate(cols):
+        d = max(c.x0 - v.x1, v.x0 - c.x1, 0.0)
+        if d < dist:
+            best, dist = j, d
+    return best if dist <= max(1.0, v.x1 - v.x0) else None
+
+
+def _table(rows: Sequence[_Row], first: int, last: int) -> TableData | None:
+    cols = _columns(rows[first : last + 1])
+    if not cols or max(c.rows for c in cols) < MIN_VALUE_ROWS:
+        return None
+    run = [r for r in rows[first : last + 1] if r.figures]
+    if len(cols) == 1 and all(_PAGE_NUMBER.fullmatch(v.text) for r in run for v in r.values):
+        return None  # labels and page numbers: a table of contents or an index
+    if sum(1 for r in run if any(v.text for v in r.values)) < MIN_VALUE_ROWS:
+        return None  # dashes only
+    labelled = [r for r in run if any(ch.isalpha() for ch in r.label_text)]
+    if 2 * len(labelled) <= len(run):
+        return None  # figures without labels: a data listing (a plot's input in a manual), not a statement
+    if sum(len(r.values) for r in run) < MIN_FILL * len(run) * len(cols):
+        return None  # a few figures scattered over many columns: a chart's data labels
+    if 2 * len(run) < last + 1 - first:
+        return None  # more lines without figures than with: prose around a chart, not a statement
+    if _justified(labelled, min(c.lead for c in cols)) or _prose_beside(rows[first : last + 1], labelled):
+        return None  # the labels are the lines of a column of prose beside a table of figures
+    zone = min(c.lead for c in cols)
+    head = _head(rows, first, cols, zone)
+    lines = _lines([*head.lead, *rows[first : last + 1]], cols, zone)
+    body = [[ln.label, *(ln.cells.get(j, "") for j in range(len(cols)))] for ln in lines]
+    body = [r for r in body if any(r)]
+    if len(body) < MIN_VALUE_ROWS:
+        return None
+    header = _header_cells(head, cols, zone)
+    words = [w for r in head.rows for w in r.words] + [w for ln in lines for w in ln.words]
+    bbox: Box = (min(w[0] for w in words), min(w[1] for w in words), max(w[2] for w in words), max(w[3] for w in words))
+    return TableData(bbox=bbox, header=header, rows=body, header_in_table=True, title=head.title, unit=head.unit)
+
+
+def _justified(rows: Sequence[_Row], zone: float) -> bool:
+    """Whether most labels end at one x close before the figures (within ``JUSTIFIED_GAP`` line heights),
+    as the lines of a column of justified prose beside a table do; a statement's labels are ragged."""
+    ends = [_label_end(r.label) for r in rows]
+    if len(ends) < MIN_VALUE_ROWS:
+        return False
+    h = median(r.h for r in rows)
+    if zone - max(ends) > JUSTIFIED_GAP * h:
+        return False
+    return sum(1 for e in ends if e >= max(ends) - h) >= JUSTIFIED_SHARE * len(ends)
+
+
+def _prose_beside(rows: Sequence[_Row], labelled: Sequence[_Row]) -> bool:
+    """Whether a line of words among the table's starts well left of its labels (``PROSE_LEFT`` line
+    heights): the table sits in the right column of a page and that line is the left column's prose (a
+    group label such as ``Single`` beside the rows it groups has a word or two)."""
+    x0 = median(r.label[0][0] for r in labelled)
+    h = median(r.h for r in labelled)
+    return any(r.x0 < x0 - PROSE_LEFT * h and len(r.label) >= PROSE_WORDS for r in rows)
+
+
+def _segments(row: _Row) -> list[list[Word]]:
+    """The row's words cut where a gap wider than ``SEGMENT_GAP`` line heights opens (a header's cells)."""
+    segs: list[list[Word]] = []
+    for w in row.words:
+        if segs and w[0] - segs[-1][-1][2] <= SEGMENT_GAP * row.h:
+            segs[-1].append(w)
+        else:
+            segs.append([w])
+    return segs
+
+
+def _text(ws: Sequence[Word]) -> str:
+    return " ".join(w[4] for w in ws)
+
+
+def _head(rows: Sequence[_Row], first: int, cols: Sequence[_Column], zone: float) -> _Head:
+    """Header rows (text over the columns) above row ``first``, the label-only rows between them and the
+    first row (``Assets``, ``Current assets``: body rows), then the title lines above the header."""
+    head = _Head()
+    i, top = first - 1, rows[first].y0
+    while i >= 0 and len(head.rows) < MAX_HEADER_ROWS:
+        r = rows[i]
+        if top - r.y1 > HEADER_GAP * r.h or (r.values and not r.years_only):
+            break
+        segs = _segments(r)
+        over = [s for s in segs if s[-1][2] > zone - 0.5 * r.h]
+        if not over:
+            if head.rows or r.split:
+                break  # a label line above the header: the title
+            head.lead.insert(0, r)
+        elif any(_outside(s, zone - 0.5 * r.h, cols[-1].x1 + 2 * r.h) > HEADER_OUTSIDE for s in over):
+            break  # text straddling labels and figures, or wider than the table: a title or prose
+        elif head.rows and top - r.y1 > HEADER_STACK * head.rows[0].h and not _header_label(segs, zone, r.h):
+            break  # set apart from the header, without a unit as its label: a title line ("Statements of
+            # Income    Corning Incorporated", a centred "Consolidated Statements of Cash Flows")
+        else:
+            head.rows.insert(0, r)
+        i, top = i - 1, r.y0
+    if not head.rows:  # no header: the label lines above are not known to be the table's
+        i, top, head.lead = first - 1, rows[first].y0, []
+    _title(rows, i, top, head)
+    return head
+
+
+def _outside(seg: Sequence[Word], x0: float, x1: float) -> float:
+    """The share of a segment's width outside ``[x0, x1]`` (the columns' span)."""
+    a, b = seg[0][0], seg[-1][2]
+    return (max(0.0, x0 - a) + max(0.0, b - x1)) / max(1.0, b - a)
+
+
+def _header_label(segs: Sequence[Sequence[Word]], zone: float, h: float) -> bool:
+    """Whether a header row has text left of the columns and it names a unit ("(In millions)")."""
+    left = [_text(s) for s in segs if s[-1][2] <= zone - 0.5 * h]
+    return bool(left) and all(_unit_in(t) for t in left)
+
+
+def _title(rows: Sequence[_Row], i: int, top: float, head: _Head) -> None:
+    """The title lines ending at row ``i`` (short lines, each within ``TITLE_GAP`` line heights of the
+    next, up to the end of a paragraph), and the unit named in them or in the header rows."""
+    lines: list[str] = []
+    while i >= 0 and len(lines) < MAX_TITLE_LINES:
+        r = rows[i]
+        raw = _text(r.words)
+        text = ", ".join(_clean_label(_text(s)) for s in _segments(r))  # "Balance Sheets    Issuer Inc."
+        if top - r.y1 > TITLE_GAP * r.h or (r.values and not r.years_only) or len(text.split()) > TITLE_MAX_WORDS:
+            break
+        if raw[:1].islower() or (raw.endswith(".") and len(raw.split()) > 4):
+            break  # the end of a paragraph
+        lines.insert(0, text)
+        i, top = i - 1, r.y0
+    for text in [_text(s) for r in head.rows for s in _segments(r)] + lines[::-1]:
+        unit = _unit_in(text)
+        if unit:
+            head.unit = unit
+            break
+    parts = [_without(t, head.unit) for t in lines]
+    head.title = ", ".join(p for p in parts if p)
+
+
+def _unit_in(text: str) -> str:
+    """The unit a line names: the parenthesis holding ``millions`` (``thousands``, ``billions``), else the
+    line itself when it is short and names one ("In millions, except per share data")."""
+    for m in _PAREN.finditer(text):
+        if _UNIT.search(m.group(1)):
+            return " ".join(m.group(1).split())
+    if _UNIT.search(text) and len(text.split()) <= 10:
+        return " ".join(text.strip("() ").split())
+    return ""
+
+
+def _without(text: str, unit: str) -> str:
+    """``text`` without the unit it names (and the parentheses around it)."""
+    text = " ".join(text.split())
+    if unit and unit in text:
+        text = text.replace(f"({unit})", "").replace(unit, "").replace("()", "")
+    return text.strip(" ,;:")
+
+
+def _header_cells(head: _Head, cols: Sequence[_Column], zone: float) -> list[str]:
+    """The header: ``title (unit)`` and the header rows' label text, then each column's header texts
+    top to bottom. A cell spanning several columns (``Three Months Ended``) heads each of them, and so
+    does the one cell of a row centred over all of them (``Year ended December 31,``)."""
+    bounds = []
+    for j, c in enumerate(cols):
+        left = (cols[j - 1].x1 + c.lead) / 2 if j else c.lead - 2 * (c.x1 - c.x0)
+        right = (c.x1 + cols[j + 1].lead) / 2 if j + 1 < len(cols) else c.x1 + 2 * (c.x1 - c.x0)
+        bounds.append((left, right))
+    texts: list[list[str]] = [[] for _ in cols]
+    labels: list[str] = []
+    for r in head.rows:
+        segs = _segments(r)
+        over = [s for s in segs if s[-1][2] > zone - 0.5 * r.h]
+        for s in segs:
+            text = _without(_text(s), head.unit) if head.unit and _unit_in(_text(s)) else _text(s)
+            if not text:
+                continue
+            if s[-1][2] <= zone - 0.5 * r.h:
+                labels.append(text.rstrip(",;:"))
+                continue
+            x0, x1 = s[0][0], s[-1][2]
+            centred = len(over) == 1 and abs((x0 + x1) / 2 - (zone + cols[-1].x1) / 2) < (cols[-1].x1 - zone) / 6
+            for j, (a, b) in enumerate(bounds):
+                if centred or min(x1, b) - max(x0, a) >= 0.25 * min(x1 - x0, b - a):
+                    texts[j].append(text)
+    first = f"{head.title} ({head.unit})" if head.title and head.unit else head.title or head.unit
+    return [", ".join(p for p in (first, *labels) if p), *(" ".join(t) for t in texts)]
+
+
+def _lines(rows: Sequence[_Row], cols: Sequence[_Column], zone: float) -> list[_Line]:
+    """One line per statement line: a label line without figures that wraps is joined to the next, and a
+    line without figures that starts in lower case to the line with figures above it."""
+    out: list[_Line] = []
+    for r in rows:
+        cells: dict[int, str] = {}
+        label = r.label_text
+        for v in r.values:
+            j = _column_of(v, cols)
+            if j is None:
+                label = f"{label} {v.text}".strip()
+            else:
+                cells[j] = f"{cells[j]} {v.text}".strip() if j in cells else v.text
+        words = [*r.label, *(w for w in r.words if w not in r.label)]
+        line = _Line(label, r.label[0][0] if r.label else r.x0, _label_end(r.label), cells, words)
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.cells
+            and not line.cells
+            and line.label[:1].islower()
+            and line.x0 >= prev.x0 - 1.0
+            and prev.label[-1:] not in (":", ".")
+        ):
+            prev.label = f"{prev.label} {line.label}"  # the figures stand on a wrapped label's first line
+            prev.words += line.words
+        elif prev is not None and not prev.cells and _wraps(prev, line, zone):
+            prev.label = f"{prev.label} {line.label}".strip()
+            prev.cells, prev.end = line.cells, line.end
+            prev.words += line.words
+        else:
+            out.append(line)
+    return out
+
+
+def _wraps(prev: _Line, line: _Line, zone: float) -> bool:
+    """Whether ``line`` continues the label of ``prev`` (a line without figures): ``prev`` does not end
+    in a colon, ``line`` is not further left, and ``line`` has no label of its own, or ``prev`` ends in
+    a comma, semicolon or dash, or ``line`` starts in lower case, or ``prev`` runs across most of the
+    label column (it was wrapped: 85% of it, half when ``line`` starts with a figure or a bracket)."""
+    if not prev.label or prev.label.endswith(":") or line.x0 < prev.x0 - 1.0:
+        return False
+    if not line.label:
+        return bool(line.cells)
+    if prev.label[-1] in ",;&–—-":
+        return True
+    reach = (prev.end - prev.x0) / max(1.0, zone - prev.x0)  # how far across the label column it runs
+    if line.label[0].islower():
+        return True
+    return reach >= 0.85 or (reach >= 0.5 and bool(_CONTINUES.match(line.label)))
+
+
+def rows_read(table: TableData) -> int:
+    """Rows that read right: a label cell (with a letter, not ending in a figure) and a cell of figures
+    (with currency signs). What ``merge_tables`` compares."""
+    n = 0
+    for r in [table.header, *table.rows]:
+        cells = [c.strip() for c in r if c.strip()]
+        if len(cells) < 2 or not any(ch.isalpha() for ch in cells[0]) or _is_value(cells[0].split()[-1]):
+            continue
+        if any(
+            all(_NUMBER.fullmatch(t) or t in _CURRENCY for t in c.split()) and any(ch.isdigit() for ch in c)
+            for c in cells[1:]
+        ):
+            n += 1
+    return n
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """The share of the smaller box that the two boxes have in common."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return w * h / small if small > 0 else 0.0
+
+
+def merge_tables(found: Sequence[TableData], words: Sequence[TableData], mode: WordTables) -> list[TableData]:
+    """The page's tables: ``find_tables``'s (``found``) with the word tables (``words``) put in per ``mode``.
+
+    Word tables are grouped with the found tables they overlap (``_groups``); in a group the word tables
+    replace the found ones when those read fewer rows right (``rows_read``: figures inside label cells,
+    labels run together), one has a header over its figures (the periods) and they lie across the found
+    tables' width (``_within``, unless those read no row at all: a box around one column of figures);
+    else the word tables are dropped. A word table that overlaps none is
+    added in mode ``all`` only.
+    """
+    if mode == "off":
+        return list(found)
+    out: list[TableData] = []
+    replaced: set[int] = set()
+    for group, hits in _groups(words, found):
+        if not hits:
+            out += group if mode == "all" else []
+        elif (
+            sum(rows_read(found[i]) for i in hits) < sum(rows_read(w) for w in group)
+            and any(any(w.header[1:]) for w in group)
+            and (_within(group, [found[i] for i in hits]) or not any(rows_read(found[i]) for i in hits))
+        ):
+            out += group
+            replaced |= hits
+    out += [t for i, t in enumerate(found) if i not in replaced]
+    return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
+
+
+def _within(words: Sequence[TableData], found: Sequence[TableData]) -> bool:
+    """Whether the word tables lie across the found tables' width (``WITHIN_MARGIN`` of it to either side):
+    one that reaches further took in text beside them (a column of prose, a chart's legend), and the ruling
+    the finder followed is the better guide to where the table ends."""
+    x0, x1 = min(t.bbox[0] for t in found), max(t.bbox[2] for t in found)
+    margin = WITHIN_MARGIN * (x1 - x0)
+    return all(x0 - margin <= w.bbox[0] and w.bbox[2] <= x1 + margin for w in words)
+
+
+def _groups(words: Sequence[TableData], found: Sequence[TableData]) -> list[tuple[list[TableData], set[int]]]:
+    """The word tables, each with the found tables (their indices) it overlaps by half the smaller box;
+    word tables that overlap one found table are one group (a statement the finder read as one table
+    and the word reading as two, above and below a gap)."""
+    groups: list[tuple[list[TableData], set[int]]] = []
+    for w in words:
+        hits = {i for i, t in enumerate(found) if _overlap(t.bbox, w.bbox) >= 0.5}
+        joined = [g for g in groups if g[1] & hits]
+        rest = [g for g in groups if not g[1] & hits]
+        groups = [*rest, ([*(x for g in joined for x in g[0]), w], hits.union(*(g[1] for g in joined)))]
+    return groups
