@@ -23,7 +23,15 @@ import numpy as np
 import pyarrow as pa
 
 from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import DEFAULT_COLLECTION, FTS_COLUMN, FTS_TABLE_PREFIX, TEXT_DIM, fts_table, scope_filter
+from folio.ingest.rows import (
+    DEFAULT_COLLECTION,
+    FTS_COLUMN,
+    FTS_TABLE_PREFIX,
+    TEXT_DIM,
+    WRITER_FIELD,
+    fts_table,
+    scope_filter,
+)
 from folio.ingest.storage.database import Database, Tagger
 from folio.kernel.model import Region
 from folio.kernel.scope import Scope
@@ -90,12 +98,20 @@ class ChunkTable:
 
         logger.warning("indexing chunk text per collection (data written by an older folio)")
         with self.database.write_lock:
-            rows = self.table.search().select([*TEXT_COLUMNS, "writer"]).limit(None).to_arrow()
+            has_writer = "writer" in self.table.schema.names  # chunks written before claims have none
+            columns = [*TEXT_COLUMNS, "writer"] if has_writer else TEXT_COLUMNS
+            rows = self.table.search().select(columns).limit(None).to_arrow()
+            if not has_writer:
+                rows = rows.append_column(WRITER_FIELD, pa.nulls(rows.num_rows, pa.string()))
             versions = self.database.table("versions")
-            of = {} if versions is None else {
-                (r["doc_id"], r["version_id"]): r.get("collection") or DEFAULT_COLLECTION
-                for r in versions.search().limit(None).to_arrow().to_pylist()
-            }
+            of = (
+                {}
+                if versions is None
+                else {
+                    (r["doc_id"], r["version_id"]): r.get("collection") or DEFAULT_COLLECTION
+                    for r in versions.search().limit(None).to_arrow().to_pylist()
+                }
+            )
             keys = zip(rows.column("doc_id").to_pylist(), rows.column("version_id").to_pylist(), strict=True)
             collections = [of.get(k, DEFAULT_COLLECTION) for k in keys]
             for collection in sorted(set(collections)):
@@ -168,9 +184,7 @@ class ChunkTable:
         return made
 
     # ----------------------------------------------------------- searches
-    def fts(
-        self, query: str, scope: Scope, limit: int, collection_of: Mapping[str, str]
-    ) -> list[dict[str, Any]]:
+    def fts(self, query: str, scope: Scope, limit: int, collection_of: Mapping[str, str]) -> list[dict[str, Any]]:
         """Rows (``HIT_COLUMNS`` and ``_score``) matching the full-text ``query`` within ``scope``'s
         versions, pages and kinds, best first: at most ``limit``. Each collection of the scope's
         documents (``collection_of``: doc_id → collection) is searched in its own table, against its
