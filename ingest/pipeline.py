@@ -112,9 +112,8 @@ def ingest_bytes(
 
     Bad input raises an ``InvalidDocument`` subclass before anything is written; a failure after
     writing began removes everything of this version and re-raises, so the store is as it was.
-    Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``), and
-    the text embedding within the same deadline (``limits.timeout_s`` from now, ``IngestTimeout``);
-    what one page and the document may cost the text index is bounded (``ingest.unit_budget``).
+    Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``), the
+    embedding within the same deadline, and the text index within ``ingest.unit_budget``.
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
     off by default: measured neutral on mmlb).
@@ -125,7 +124,7 @@ def ingest_bytes(
 
     started = time.perf_counter()
     limits = limits or IngestLimits.from_env()
-    deadline = time.monotonic() + limits.timeout_s if limits.timeout_s is not None else None
+    deadline = _Deadline.starting(limits.timeout_s)  # the document's: the embedding stops there too
     doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
@@ -151,7 +150,7 @@ def ingest_bytes(
             max_bytes=max_bytes,
         )
 
-    writer = _Writer(encoder, indexers, report_progress, table_rows, _Deadline(deadline, limits.timeout_s))
+    writer = _Writer(encoder, indexers, report_progress, table_rows, deadline)
     if store.has_ready(doc_id, version_id):
         if redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
             return _redo_degraded(store, doc_id, version_id, len(data), parse, writer, collection, started)
@@ -176,6 +175,11 @@ class _Deadline:
 
     at: float | None = None
     timeout_s: float | None = None
+
+    @classmethod
+    def starting(cls, timeout_s: float | None) -> _Deadline:
+        """``timeout_s`` from now (None: none)."""
+        return cls(time.monotonic() + timeout_s if timeout_s is not None else None, timeout_s)
 
     def check(self, done: int, total: int) -> None:
         if self.at is not None and time.monotonic() > self.at:
@@ -298,9 +302,11 @@ class ChunkIndexer:
         self.deadline.check(done, total)
 
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
-        searchable = list(self.units) if self.units is not None else [
-            r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()
-        ]
+        searchable = (
+            list(self.units)
+            if self.units is not None
+            else [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
+        )
         vectors = self.encoder.encode([r.text for r in searchable], progress=self._embedded)
         if self.table_rows:
             rows, row_vectors = table_row_chunks(searchable, self.encoder, progress=self.deadline.check)
@@ -356,7 +362,8 @@ def _report(parsed: ParsedDocument, budgeted: Budgeted) -> IngestReport:
         warnings=(*parsed.warnings, *budgeted.warnings),
         issues=(*parsed.issues, *budgeted.issues),
         seconds=0.0,
-        status="partial" if parsed.issues or parsed.degraded_pages or budgeted.issues or budgeted.warnings
+        status="partial"
+        if parsed.issues or parsed.degraded_pages or budgeted.issues or budgeted.warnings
         else "created",
         degraded_pages=tuple(parsed.degraded_pages),
     )
