@@ -3,9 +3,9 @@
 Issue 31 (item 3): a 137 KB one-page PDF of 60,000 words took 118 s to ingest and raised ``folio serve``
 from 1.16 to 2.91 GB, where it stayed. This builds such a file with PyMuPDF (``odd_pdfs.wordy_page``:
 the page of 60,000 words and an ordinary second page), starts ``folio serve`` from each checkout given
-(query threads, so that the server process is the one measured), uploads the file once, and reads the
-server's resident memory (``/proc/<pid>/status``) before, right after and 10 s after the upload, and its
-peak::
+(query threads, so that the server process is the one measured), uploads the file and then a second one
+like it (other words), and reads the server's resident memory (``/proc/<pid>/status``) before, after each
+upload and 10 s later, and its peak::
 
     python benchmarks/bench_wordy_page.py                                    # this checkout
     python benchmarks/bench_wordy_page.py --server-tree ../folio-old --server-tree .   # before and after
@@ -50,8 +50,8 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def measure(tree: Path, pdf: bytes) -> dict[str, Any]:
-    """One server from ``tree``, one upload of ``pdf``: seconds, report and memory."""
+def measure(tree: Path, pdfs: list[bytes]) -> dict[str, Any]:
+    """One server from ``tree``, an upload of each of ``pdfs`` in turn: seconds, reports and memory."""
     data = Path(tempfile.mkdtemp(prefix="folio-wordy-"))
     port = _port()
     env = {**os.environ, "FOLIO_DATA": str(data), "FOLIO_OCR": "0", "FOLIO_QUERY_PROCESSES": "0",
@@ -72,21 +72,20 @@ def measure(tree: Path, pdf: bytes) -> dict[str, Any]:
                 raise RuntimeError(f"server did not start; see {data / 'server.log'}")
             time.sleep(0.5)
         time.sleep(2)
-        before = _status_mb(server.pid, "VmRSS")
-        started = time.perf_counter()
-        r = httpx.post(f"{base}/v1/documents", files={"file": ("wordy.pdf", pdf)}, timeout=1800)
-        seconds = time.perf_counter() - started
-        after = _status_mb(server.pid, "VmRSS")
+        rss = [_status_mb(server.pid, "VmRSS")]
+        uploads = []
+        for n, pdf in enumerate(pdfs, 1):
+            started = time.perf_counter()
+            r = httpx.post(f"{base}/v1/documents", files={"file": (f"wordy-{n}.pdf", pdf)}, timeout=1800)
+            body = r.json()
+            uploads.append({"http": r.status_code, "status": body.get("status") or body.get("error", {}).get("code"),
+                            "seconds": round(time.perf_counter() - started, 1),
+                            "issues": [i["message"] for i in body.get("report", {}).get("issues", [])]})  # fmt: skip
+            rss.append(_status_mb(server.pid, "VmRSS"))
         time.sleep(10)
-        settled = _status_mb(server.pid, "VmRSS")
-        body = r.json()
-        report = body.get("report", {})
-        return {
-            "tree": str(tree), "http": r.status_code, "status": body.get("status") or body.get("error", {}).get("code"),
-            "seconds": round(seconds, 1), "issues": [i["message"] for i in report.get("issues", [])],
-            "rss_before_mb": round(before), "rss_after_mb": round(after), "rss_10s_later_mb": round(settled),
-            "peak_mb": round(_status_mb(server.pid, "VmHWM")),
-        }  # fmt: skip
+        rss.append(_status_mb(server.pid, "VmRSS"))
+        return {"tree": str(tree), "uploads": uploads, "rss_mb": [round(m) for m in rss],
+                "peak_mb": round(_status_mb(server.pid, "VmHWM"))}  # fmt: skip
     finally:
         server.terminate()
         server.wait(30)
@@ -94,18 +93,21 @@ def measure(tree: Path, pdf: bytes) -> dict[str, Any]:
         shutil.rmtree(data, ignore_errors=True)
 
 
-def table(rows: list[dict[str, Any]], pdf: bytes) -> str:
+def table(rows: list[dict[str, Any]], pdfs: list[bytes]) -> str:
+    sizes = " and ".join(f"{len(p) / 1024:.0f} KB" for p in pdfs)
     lines = [
-        f"One upload of a {len(pdf) / 1024:.0f} KB PDF: a page of 60,000 words and an ordinary page.",
+        f"Two uploads ({sizes}), each a page of 60,000 words and an ordinary page; server RSS in MB.",
         "",
-        "| server tree | HTTP | status | seconds | RSS before MB | right after | 10 s later | peak MB | page issues |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---|",
+        "| server tree | HTTP, status | seconds | RSS before | after 1st | after 2nd | 10 s later | peak | issues |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
-        lines.append(
-            f"| {r['tree']} | {r['http']} | {r['status']} | {r['seconds']} | {r['rss_before_mb']} | "
-            f"{r['rss_after_mb']} | {r['rss_10s_later_mb']} | {r['peak_mb']} | {'; '.join(r['issues']) or '-'} |"
-        )
+        ups = r["uploads"]
+        statuses = ", ".join(f"{u['http']} {u['status']}" for u in ups)
+        seconds = " / ".join(str(u["seconds"]) for u in ups)
+        rss = " | ".join(map(str, r["rss_mb"]))
+        issues = "; ".join(dict.fromkeys(i for u in ups for i in u["issues"])) or "-"
+        lines.append(f"| {r['tree']} | {statuses} | {seconds} | {rss} | {r['peak_mb']} | {issues} |")
     return "\n".join(lines)
 
 
@@ -115,9 +117,9 @@ def main() -> int:
     ap.add_argument("--words", type=int, default=60_000)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "wordy-page.md"))
     args = ap.parse_args()
-    pdf = wordy_page(args.words)
-    rows = [measure(Path(t).resolve(), pdf) for t in (args.server_tree or [str(ROOT)])]
-    out = table(rows, pdf)
+    pdfs = [wordy_page(args.words, seed=1), wordy_page(args.words, seed=2)]
+    rows = [measure(Path(t).resolve(), pdfs) for t in (args.server_tree or [str(ROOT)])]
+    out = table(rows, pdfs)
     Path(args.out).write_text(out + "\n")
     print(out)
     return 0
