@@ -3,11 +3,11 @@
 Parsing and validating JSON hold the interpreter lock for the whole call (``json.loads`` and
 pydantic-core are single C / Rust calls), whichever thread runs them: a 9.3 MB body of 500,000 keys
 held ``/v1/health`` for seconds even when parsed on a query thread. So every JSON body is measured
-first by ``json_shape``, which finds its members and its nesting without parsing: a few passes of
-``bytes`` and numpy methods over the body (about 10 ms for 10 MB), so a refusal costs little. A body
-past its route's ``BodyLimits`` is refused (``api.middleware.JsonBodyGuard``): over the bytes or the
-members, 413 ``limit_exceeded``; nested too deep, 400 ``bad_request`` (Python's parser would raise
-``RecursionError`` on it, at any size).
+first by ``json_shape``, which finds its members and its nesting without parsing: a few numpy passes
+over the body (tens of milliseconds for 10 MB, nearly all without the lock), so a refusal costs
+little. A body past its route's ``BodyLimits`` is refused (``api.middleware.JsonBodyGuard``): over
+the bytes or the members, 413 ``limit_exceeded``; nested too deep, 400 ``bad_request`` (Python's
+parser would raise ``RecursionError`` on it, at any size).
 
 Only ``/v1/verify`` takes a large body (a whole context package); every other JSON route has a small
 one (``SMALL_BODY_BYTES``). With query processes, a large body for ``/v1/search``, ``/v1/context`` or
