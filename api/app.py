@@ -32,7 +32,14 @@ from folio.api.cluster_jobs import job_runner
 from folio.api.deps import canonical_ids
 from folio.api.errors import install_error_handlers
 from folio.api.keys import KeyRing
-from folio.api.middleware import HostOriginGuard, KeyBeforeBody, RequestContext, ShedQueries, guard_options
+from folio.api.middleware import (
+    HostOriginGuard,
+    JsonBodyGuard,
+    KeyBeforeBody,
+    RequestContext,
+    ShedQueries,
+    guard_options,
+)
 from folio.api.pool import QueryPool
 from folio.api.routes import answer, documents, health, jobs, query, regions
 from folio.api.routes.health import HealthCache
@@ -229,7 +236,8 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     install_error_handlers(app)
     # Added innermost first: the request context wraps everything, so even a refused Host gets a
     # request id and an access-log line; a shed query has passed the Host and Origin checks; a
-    # request without a key is turned away before its body is read.
+    # request without a key is turned away before its body is read, and a body is measured before it is parsed.
+    app.add_middleware(JsonBodyGuard, max_body_bytes=settings.server.max_request_bytes)
     app.add_middleware(KeyBeforeBody)
     app.add_middleware(ShedQueries)
     app.add_middleware(HostOriginGuard, **guard_options(settings))

@@ -88,6 +88,27 @@ class PayloadTooLarge(FolioError, ValueError):
     http_status = 413
 
 
+class InvalidBody(FolioError, ValueError):
+    """A request body its route's model refuses, found where FastAPI did not validate it (a query
+    worker process, ``api.offloop.ForwardedJSON``): the same 422 ``validation_error``, message and
+    detail as FastAPI's ``RequestValidationError`` gets. Message and detail are both in ``args``, so
+    it crosses back from the worker process pickled."""
+
+    code = "validation_error"
+    http_status = 422
+
+    def __init__(self, message: str, detail: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message, detail)
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    @classmethod
+    def of(cls, errors: Sequence[Mapping[str, Any]]) -> InvalidBody:
+        return cls(*validation_message(errors))
+
+
 class Overloaded(FolioError, RuntimeError):
     """Every query worker is busy and the queue is full: retry after ``retry_after`` seconds."""
 
@@ -260,21 +281,30 @@ def _suggest_fields(request: Request, errors: list[dict[str, Any]]) -> None:
             err["msg"] = f"unknown field; did you mean {near!r}?"
 
 
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
-    from fastapi.encoders import jsonable_encoder
-    from fastapi.exceptions import RequestValidationError
+def validation_message(
+    every: Sequence[Mapping[str, Any]], request: Request | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """The message and detail of a 422 ``validation_error`` for pydantic's ``errors``; with the ``request``, an
+    unknown body field near a known one says which (``_suggest_fields``)."""
+    from fastapi.encoders import jsonable_encoder  # function-level: see the module's imports
 
-    assert isinstance(exc, RequestValidationError)
-    every = exc.errors()
     # Only the errors shown are encoded: 50,000 bad items must not cost 50,000 encodings on the loop.
-    errors = jsonable_encoder(list(every[:MAX_DETAIL_ERRORS]), exclude={"input", "ctx", "url"})
-    _suggest_fields(request, errors)
+    errors: list[dict[str, Any]] = jsonable_encoder(list(every[:MAX_DETAIL_ERRORS]), exclude={"input", "ctx", "url"})
+    if request is not None:
+        _suggest_fields(request, errors)
     first = errors[0] if errors else {}
     where = ".".join(str(p) for p in first.get("loc", ()))
     message = f"invalid request: {where}: {first.get('msg', 'invalid value')}" if first else "invalid request"
     if len(every) > MAX_DETAIL_ERRORS:  # e.g. 50,000 bad page numbers: say how many, list a few
         message += f" (and {len(every) - 1} more errors; the first {MAX_DETAIL_ERRORS} are in detail)"
-    return error_response(422, "validation_error", message, errors)
+    return message, errors
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    from fastapi.exceptions import RequestValidationError
+
+    assert isinstance(exc, RequestValidationError)
+    return error_response(422, "validation_error", *validation_message(exc.errors(), request))
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -17,6 +17,8 @@ Outermost first:
   ``/v1/verify``) gets its ``503`` + ``Retry-After`` before its body is read, parsed and validated.
 - ``KeyBeforeBody``: when the server has keys, a request without a valid one gets its ``401``
   before its body is read.
+- ``JsonBodyGuard``: reads every body but an upload's, and refuses one past its route's limits on
+  bytes, JSON values and nesting (``api.body_limits``) before anything parses it.
 
 CORS (``FOLIO_CORS_ORIGINS``) sits between them when configured: see ``api.app.create_app``.
 """
@@ -34,8 +36,10 @@ from urllib.parse import urlsplit
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from folio.api.body_limits import BodyLimits, limits_for, refusal
 from folio.api.deps import _authenticate
 from folio.api.errors import REQUEST_ID, error_response, folio_error_response, internal_error_response
+from folio.api.offloop import OFF_LOOP_BYTES
 from folio.api.settings import Settings
 from folio.kernel.errors import FolioError
 
@@ -157,6 +161,90 @@ class KeyBeforeBody:
                 await folio_error_response(e)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class JsonBodyGuard:
+    """Reads the body of every request that may carry one (uploads excepted: they stream to their own
+    limit), measures it (``api.body_limits.json_shape``) and answers 413 or 400 when it is past its
+    route's ``BodyLimits``; otherwise hands the app the body it read. The app parses only what the
+    guard let through, so no single request can hold the interpreter lock for long while it is
+    parsed. A body over ``OFF_LOOP_BYTES`` is measured on the query pool (numpy lets the event loop
+    run meanwhile). Innermost: a caller without a key never gets its body read."""
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in STATE_CHANGING or scope["path"] in UPLOAD_PATHS:
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        limits = limits_for(path, self.max_body_bytes)
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > limits.max_bytes:
+            await _too_large(limits, path)(scope, receive, send)
+            return
+        try:
+            body = await _read_body(receive, limits.max_bytes)
+            if body is None:  # the client left before sending all of it
+                return
+            refused = await _measure(scope, body, limits)
+        except StarletteHTTPException as e:  # HostOriginGuard's limit, for a body without Content-Length
+            await error_response(e.status_code, "limit_exceeded", str(e.detail))(scope, receive, send)
+            return
+        except FolioError as e:  # a full query pool
+            await folio_error_response(e)(scope, receive, send)
+            return
+        if refused is not None:
+            status, code, message = refused
+            await error_response(status, code, message)(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive), send)
+
+
+def _too_large(limits: BodyLimits, path: str) -> Any:
+    message = f"request body is over the limit of {limits.max_bytes} bytes for {path}"
+    return error_response(413, "limit_exceeded", message)
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, at most ``limit + 1`` bytes of it (enough to refuse), or None on a disconnect."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit or not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _measure(scope: Scope, body: bytes, limits: BodyLimits) -> tuple[int, str, str] | None:
+    """``body_limits.refusal`` here for a small body, on the query pool for a large one."""
+    pool = getattr(scope["app"].state, "query_pool", None)
+    if len(body) <= OFF_LOOP_BYTES or pool is None:
+        return refusal(body, limits, scope["path"])
+    found: tuple[int, str, str] | None = await pool.run(refusal, body, limits, scope["path"])
+    return found
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the app ``body`` in one message, then whatever the client sends next
+    (its disconnect: an answer being written stops when its client leaves)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _host_name(host: str) -> str:

@@ -7,6 +7,12 @@ before the route runs: a 9.6 MB ``/v1/verify`` package of 50,000 items took 10 s
 is a 503 like any query), with FastAPI's own field validation, so the errors are the same. A valid
 body is handed to FastAPI as the validated model, which it accepts without validating again; an
 invalid one is the usual 422 ``validation_error``. Small bodies take FastAPI's path unchanged.
+
+That moves the work off the loop but not off the interpreter lock, which ``json.loads`` and
+pydantic-core hold for the whole call: the body's size, values and nesting are bounded before it
+gets here (``api.middleware.JsonBodyGuard``), and with query processes ``ForwardedJSON`` (the query
+routes' class) leaves a large body unparsed in the server process: the worker process that runs the
+query parses and validates it (``api.query_worker.call``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -74,3 +81,35 @@ class OffLoopJSON(APIRoute):
             return await handler(request)
 
         return route
+
+
+class ForwardedJSON(OffLoopJSON):
+    """``OffLoopJSON`` for the query routes (``api.query_ops``): when the query pool has worker
+    processes, a large JSON body is not parsed here at all. The route gets a placeholder of its model
+    and ``forwarded_body(request)`` gives the body, which the route hands to the worker process
+    as it is; the worker answers a body its model refuses with the same 422 (``errors.InvalidBody``)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        off_loop = super().get_route_handler()
+        plain = APIRoute.get_route_handler(self)
+        model = self.body_field.field_info.annotation if self.body_field is not None else None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return off_loop
+
+        async def route(request: Request) -> Response:
+            if request.app.state.query_pool.processes is None or not _is_json(request.headers.get("content-type")):
+                return await off_loop(request)
+            body = await request.body()
+            if len(body) <= OFF_LOOP_BYTES:
+                return await plain(request)
+            request.state.forwarded_body = body
+            request._json = model.model_construct()  # FastAPI passes an instance of its model through
+            return await plain(request)
+
+        return route
+
+
+def forwarded_body(request: Request) -> bytes | None:
+    """The JSON body ``ForwardedJSON`` left for a worker process to parse, if it left one."""
+    body: bytes | None = getattr(request.state, "forwarded_body", None)
+    return body

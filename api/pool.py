@@ -87,10 +87,11 @@ class QueryPool:
         call: Callable[[], T] = functools.partial(fn, *args, **kwargs)
         return await self._submit(self._executor, ctx.run, call)
 
-    async def run_query(self, op: str, req_json: str, collections: frozenset[str] | None,
+    async def run_query(self, op: str, req_json: str | bytes, collections: frozenset[str] | None,
                         local: Callable[[], str]) -> str:
         """Query ``op`` (``api.query_ops``) in a worker process when the pool has them, else ``local()``
-        on a worker thread."""
+        on a worker thread. ``req_json``: the request as JSON, validated here or not yet (a large body
+        passed on unparsed, ``api.offloop.ForwardedJSON``)."""
         if self.processes is None:
             return await self.run(local)
         # function-level: the worker module (store, retriever) loads only when queries run in processes

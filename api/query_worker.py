@@ -73,14 +73,23 @@ def ready() -> int:
     return os.getpid()
 
 
-def call(op: str, req_json: str, collections: Collections) -> str:
-    """Run query ``op`` (``api.query_ops.OPS``) on a request the server already validated."""
+def call(op: str, req_json: str | bytes, collections: Collections) -> str:
+    """Run query ``op`` (``api.query_ops.OPS``) on a request as JSON: one the server validated, or a
+    large body it passed on unparsed (``api.offloop.ForwardedJSON``), which is validated here and,
+    when its model refuses it, answered with the 422 the server would give (``InvalidBody``)."""
     if _FOLIO is None:
         raise RuntimeError("query worker not initialised")
-    from folio.api.query_ops import OPS  # function-level: with the service (init), after the watcher
+    # function-level: with the service (init), after the watcher
+    from pydantic import ValidationError
+
+    from folio.api.errors import InvalidBody
+    from folio.api.query_ops import OPS
 
     model, fn = OPS[op]
-    req = model.model_validate_json(req_json)
+    try:
+        req = model.model_validate_json(req_json)
+    except ValidationError as e:
+        raise InvalidBody.of([{**err, "loc": ("body", *err["loc"])} for err in e.errors()]) from None
     try:
         return fn(req, _FOLIO, collections)
     except Exception as e:

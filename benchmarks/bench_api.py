@@ -9,8 +9,12 @@ errors per phase, and the ratio ingest p99 / idle p99 (target < 4, zero errors).
     .venv/bin/python benchmarks/bench_api.py [--seconds 20] [--concurrency 4]
     .venv/bin/python benchmarks/bench_api.py --scaling 1,4,16,64 --health-clients 100 --seconds 15
     .venv/bin/python benchmarks/bench_api.py --scaling 16 --server-tree ../folio-f4cc2a4   # an older server
+    .venv/bin/python benchmarks/bench_api.py --bodies --seconds 15 --health-clients 50    # large bodies
 
-Writes benchmarks/results/api.json and prints a Markdown table.
+Writes benchmarks/results/api.json and prints a Markdown table. ``--bodies`` measures ``/v1/health`` while
+one client sends large bodies, one after another (issue 31, item 5): the report's 9.3 MB object of 500,000
+keys to ``/v1/answer``, ``/v1/search`` and ``/v1/verify``, a 9 MB package to ``/v1/verify`` and a nested
+body; alone, beside ``--health-clients`` context clients, and those clients alone (api-bodies.md).
 """
 
 from __future__ import annotations
@@ -198,6 +202,93 @@ def scaling_table(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def many_keys(n: int = 500_000) -> bytes:
+    """The report's body: ``{"query": "q", "json_schema": {n keys}}`` (9.3 MB for 500,000)."""
+    return b'{"query":"q","json_schema":{' + ",".join(f'"k{i:06d}":{i}' for i in range(n)).encode() + b"}}"
+
+
+def big_package(base: str, size: int = 9_000_000) -> bytes:
+    """A ``/v1/verify`` body of about ``size`` bytes: a real package, its items repeated (at most 2,000)."""
+    with httpx.Client(base_url=base, timeout=300) as c:
+        r = c.post("/v1/context", json={"query": QUESTIONS[0], "k": 500, "budget": 2_000_000, "max_items": 1000})
+        r.raise_for_status()
+        package = r.json()
+    one = len(json.dumps(package["items"]).encode()) / max(len(package["items"]), 1)
+    package["items"] = (package["items"] * (int(size / one) // len(package["items"]) + 1))[: min(2000, int(size / one))]
+    return json.dumps({"answer": "The incident is acknowledged [S1].", "package": package}).encode()
+
+
+def _send_bodies(base: str, path: str, body: bytes, stop_at: float, out: dict[str, Any]) -> None:
+    """POST ``body`` to ``path`` again and again until ``stop_at`` (``time.time()``): statuses and seconds."""
+    statuses: dict[int, int] = {}
+    took: list[float] = []
+    with httpx.Client(base_url=base, timeout=300) as c:
+        while time.time() < stop_at:
+            t0 = time.perf_counter()
+            status = c.post(path, content=body, headers={"Content-Type": "application/json"}).status_code
+            took.append(time.perf_counter() - t0)
+            statuses[status] = statuses.get(status, 0) + 1
+    out.update(statuses=statuses, mean_s=round(statistics.fmean(took), 2) if took else None)
+
+
+def body_phase(base: str, seconds: float, clients: int, body: tuple[str, bytes] | None) -> dict[str, Any]:
+    """``/v1/health`` from one probe process (every 20 ms) while one client sends ``body`` (path, bytes)
+    over and over and ``clients`` load ``/v1/context``."""
+    ctx = multiprocessing.get_context("spawn")
+    recv, send = ctx.Pipe(duplex=False)
+    start = time.time() + 2.0
+    stop = start + seconds - 1.5
+    prober = ctx.Process(target=_probe, args=(base, start, stop, send))
+    prober.start()
+    sent: dict[str, Any] = {}
+    sender = threading.Thread(target=_send_bodies, args=(base, *body, stop, sent)) if body else None
+    time.sleep(1.0)
+    if sender:
+        sender.start()
+    load = run_phase(base, seconds, clients, 100_000) if clients else None
+    if not clients:
+        time.sleep(seconds)
+    probes, failures = recv.recv()
+    prober.join()
+    if sender:
+        sender.join()
+    return {"body": f"{body[0]} {len(body[1]) / 1e6:.1f} MB" if body else "none", "clients": clients,
+            "probes": len(probes), "failures": len(failures), "health_p50_ms": round(_pct(probes, 0.50) * 1000, 1),
+            "health_p99_ms": round(_pct(probes, 0.99) * 1000, 1), "health_max_ms": round(max(probes) * 1000, 1),
+            "bodies": sent, "context": load}  # fmt: skip
+
+
+def bodies(base: str, seconds: float, clients: int) -> list[dict[str, Any]]:
+    """``body_phase`` for each large body, alone and beside ``clients`` context clients."""
+    keys = many_keys()
+    nested = b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    sends: list[tuple[str, bytes] | None] = [
+        None, ("/v1/answer", keys), ("/v1/search", keys), ("/v1/verify", keys), ("/v1/verify", big_package(base)),
+        ("/v1/search", nested),
+    ]
+    rows = [body_phase(base, seconds, 0, b) for b in sends]
+    rows += [body_phase(base, seconds, clients, b) for b in (None, ("/v1/answer", keys), sends[4])]
+    return rows
+
+
+def bodies_table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| large body, sent again and again | context clients | health probes | failed | p50 ms | p99 ms | max ms "
+        "| body answers (status: count) | s per body | context req/s (503) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in rows:
+        sent = r["bodies"]
+        answers = ", ".join(f"{k}: {v}" for k, v in sorted(sent.get("statuses", {}).items())) or "-"
+        ctx = r["context"]
+        load = f"{ctx['throughput_rps']} ({ctx['shed_503']})" if ctx else "-"
+        lines.append(
+            f"| {r['body']} | {r['clients']} | {r['probes']} | {r['failures']} | {r['health_p50_ms']} | "
+            f"{r['health_p99_ms']} | {r['health_max_ms']} | {answers} | {sent.get('mean_s', '-')} | {load} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
@@ -209,6 +300,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "api.json"))
     ap.add_argument("--scaling", default="", help="client counts, e.g. 1,4,16,64: context scaling + health under load")
     ap.add_argument("--health-clients", type=int, default=100)
+    ap.add_argument("--bodies", action="store_true", help="/v1/health while large bodies are sent (api-bodies.md)")
     ap.add_argument(
         "--server-tree", default=str(ROOT), help="run the server from this checkout (e.g. a worktree of an old commit)"
     )
@@ -257,6 +349,12 @@ def main() -> int:
             for q in QUESTIONS:  # warm-up
                 c.post("/v1/context", json={"query": q, "budget": 1500}).raise_for_status()
 
+        if args.bodies:
+            table = bodies_table(bodies(base, args.seconds, args.health_clients))
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).with_name("api-bodies.md").write_text(table + "\n")
+            print(table)
+            return 0
         if args.scaling:
             res = scaling(base, args.seconds, [int(n) for n in args.scaling.split(",")], args.health_clients)
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -92,6 +92,22 @@ def valid_pdf(pages: int = 3) -> bytes:
     return bytes(doc.tobytes())
 
 
+def wordy_page(words: int = 60_000, sentence_words: int = 20, seed: int = 1) -> bytes:
+    """One page of ``words`` words in tiny type (a period every ``sentence_words`` words on average), plus
+    an ordinary second page: the issue-31 file was a 137 KB one-page PDF of 60,000 words."""
+    import pymupdf
+
+    rng = random.Random(seed)
+    vocab = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(300)]
+    text = " ".join(rng.choice(vocab) + ("." if rng.random() < 1 / sentence_words else "") for _ in range(words))
+    text = ". ".join(part.strip().capitalize() for part in text.split(". "))
+    doc = pymupdf.open()
+    side = max(612.0, 8.0 * words**0.5)  # room for every word at 2 pt
+    doc.new_page(width=side, height=side).insert_textbox(pymupdf.Rect(10, 10, side - 10, side - 10), text, fontsize=2)
+    doc.new_page().insert_textbox(pymupdf.Rect(72, 72, 540, 720), "Section 2. " + _PAGE_TEXT * 4, fontsize=11)
+    return bytes(doc.tobytes(garbage=3, deflate=True))
+
+
 def repaired_pdf() -> bytes:
     """A valid file whose ``startxref`` points at nothing: MuPDF repairs it on open."""
     data = text_pdf(3)

@@ -13,7 +13,8 @@ the code to check (this file may come from either side), and compare the JSON fi
     cmp /tmp/ri/old.json /tmp/ri/new.json
 
 Ingesting with the new checkout and searching with the old one checks the writes the same way. Search on a copy
-of the data folder when the two sides may differ in what they write on open.
+of the data folder when the two sides may differ in what they write on open. ``--extra`` ingests more PDFs
+(each under its file name's stem), e.g. a few of the corpus, for a larger store.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +56,15 @@ def build_models(out: Path) -> None:
     build_tiny_colmodernvbert(out / "colpali")
 
 
-def ingest(models: Path, data: Path) -> None:
+def ingest(models: Path, data: Path, extra: Sequence[Path] = ()) -> None:
     from folio.ingest.pipeline import ingest_path
     from folio.ingest.store import Store
     from folio.retrieval.visual import indexers_from_settings
 
     store = Store(data)
     indexers = indexers_from_settings(settings(models))
-    for name, doc in DOCUMENTS:
-        print(name, ingest_path(store, SAMPLES / name, doc_id=doc, indexers=indexers, ocr=False).status)
+    for path, doc in [*((SAMPLES / name, doc) for name, doc in DOCUMENTS), *((p, p.stem.lower()) for p in extra)]:
+        print(path.name, ingest_path(store, path, doc_id=doc, indexers=indexers, ocr=False).status)
 
 
 def search(models: Path, data: Path, out: Path) -> None:
@@ -92,11 +94,12 @@ def main() -> int:
     ap.add_argument("--models", metavar="DIR", help="build the tiny models into DIR")
     ap.add_argument("--ingest", nargs=2, metavar=("MODELS", "DATA"), help="ingest the sample PDFs into DATA")
     ap.add_argument("--search", nargs=3, metavar=("MODELS", "DATA", "OUT"), help="search DATA, write OUT.json")
+    ap.add_argument("--extra", nargs="*", default=[], metavar="PDF", help="with --ingest: more PDFs to ingest")
     args = ap.parse_args()
     if args.models:
         build_models(Path(args.models))
     if args.ingest:
-        ingest(*map(Path, args.ingest))
+        ingest(*map(Path, args.ingest), extra=[Path(p) for p in args.extra])
     if args.search:
         search(*map(Path, args.search))
     return 0

@@ -233,7 +233,10 @@ class ServerSettings(Group):
         32, ge=0, le=10_000, description="queries waiting for a worker before new ones get 503 + Retry-After"
     )
     max_request_bytes: int = Field(
-        10 * 1024 * 1024, ge=1024, description="JSON request body limit (uploads have max_upload_bytes)"
+        10 * 1024 * 1024,
+        ge=1024,
+        description="JSON request body limit of /v1/verify; every other JSON route takes the smaller of it and "
+        "1 MiB (uploads have max_upload_bytes)",
     )
     keep_alive_s: int = Field(
         75, ge=1, description="idle keep-alive timeout of `folio serve` (above clients' pool expiry)"
@@ -329,8 +332,8 @@ class IngestSettings(Group):
     timeout_s: float | None = Field(
         300.0,
         validation_alias="FOLIO_INGEST_TIMEOUT_S",
-        description="parse time per document (s); past it the parse child is killed and the job fails with "
-        "`422 ingest_timeout`; `0`: off",
+        description="parse and text embedding time per document (s); past it the parse child is killed or the "
+        "embedding stopped, and the job fails with `422 ingest_timeout`; `0`: off",
     )
     page_timeout_s: float | None = Field(
         60.0,

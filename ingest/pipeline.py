@@ -26,7 +26,8 @@ from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
 from folio.ingest.store import RETIRE_AFTER_S, Store
 from folio.ingest.table_rows import row_units
-from folio.kernel.errors import InvalidRequest, VersionNotFound
+from folio.ingest.unit_budget import Budgeted, budget_units
+from folio.kernel.errors import IngestTimeout, InvalidRequest, VersionNotFound
 from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
 from folio.kernel.printable import display_name
 
@@ -140,7 +141,9 @@ def ingest_bytes(
 
     Bad input raises an ``InvalidDocument`` subclass before anything is written; a failure after
     writing began removes everything of this version and re-raises, so the store is as it was.
-    Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``).
+    Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``), the
+    embedding within as long again (``timeout_s`` from the end of the parse), and the text index within
+    ``ingest.unit_budget``.
     ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
     ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
     off: neutral on mmlb). ``word_tables``: ``ingest.pdf_wordtables`` (default ``FOLIO_WORD_TABLES``, read now).
@@ -153,6 +156,8 @@ def ingest_bytes(
 
     started = time.perf_counter()
     filename = display_name(filename)  # stored and shown, never obeyed: no escapes, no bidi overrides
+    limits = limits or IngestLimits.from_env()
+    deadline = _Deadline.starting(limits.timeout_s)  # its length is the embedding's budget (``_Writer.commit``)
     doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
     version_id = version_id_for(data)
     # Validate before touching the store: bad input never writes a row.
@@ -166,7 +171,7 @@ def ingest_bytes(
     def parse(assets_dir: Path) -> ParsedDocument:
         return parse_with_limits(
             data,
-            limits=limits or IngestLimits.from_env(),
+            limits=limits,
             doc_id=doc_id,
             filename=filename,
             assets_dir=assets_dir,  # a remote store stages renders here and uploads them
@@ -179,7 +184,7 @@ def ingest_bytes(
             word_tables=word_tables or IngestSettings().word_tables,
         )
 
-    writer = _Writer(encoder, indexers, report_progress, table_rows)
+    writer = _Writer(encoder, indexers, report_progress, table_rows, deadline)
     if store.has_ready(doc_id, version_id):
         if redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
             return _redo_degraded(store, doc_id, version_id, len(data), parse, writer, collection, started)
@@ -199,6 +204,26 @@ def ingest_bytes(
 
 
 @dataclass(frozen=True)
+class _Deadline:
+    """The embedding's deadline (``time.monotonic()``; None: none), checked after each batch."""
+
+    at: float | None = None
+    timeout_s: float | None = None
+
+    @classmethod
+    def starting(cls, timeout_s: float | None) -> _Deadline:
+        """``timeout_s`` from now (None: none)."""
+        return cls(time.monotonic() + timeout_s if timeout_s is not None else None, timeout_s)
+
+    def check(self, done: int, total: int) -> None:
+        if self.at is not None and time.monotonic() > self.at:
+            raise IngestTimeout(
+                f"ingest timeout: embedding took longer than {self.timeout_s:g} s "
+                f"(FOLIO_INGEST_TIMEOUT_S), stopped after embedding {done} of {total} units"
+            )
+
+
+@dataclass(frozen=True)
 class _Writer:
     """Writes a parsed version under this writer's claim and commits it (``ingest_bytes``)."""
 
@@ -206,11 +231,17 @@ class _Writer:
     indexers: Sequence[VersionIndexer]
     progress: Progress
     table_rows: bool = False
+    deadline: _Deadline = _Deadline()
 
     def commit(self, store: Store, parsed: ParsedDocument, created_at: float | None = None) -> IngestReport:
         encoder = self.encoder or default_text_encoder()
-        _write_version(store, parsed, encoder, self.indexers, self.progress, table_rows=self.table_rows)
-        report = _report(parsed)
+        budgeted = budget_units([r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()])
+        # the embedding's own FOLIO_INGEST_TIMEOUT_S from here: on top of the parse's, so that a long filing parsed
+        # close to its limit on a busy machine is not refused for the embedding that follows
+        deadline = _Deadline.starting(self.deadline.timeout_s)
+        chunks = ChunkIndexer(encoder, self.progress, self.table_rows, budgeted.units, deadline)
+        _write_version(store, parsed, chunks, self.indexers, self.progress)
+        report = _report(parsed, budgeted)
         self.progress("commit", 0, 1)
         store.commit_version(
             parsed.doc_id,
@@ -309,54 +340,67 @@ def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> In
 class ChunkIndexer:
     """``VersionIndexer`` of the text channels (``retrieval.channels``: ``bm25`` and ``dense``): the
     searchable small units of a version with their text vectors, into ``chunks``. Every ingest runs it,
-    before the other indexers: text search is always on. Progress goes to the ``embed`` stage."""
+    before the other indexers: text search is always on. Progress goes to the ``embed`` stage, and the
+    document's deadline is checked after each batch. ``units``: those ``ingest.unit_budget`` let through
+    (None: every searchable unit of the version)."""
 
     encoder: TextEncoder
     progress: Progress
     table_rows: bool = False  # also a chunk per body row of each long table (``table_row_chunks``)
+    units: Sequence[Region] | None = None
+    deadline: _Deadline = _Deadline()
     name = "chunks"
 
+    def _embedded(self, done: int, total: int) -> None:
+        self.progress("embed", done, total)
+        self.deadline.check(done, total)
+
     def index_version(self, store: Store, parsed: ParsedDocument) -> int:
-        searchable = [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
-        vectors = self.encoder.encode([r.text for r in searchable], progress=lambda d, t: self.progress("embed", d, t))
+        searchable = (
+            list(self.units)
+            if self.units is not None
+            else [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
+        )
+        vectors = self.encoder.encode([r.text for r in searchable], progress=self._embedded)
         if self.table_rows:
-            rows, row_vectors = table_row_chunks(searchable, self.encoder)
+            rows, row_vectors = table_row_chunks(searchable, self.encoder, progress=self.deadline.check)
             if rows:
                 searchable, vectors = [*searchable, *rows], np.concatenate([np.asarray(vectors), row_vectors])
         store.add_chunks(searchable, vectors)
         return len(searchable)
 
 
-def table_row_chunks(searchable: Sequence[Region], encoder: TextEncoder) -> tuple[list[Region], np.ndarray]:
+def table_row_chunks(
+    searchable: Sequence[Region], encoder: TextEncoder, *, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[Region], np.ndarray]:
     """The row units of the tables among ``searchable`` (``folio.ingest.table_rows``) with their text
     vectors: extra chunks that carry their table's region id. Encoded apart from the regions' own
     chunks, so a version without long tables is written exactly as before."""
     rows = [u for r in searchable for u in row_units(r)]
     if not rows:
         return [], np.zeros((0, 0), np.float32)
-    return rows, np.asarray(encoder.encode([u.text for u in rows]), dtype=np.float32)
+    return rows, np.asarray(encoder.encode([u.text for u in rows], progress=progress), dtype=np.float32)
 
 
 def _write_version(
     store: Store,
     parsed: ParsedDocument,
-    encoder: TextEncoder,
+    chunks: ChunkIndexer,
     indexers: Sequence[VersionIndexer],
     report_progress: Progress,
-    *,
-    table_rows: bool = False,
 ) -> None:
     """The claimed version's rows: regions, searchable chunks with their text vectors (``ChunkIndexer``),
     then each other indexer's rows (figure and page vectors, summaries)."""
     store.add_regions(parsed.regions)
-    ChunkIndexer(encoder, report_progress, table_rows).index_version(store, parsed)
+    chunks.index_version(store, parsed)
     for indexer in indexers:
         n = indexer.index_version(store, parsed)
         report_progress(f"index:{indexer.name}", n, n)
 
 
-def _report(parsed: ParsedDocument) -> IngestReport:
-    """What an ingest reports (and stores with the version): counts, warnings and page issues."""
+def _report(parsed: ParsedDocument, budgeted: Budgeted) -> IngestReport:
+    """What an ingest reports (and stores with the version): counts, warnings and page issues, those of
+    the text index's budget (``ingest.unit_budget``) included."""
     by_kind: dict[str, int] = {}
     for r in parsed.regions:
         by_kind[r.kind] = by_kind.get(r.kind, 0) + 1
@@ -369,10 +413,12 @@ def _report(parsed: ParsedDocument) -> IngestReport:
         tables=by_kind.get("table", 0),
         figures=by_kind.get("figure", 0),
         ocr_pages=parsed.ocr_pages,
-        warnings=tuple(parsed.warnings),
-        issues=tuple(parsed.issues),
+        warnings=(*parsed.warnings, *budgeted.warnings),
+        issues=(*parsed.issues, *budgeted.issues),
         seconds=0.0,
-        status="partial" if parsed.issues or parsed.degraded_pages else "created",
+        status="partial"
+        if parsed.issues or parsed.degraded_pages or budgeted.issues or budgeted.warnings
+        else "created",
         degraded_pages=tuple(parsed.degraded_pages),
     )
 

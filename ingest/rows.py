@@ -25,6 +25,8 @@ DEFAULT_COLLECTION = "default"
 _COLLECTION_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # doc ids' pattern; \Z: no trailing newline
 WRITER_FIELD = pa.field("writer", pa.string())
 FTS_COLUMN = "fts"
+# A collection's full-text table (``ingest.storage.chunks``): its chunks' ``fts`` text, indexed on its own.
+FTS_TABLE_PREFIX = "chunks_text-"
 # Width of the stored text vectors: the text encoder's (all-MiniLM-L6-v2, ``folio.ingest.embed``). Defined here,
 # with the storage names, so that the schema does not import the embedder (and through it the OCR lanes).
 TEXT_DIM = 384
@@ -38,6 +40,15 @@ def check_collection(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+def fts_table(collection: str) -> str:
+    """The name of ``collection``'s full-text table (a collection name is a valid table name's tail).
+
+    >>> fts_table("default")
+    'chunks_text-default'
+    """
+    return FTS_TABLE_PREFIX + check_collection(collection)
 
 
 def row_collection(row: dict[str, Any]) -> str:

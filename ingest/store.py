@@ -6,7 +6,9 @@ Tables (every row of every version-scoped table carries ``doc_id`` and ``version
   and ``ready`` once complete. **Only ready versions are visible**: every read filters by them.
 - ``regions``: every region of every version, no vectors (sections, paragraphs, pages, ...).
 - ``chunks``: the small searchable units (sentences, tables, figures, page texts) with their MiniLM
-  vectors and LanceDB's native full-text index on ``text``. Images never enter these scans.
+  vectors. Images never enter these scans.
+- ``chunks_text-<collection>``: each collection's chunk text with LanceDB's native full-text index, so
+  that BM25's statistics are the collection's own (``ingest/storage/chunks.py``).
 - ``figures`` / ``pages`` / ``summaries`` (created by the retrieval layer's indexers when CLIP /
   ColPali / summaries are on): CLIP image vectors of figure crops; ColPali page multivectors;
   section summaries. The retrieval layer describes them by ``TableSpec`` and writes them with
@@ -143,7 +145,8 @@ class Store:
         storage_options: dict[str, str] | None = None,
     ) -> None:
         """Open (creating when absent) the store at ``uri``. Opening never writes to existing data
-        (except the one-time ``fts`` migration of data from an older folio); ``recover=True`` runs
+        (except the one-time migrations of data from an older folio: the ``fts`` column, the
+        collections' full-text tables); ``recover=True`` runs
         the crash cleanup, which only a writer should ask for. ``storage_options``: LanceDB's
         object-store options (default: from the environment, ``ingest.objstore``)."""
         self.uri = str(uri or default_data_dir())
@@ -275,9 +278,14 @@ class Store:
                 self.assets.written(self, doc_id, version_id)
 
     def add_chunks(self, regions: Sequence[Region], vectors: np.ndarray) -> None:
-        """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``)."""
-        if regions:
-            self.chunk_table.add(regions, vectors, self.catalogue.tagged)
+        """Searchable small units of claimed versions with their text vectors (row i of ``vectors``
+        belongs to ``regions[i]``); their text is indexed with their collection's (``ChunkTable``)."""
+        by_collection: dict[str, list[int]] = {}
+        for i, r in enumerate(regions):
+            collection = self.catalogue.claim_for(r.doc_id, r.version_id).collection
+            by_collection.setdefault(collection, []).append(i)
+        for collection, rows in by_collection.items():
+            self.chunk_table.add([regions[i] for i in rows], vectors[rows], self.catalogue.tagged, collection)
 
     def add(self, spec: TableSpec, rows: Sequence[LanceModel] | pa.Table) -> None:
         """Append rows of claimed versions to the version-scoped table ``spec`` describes, creating
@@ -336,11 +344,11 @@ class Store:
             logger.warning("compaction of %s failed: %s", self.uri, exc)
 
     def ensure_fts(self) -> None:
-        """(Re)build the native full-text index over chunk text when rows were added since the last build."""
+        """(Re)build the native full-text indexes of the collections whose chunks changed since their last build."""
         self.chunk_table.ensure_fts()
 
     def has_fts(self) -> bool:
-        """Whether the chunks table has its full-text index (False also when the listing fails)."""
+        """Whether any collection's chunk text has its full-text index (False also when the listing fails)."""
         return self.chunk_table.has_fts()
 
     # --------------------------------------------------------- removing versions
@@ -400,8 +408,9 @@ class Store:
         return self.database.vector_dim(table, column)
 
     def fts(self, query: str, scope: Scope, limit: int) -> list[dict[str, Any]]:
-        """Full-text search of the chunks within ``scope`` (``ChunkTable.fts``)."""
-        return self.chunk_table.fts(query, scope, limit, self._writers(scope.versions))
+        """Full-text search of the chunks within ``scope``, each collection against its own statistics, the rows
+        of the versions' ready writers (``ChunkTable.fts``)."""
+        return self.chunk_table.fts(query, scope, limit, self.catalogue.collections(), self._writers(scope.versions))
 
     def vector_search(self, vector: np.ndarray, scope: Scope, limit: int) -> list[dict[str, Any]]:
         """Nearest chunks to ``vector`` within ``scope`` (``ChunkTable.vector_search``)."""

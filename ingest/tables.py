@@ -191,6 +191,13 @@ class ChunkRow(VersionScopedRow):
     fts: str
 
 
+class ChunkTextRow(VersionScopedRow):
+    """A row of a collection's full-text table (``folio.ingest.rows.fts_table``): a chunk's ``fts`` text,
+    so that BM25 counts only that collection's words (``folio.ingest.storage.chunks``)."""
+
+    fts: str
+
+
 @cache
 def vector_row(name: str, dim: int, base: type[VersionScopedRow], *, multi: bool = False) -> type[LanceModel]:
     """A row model ``base`` + a ``vector`` (or ``vectors``, ``multi``) column of ``dim`` floats, for
@@ -214,6 +221,7 @@ class AssetRow(LanceModel):
 VERSIONS = TableSpec("versions", VersionRow)
 REGIONS = TableSpec("regions", RegionRow)
 CHUNKS = TableSpec("chunks", ChunkRow)
+CHUNK_TEXT_SCHEMA = arrow_schema(ChunkTextRow)  # every collection's full-text table (named by rows.fts_table)
 ASSETS = TableSpec("assets", AssetRow)
 
 VERSIONS_SCHEMA = VERSIONS.schema

@@ -29,10 +29,12 @@ from folio.api.answer_schemas import AnswerRequest, AnswerResponse
 from folio.api.chat import ENABLE_HINT
 from folio.api.deps import CallerDep, FolioDep, QueryPoolDep, SettingsDep, require_key
 from folio.api.model_calls import Slot
+from folio.api.offloop import OffLoopJSON
 from folio.api.schemas import error_responses
 from folio.kernel.errors import FolioError
 
-router = APIRouter(tags=["query"], dependencies=[Depends(require_key)])
+# A large body is parsed and validated on the query pool, not on the event loop (api.offloop).
+router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=OffLoopJSON)
 T = TypeVar("T")
 
 

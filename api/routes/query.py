@@ -7,28 +7,32 @@ from __future__ import annotations
 
 import functools
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel
 
 from folio.api.application import Folio
 from folio.api.deps import CallerDep, FolioDep, QueryPoolDep, require_key
-from folio.api.offloop import OffLoopJSON
+from folio.api.offloop import ForwardedJSON, forwarded_body
 from folio.api.pool import QueryPool
 from folio.api.query_ops import OPS
 from folio.api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
 from folio.assembly.types import ContextPackage, VerifyReport
 
-# Large JSON bodies are parsed and validated on the query pool, not on the event loop (api.offloop).
-router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=OffLoopJSON)
+# Large JSON bodies are parsed and validated on the query pool, or, with query processes, only in the
+# worker process that runs the query (api.offloop).
+router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=ForwardedJSON)
 
 
-async def _run(op: str, req: BaseModel, pool: QueryPool, folio: Folio, collections: frozenset[str] | None) -> Response:
+async def _run(op: str, req: BaseModel, request: Request, pool: QueryPool, folio: Folio,
+               collections: frozenset[str] | None) -> Response:
     """``op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
     FastAPI would encode an ``async def`` route's return value on the event loop, where a large
-    package would hold up every other request."""
+    package would hold up every other request. A large body goes to the worker process as it came."""
     fn = OPS[op][1]
     local = functools.partial(fn, req, folio, collections)
-    body = await pool.run_query(op, req.model_dump_json() if pool.processes else "", collections, local)
+    forwarded = forwarded_body(request)
+    req_json = forwarded if forwarded is not None else req.model_dump_json() if pool.processes else ""
+    body = await pool.run_query(op, req_json, collections, local)
     return Response(body, media_type="application/json")
 
 
@@ -39,10 +43,10 @@ async def _run(op: str, req: BaseModel, pool: QueryPool, folio: Folio, collectio
     responses=error_responses(401, 404, 422, 503),
 )
 async def search(
-    req: SearchRequest, folio: FolioDep, pool: QueryPoolDep, caller: CallerDep,
+    req: SearchRequest, request: Request, folio: FolioDep, pool: QueryPoolDep, caller: CallerDep,
 ) -> Response:
     """Hits only from the collections the key sees; naming a document elsewhere is a 404."""
-    return await _run("search", req, pool, folio, caller.collections)
+    return await _run("search", req, request, pool, folio, caller.collections)
 
 
 @router.post(
@@ -53,6 +57,7 @@ async def search(
 )
 async def context(
     req: ContextRequest,
+    request: Request,
     folio: FolioDep,
     pool: QueryPoolDep,
     caller: CallerDep,
@@ -61,7 +66,7 @@ async def context(
     ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
     ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt. ``tokenizer``
     names one of the server's tokenizers, never a path."""
-    return await _run("context", req, pool, folio, caller.collections)
+    return await _run("context", req, request, pool, folio, caller.collections)
 
 
 @router.post(
@@ -72,10 +77,11 @@ async def context(
 )
 async def verify(
     req: VerifyRequest,
+    request: Request,
     folio: FolioDep,
     pool: QueryPoolDep,
     caller: CallerDep,
 ) -> Response:
     """A ``context_request`` is built within the key's collections; a ``package`` sent in is
     checked as it is (it reads nothing from the store)."""
-    return await _run("verify", req, pool, folio, caller.collections)
+    return await _run("verify", req, request, pool, folio, caller.collections)

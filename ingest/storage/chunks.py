@@ -1,22 +1,38 @@
-"""The ``chunks`` table: the small searchable units with their text vectors, its full-text index and its searches.
+"""The ``chunks`` table: the small searchable units with their text vectors, the full-text indexes and the searches.
 
-Images never enter these rows. The full-text index reads the ``fts`` column (the text with CJK runs as
-bigrams, ``folio.kernel.textnorm.fts_text``) and is rebuilt before a commit when rows were added or
-removed since the last build. The searches take a ``Scope`` and build their own prefilter
-(``folio.ingest.rows.scope_filter``); retrieval ranks what they return.
+Images never enter these rows. Full-text search reads the ``fts`` text (the text with CJK runs as bigrams,
+``folio.kernel.textnorm.fts_text``) from one table per collection (``folio.ingest.rows.fts_table``), each
+with its own index: BM25 weighs a word by how many units hold it and a unit by its length against the
+average, and with one index over every collection those statistics were the whole store's, so a
+collection's scores moved when another tenant ingested documents with the same words. Now they depend
+only on the collection's own units; a store of one collection scores exactly as before. A scope over
+several collections gets each one's best hits, merged by score. An index is rebuilt before a commit when
+its collection's rows were added or removed since the last build. The searches take a ``Scope`` and build
+their own prefilter (``folio.ingest.rows.scope_filter``); retrieval ranks what they return.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import FTS_COLUMN, TEXT_DIM, scope_filter, writers_filter
+from folio.ingest.rows import (
+    DEFAULT_COLLECTION,
+    FTS_COLUMN,
+    FTS_TABLE_PREFIX,
+    TEXT_DIM,
+    WRITER_FIELD,
+    fts_table,
+    scope_filter,
+    writers_filter,
+)
 from folio.ingest.storage.database import Database, Tagger
 from folio.kernel.model import Region
 from folio.kernel.scope import Scope
@@ -25,6 +41,7 @@ from folio.kernel.textnorm import fts_text
 logger = logging.getLogger(__name__)
 
 HIT_COLUMNS = ["region_id", "doc_id", "version_id", "kind", "page"]
+TEXT_COLUMNS = [*HIT_COLUMNS, FTS_COLUMN]  # a collection's full-text table (``ChunkTextRow``) without ``writer``
 
 
 def chunk_rows(regions: Sequence[Region], vectors: np.ndarray) -> pa.Table:
@@ -51,7 +68,7 @@ def chunk_rows(regions: Sequence[Region], vectors: np.ndarray) -> pa.Table:
 
 
 class ChunkTable:
-    """Writes, full-text index and searches of the ``chunks`` table."""
+    """Writes, full-text indexes and searches of the ``chunks`` table and the collections' full-text tables."""
 
     def __init__(self, database: Database) -> None:
         # function-level: the row models import LanceDB, which loads when a store opens
@@ -59,49 +76,94 @@ class ChunkTable:
 
         self.database = database
         self.table = database.open(CHUNKS.name, CHUNKS.schema)
-        self.fts_dirty = False
+        self.fts_dirty = False  # rows removed (from any collection): every index is rebuilt
+        self.dirty: set[str] = set()  # collections with rows added since their index was built
         self._has_writers = False  # the column, once seen, stays (``visible``)
 
     def migrate(self) -> None:
-        """Data dirs written before the ``fts`` column existed get it (a copy of ``text``).
+        """Data dirs written before the ``fts`` column existed get it (a copy of ``text``), and those
+        written before the collections' full-text tables get them (``_split_text``).
 
         Their CJK text stays unsplit until re-ingested; Latin text indexes exactly as before.
         """
-        if FTS_COLUMN in self.table.schema.names:
-            return
-        logger.warning("adding the %r column to chunks (data written by an older folio)", FTS_COLUMN)
+        if FTS_COLUMN not in self.table.schema.names:
+            logger.warning("adding the %r column to chunks (data written by an older folio)", FTS_COLUMN)
+            with self.database.write_lock:
+                self.table.add_columns({FTS_COLUMN: "text"})
+        if not self.text_tables() and self.table.count_rows():
+            self._split_text()
+
+    def _split_text(self) -> None:
+        """Copy every chunk's ``fts`` text into its collection's full-text table, in the order of the chunks
+        (a store of one collection then indexes, and scores, exactly as its one index did), and index them."""
+        from folio.ingest.tables import CHUNK_TEXT_SCHEMA  # function-level: see __init__
+
+        logger.warning("indexing chunk text per collection (data written by an older folio)")
         with self.database.write_lock:
-            self.table.add_columns({FTS_COLUMN: "text"})
+            has_writer = "writer" in self.table.schema.names  # chunks written before claims have none
+            columns = [*TEXT_COLUMNS, "writer"] if has_writer else TEXT_COLUMNS
+            rows = self.table.search().select(columns).limit(None).to_arrow()
+            if not has_writer:
+                rows = rows.append_column(WRITER_FIELD, pa.nulls(rows.num_rows, pa.string()))
+            versions = self.database.table("versions")
+            of = (
+                {}
+                if versions is None
+                else {
+                    (r["doc_id"], r["version_id"]): r.get("collection") or DEFAULT_COLLECTION
+                    for r in versions.search().limit(None).to_arrow().to_pylist()
+                }
+            )
+            keys = zip(rows.column("doc_id").to_pylist(), rows.column("version_id").to_pylist(), strict=True)
+            collections = [of.get(k, DEFAULT_COLLECTION) for k in keys]
+            for collection in sorted(set(collections)):
+                mask = pa.array([c == collection for c in collections])
+                table = self.database.open(fts_table(collection), CHUNK_TEXT_SCHEMA)
+                part = rows.filter(mask).select(table.schema.names).cast(table.schema)
+                retry_conflicts(partial(table.add, part))
             self.fts_dirty = True
             self.ensure_fts()
 
-    def add(self, regions: Sequence[Region], vectors: np.ndarray, tagged: Tagger) -> None:
-        """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``)."""
+    def add(self, regions: Sequence[Region], vectors: np.ndarray, tagged: Tagger, collection: str) -> None:
+        """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``),
+        all of versions in ``collection``; their ``fts`` text goes to that collection's full-text table too."""
+        from folio.ingest.tables import CHUNK_TEXT_SCHEMA  # function-level: see __init__
+
         table = chunk_rows(regions, vectors)
+        name = fts_table(collection)
         with self.database.write_lock:
             rows = tagged(self.table, "chunks", table)
             retry_conflicts(lambda: self.table.add(rows))
-            self.fts_dirty = True
+            text = self.database.open(name, CHUNK_TEXT_SCHEMA)
+            text_rows = tagged(text, name, table.select(TEXT_COLUMNS))
+            retry_conflicts(lambda: text.add(text_rows))
+            self.dirty.add(collection)
 
     # ------------------------------------------------------------ indexes
+    def text_tables(self) -> list[str]:
+        """The names of the collections' full-text tables."""
+        return [n for n in self.database.table_names() if n.startswith(FTS_TABLE_PREFIX)]
+
     def ensure_fts(self) -> None:
-        """(Re)build the native full-text index over chunk text when rows were added since the last build."""
+        """(Re)build the full-text index of each collection whose rows changed since its last build (every
+        collection's after a removal), and of any table that has rows but no index yet."""
         from lancedb.index import FTS  # function-level: LanceDB's index types load with the first index build
 
         with self.database.write_lock:
-            if not self.fts_dirty and self.has_fts():
-                return
-            if self.table.count_rows() == 0:
-                return
-            retry_conflicts(lambda: self.table.create_index(FTS_COLUMN, config=FTS(with_position=True), replace=True))
+            changed = {fts_table(c) for c in self.dirty}
+            for name in self.text_tables():
+                table = self.database.table(name)
+                if table is None or not (self.fts_dirty or name in changed or not _has_fts(table)):
+                    continue
+                if table.count_rows() == 0:
+                    continue
+                retry_conflicts(partial(table.create_index, FTS_COLUMN, config=FTS(with_position=True), replace=True))
             self.fts_dirty = False
+            self.dirty.clear()
 
     def has_fts(self) -> bool:
-        """Whether the chunks table has its full-text index (False also when the listing fails)."""
-        try:
-            return any(FTS_COLUMN in idx.columns for idx in self.table.list_indices())
-        except Exception:  # noqa: BLE001 - an index listing failure only means "rebuild"
-            return False
+        """Whether any collection's full-text table has its index (False also when the listing fails)."""
+        return any(_has_fts(t) for t in map(self.database.table, self.text_tables()) if t is not None)
 
     def has_vector_index(self) -> bool:
         """Whether the chunks table has an ANN index on its vectors (False when the listing fails)."""
@@ -125,26 +187,41 @@ class ChunkTable:
 
     # ----------------------------------------------------------- searches
     def visible(self, scope: Scope, writers: Collection[str]) -> str:
-        """The prefilter of a search: ``scope``, and of its versions the rows of their ready rows' ``writers``
-        (a table of an older folio, without writers: every row of them)."""
+        """The prefilter of a vector search: ``scope``, and of its versions the rows of their ready rows'
+        ``writers`` (a table of an older folio, without writers: every row of them)."""
         if not self._has_writers:
             self._has_writers = "writer" in self.table.schema.names
         where = scope_filter(scope)
         return f"{where} AND {writers_filter(writers)}" if self._has_writers else where
 
-    def fts(self, query: str, scope: Scope, limit: int, writers: Collection[str]) -> list[dict[str, Any]]:
+    def fts(
+        self, query: str, scope: Scope, limit: int, collection_of: Mapping[str, str], writers: Collection[str]
+    ) -> list[dict[str, Any]]:
         """Rows (``HIT_COLUMNS`` and ``_score``) matching the full-text ``query`` within ``scope``'s
-        versions, pages and kinds (the rows of ``writers``, ``visible``), best first: at most ``limit``.
-        ``query`` must already be safe match syntax (``folio.retrieval.text.fts_query``)."""
-        rows: list[dict[str, Any]] = (
-            self.table.search(query, query_type="fts", fts_columns=FTS_COLUMN)
-            .where(self.visible(scope, writers), prefilter=True)
-            .select([*HIT_COLUMNS, "_score"])
-            .limit(limit)
-            .to_arrow()
-            .to_pylist()
-        )
-        return rows
+        versions, pages and kinds (the rows of their ready rows' ``writers``), best first: at most ``limit``.
+        Each collection of the scope's documents (``collection_of``: doc_id → collection) is searched in its own
+        table, against its own statistics. ``query`` must already be safe match syntax
+        (``folio.retrieval.text.fts_query``)."""
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for doc_id, version_id in scope.versions:
+            groups.setdefault(collection_of.get(doc_id, DEFAULT_COLLECTION), []).append((doc_id, version_id))
+        rows: list[dict[str, Any]] = []
+        for collection, versions in sorted(groups.items()):
+            table = self.database.table(fts_table(collection))
+            if table is None:
+                continue
+            where = f"{scope_filter(replace(scope, versions=tuple(versions)))} AND {writers_filter(writers)}"
+            rows += (
+                table.search(query, query_type="fts", fts_columns=FTS_COLUMN)
+                .where(where, prefilter=True)
+                .select([*HIT_COLUMNS, "_score"])
+                .limit(limit)
+                .to_arrow()
+                .to_pylist()
+            )
+        if len(groups) > 1:
+            rows.sort(key=lambda r: -float(r["_score"]))  # stable: a tie keeps its collection's order
+        return rows[:limit]
 
     def vector_search(
         self, vector: np.ndarray, scope: Scope, limit: int, writers: Collection[str]
@@ -161,3 +238,11 @@ class ChunkTable:
             .to_pylist()
         )
         return rows
+
+
+def _has_fts(table: Any) -> bool:
+    """Whether ``table`` has its full-text index (False also when the listing fails)."""
+    try:
+        return any(FTS_COLUMN in idx.columns for idx in table.list_indices())
+    except Exception:  # noqa: BLE001 - an index listing failure only means "rebuild"
+        return False
