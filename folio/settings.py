@@ -332,8 +332,8 @@ class IngestSettings(Group):
     timeout_s: float | None = Field(
         300.0,
         validation_alias="FOLIO_INGEST_TIMEOUT_S",
-        description="parse and text embedding time per document (s); past it the parse child is killed or the "
-        "embedding stopped, and the job fails with `422 ingest_timeout`; `0`: off",
+        description="parse time per document (s), and as long again for the text embedding after it; past either "
+        "the parse child is killed or the embedding stopped, and the job fails with `422 ingest_timeout`; `0`: off",
     )
     page_timeout_s: float | None = Field(
         60.0,
