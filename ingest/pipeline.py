@@ -135,20 +135,14 @@ def ingest_bytes(
     table_rows: bool = False,
     word_tables: WordTables | None = None,
 ) -> IngestReport:
-    """Ingest one PDF. Identical bytes under the same doc id are a no-op (status ``unchanged``),
-    unless ``redo_degraded`` and that version has degraded pages: then it is parsed again and
-    replaced when fewer pages come out degraded (``_redo_degraded``).
-
-    Bad input raises an ``InvalidDocument`` subclass before anything is written; a failure after
-    writing began removes everything of this version and re-raises, so the store is as it was.
-    Parsing runs within ``limits`` (default ``IngestLimits.from_env()``, see ``ingest.limits``), the
-    embedding within as long again (``timeout_s`` from the end of the parse), and the text index within
-    ``ingest.unit_budget``.
-    ``collection``: the document's collection (``CollectionConflict`` when it already lives in another).
-    ``table_rows``: also index each body row of a long table as a chunk of the table (``ingest.table_rows``;
-    off: neutral on mmlb). ``word_tables``: ``ingest.pdf_wordtables`` (default ``FOLIO_WORD_TABLES``, read now).
-    ``filename`` is stored as ``kernel.printable.display_name`` makes it (control and bidi characters become ``?``).
-    """
+    """Ingest one PDF. Identical bytes under the same doc id are a no-op (``unchanged``), unless ``redo_degraded``
+    and that version has degraded pages: then it is parsed again and replaced if fewer pages come out degraded.
+    Bad input raises an ``InvalidDocument`` subclass before anything is written; a later failure removes this
+    version's rows and re-raises. Parsing runs within ``limits`` (default ``IngestLimits.from_env()``), the
+    embedding within ``timeout_s`` from the parse's end, the text index within ``ingest.unit_budget``.
+    ``collection``: ``CollectionConflict`` when the doc id lives in another. ``table_rows``: row units
+    (``ingest.table_rows``; off: neutral on mmlb). ``word_tables``: ``ingest.pdf_wordtables`` (default
+    ``FOLIO_WORD_TABLES``). ``filename`` is stored as ``kernel.printable.display_name`` makes it."""
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
     from folio.ingest.limits import IngestLimits, parse_with_limits
     from folio.ingest.validate import open_pdf
