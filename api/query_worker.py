@@ -79,11 +79,10 @@ def call(op: str, req_json: str | bytes, collections: Collections) -> str:
     when its model refuses it, answered with the 422 the server would give (``InvalidBody``)."""
     if _FOLIO is None:
         raise RuntimeError("query worker not initialised")
-    # function-level: with the service (init), after the watcher
     from pydantic import ValidationError
 
-    from folio.api.errors import InvalidBody
-    from folio.api.query_ops import OPS
+    from folio.api.errors import InvalidBody  # function-level: with the service (init), after the watcher
+    from folio.api.query_ops import OPS  # function-level: as above
 
     model, fn = OPS[op]
     try:

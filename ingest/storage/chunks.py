@@ -103,18 +103,14 @@ class ChunkTable:
             has_writer = "writer" in self.table.schema.names  # chunks written before claims have none
             columns = [*TEXT_COLUMNS, "writer"] if has_writer else TEXT_COLUMNS
             rows = self.table.search().select(columns).limit(None).to_arrow()
-            if not has_writer:
-                rows = rows.append_column(WRITER_FIELD, pa.nulls(rows.num_rows, pa.string()))
             versions = self.database.table("versions")
-            of = (
-                {}
-                if versions is None
-                else {
-                    (r["doc_id"], r["version_id"]): r.get("collection") or DEFAULT_COLLECTION
-                    for r in versions.search().limit(None).to_arrow().to_pylist()
-                }
-            )
-            keys = zip(rows.column("doc_id").to_pylist(), rows.column("version_id").to_pylist(), strict=True)
+            listed = [] if versions is None else versions.search().limit(None).to_arrow().to_pylist()
+            of = {(r["doc_id"], r["version_id"]): r.get("collection") or DEFAULT_COLLECTION for r in listed}
+            keys = list(zip(rows.column("doc_id").to_pylist(), rows.column("version_id").to_pylist(), strict=True))
+            if not has_writer:  # the rows of such chunks are their version's ready row's (searches filter by it)
+                ready = {(r["doc_id"], r["version_id"]): r.get("writer") or ""
+                         for r in listed if r.get("status") == "ready"}
+                rows = rows.append_column(WRITER_FIELD, pa.array([ready.get(k, "") for k in keys], pa.string()))
             collections = [of.get(k, DEFAULT_COLLECTION) for k in keys]
             for collection in sorted(set(collections)):
                 mask = pa.array([c == collection for c in collections])
