@@ -72,7 +72,7 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
 
 def test_an_editable_install_builds_without_warnings(tmp_path: Path) -> None:
     """Issue 34, item 6: ``scripts/setup.sh`` (``pip install -e``) printed setuptools' warning that
-    ``folio.api.static`` was absent from ``packages``."""
+    ``folio.api.http.static`` was absent from ``packages``."""
     src = _sources(tmp_path)
     build = f"from setuptools import build_meta; build_meta.build_editable({str(tmp_path / 'dist')!r})"
     out = subprocess.run([sys.executable, "-c", build], cwd=src, capture_output=True, text=True, check=False)
