@@ -50,9 +50,10 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
     assert {t for t in tops if not t.endswith(".dist-info")} == {"folio"}
     for path in (
         "folio/kernel/model.py",
-        "folio/api/cli.py",
-        "folio/api/routes/query.py",
-        "folio/api/static/index.html",
+        "folio/api/cli/__init__.py",
+        "folio/api/cli/__main__.py",
+        "folio/api/http/routes/query.py",
+        "folio/api/http/static/index.html",
         "folio/ingest/store.py",
         "folio/retrieval/search.py",
         "folio/assembly/core.py",
