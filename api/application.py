@@ -1,25 +1,28 @@
-"""folio's application layer: one ``Folio`` object, opened once from the settings, that every interface
-calls: the REST routes (through ``api.deps``), the query worker processes, ``folio context | search | ask |
-demo``, the MCP tools and ``folio.local.LocalFolio``.
+"""The door: one ``Folio`` object, opened once from the settings, through which every interface reaches the
+store: the REST routes (through ``api.http.deps``), the query worker processes, every ``folio`` command (ingest,
+docs, delete, compact, check, context, search, ask, demo, ``--ray``), the MCP tools and
+``folio.local.LocalFolio``. No other room of the api imports the store but the service room behind the door
+(``tests/test_layers.py``).
 
-``Folio.open(settings)`` opens the store, the retriever (with the configured tokenizers registered) and,
-lazily, the LLM client and the ingest indexers. Its methods take a validated request and the caller's
-collections (None: all) and return the pydantic response models the REST API serializes, so every
-interface gives the same answer in the same shape:
+``Folio.open(settings)`` opens the store and registers the configured tokenizers; the retriever and its
+models, the LLM client's first call and the ingest indexers load when a method first needs them, so a light
+command (``folio docs``) never imports torch or the embedder. It holds the store as a
+``api.service.store.ServiceStore`` (a ``StoreReader`` that also deletes); ingest and maintenance need the
+concrete ``folio.ingest.store.Store``, which is what ``open`` opens. Its methods take a validated request and
+the caller's collections (None: all) and return the pydantic response models the REST API serializes, so
+every interface gives the same answer in the same shape:
 
-    ingest          submit_ingest (a job on the ``JobRunner``), ingest_path (a file, here)
+    ingest          submit_ingest (a job), check_upload, ingest_path (a file, here), maintain
     search          SearchResponse              context    ContextPackage
     verify          VerifyReport                answer     AnswerResponse (prepare_answer: the streamed form)
-    documents       DocumentList                document / version    DocumentDetail
+    documents       DocumentList                document / version    DocumentDetail; versions (the CLI's list)
     pages           PageList                    delete_document / delete_version    DeleteResponse
     region          RegionOut                   page_image / region_image    the PNG (bytes or a path)
-    health          HealthOut                   counts     the store's counts
+    health          HealthOut                   counts     the store's counts; compact / check the files
 
-Layers (pyproject ``[tool.importlinter]``): the interfaces import this module; it imports the
-request-level work (``api.service``, ``api.answer``, ``api.jobs``) and the stages below them, never an
-interface. It is a module of its own, not grown out of ``api.service``, because ``api.answer`` builds its
-package with ``api.service.build_context`` while ``Folio`` calls ``api.answer``: one module for both would
-be an import circle.
+Layers (pyproject ``[tool.importlinter]``): the interfaces import this module; it imports the service room
+(``api.service``) and the stages below it, never an interface. ``api.service.answer`` builds its package with
+``api.service.context.build_context`` while ``Folio`` calls both: the door is a module of its own, above them.
 """
 
 from __future__ import annotations
@@ -30,12 +33,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from folio.api.answer import Prepared, answer, prepare
-from folio.api.chat import require_llm
-from folio.api.errors import AssetNotFound
-from folio.api.highlight import highlighted_png
-from folio.api.jobs import IngestSpec, JobHandle, JobRunner, LocalJobRunner
-from folio.api.model_calls import ModelCalls
+from folio.api.errors import AssetNotFound, NoStore
 from folio.api.schemas import (
     ContextRequest,
     DeleteResponse,
@@ -43,39 +41,49 @@ from folio.api.schemas import (
     DocumentList,
     DocumentOut,
     HealthOut,
-    HitOut,
     PageList,
     PageOut,
-    RegionLocatorOut,
-    RegionOut,
     SearchResponse,
-    SourceOut,
     VersionOut,
 )
-from folio.api.service import (
+from folio.api.service.answer import Prepared, answer, prepare
+from folio.api.service.chat import require_llm
+from folio.api.service.context import (
     build_context,
     page_image_url,
-    region_image_url,
     search_hits,
     version_filenames,
     visible_region,
     visible_version,
 )
+from folio.api.service.highlight import highlighted_png
+from folio.api.service.jobs import IngestSpec, JobHandle, JobRunner, LocalJobRunner
+from folio.api.service.llm import ChatClient, client_from_settings
+from folio.api.service.model_calls import ModelCalls
+from folio.api.service.responses import hit_out, region_out
 from folio.assembly import verify_answer
 from folio.assembly.types import ContextPackage, VerifyReport
-from folio.ingest.store import DEFAULT_COLLECTION, Store
+from folio.ingest.store import DEFAULT_COLLECTION, Store, check_collection
 from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.model import PARSER_VERSION, IngestReport
 from folio.kernel.tokens import get_tokenizer, register_tokenizer
 
 if TYPE_CHECKING:
-    from folio.api.answer_schemas import AnswerRequest, AnswerResponse
-    from folio.api.schemas import SearchRequest, VerifyRequest
-    from folio.api.settings import Settings
+    from datetime import timedelta
+
+    from folio.api.schemas import RegionOut, SearchRequest, VerifyRequest
+    from folio.api.service.answer_schemas import AnswerRequest, AnswerResponse
+    from folio.api.service.store import ServiceStore
     from folio.assembly.compress import Compressor
+    from folio.ingest.limits import IngestLimits
     from folio.ingest.pipeline import VersionIndexer
-    from folio.retrieval.llm import ChatClient
+    from folio.kernel.model import DocumentVersion
     from folio.retrieval.search import Retriever
+    from folio.settings import Settings
+
+__all__ = ["DEFAULT_COLLECTION", "Folio", "LazyFolio", "check_collection", "register_tokenizers", "store_counts"]
+# DEFAULT_COLLECTION and check_collection: the collection names every interface checks, from the door, so that
+# none of them imports the store for them.
 
 logger = logging.getLogger(__name__)
 
@@ -85,48 +93,48 @@ SEARCH_TEXT_CHARS = 500
 
 
 class Folio:
-    """The service: one store, one retriever, one LLM client, one job runner (``jobs``: in-process unless one
-    is given, e.g. the Ray cluster's; ``start``/``close`` start and stop it), one bound on model calls
-    (``model_calls``). Safe to share between threads (the store and retriever are; the ingest indexers load
-    once, under a lock)."""
+    """The service: one store, one retriever (opened on first use), one LLM client, one job runner (``jobs``:
+    in-process unless one is given, e.g. the Ray cluster's; ``start``/``close`` start and stop it), one bound
+    on model calls (``model_calls``). Safe to share between threads (the store and retriever are; the
+    retriever and the ingest indexers open once, under a lock)."""
 
     def __init__(
         self,
         settings: Settings,
-        store: Store,
-        retriever: Retriever,
+        store: ServiceStore,
         *,
+        retriever: Retriever | None = None,
+        llm: ChatClient | None = None,
         jobs: JobRunner | None = None,
         indexers: Sequence[VersionIndexer] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
-        self.retriever = retriever
+        self.llm_or_none = llm
+        """The one LLM client (answers, ``compress="llm"``, the reranker and LLM summaries), if configured."""
         self.jobs: JobRunner = jobs if jobs is not None else LocalJobRunner()
         # answers' model calls: at most FOLIO_LLM_CONCURRENCY at once and FOLIO_LLM_QUEUE waiting
         self.model_calls = ModelCalls(settings.llm.concurrency, settings.llm.queue)
+        self._retriever = retriever
         self._indexers = list(indexers) if indexers is not None else None
-        self._indexers_lock = threading.Lock()
+        self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, settings: Settings, *, jobs: JobRunner | None = None) -> Folio:
-        """The store at ``settings.storage.data``, the retriever and the models the settings name, and every
-        ``FOLIO_TOKENIZERS`` entry registered (a request may name one, whichever interface it came through)."""
-        # function-level: the store and the retrieval models load when a Folio opens, not when an interface
-        # imports this module (`folio --help`, the MCP handshake, the client stay light). Torch loads only
-        # for what needs it (CLIP, ColPali, ingest's indexers, the torch embedding backend): the default
-        # query path is ONNX Runtime, and importing torch would cost a `folio context` most of its time.
-        from folio.retrieval.search import Retriever
-
+    def open(cls, settings: Settings, *, jobs: JobRunner | None = None, must_exist: bool = False) -> Folio:
+        """The store at ``settings.storage.data`` (``must_exist``: ``NoStore`` when a local directory holds
+        none, for the commands that read one), the configured LLM client, and every ``FOLIO_TOKENIZERS`` entry
+        registered (a request may name one, whichever interface it came through). The retriever and its
+        models open with the first query (``retriever``)."""
+        if must_exist:
+            require_store(settings.storage.data)
         register_tokenizers(settings)
-        store = Store(settings.storage.data)
-        return cls(settings, store, Retriever.from_settings(store, settings), jobs=jobs)
+        return cls(settings, Store(settings.storage.data), llm=client_from_settings(settings), jobs=jobs)
 
     def warm(self) -> Folio:
         """Load now what the first request would otherwise wait for (the server's startup and each query
         worker's): the query encoder (and, on a machine's first start, its ONNX export), the tokenizers, and
         what one query opens and caches (the tables, the full-text index, the region sources), by asking one.
-        A server says it is ready only after this (``api.startup``); the first query after it is as fast as
+        A server says it is ready only after this (``api.http.startup``); the first query after it is as fast as
         the next. A warm-up query that fails is logged, not fatal: real queries will say what is wrong."""
         self.retriever.text.embed_query("warm up")
         for name in self.settings.context.tokenizers:
@@ -140,9 +148,16 @@ class Folio:
 
     # ------------------------------------------------------------------ the lazy parts
     @property
-    def llm_or_none(self) -> ChatClient | None:
-        """The one LLM client (the retriever's: rerank, answers and ``compress="llm"`` share it), if configured."""
-        return self.retriever.llm
+    def retriever(self) -> Retriever:
+        """The retriever with the models the settings name, opened on first use: what a query needs and a
+        ``folio docs`` does not (the query encoder; CLIP, ColPali and torch when configured)."""
+        with self._lock:
+            if self._retriever is None:
+                # function-level: the retrieval models load with the first query, not when a Folio opens
+                from folio.retrieval.search import Retriever
+
+                self._retriever = Retriever.from_settings(self.store, self.settings, llm=self.llm_or_none)
+            return self._retriever
 
     @property
     def llm(self) -> ChatClient:
@@ -152,12 +167,17 @@ class Folio:
     @property
     def indexers(self) -> Sequence[VersionIndexer]:
         """The ingest-time indexers (section summaries; CLIP and ColPali when configured), loaded once."""
-        with self._indexers_lock:
+        with self._lock:
             if self._indexers is None:
                 from folio.retrieval.visual import indexers_from_settings  # function-level: ingest's models
 
-                self._indexers = indexers_from_settings(self.settings)
+                self._indexers = indexers_from_settings(self.settings, llm=self.llm_or_none)
             return self._indexers
+
+    @property
+    def uri(self) -> str:
+        """Where the store is: a local directory or an object-store URI."""
+        return self.store.uri
 
     def start(self) -> None:
         self.jobs.start()
@@ -167,7 +187,8 @@ class Folio:
 
     def refresh(self) -> None:
         """See documents ingested since the retriever last looked (after ``ingest_path``)."""
-        self.retriever.refresh()
+        if self._retriever is not None:  # one not opened yet will see them when it opens
+            self._retriever.refresh()
 
     # ------------------------------------------------------------------ queries
     def search(self, req: SearchRequest, *, collections: Collections = None) -> SearchResponse:
@@ -177,24 +198,10 @@ class Folio:
             found = search_hits(store, self.retriever, req, collections=collections)
             names = version_filenames(store, collections)
             regions = [store.region_index(h.doc_id, h.version_id).get(h.region_id) for h in found.hits]
-        data = []
-        for h, region in zip(found.hits, regions, strict=True):
-            data.append(
-                HitOut(
-                    region_id=h.region_id,
-                    doc_id=h.doc_id,
-                    version_id=h.version_id,
-                    kind=h.kind,
-                    modality=h.modality,
-                    pages=list(h.pages),
-                    score=h.score,
-                    rank=h.rank,
-                    retriever=h.retriever,
-                    sources=[SourceOut(**s.model_dump()) for s in h.sources],
-                    filename=names.get(h.version_id),
-                    text=region.text[:SEARCH_TEXT_CHARS] if region else None,
-                )
-            )
+        data = [
+            hit_out(h, names.get(h.version_id), region.text[:SEARCH_TEXT_CHARS] if region else None)
+            for h, region in zip(found.hits, regions, strict=True)
+        ]
         return SearchResponse(data=data, count=len(data), notes=found.notes)
 
     def context(
@@ -222,7 +229,7 @@ class Folio:
         return verify_answer(req.answer, package)
 
     def prepare_answer(self, req: AnswerRequest, *, collections: Collections = None) -> Prepared:
-        """The package and messages of an answer, before the model is called (``api.answer``'s steps)."""
+        """The package and messages of an answer, before the model is called (``api.service.answer``'s steps)."""
         return prepare(self.store, self.retriever, req, self.settings, collections=collections, client=self.llm)
 
     def answer(self, req: AnswerRequest, *, collections: Collections = None) -> AnswerResponse:
@@ -246,6 +253,10 @@ class Folio:
             if v.latest
         ]
         return DocumentList(data=data, count=len(data))
+
+    def versions(self, doc_id: str | None = None) -> list[DocumentVersion]:
+        """Every ready version (of ``doc_id``), newest last per document (``folio docs``)."""
+        return self.store.list_versions(doc_id)
 
     def _collection(self, doc_id: str) -> str:
         return self.store.collection_of(doc_id) or DEFAULT_COLLECTION
@@ -304,35 +315,7 @@ class Folio:
         """``GET /v1/regions/{id}``: what a citation points at (a region elsewhere is a 404)."""
         r = visible_region(self.store, region_id, collections=collections)
         filename = next((v.filename for v in self.store.list_versions(r.doc_id) if v.version_id == r.version_id), None)
-        return RegionOut(
-            region_id=r.region_id,
-            doc_id=r.doc_id,
-            collection=self._collection(r.doc_id),
-            version_id=r.version_id,
-            filename=filename,
-            kind=r.kind,
-            text=r.text,
-            pages=r.pages,
-            locators=[
-                RegionLocatorOut(
-                    page=loc.page,
-                    bbox=loc.bbox,
-                    page_width=loc.page_width,
-                    page_height=loc.page_height,
-                    line_boxes=list(loc.line_boxes),
-                    char_start=loc.char_start,
-                    char_end=loc.char_end,
-                )
-                for loc in r.locators
-            ],
-            heading_path=list(r.heading_path),
-            parent_id=r.parent_id,
-            section_id=r.section_id,
-            level=r.level,
-            tokens=r.tokens,
-            meta=dict(r.meta),
-            image_url=region_image_url(r.region_id),
-        )
+        return region_out(r, self._collection(r.doc_id), filename)
 
     # ------------------------------------------------------------------ images
     def image(self, relative: str | None, what: str) -> bytes | Path:
@@ -369,11 +352,27 @@ class Folio:
     def highlighted_region_image(
         self, region_id: str, highlight: str, page: int | None = None, *, collections: Collections = None
     ) -> bytes:
-        """The render of one of the region's pages with ``highlight``'s boxes painted (``api.highlight``)."""
+        """The render of one of the region's pages with ``highlight``'s boxes painted (``api.service.highlight``)."""
         r = visible_region(self.store, region_id, collections=collections)
         return highlighted_png(self.store, r, highlight, page)
 
-    # ------------------------------------------------------------------ ingest
+    # ------------------------------------------------------------------ ingest and maintenance
+    def check_upload(self, data: bytes, *, filename: str, doc_id: str | None, collection: str) -> str:
+        """Reject a bad upload before it is queued, so even ``wait=false`` gets an immediate 4xx: the doc id,
+        the PDF (within the size and page limits) and a doc id of another collection (409; the ingest checks
+        again under its claim). Returns the doc id: the request's, or the one derived from the file name."""
+        # function-level: PyMuPDF loads on the first upload, not at server start
+        from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
+        from folio.ingest.validate import open_pdf
+
+        if doc_id is not None:
+            check_doc_id(doc_id)
+        limits = self.settings.ingest
+        open_pdf(data, max_bytes=limits.max_upload_bytes, max_pages=limits.max_pages).close()  # type: ignore[no-untyped-call]
+        doc_id = doc_id or check_doc_id(doc_id_from_filename(filename))
+        self.store.check_collection_free(doc_id, collection)
+        return doc_id
+
     def submit_ingest(
         self,
         data: bytes,
@@ -385,26 +384,63 @@ class Folio:
     ) -> JobHandle:
         """One upload as a job on the runner (in-process, or the Ray cluster's)."""
         spec = IngestSpec(
-            self.store, self.settings, data, filename, doc_id, collection, redo_degraded, indexers=self.indexers
+            self._writable(), self.settings, data, filename, doc_id, collection, redo_degraded, indexers=self.indexers
         )
         return self.jobs.submit_ingest(spec)
 
     def ingest_path(
-        self, path: Path, *, doc_id: str | None = None, progress: Callable[[str, int, int], None] | None = None
+        self,
+        path: Path,
+        *,
+        doc_id: str | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+        password: str | None = None,
+        ocr: bool | None = None,
+        collection: str = DEFAULT_COLLECTION,
+        limits: IngestLimits | None = None,
+        redo_degraded: bool = False,
     ) -> IngestReport:
-        """One PDF file ingested here (``folio demo``), with the settings' OCR and limits."""
+        """One PDF file ingested here (``folio ingest``, ``folio demo``), with the settings' OCR (``ocr``:
+        instead) and size and page limits; ``limits``: the parse's (default: the ingest's own)."""
         from folio.ingest.pipeline import ingest_path  # function-level: PyMuPDF loads for ingest only
 
         return ingest_path(
-            self.store,
+            self._writable(),
             path,
             doc_id=doc_id,
-            ocr=self.settings.ingest.ocr,
+            password=password,
+            ocr=self.settings.ingest.ocr if ocr is None else ocr,
             indexers=self.indexers,
             progress=progress,
             max_pages=self.settings.ingest.max_pages,
             max_bytes=self.settings.ingest.max_upload_bytes,
+            collection=collection,
+            limits=limits,
+            redo_degraded=redo_degraded,
         )
+
+    def maintain(self) -> None:
+        """Compact what ingest wrote (and older churn), keeping recent table versions (after ``folio ingest``)."""
+        self.store.maintain()
+
+    def compact(self, older_than: timedelta) -> dict[str, Any]:
+        """``folio compact``: every table compacted, versions older than ``older_than`` removed; sizes."""
+        from folio.ingest.maintenance import compact  # function-level: maintenance only
+
+        return compact(self._writable(), older_than)
+
+    def check(self, *, repair: bool = False) -> dict[str, Any]:
+        """``folio check``: complete versions, no orphan rows or assets (``repair``: removed first); sizes."""
+        from folio.ingest.maintenance import check  # function-level: maintenance only
+
+        return check(self._writable(), repair=repair)
+
+    def _writable(self) -> Store:
+        """The store as ingest and maintenance take it: the concrete ``Store`` (claims, commits and
+        compaction are not part of ``ServiceStore``); a Folio over another store only reads."""
+        if not isinstance(self.store, Store):
+            raise InvalidRequest("this folio's store is read-only: ingest and maintenance need a folio store")
+        return self.store
 
     # ------------------------------------------------------------------ status
     def counts(self) -> dict[str, int]:
@@ -434,7 +470,20 @@ def register_tokenizers(settings: Settings) -> None:
         register_tokenizer(name, path)
 
 
-def store_counts(store: Store) -> dict[str, int]:
+def require_store(data: str) -> None:
+    """Raise ``NoStore`` when the local directory ``data`` holds no folio store (no versions table:
+    nothing was ever ingested or served there). Object-store URIs are not checked here."""
+    from folio.ingest.objstore import is_local  # function-level: only the commands that need a store ask
+
+    uri = data.removeprefix("file://")
+    if is_local(uri) and not (Path(uri) / "lancedb" / "versions.lance").is_dir():
+        raise NoStore(
+            f"no folio store in {uri}: check --data (or $FOLIO_DATA), or ingest PDFs there first "
+            f"(folio ingest --data {uri} FILE.pdf)"
+        )
+
+
+def store_counts(store: ServiceStore) -> dict[str, int]:
     versions = store.list_versions()
     return {
         "documents": sum(1 for v in versions if v.latest),

@@ -5,7 +5,7 @@ where ``code`` is stable and machine-readable (``document_not_found``, ``not_a_p
 ``limit_exceeded``, ``validation_error``, ``unauthorized``, ``forbidden``, ``forbidden_origin``, ``invalid_host``,
 ``overloaded``, ``method_not_allowed``, ``internal_error`` ...), ``detail`` is present only when
 there is more to say (the failing fields of a validation error, the job id of a failed ingest) and
-``request_id`` is the request's ``X-Request-ID`` (``api.middleware`` sets it for each request).
+``request_id`` is the request's ``X-Request-ID`` (``api.http.middleware`` sets it for each request).
 Messages and details are capped in size: they may echo input, and input can be huge.
 
 Mapping:
@@ -43,7 +43,6 @@ from folio.kernel.errors import (
     NotFound,
     VersionBusy,
 )
-from folio.retrieval.llm_http import LLMTimeout, LLMUpstreamError
 
 # Function-level imports: FastAPI loads where a response is built. The error classes are also raised by the
 # application layer that `folio context` runs in-process, where the web framework would only add start-up time.
@@ -90,7 +89,7 @@ class PayloadTooLarge(FolioError, ValueError):
 
 class InvalidBody(FolioError, ValueError):
     """A request body its route's model refuses, found where FastAPI did not validate it (a query
-    worker process, ``api.offloop.ForwardedJSON``): the same 422 ``validation_error``, message and
+    worker process, ``api.http.offloop.ForwardedJSON``): the same 422 ``validation_error``, message and
     detail as FastAPI's ``RequestValidationError`` gets. Message and detail are both in ``args``, so
     it crosses back from the worker process pickled."""
 
@@ -107,6 +106,13 @@ class InvalidBody(FolioError, ValueError):
     @classmethod
     def of(cls, errors: Sequence[Mapping[str, Any]]) -> InvalidBody:
         return cls(*validation_message(errors))
+
+
+class NoStore(FolioError, FileNotFoundError):
+    """A command names a data directory that holds no folio store (``Folio.open(must_exist=True)``); the
+    CLI exits 2 with its message, as for any file named on the command line that is not there."""
+
+    code = "no_store"
 
 
 class Overloaded(FolioError, RuntimeError):
@@ -143,16 +149,11 @@ KERNEL_STATUS: dict[type[FolioError], int] = {
     CollectionConflict: 409,
     InvalidRequest: 422,
 }
-# The same for the errors that a stage below the api defines (they know nothing of HTTP either).
-STAGE_STATUS: dict[type[FolioError], int] = {
-    LLMTimeout: 504,
-    LLMUpstreamError: 502,
-}
 
 
 def status_for(exc: FolioError) -> int:
     """The HTTP status ``exc`` answers with: the nearest class in its MRO that says, by its own
-    ``http_status`` (the api layer's errors) or in ``KERNEL_STATUS`` / ``STAGE_STATUS``.
+    ``http_status`` (the api layer's errors) or in ``KERNEL_STATUS``.
 
     >>> from folio.kernel.errors import CorruptPDF, DocumentNotFound
     >>> status_for(CorruptPDF("x")), status_for(DocumentNotFound("x")), status_for(Overloaded("busy"))
@@ -162,7 +163,7 @@ def status_for(exc: FolioError) -> int:
         own = vars(cls).get("http_status")
         if isinstance(own, int):
             return own
-        listed = KERNEL_STATUS.get(cls, STAGE_STATUS.get(cls))
+        listed = KERNEL_STATUS.get(cls)
         if listed is not None:
             return listed
     return 500

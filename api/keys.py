@@ -39,7 +39,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from folio.ingest.store import check_collection
 from folio.kernel.errors import FolioError, InvalidRequest
 
 logger = logging.getLogger(__name__)
@@ -74,6 +73,10 @@ class KeyRecord(BaseModel):
             if len(v) != 1:
                 raise ValueError('"*" stands alone: it already means every collection')
             return v
+        # function-level: the door (the store's rule for collection names) loads when a key is read, not when
+        # `folio mcp` or `folio keys --help` imports this module
+        from folio.api.application import check_collection
+
         for name in v:
             check_collection(name)
         return v

@@ -218,7 +218,7 @@ def _k(description: str) -> Any:
 
 class RetrievalOptions(Schema):
     """What to retrieve: the fields ``/v1/search``, ``/v1/context`` and ``/v1/answer`` share, turned into one
-    ``Retriever.search_detailed`` call in one place (``api.service.search_hits``)."""
+    ``Retriever.search_detailed`` call in one place (``api.service.context.search_hits``)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 

@@ -7,7 +7,7 @@ Guards speed work on ``assembly`` (and on the sources it reads) that must not ch
    ``k=50`` as ``benchmarks/eval_quality.py`` asks, and ``k=200`` as ``bench_assembly.py --server-path``
    does. Retrieval is outside the check, so both sides read the same saved hits.
 2. ``--packages HITS.json OUT.jsonl``: assemble every saved hit list through the server path
-   (``Retriever.source_for`` + ``api.service.version_filenames`` + ``assemble``) with every variant of
+   (``Retriever.source_for`` + ``api.service.context.version_filenames`` + ``assemble``) with every variant of
    ``eval_quality.FOLIO_VARIANTS`` at budgets 1000, 2000 and 4000 (``k=50``) and the server-path options
    (budget 1500, ``k=200``), twice over (cold caches, then warm), and write one ``model_dump_json()`` per line.
    ``--compare REF.jsonl`` then reports how many lines differ. Fields in ``ADDITIONS`` (documented additions
@@ -75,7 +75,10 @@ def save_hits(out: str) -> None:
 
 
 def packages(hits_path: str) -> list[str]:
-    from folio.api.service import version_filenames
+    try:
+        from folio.api.service.context import version_filenames
+    except ImportError:  # a checkout from before issue 32 (this file may check either side)
+        from folio.api.service import version_filenames  # type: ignore[no-redef]
     from folio.assembly import AssemblyOptions, assemble
     from folio.ingest.store import Store
     from folio.kernel.hit import Hit

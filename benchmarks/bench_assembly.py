@@ -140,13 +140,13 @@ def main() -> None:
 
 
 def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: int = 12) -> None:
-    """Assembly at ``n`` candidates through the server's code path (``api.service.build_context``
+    """Assembly at ``n`` candidates through the server's code path (``api.service.context.build_context``
     after retrieval): one read of the versions table's version, ``Retriever.source_for`` +
     ``version_filenames`` + ``assemble`` over a real store, against the per-request path the server had
     before issue 9 (a new ``MergedSource`` and a fresh file-name listing on every call, so assembly's
     per-source caches never survived).
     Retrieval runs once per question, outside the timing; old and new alternate call by call."""
-    from folio.api.service import version_filenames
+    from folio.api.service.context import version_filenames
     from folio.ingest.pipeline import doc_id_from_filename
     from folio.ingest.store import Store
     from folio.kernel.index import MergedSource

@@ -1,6 +1,6 @@
 """folio on a cluster, measured on this machine (issue 10): ``python benchmarks/bench_cluster.py``.
 
-Everything runs on loopback, started here (``api/cluster_local.py``): moto's S3 server and Ray
+Everything runs on loopback, started here (``api/cluster/local.py``): moto's S3 server and Ray
 clusters of a head (no CPUs) plus 1 or 2 worker nodes of one CPU each.
 
 1. **Ingest throughput** on a corpus slice (the first ``--pages`` pages of ``--docs`` documents of
@@ -10,7 +10,7 @@ clusters of a head (no CPUs) plus 1 or 2 worker nodes of one CPU each.
    - ``ray, 1 worker node`` / ``ray, 2 worker nodes``: ``folio ingest --ray`` into S3, one task
      per document. Ray workers start cold (they load MiniLM on their first document), which the
      wall time includes: that is what a user sees.
-2. **Query latency**: ``POST /v1/context``'s code path (``api.service.build_context``, budget 1500,
+2. **Query latency**: ``POST /v1/context``'s code path (``api.service.context.build_context``, budget 1500,
    warm) over the same documents on local disk and on S3, and one image read (``Store.read_asset``).
 3. **Where images live**: the page renders of the slice written as rows of a Lance table in one
    commit (what folio does) vs one S3 object each (boto3 ``put_object``), and one image read back.
@@ -78,10 +78,10 @@ def ingest_in_process(uri: str, paths: list[Path]) -> dict[str, Any]:
 def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
     import ray
 
-    from folio.api.cluster import board, connect, job_spec
-    from folio.api.cluster_local import start_ray
-    from folio.api.settings import Settings
+    from folio.api.cluster.board import board, connect, job_spec
+    from folio.api.cluster.local import start_ray
     from folio.ingest.store import Store
+    from folio.settings import Settings
 
     cluster = start_ray(workers=workers, cpus_per_worker=1)
     try:
@@ -118,10 +118,10 @@ def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
 
 def query_latency(uri: str, n: int) -> dict[str, Any]:
     from folio.api.schemas import ContextRequest
-    from folio.api.service import build_context
-    from folio.api.settings import Settings
+    from folio.api.service.context import build_context
     from folio.ingest.store import Store
     from folio.retrieval.search import Retriever
+    from folio.settings import Settings
 
     store = Store(uri)
     settings = Settings(data=uri)
@@ -157,7 +157,7 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
     import pyarrow as pa
     import pymupdf
 
-    from folio.api.cluster_local import KEY_ID, REGION, SECRET
+    from folio.api.cluster.local import KEY_ID, REGION, SECRET
     from folio.ingest.objstore import storage_options_from_env
     from folio.ingest.tables import ASSETS
 
@@ -240,7 +240,7 @@ def main() -> None:
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from folio.api.cluster_local import LocalS3
+    from folio.api.cluster.local import LocalS3
 
     s3 = LocalS3().start()
     os.environ.update(s3.env())

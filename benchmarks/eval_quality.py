@@ -233,7 +233,7 @@ def reference_fields(
 
 
 class FolioInProcess:
-    """The exact path of ``POST /v1/context`` (``api.service.build_context``), with retrieval done once
+    """The exact path of ``POST /v1/context`` (``api.service.context.build_context``), with retrieval done once
     per question and reused by every variant and budget (assembly is pure)."""
 
     def __init__(self, data_dir: str, retriever_options: dict[str, Any] | None = None, *,
@@ -274,7 +274,7 @@ class FolioInProcess:
     def run(
         self, question: str, doc_id: str, budgets: Sequence[int], variants: dict[str, dict[str, Any]]
     ) -> dict[tuple[str, int], tuple[dict[str, Any], float]]:
-        from folio.api.service import version_filenames
+        from folio.api.service.context import version_filenames
         from folio.assembly import assemble
         from folio.assembly.types import AssemblyOptions
 

@@ -43,7 +43,7 @@ STRATEGIES = ("hybrid", "bm25", "dense", "summary")
 
 
 def settings(models: Path) -> Any:
-    from folio.api.settings import Settings
+    from folio.settings import Settings
 
     return Settings(data="/nonexistent", clip_model=f"local-dir:{models / 'clip'}",
                     colpali_model=str(models / "colpali"), colpali_pool_factor=2)

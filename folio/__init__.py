@@ -10,13 +10,18 @@
   LangChain (``folio.adapters``, optional extras); ``folio.local`` calls the service in-process.
 
 The client names below are imported on first use, so that ``import folio.api.cli`` (the ``folio`` command)
-does not pay for httpx and the client models.
+does not pay for httpx and the client models. Import paths that moved keep working, with a warning
+(``folio._migration``).
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from folio import _migration
+
+_migration.install()
 
 if TYPE_CHECKING:
     from folio import errors, models

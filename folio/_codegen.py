@@ -241,7 +241,7 @@ def generate(openapi: Mapping[str, Any], roots: Iterable[str] = ROOTS) -> str:
 def live_openapi() -> dict[str, Any]:
     """The schema of the app as this checkout builds it (no lifespan: nothing heavy is loaded)."""
     # function-level: the generator needs the server only to read its live schema
-    from folio.api.app import create_app
+    from folio.api.http.app import create_app
 
     schema: dict[str, Any] = create_app().openapi()
     return schema

@@ -18,13 +18,13 @@ from folio import models
 # on first use, so that importing folio's client never does.
 if TYPE_CHECKING:
     from folio.api.application import Folio
-    from folio.api.settings import Settings
+    from folio.settings import Settings
 
 
 class LocalFolio:
     def __init__(self, data: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> None:
         from folio.api.application import LazyFolio
-        from folio.api.settings import Settings
+        from folio.settings import Settings
 
         settings = settings or Settings()
         if data is not None:
@@ -47,9 +47,10 @@ class LocalFolio:
         return models.ContextPackage.model_validate(package.model_dump(mode="json"))
 
     def verify(self, answer: str, *, package: models.ContextPackage) -> models.VerifyReport:
-        """The citation check of ``POST /v1/verify`` on ``answer`` against ``package``, in this process."""
-        from folio.assembly import verify_answer
-        from folio.assembly.types import ContextPackage
+        """The citation check of ``POST /v1/verify`` on ``answer`` against ``package``, in this process (through
+        the service, as the server runs it: the same request bounds)."""
+        from folio.api.schemas import VerifyRequest
 
-        report = verify_answer(answer, ContextPackage.model_validate(package.model_dump(mode="json")))
+        req = VerifyRequest.model_validate({"answer": answer, "package": package.model_dump(mode="json")})
+        report = self.service.verify(req)
         return models.VerifyReport.model_validate(report.model_dump(mode="json"))

@@ -456,15 +456,22 @@ class LlmSettings(Group):
     )
 
 
+LLM_ENABLE_HINT = (
+    "set FOLIO_LLM_BASE_URL (an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1), "
+    "FOLIO_LLM_MODEL and, if the server needs one, FOLIO_LLM_API_KEY"
+)
+"""How to switch the LLM on: what an answer, ``compress="llm"`` or a rerank asked for without one is told."""
+
+
 class ClusterSettings(Group):
-    """folio on a Ray cluster (``api/cluster.py``, docs/scaling.md)."""
+    """folio on a Ray cluster (``api/cluster/board.py``, docs/scaling.md)."""
 
     model_config = SettingsConfigDict(env_prefix="FOLIO_RAY_", extra="ignore", populate_by_name=True)
 
     address: str | None = Field(
         default=None,
         description="Ray cluster (auto, HOST:PORT or ray://HOST:PORT): POST /v1/documents runs its ingest job "
-        "there and every replica sees the same jobs (api/cluster.py)",
+        "there and every replica sees the same jobs (api/cluster/board.py)",
     )
     cpus_per_doc: float = Field(1.0, ge=0, description="CPUs a Ray ingest task reserves")
     gpus_per_doc: float = Field(0.0, ge=0, description="GPUs a Ray ingest task reserves")

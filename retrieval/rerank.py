@@ -19,9 +19,21 @@ from typing import Any, Protocol
 
 from folio.kernel.errors import ModelUnavailable
 from folio.kernel.hit import Hit, Source
-from folio.retrieval.llm import ChatClient
 
 logger = logging.getLogger(__name__)
+
+
+class Completer(Protocol):
+    """What retrieval asks of a chat model (the LLM reranker, LLM section summaries): a reply's text.
+    The client itself, with its deadlines and bounds, belongs to the application (``folio.api.service.llm
+    .ChatClient``), which hands it in; retrieval never opens one."""
+
+    model: str
+
+    def complete(
+        self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 512, temperature: float = 0.0,
+        timeout: float | None = None,
+    ) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -88,7 +100,7 @@ class LLMReranker:
 
     name = "llm"
 
-    def __init__(self, client: ChatClient, *, max_candidates: int = 30, max_chars: int = 600) -> None:
+    def __init__(self, client: Completer, *, max_candidates: int = 30, max_chars: int = 600) -> None:
         self.client = client
         self.max_candidates = max_candidates
         self.max_chars = max_chars

@@ -47,14 +47,13 @@ from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel, ClipRetriever
 from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliRetriever
 from folio.retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
-from folio.retrieval.llm import LLM_ENABLE_HINT, ChatClient, client_from_settings
 from folio.retrieval.pagelex import PageLexRetriever
-from folio.retrieval.rerank import LLMReranker, Reranker
+from folio.retrieval.rerank import Completer, LLMReranker, Reranker
 from folio.retrieval.scope import Scope, modality_of, resolve_scope
 from folio.retrieval.summary import RoutedSection, SummaryRouter
 from folio.retrieval.text import Candidate, TextRetriever
 from folio.retrieval.visual import load_clip, load_colpali, off_status, on_status
-from folio.settings import Settings
+from folio.settings import LLM_ENABLE_HINT, Settings
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +93,7 @@ class Retriever:
         clip: ClipModel | None = None,
         colpali: ColPaliModel | None = None,
         reranker: Reranker | None = None,
-        llm: ChatClient | None = None,
+        llm: Completer | None = None,
         rrf_k: int = DEFAULT_RRF_K,
         route_sections: int = 8,
         status_overrides: Mapping[str, dict[str, Any]] | None = None,
@@ -159,11 +158,11 @@ class Retriever:
         self.channels["pagelex"].weight = value
 
     @classmethod
-    def from_settings(cls, store: StoreReader, settings: Settings) -> Retriever:
-        """Load the models the settings name; the ones that fail stay off, with the reason in ``status()``."""
+    def from_settings(cls, store: StoreReader, settings: Settings, *, llm: Completer | None = None) -> Retriever:
+        """Load the models the settings name; the ones that fail stay off, with the reason in ``status()``.
+        ``llm`` (the application's chat client, if one is configured) reranks and is named in ``status()``."""
         clip, clip_status = load_clip(settings)
         colpali, colpali_status = load_colpali(settings)
-        llm = client_from_settings(settings)
         return cls(
             store,
             clip=clip,

@@ -31,7 +31,7 @@ from folio.kernel.index import RegionIndex
 from folio.kernel.model import CHILD_KINDS, FigurePayload, Region, TablePayload
 from folio.kernel.scope import Scope
 from folio.retrieval.fusion import rrf
-from folio.retrieval.llm import ChatClient
+from folio.retrieval.rerank import Completer
 from folio.retrieval.text import top_k
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def extractive_summaries(
     return out
 
 
-def llm_summary(client: ChatClient, section: Region, body: str) -> str:
+def llm_summary(client: Completer, section: Region, body: str) -> str:
     messages = [
         {
             "role": "system",
@@ -123,7 +123,7 @@ class SummaryIndexer:
         self,
         encoder: TextEncoder | None = None,
         *,
-        llm: ChatClient | None = None,
+        llm: Completer | None = None,
         llm_max_sections: int = 200,
     ) -> None:
         self._encoder = encoder

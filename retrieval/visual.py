@@ -22,6 +22,7 @@ from folio.settings import Settings
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
+    from folio.retrieval.rerank import Completer
 
 logger = logging.getLogger(__name__)
 
@@ -83,17 +84,15 @@ def off_status(reason: str, hint: str, *, model: str | None = None) -> dict[str,
     return {"enabled": False, "model": model, "reason": reason, "enable": hint}
 
 
-def indexers_from_settings(settings: Settings) -> list[VersionIndexer]:
+def indexers_from_settings(settings: Settings, *, llm: Completer | None = None) -> list[VersionIndexer]:
     """Ingest-time indexers: section summaries always, then each channel's (``retrieval.channels``:
     CLIP figure vectors, ColPali page multivectors) when its model is configured and loadable.
 
-    LLM-written summaries are used only when ``settings.llm.summaries`` is true (one LLM call per
-    section at ingest is slow and may cost money).
+    LLM-written summaries, with ``llm`` (the application's chat client), are used only when
+    ``settings.llm.summaries`` is true (one LLM call per section at ingest is slow and may cost money).
     """
-    # function-level: the summary indexer and its LLM client load only where ingest indexers are built
-    from folio.retrieval.llm import client_from_settings
+    # function-level: the summary indexer loads only where ingest indexers are built
     from folio.retrieval.summary import SummaryIndexer
 
-    llm = client_from_settings(settings) if settings.llm.summaries else None
     models = IndexerModels(load_clip(settings)[0], load_colpali(settings)[0], settings.models.colpali_pool_factor)
-    return [SummaryIndexer(llm=llm), *channel_indexers(models)]
+    return [SummaryIndexer(llm=llm if settings.llm.summaries else None), *channel_indexers(models)]

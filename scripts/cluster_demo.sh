@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import ray, moto, boto3" 2>/dev/null; then
     FOLIO_EXTRAS="${FOLIO_EXTRAS:+$FOLIO_EXTRAS,}cluster" bash scripts/setup.sh
 fi
-exec .venv/bin/python -m folio.api.cluster_local "$@"
+exec .venv/bin/python -m folio.api.cluster.local "$@"

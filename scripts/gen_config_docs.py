@@ -87,7 +87,7 @@ ASSEMBLY_NOTES = {
     "fixed": "`fixed`: tokens per image",
 }
 def import_stage(path: str) -> types.ModuleType:
-    """The module at ``path`` of a stage folder (``"api/settings"``): ``folio.api.settings`` after the
+    """The module at ``path`` of a stage folder (``"api/settings"``): ``folio.settings`` after the
     namespace move, else the old top-level name. (A path, not a dotted name, so that
     ``scripts/migrate_namespace.py`` leaves the fallback alone.)"""
     dotted = path.replace("/", ".")

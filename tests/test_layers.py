@@ -14,7 +14,10 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
+
+import grimp
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACTS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
@@ -153,3 +156,50 @@ t = store.table("pages")
 '''
     assert store_queries_in(before) == [2, 3, 4, 5]
     assert store_queries_in("x = np.where(m, s, 0)\nhits = self.clip.search(q, scope, 5)\n") == []
+
+
+# Issue 32: every interface reaches the store through the door (``api.application.Folio``). The modules of the
+# api that may import the store themselves, each for a reason:
+STORE_ROOMS = {
+    "folio.api.application": "the door: it opens the store and every interface calls it",
+    "folio.api.service": "the work behind the door, over the store the door hands in (api/service/store.py)",
+    "folio.api.cluster.board": "the Ray task opens the store on its worker, in another process than any door",
+}
+
+
+def store_modules() -> tuple[str, ...]:
+    """The store's modules as the store contract in pyproject.toml lists them (packages stand for their modules)."""
+    (store,) = (c for c in CONTRACTS if c["name"].startswith("The store"))
+    return tuple(store["source_modules"])
+
+
+def _within(module: str, packages: Iterable[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def store_importers(graph: grimp.ImportGraph) -> dict[str, list[str]]:
+    """Each module of the api and ``folio.local`` outside ``STORE_ROOMS`` that imports the store directly
+    (type-checking imports too), with what it imports."""
+    found = {}
+    for module in sorted(graph.modules):
+        if not _within(module, ("folio.api", "folio.local")) or _within(module, STORE_ROOMS):
+            continue
+        hit = sorted(m for m in graph.find_modules_directly_imported_by(module) if _within(m, store_modules()))
+        if hit:
+            found[module] = hit
+    return found
+
+
+def test_the_interfaces_reach_the_store_only_through_the_door() -> None:
+    """The CLI, REST, MCP and ``LocalFolio`` reach the store only through ``Folio``: the CLI's ingest, docs,
+    delete, compact and check opened ``Store`` themselves, the upload route used ``folio.store``."""
+    found = store_importers(grimp.build_graph("folio", cache_dir=None))
+    assert not found, f"call the door (api.application.Folio) instead: {found}"
+
+
+def test_the_door_check_sees_an_interface_that_imports_the_store() -> None:
+    """The check above finds a route that imports the store (it would pass vacuously otherwise)."""
+    graph = grimp.build_graph("folio", cache_dir=None)
+    graph.add_import(importer="folio.api.http.routes.documents", imported="folio.ingest.store")
+    graph.add_import(importer="folio.api.service.context", imported="folio.ingest.store")
+    assert store_importers(graph) == {"folio.api.http.routes.documents": ["folio.ingest.store"]}

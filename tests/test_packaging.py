@@ -50,9 +50,10 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
     assert {t for t in tops if not t.endswith(".dist-info")} == {"folio"}
     for path in (
         "folio/kernel/model.py",
-        "folio/api/cli.py",
-        "folio/api/routes/query.py",
-        "folio/api/static/index.html",
+        "folio/api/cli/__init__.py",
+        "folio/api/cli/__main__.py",
+        "folio/api/http/routes/query.py",
+        "folio/api/http/static/index.html",
         "folio/ingest/store.py",
         "folio/retrieval/search.py",
         "folio/assembly/core.py",
@@ -72,7 +73,7 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
 
 def test_an_editable_install_builds_without_warnings(tmp_path: Path) -> None:
     """Issue 34, item 6: ``scripts/setup.sh`` (``pip install -e``) printed setuptools' warning that
-    ``folio.api.static`` was absent from ``packages``."""
+    ``folio.api.http.static`` was absent from ``packages``."""
     src = _sources(tmp_path)
     build = f"from setuptools import build_meta; build_meta.build_editable({str(tmp_path / 'dist')!r})"
     out = subprocess.run([sys.executable, "-c", build], cwd=src, capture_output=True, text=True, check=False)

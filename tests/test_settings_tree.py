@@ -42,7 +42,7 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
 
 # ----------------------------------------------------------------------------- one test per group
 def test_server_group_sizes_the_query_pool(env: pytest.MonkeyPatch) -> None:
-    from folio.api.app import create_app
+    from folio.api.http.app import create_app
 
     env.setenv("FOLIO_QUERY_WORKERS", "2")
     env.setenv("FOLIO_QUERY_QUEUE", "3")
@@ -55,7 +55,7 @@ def test_server_group_sizes_the_query_pool(env: pytest.MonkeyPatch) -> None:
 
 
 def test_security_group_reaches_the_host_check(env: pytest.MonkeyPatch) -> None:
-    from folio.api.app import create_app
+    from folio.api.http.app import create_app
 
     with TestClient(create_app(Settings())) as plain:
         assert plain.get("/v1/health").status_code == 400  # TestClient's Host "testserver" is not allowed
@@ -163,7 +163,7 @@ def test_llm_group_names_its_variable_when_invalid(env: pytest.MonkeyPatch, tmp_
 
 
 def test_cluster_group_sizes_a_ray_task_and_keys_stay_behind(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from folio.api.cluster import job_spec
+    from folio.api.cluster.board import job_spec
     from folio.ingest.store import Store
 
     env.setenv("FOLIO_RAY_CPUS_PER_DOC", "2.5")
@@ -182,7 +182,7 @@ def test_cluster_group_sizes_a_ray_task_and_keys_stay_behind(env: pytest.MonkeyP
 
 
 def test_client_settings_reach_the_client_and_the_cli(env: pytest.MonkeyPatch) -> None:
-    from folio.api.cli_common import server_url
+    from folio.api.cli.common import server_url
     from folio.client import Client
 
     env.setenv("FOLIO_URL", "http://127.0.0.1:9/")

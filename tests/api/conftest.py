@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import HTTP_IMPL, create_app
-from folio.api.settings import Settings
+from folio.api.http.app import HTTP_IMPL, create_app
+from folio.settings import Settings
 from tests.api.llm_standin import StandInLLM
 
 EXCERPT_PAGES = 3

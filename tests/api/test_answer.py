@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from tests.api.conftest import assert_error, make_settings
 from tests.api.llm_standin import Reply, StandInLLM
 
@@ -238,9 +238,9 @@ def test_unknown_document_is_404_before_the_model(ac: TestClient, llm: StandInLL
 
 
 def test_in_process_answer_function(answer_data: Path, llm: StandInLLM) -> None:
-    """``api.answer.answer`` is the whole endpoint in-process (the CLI and the MCP server call it)."""
-    from folio.api.answer import answer
-    from folio.api.answer_schemas import AnswerRequest
+    """``api.service.answer.answer`` is the whole endpoint in-process (the CLI and the MCP server call it)."""
+    from folio.api.service.answer import answer
+    from folio.api.service.answer_schemas import AnswerRequest
     from folio.ingest.store import Store
     from folio.retrieval.search import Retriever
 
@@ -248,7 +248,7 @@ def test_in_process_answer_function(answer_data: Path, llm: StandInLLM) -> None:
     store = Store(str(answer_data))
     retriever = Retriever(store)
     req = AnswerRequest(query=Q, doc_ids=DOC, budget=800)
-    from folio.api.service import build_context
+    from folio.api.service.context import build_context
 
     s1 = build_context(store, retriever, req, settings).items[0].citation_id
     llm.replies.append(Reply(f"Within 30 minutes [{s1}]."))
@@ -257,7 +257,7 @@ def test_in_process_answer_function(answer_data: Path, llm: StandInLLM) -> None:
 
 
 def test_images_are_inlined_as_data_urls(answer_data: Path) -> None:
-    from folio.api.answer import _inline_images
+    from folio.api.service.answer import _inline_images
     from folio.assembly.types import ContextPackage
     from folio.ingest.store import Store
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from folio.ingest.store import Store
 from tests.api.conftest import assert_error, excerpt, live_server, make_settings
 

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
 from folio.api.application import Folio
-from folio.api.cluster_jobs import ClusterJobRunner
-from folio.api.jobs import IngestSpec, JobRunner, LocalJobRunner
+from folio.api.cluster.jobs import ClusterJobRunner
+from folio.api.http.app import create_app
 from folio.api.schemas import SearchRequest
+from folio.api.service.jobs import IngestSpec, JobRunner, LocalJobRunner
 from folio.kernel.errors import InvalidRequest
+from folio.retrieval.summary import SummaryIndexer
 from tests.api.conftest import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,7 @@ def _mcp(folio: Folio, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str
     import anyio.to_thread
     from mcp import Client
 
-    from folio.api.mcp_server import build_server
+    from folio.api.mcp.server import build_server
 
     async def run(fn: Any) -> Any:
         return await anyio.to_thread.run_sync(fn)
@@ -100,8 +101,8 @@ def test_the_store_and_retriever_are_opened_in_one_place() -> None:
 
 
 def test_one_llm_client_serves_answers_compression_rerank_and_summaries(data_copy: Path) -> None:
-    from folio.api.chat import AnswerClient
-    from folio.retrieval.llm import ChatClient
+    from folio.api.service.chat import AnswerClient
+    from folio.api.service.llm import ChatClient
 
     assert AnswerClient is ChatClient
     posting = sorted(
@@ -110,10 +111,12 @@ def test_one_llm_client_serves_answers_compression_rerank_and_summaries(data_cop
         for p in (ROOT / pkg).rglob("*.py")
         if "/chat/completions" in p.read_text(encoding="utf-8") and "class " in p.read_text(encoding="utf-8")
     )
-    assert posting == ["retrieval/llm.py"]
+    assert posting == ["api/service/llm.py"]
     settings = make_settings(data_copy, llm_base_url="http://127.0.0.1:9/v1", llm_model="stand-in")
-    folio = Folio.open(settings)
+    folio = Folio.open(settings.model_copy(update={"llm_summaries": True}))
     assert folio.llm is folio.retriever.llm is folio.retriever.reranker.client  # type: ignore[union-attr]
+    summaries = [i for i in folio.indexers if isinstance(i, SummaryIndexer)]
+    assert [s.llm for s in summaries] == [folio.llm]  # the door hands its client to retrieval's summaries too
     assert folio.llm.timeout == 30.0  # rerank and summaries; answers and compress='llm' pass their own
 
 
@@ -151,3 +154,41 @@ def test_the_local_runner_ingests_through_the_protocol(data_copy: Path, samples:
         asyncio.run(asyncio.wait_for(job.wait_async(), 120))
         assert job.status == "done" and job.result and job.result["doc_id"] == "again"
         assert c.get(f"/v1/jobs/{job.job_id}").json()["status"] == "done"
+
+
+def test_the_door_opens_the_retriever_only_for_what_needs_it(data_copy: Path) -> None:
+    """Issue 32: ``Folio.open`` loaded the retriever and the query encoder at once, so a command that only lists
+    documents could not go through the door without paying for them. ``folio docs`` now calls the door, and
+    neither it nor opening a ``Folio`` loads the retriever, the embedder, ONNX Runtime or torch."""
+    import json
+    import subprocess
+    import sys
+
+    heavy = ("torch", "onnxruntime", "folio.ingest.embed", "folio.retrieval.search")
+    code = (
+        "import json, sys\nfrom folio.api.cli import main\nfrom folio.api.application import Folio\n"
+        "from folio.settings import Settings\n"
+        f"code = main(['docs', '--data', {str(data_copy)!r}, '--json'])\n"
+        f"folio = Folio.open(Settings(data={str(data_copy)!r}), must_exist=True)\n"
+        "listed = len(folio.documents().data)\n"
+        f"print(json.dumps([code, listed, [m for m in {heavy!r} if m in sys.modules]]), file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    code_, listed, loaded = json.loads(out.stderr.strip().splitlines()[-1])
+    assert code_ == 0 and listed > 0 and json.loads(out.stdout)["count"] > 0, out.stderr
+    assert loaded == [], loaded
+
+
+def test_local_verify_goes_through_the_door(data_copy: Path) -> None:
+    """``LocalFolio.verify`` called ``assembly.verify_answer`` itself, past ``Folio.verify`` and the request's
+    bounds that REST applies (an answer of at most 200,000 characters)."""
+    from pydantic import ValidationError
+
+    from folio.local import LocalFolio
+
+    local = LocalFolio(settings=make_settings(data_copy))
+    package = local.context(QUESTION, budget=400)
+    cited = package.items[0].citation_id
+    assert local.verify(f"The escalation path is documented [{cited}].", package=package).kept_ids == [cited]
+    with pytest.raises(ValidationError, match="answer"):
+        local.verify("x" * 200_001, package=package)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import get_args
 
@@ -66,9 +64,11 @@ def test_cli_choices_are_the_api_literals() -> None:
 
 
 def test_subcommand_modules_do_not_import_the_entry_point() -> None:
-    code = (
-        "import sys, folio.api.cli_query, folio.api.cli_keys, folio.api.cli_mcp; "
-        "print('folio.api.cli' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    """The entry point (``folio.api.cli``, the package's ``__init__``) imports the command modules, never the
+    other way round (Python imports the package itself first; no command module names it)."""
+    import grimp
+
+    graph = grimp.build_graph("folio", cache_dir=None)
+    commands = [m for m in graph.modules if m.startswith("folio.api.cli.") and m != "folio.api.cli.__main__"]
+    assert {f"folio.api.cli.{m}" for m in ("query", "keys", "mcp", "documents")} <= set(commands)
+    assert not [m for m in commands if "folio.api.cli" in graph.find_modules_directly_imported_by(m)]

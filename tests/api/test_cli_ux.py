@@ -157,7 +157,7 @@ def test_the_cli_offers_the_api_s_strategies() -> None:
     """``folio context --strategy/--retrieval`` list the values without importing assembly (start-up time)."""
     from typing import get_args
 
-    from folio.api.cli_query import RETRIEVAL_STRATEGIES, STRATEGIES
+    from folio.api.cli.query import RETRIEVAL_STRATEGIES, STRATEGIES
     from folio.assembly.types import Strategy
     from folio.kernel.hit import RetrievalStrategy
 

@@ -25,7 +25,7 @@ MODELS = Path(folio.__file__).with_name("models.py")
 def test_client_models_are_the_openapi_schema(tmp_path: Path) -> None:
     """``folio/models.py`` is exactly what the generator makes of the live app's schema: a change to
     the REST schemas fails here until ``python -m folio._codegen`` is run."""
-    from folio.api.app import create_app
+    from folio.api.http.app import create_app
 
     schema = create_app(make_settings(tmp_path)).openapi()
     assert generate(schema) == MODELS.read_text(encoding="utf-8"), (

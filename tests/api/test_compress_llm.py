@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from tests.api.conftest import assert_error, make_settings
 from tests.api.llm_standin import Reply, StandInLLM
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from folio.api.chat import LLMNotConfigured, LLMTimeout, LLMUpstreamError
 from folio.api.errors import (
     AssetNotFound,
     Forbidden,
@@ -22,6 +21,7 @@ from folio.api.errors import (
     status_for,
 )
 from folio.api.keys import KeysUnavailable
+from folio.api.service.chat import LLMNotConfigured, LLMTimeout, LLMUpstreamError
 from folio.kernel import errors
 
 KERNEL = {
@@ -84,7 +84,7 @@ def test_a_subclass_outside_the_table_answers_with_its_ancestors_status() -> Non
 
 
 def test_no_stage_below_the_api_names_an_http_status() -> None:
-    """Only the api layer says which HTTP status an error answers with (``STAGE_STATUS`` for the others)."""
+    """Only the api layer says which HTTP status an error answers with (``KERNEL_STATUS`` for the kernel's)."""
     root = Path(__file__).resolve().parents[2]
     found = []
     for folder in ("folio/kernel", "ingest", "retrieval", "assembly"):

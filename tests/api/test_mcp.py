@@ -187,7 +187,7 @@ def test_http_mount_survives_a_restart_of_the_app(data_copy: Path) -> None:
     """The SDK's session manager runs once; each start of the app gets a fresh one (JSON-RPC by hand)."""
     from fastapi.testclient import TestClient
 
-    from folio.api.app import create_app
+    from folio.api.http.app import create_app
 
     app = create_app(make_settings(data_copy))
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}

@@ -27,7 +27,7 @@ def test_every_tool_declares_its_output_schema_and_conforms(data_copy: Path) -> 
     from mcp import Client
 
     from folio.api.application import LazyFolio
-    from folio.api.mcp_server import build_server
+    from folio.api.mcp.server import build_server
     from tests.api.llm_standin import Reply, StandInLLM
 
     async def run(fn: Any) -> Any:

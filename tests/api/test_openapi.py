@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from folio.api.app import create_app
-from folio.api.settings import Settings
+from folio.api.http.app import create_app
+from folio.settings import Settings
 from tests.switches import switch
 
 GOLDEN = Path(__file__).parent / "data" / "openapi.json"

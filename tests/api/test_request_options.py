@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel, ValidationError
 
-from folio.api.answer_schemas import AnswerRequest
 from folio.api.schemas import RETRIEVAL_FIELDS, ContextRequest, RetrievalOptions, SearchRequest
+from folio.api.service.answer_schemas import AnswerRequest
 from folio.assembly.types import AssemblyOptions, BudgetOptions, ExpansionOptions
 from tests.api.conftest import assert_error
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
-from folio.api.service import version_filenames
+from folio.api.http.app import create_app
+from folio.api.service.context import version_filenames
 from tests.api.conftest import assert_error, make_settings
 
 

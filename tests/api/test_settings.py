@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from folio.api.settings import Settings, known_env, unknown_env, warn_unknown_env
+from folio.api.service.llm import client_from_settings
 from folio.retrieval.summary import SummaryIndexer
 from folio.retrieval.visual import indexers_from_settings
+from folio.settings import Settings, known_env, unknown_env, warn_unknown_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,22 +22,20 @@ def test_llm_summaries_can_be_switched_on_from_the_environment(monkeypatch: pyte
     monkeypatch.setenv("FOLIO_LLM_MODEL", "tiny")
     s = Settings(data="/nonexistent")
     assert s.llm_summaries is True  # was silently dropped: Settings had no such field
-    summaries = [i for i in indexers_from_settings(s) if isinstance(i, SummaryIndexer)]
-    assert summaries and summaries[0].llm is not None and summaries[0].llm.model == "tiny"
+    llm = client_from_settings(s)  # the door's one client (api.application.Folio.indexers hands it in)
+    summaries = [i for i in indexers_from_settings(s, llm=llm) if isinstance(i, SummaryIndexer)]
+    assert summaries and summaries[0].llm is llm and llm is not None and llm.model == "tiny"
     off = Settings(data="/nonexistent", llm_summaries=False)
-    assert [i for i in indexers_from_settings(off) if isinstance(i, SummaryIndexer)][0].llm is None
+    assert [i for i in indexers_from_settings(off, llm=llm) if isinstance(i, SummaryIndexer)][0].llm is None
 
 
 def test_health_reports_llm_summaries_only_when_they_are_on(tmp_path: Path) -> None:
-    from folio.ingest.store import Store
-    from folio.retrieval.search import Retriever
+    from folio.api.application import Folio
 
-    store = Store(tmp_path)
     llm = {"llm_base_url": "http://127.0.0.1:9/v1", "llm_model": "tiny"}
     for on, expected in ((False, "extractive"), (True, "extractive+llm:tiny")):
         s = Settings(data=str(tmp_path), llm_summaries=on, **llm)  # type: ignore[arg-type]
-        r = Retriever.from_settings(store, s)
-        assert r.status()["summary"]["model"] == expected
+        assert Folio.open(s).retriever.status()["summary"]["model"] == expected
 
 
 def test_misspelled_variable_is_named_with_the_nearest_setting(caplog: pytest.LogCaptureFixture) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from tests.api.conftest import make_settings
 from tests.retrieval.test_rerank import FakeOpenAI
 

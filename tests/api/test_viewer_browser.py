@@ -171,7 +171,7 @@ def test_upload_ask_click_chip_highlights_region(
         assert all(r["page"] == loc["page"] for r in rects)
         _assert_match(rects, _expected(region["locators"], loc["page_width"], rects[0]["iw"]))
         deep.screenshot(path=str(ARTIFACTS / "viewer-deep-link.png"))
-        # The viewer works under its Content-Security-Policy (api.app.VIEWER_CSP) and breaks none of it.
+        # The viewer works under its Content-Security-Policy (api.http.app.VIEWER_CSP) and breaks none of it.
         assert "frame-ancestors 'none'" in httpx.get(f"{url}/viewer").headers["content-security-policy"]
         assert not violations, violations
 

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("ray", reason="the cluster extra is not installed: pip install -e '.[cluster]'")
 pytest.importorskip("moto", reason="the cluster extra is not installed: pip install -e '.[cluster]'")
 
-from folio.api.cluster_local import LocalS3, start_ray, start_replica  # noqa: E402
+from folio.api.cluster.local import LocalS3, start_ray, start_replica  # noqa: E402
 from folio.ingest.maintenance import check  # noqa: E402
 from folio.ingest.store import Store  # noqa: E402
 
@@ -42,7 +42,7 @@ def cluster() -> Iterator[dict[str, Any]]:
     """S3 server + Ray (head without CPUs, two 1-CPU worker nodes); this process is a Ray driver."""
     import ray
 
-    from folio.api.cluster import connect
+    from folio.api.cluster.board import connect
 
     s3 = LocalS3().start()
     saved = {k: os.environ.get(k) for k in s3.env()}
@@ -215,8 +215,8 @@ def test_killed_worker_is_retried_and_no_partial_version_shows(cluster: dict[str
     checks out clean afterwards."""
     import ray
 
-    from folio.api.cluster import board, job_spec
-    from folio.api.settings import Settings
+    from folio.api.cluster.board import board, job_spec
+    from folio.settings import Settings
 
     store = Store(DATA)
     jobs = board(cluster["address"])
@@ -277,8 +277,8 @@ def test_concurrent_ingests_into_one_store(cluster: dict[str, Any]) -> None:
     LanceDB commits on S3 lose nothing, and exactly one writer creates the shared version."""
     import ray
 
-    from folio.api.cluster import board, job_spec
-    from folio.api.settings import Settings
+    from folio.api.cluster.board import board, job_spec
+    from folio.settings import Settings
 
     store = Store(DATA)
     jobs = board(cluster["address"])

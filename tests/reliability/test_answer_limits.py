@@ -24,7 +24,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from tests.api.conftest import assert_error, free_port, live_server, make_settings
 from tests.api.llm_standin import Reply, StandInLLM
 from tests.reliability.helpers import SAMPLE
@@ -138,7 +138,7 @@ def test_remote_and_file_refs_are_422_before_the_model_and_never_read(
 
 def test_the_check_itself_never_retrieves(listener: Listener, tmp_path: Path) -> None:
     """Defence in depth: ``validate`` called directly (no request check) still fetches nothing."""
-    from folio.api.schema_check import validate
+    from folio.api.service.schema_check import validate
 
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"enum": ["FILE-SECRET"]}))
@@ -249,7 +249,7 @@ def test_catastrophic_patterns_end_fast_and_the_server_stays_up(
 
 def test_references_that_multiply_the_work_are_bounded() -> None:
     """anyOf over the same definition, 30 levels deep: 2**30 evaluations if nothing stops them."""
-    from folio.api.schema_check import validate
+    from folio.api.service.schema_check import validate
 
     defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(30)}
     defs["d30"] = {"type": "null"}
@@ -297,7 +297,7 @@ def test_keywords_whose_work_grows_with_the_value_stay_within_the_deadline(
     """Inside a keyword, work that grew faster than the value (every pair of items; a list searched for
     each of 50,000 indexes or keys: 20 to 30 s each before) is now linear and looks at the deadline; a
     value of over 100,000 values is not checked. ``"?"``: checked, or stopped at the deadline."""
-    from folio.api.schema_check import validate
+    from folio.api.service.schema_check import validate
 
     started = time.monotonic()
     errors = validate(value, schema)
@@ -332,9 +332,9 @@ def test_a_dripping_endpoint_ends_a_stream_with_an_error_event(ac: TestClient, l
 
 
 def test_compression_and_rerank_calls_have_a_total_deadline(data: Path, llm: StandInLLM) -> None:
-    from folio.api.compress_llm import llm_compressor
+    from folio.api.service.compress_llm import llm_compressor
+    from folio.api.service.llm import ChatClient
     from folio.kernel.errors import ModelUnavailable
-    from folio.retrieval.llm import ChatClient
 
     settings = make_settings(data, llm_base_url=llm.url, llm_model="stand-in")
     compress = llm_compressor(settings, timeout=1.5)
@@ -351,7 +351,7 @@ def test_compression_and_rerank_calls_have_a_total_deadline(data: Path, llm: Sta
 
 
 def test_compression_stops_asking_when_the_package_budget_is_spent(data: Path, llm: StandInLLM) -> None:
-    from folio.api.compress_llm import llm_compressor
+    from folio.api.service.compress_llm import llm_compressor
 
     compress = llm_compressor(make_settings(data, llm_base_url=llm.url, llm_model="stand-in"), package_s=1.0)
     llm.replies.append(Reply("short", delay=0.6))
@@ -363,7 +363,7 @@ def test_compression_stops_asking_when_the_package_budget_is_spent(data: Path, l
 
 
 def test_the_blocking_stream_of_folio_ask_has_the_deadline_too(llm: StandInLLM) -> None:
-    from folio.api.chat import AnswerClient, LLMTimeout
+    from folio.api.service.chat import AnswerClient, LLMTimeout
 
     llm.replies.append(DRIP)
     started = time.monotonic()
@@ -532,8 +532,8 @@ def test_a_compressed_reply_is_never_expanded_past_the_cap(llm: StandInLLM, enco
     stopped while it is decoded: gzip at the reply cap, an encoding folio did not ask for at once."""
     import tracemalloc
 
-    from folio.retrieval.llm import ChatClient
-    from folio.retrieval.llm_http import LLMUpstreamError
+    from folio.api.service.llm import ChatClient
+    from folio.api.service.llm_http import LLMUpstreamError
 
     bomb = _compressed(encoding, mib)
     assert len(bomb) < 300_000
@@ -552,7 +552,7 @@ def test_a_compressed_reply_is_never_expanded_past_the_cap(llm: StandInLLM, enco
 
 
 def test_a_compressed_reply_of_normal_size_still_reads(llm: StandInLLM, ac: TestClient) -> None:
-    from folio.retrieval.llm import ChatClient
+    from folio.api.service.llm import ChatClient
 
     completion = json.dumps({"choices": [{"message": {"content": "fine"}, "finish_reason": "stop"}]}).encode()
     for encoding in ("gzip", "deflate"):

@@ -15,7 +15,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from folio.api.keys import KeyRecord, hash_secret, write_keys
 from folio.ingest.limits import IngestLimits
 from folio.ingest.pipeline import ingest_bytes

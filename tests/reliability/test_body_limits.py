@@ -2,7 +2,7 @@
 
 Each test fails on c427992: there a 9.3 MB body of 500,000 keys was parsed in full by every JSON route
 (seconds holding the interpreter lock, and ``/v1/health`` with it), and a deeply nested body over 64 KB
-was a 500 (``RecursionError``). Now a body past its route's limits (``api.body_limits``) is refused
+was a 500 (``RecursionError``). Now a body past its route's limits (``api.http.body_limits``) is refused
 with 413 or 400 before it is parsed, and with query processes a large body is parsed only in the worker
 process that runs the query. The load figures are ``benchmarks/bench_api.py --bodies``; the tests here
 assert behaviour, not timings.
@@ -23,8 +23,8 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from folio.api.app import create_app
-from folio.api.body_limits import LARGE_BODY_MEMBERS, MAX_DEPTH, SMALL_BODY_BYTES, json_shape
+from folio.api.http.app import create_app
+from folio.api.http.body_limits import LARGE_BODY_MEMBERS, MAX_DEPTH, SMALL_BODY_BYTES, json_shape
 from folio.assembly import AssemblyOptions, assemble
 from folio.kernel.index import RegionIndex
 from tests.api.conftest import assert_error, folio_serve, live_server, make_settings

@@ -26,8 +26,8 @@ from benchmarks.odd_pdfs import (
     text_then_slow_vector_page,
     valid_pdf,
 )
-from folio.api.app import create_app
 from folio.api.cli import main
+from folio.api.http.app import create_app
 from folio.ingest.limits import IngestLimits, parse_with_limits
 from folio.ingest.page_deadline import PageOverrun, page_deadline
 from folio.ingest.pipeline import ingest_bytes

@@ -15,8 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.odd_pdfs import valid_pdf
-from folio.api.app import create_app
 from folio.api.cli import main
+from folio.api.http.app import create_app
 from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
 from tests.api.conftest import assert_error, make_settings
 

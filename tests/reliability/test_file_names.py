@@ -14,8 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.odd_pdfs import valid_pdf
-from folio.api.app import create_app
 from folio.api.cli import main
+from folio.api.http.app import create_app
 from folio.ingest.pipeline import ingest_bytes
 from folio.ingest.store import Store
 from tests.api.conftest import make_settings

@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 import tests.api.conftest as api_fixtures
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from folio.api.schemas import ContextRequest, SearchRequest
-from folio.api.settings import Settings
+from folio.settings import Settings
 from tests.api.conftest import assert_error, live_server, make_settings
 
 # The API suite's fixtures (its session data dir); tests/reliability/conftest.py has the store suites'.
@@ -108,7 +108,7 @@ def test_host_must_be_configured(client: TestClient, data_copy: Path) -> None:
 
 
 def test_default_allowed_hosts() -> None:
-    from folio.api.middleware import allowed_host_names
+    from folio.api.http.middleware import allowed_host_names
 
     assert allowed_host_names("127.0.0.1", []) == {"localhost", "127.0.0.1", "[::1]"}
     assert "folio.internal" in (allowed_host_names("folio.internal", []) or ())
@@ -314,7 +314,7 @@ def test_check_doc_id_rejects_trailing_newline() -> None:
 
 # ----------------------------------------------------------------------------- errors, request ids
 def test_request_id_in_header_and_every_error(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="folio.api.middleware.access"):
+    with caplog.at_level(logging.INFO, logger="folio.api.http.middleware.access"):
         resp = client.get("/v1/documents/nope", headers={"X-Request-ID": "trace-42"})
     err = assert_error(resp, 404)
     assert err["request_id"] == "trace-42" == resp.headers["x-request-id"]

@@ -31,7 +31,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from benchmarks.odd_pdfs import valid_pdf
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from folio.assembly import AssemblyOptions, assemble
 from folio.ingest.limits import IngestLimits
 from folio.ingest.pipeline import ingest_bytes
@@ -184,7 +184,7 @@ def test_a_verify_package_of_30000_items_is_refused_by_its_size(empty_client: Te
 
 
 def test_a_large_body_is_validated_off_the_event_loop(tmp_path: Path) -> None:
-    """2,000 items of 44 line boxes each (1.5 MB, 494,000 values: under the limit of api.body_limits) take a few
+    """2,000 items of 44 line boxes each (1.5 MB, 494,000 values: under the limit of api.http.body_limits) take a few
     tenths of a second to validate, and /v1/health answers again and again meanwhile. On the loop (9918a2e), health
     waited for the whole validation. (Of 450 boxes each, 9.5 MB, the body is refused by its 4.5 million values
     before it is parsed: tests/reliability/test_body_limits.py.)"""
@@ -260,7 +260,7 @@ def _mcp_call(c: TestClient, name: str, arguments: dict[str, Any]) -> Any:
 
 
 def test_mcp_get_region_does_not_echo_a_huge_id(empty_client: TestClient) -> None:
-    huge = "x" * 1_000_000  # a body of 1 MiB at most for /mcp (api.body_limits)
+    huge = "x" * 1_000_000  # a body of 1 MiB at most for /mcp (api.http.body_limits)
     resp = _mcp_call(empty_client, "get_region", {"region_id": huge})
     assert resp.status_code == 200 and len(resp.content) < 5000, len(resp.content)
     result = resp.json()["result"]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from folio.api.app import create_app
+from folio.api.http.app import create_app
 from folio.api.keys import KeyRecord, hash_secret, write_keys
 from tests.api.conftest import assert_error, make_settings
 

@@ -21,8 +21,8 @@ from benchmarks.odd_pdfs import (
     text_scan,
     valid_pdf,
 )
-from folio.api.app import create_app
 from folio.api.errors import status_for
+from folio.api.http.app import create_app
 from folio.ingest.limits import IngestLimits, _death, parse_with_limits
 from folio.ingest.parse import REPAIRED_WARNING, parse_pdf
 from folio.ingest.pdf_ocr import ocr_available, scan_dpi

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 import tests.api.conftest as api_fixtures
-from folio.api.pool import QueryPool
+from folio.api.http.pool import QueryPool
 
 # The API suite's fixtures (its session data dir); tests/reliability/conftest.py has the store suites'.
 api_master, client, data_copy, register_excerpt = (

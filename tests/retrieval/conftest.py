@@ -26,7 +26,7 @@ def tiny_model_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
 
 @pytest.fixture(scope="session")
 def visual_settings(tiny_model_dirs: dict[str, Path]) -> Any:
-    from folio.api.settings import Settings
+    from folio.settings import Settings
 
     return Settings(
         data="/nonexistent",

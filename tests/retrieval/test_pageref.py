@@ -46,7 +46,7 @@ def labelled_store(tmp_path_factory: pytest.TempPathFactory) -> object:
 
 
 def test_named_page_is_retrieved_and_recorded(labelled_store: object) -> None:
-    from folio.api.service import version_filenames
+    from folio.api.service.context import version_filenames
     from folio.assembly import assemble
     from folio.assembly.types import AssemblyOptions
     from folio.retrieval.search import Retriever
@@ -82,7 +82,7 @@ def test_pages_named_by_position() -> None:
 
 
 def test_last_page_is_retrieved_and_recorded(labelled_store: object) -> None:
-    from folio.api.service import version_filenames
+    from folio.api.service.context import version_filenames
     from folio.assembly import assemble
     from folio.assembly.types import AssemblyOptions
     from folio.retrieval.search import Retriever

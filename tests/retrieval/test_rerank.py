@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from folio.api.service.llm import ChatClient
 from folio.kernel.hit import Hit, Source
-from folio.retrieval.llm import ChatClient
 from folio.retrieval.rerank import LLMReranker, parse_ranked_ids
 
 

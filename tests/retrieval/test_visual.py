@@ -89,9 +89,9 @@ def test_status_reports_models(retriever: Any) -> None:
 
 
 def test_without_weights_visual_retrievers_are_off_with_reason(visual_store: Any, tmp_path: Any) -> None:
-    from folio.api.settings import Settings
     from folio.retrieval.search import Retriever
     from folio.retrieval.visual import indexers_from_settings
+    from folio.settings import Settings
 
     s = Settings(
         data=str(tmp_path), clip_model="ViT-B-32", clip_pretrained=None, colpali_model=str(tmp_path / "none")

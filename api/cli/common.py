@@ -1,0 +1,225 @@
+"""What every ``folio`` subcommand module shares: exit codes, ``--data``, settings, opening the service,
+the progress bar, and turning the errors a command may raise into one line on stderr.
+
+``api.cli`` (the entry point and the document commands) and the subcommand modules
+(``cli_query``, ``cli_keys``, ``cli_mcp``) import from here, never from each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TYPE_CHECKING, Any, get_args
+
+from folio.kernel.errors import FolioError
+
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF, and a command that asks a server loads no more than it needs to.
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from folio.api.application import Folio
+    from folio.settings import Settings
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+
+
+class ProgressBar:
+    """Ingest progress on stderr: a one-line bar on a terminal; elsewhere (a log, a pipe, CI) a plain
+    line per stage and at most one every ``LINE_EVERY_S`` seconds, when ``lines`` (``-v``) asks for it."""
+
+    LINE_EVERY_S = 5.0
+
+    def __init__(self, label: str, *, enabled: bool | None = None, lines: bool = False) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.lines = lines and not self.enabled
+        self._last = 0.0
+        self._stage = ""
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.lines:
+            self._line(stage, done, total)
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        width = 24
+        frac = done / total if total else 1.0
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        sys.stderr.write(f"\r{self.label[:32]:32} {stage:12} [{bar}] {done}/{total}   ")
+        sys.stderr.flush()
+
+    def _line(self, stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage == self._stage and done < total and now - self._last < self.LINE_EVERY_S:
+            return
+        self._stage, self._last = stage, now
+        sys.stderr.write(f"{self.label}: {stage} {done}/{total}\n")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()
+
+
+def add_command(sub: Any, name: str, summary: str, description: str, *examples: str) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` says what it does (``description``, wrapped) and shows ``examples``;
+    ``summary`` is its line in ``folio --help``."""
+    import textwrap
+
+    return sub.add_parser(  # type: ignore[no-any-return]  # argparse's subparsers action is untyped here
+        name,
+        help=summary,
+        description=textwrap.fill(description, 100),
+        epilog="examples:\n" + "\n".join(f"  {e}" for e in examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def add_json_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
+def add_data_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--data", metavar="DIR", default=None, help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)"
+    )
+
+
+def settings_for(args: argparse.Namespace) -> Settings:
+    """``Settings`` from the environment, with ``--data`` when the command has it and it was given."""
+    from folio.settings import Settings
+
+    settings = Settings()
+    data: str | None = getattr(args, "data", None)  # argparse namespaces: not every command has --data
+    if data:
+        settings = settings.model_copy(update={"data": data})
+    return settings
+
+
+def open_folio(args: argparse.Namespace) -> Folio:
+    """The service (``api.application.Folio``) on the store a command reads or changes; one that does not
+    exist is an error (``NoStore``), not a new empty store (a mistyped ``--data`` would otherwise answer
+    "no documents"). Only the store opens here: the retriever and its models wait for a query."""
+    from folio.api.application import Folio
+
+    return Folio.open(settings_for(args), must_exist=True)
+
+
+def add_server_arg(p: argparse.ArgumentParser) -> None:
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--server",
+        metavar="URL",
+        default=None,
+        help="ask this running folio server (default: $FOLIO_URL when set and --data is not given; else a "
+        "`folio serve` that is serving the data directory, else in-process)",
+    )
+    where.add_argument(
+        "--no-server",
+        action="store_true",
+        help="run in-process on the data directory, even when a `folio serve` is serving it",
+    )
+
+
+def server_url(args: argparse.Namespace) -> str | None:
+    """The server a query command sends its request to, or None to run it in-process: ``--server``, else
+    ``$FOLIO_URL`` unless ``--data`` names a local store to read, else a ready ``folio serve`` on the data
+    directory (``api.cli.discovery``; one line on stderr says so), unless ``--no-server``. A server answers in
+    milliseconds what in-process costs a second of loading the store and the query encoder."""
+    if args.server:
+        if args.data:
+            raise UsageError("--server and --data exclude each other: the server reads its own data")
+        return str(args.server)
+    from folio.settings import ClientSettings
+
+    client = ClientSettings()
+    if not args.data and client.url:
+        return client.url
+    if args.no_server:
+        return None
+    from folio.api.cli.discovery import find_server
+
+    data = settings_for(args).storage.data
+    url = find_server(data, with_key=bool(client.api_key))
+    if url is not None:
+        print(f"folio: asking the server at {url} (it serves {data}; --no-server runs here)", file=sys.stderr)
+    return url
+
+
+class UsageError(FolioError, ValueError):
+    """A command line that cannot work; ``main`` exits 2 with its message."""
+
+    code = "usage"
+
+
+def add_verbose_everywhere(parser: argparse.ArgumentParser) -> None:
+    """``-v`` after a subcommand too (``folio ingest -v DIR``), as before it (``folio -v ingest DIR``)."""
+    for action in parser._actions:  # argparse has no public walk over subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.add_argument(
+                    "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log progress details"
+                )
+                add_verbose_everywhere(sub)
+
+
+def format_report(r: dict[str, Any]) -> str:
+    """One ingest report (``IngestReport`` fields plus ``status``) as the lines ``folio ingest`` prints."""
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["regions_by_kind"].items()))
+    line = (
+        f"{r['filename']}: {r['status']} {r['doc_id']}@{r['version_id']}  {r['pages']} pages, "
+        f"{r['tables']} tables, {r['figures']} figures, {r['ocr_pages']} OCRed pages, {r['seconds']:.1f}s"
+    )
+    if kinds:
+        line += f"\n    regions: {kinds}"
+    for w in r.get("warnings", []):
+        line += f"\n    warning: {w}"
+    for issue in r.get("issues", []):
+        line += f"\n    page {issue['page']}: {issue['message']}"
+    if r.get("degraded_pages"):
+        pages = ", ".join(str(p) for p in r["degraded_pages"])
+        line += f"\n    degraded pages: {pages} (parse them again: folio ingest --redo-degraded --page-timeout SECONDS)"
+    return line
+
+
+def choices(literal: Any) -> tuple[str, ...]:
+    """The values of a ``Literal`` type, for argparse ``choices`` (the API's 422 and the CLI's usage
+    error come from the same list).
+
+    >>> from typing import Literal
+    >>> choices(Literal["a", "b"])
+    ('a', 'b')
+    """
+    return tuple(str(v) for v in get_args(literal))
+
+
+def validation_message(e: ValidationError) -> str:
+    """A ``pydantic.ValidationError`` as one line: ``field: problem`` for each error.
+
+    >>> from pydantic import BaseModel, ValidationError
+    >>> class M(BaseModel):
+    ...     k: int
+    >>> try:
+    ...     M(k="x")
+    ... except ValidationError as e:
+    ...     print(validation_message(e))
+    k: Input should be a valid integer, unable to parse string as an integer
+    """
+    parts = []
+    for err in e.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{where}: {err['msg']}" if where else str(err["msg"]))
+    return "; ".join(parts)
+
+
+def os_error_message(e: OSError) -> str:
+    """An ``OSError`` as one line: what went wrong and with which file (no traceback)."""
+    what = e.strerror or str(e) or type(e).__name__
+    return f"{what}: {e.filename}" if e.filename else what

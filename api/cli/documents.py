@@ -1,0 +1,294 @@
+"""``folio ingest | docs | delete | compact | check``: the commands that put documents into a store, list,
+delete and maintain them. Each opens the service (``api.application.Folio``) on the data directory and calls
+it; none opens the store itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from folio.api.cli.common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    ProgressBar,
+    UsageError,
+    add_command,
+    add_data_arg,
+    add_json_arg,
+    format_report,
+    open_folio,
+    settings_for,
+)
+from folio.kernel.errors import FolioError
+from folio.kernel.printable import terminal_safe
+
+# Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
+# without loading torch, LanceDB or PyMuPDF.
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from folio.api.application import Folio
+    from folio.ingest.limits import IngestLimits
+
+    settings = settings_for(args)
+    paths = pdf_paths(args.paths)
+    folio = Folio.open(settings)  # a new data directory becomes a store
+    if args.doc_id and len(paths) != 1:
+        print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
+        return EXIT_USAGE
+    if args.ray and (args.redo_degraded or args.page_timeout is not None):
+        print("folio: --redo-degraded and --page-timeout run here, not on Ray", file=sys.stderr)
+        return EXIT_USAGE
+    limits = IngestLimits.from_settings(settings.ingest)
+    if args.page_timeout is not None:
+        limits = replace(limits, page_timeout_s=args.page_timeout if args.page_timeout > 0 else None)
+    if args.ray:  # one Ray task per document (api/cli/ray_ingest.py)
+        from folio.api.cli.ray_ingest import run as ingest_on_ray
+
+        return ingest_on_ray(args, paths, settings, folio)
+    reports: list[dict[str, Any]] = []
+    failures = 0
+    for p in paths:
+        bar = ProgressBar(p.name, enabled=None if not args.json else False, lines=args.verbose)
+        try:
+            rep = folio.ingest_path(
+                p,
+                doc_id=args.doc_id,
+                password=args.password,
+                ocr=False if args.no_ocr else None,
+                progress=bar,
+                collection=args.collection,
+                limits=limits,
+                redo_degraded=args.redo_degraded,
+            )
+            out = {**rep.model_dump(mode="json"), "collection": args.collection}
+        except FolioError as e:
+            failures += 1
+            out = {"filename": p.name, "status": "failed", "error": {"code": e.code, "message": str(e)}}
+        finally:
+            bar.close()
+        reports.append(out)
+        if not args.json:
+            if out["status"] == "failed":
+                print(terminal_safe(f"{p.name}: failed: {out['error']['message']}"), file=sys.stderr, flush=True)
+            else:
+                print(terminal_safe(format_report(out)), flush=True)  # each document's report when it is done
+    if any(r["status"] != "unchanged" for r in reports):
+        folio.maintain()  # compact what this run wrote (and older churn), keeping recent versions
+    if args.json:
+        print(terminal_safe(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False)))
+    return EXIT_FAILED if failures else 0
+
+
+def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:
+    """The PDFs named on the command line: files as given, folders searched recursively for ``*.pdf``
+    (sorted). A missing path, a folder without PDFs, or two PDFs in one folder tree that would get the
+    same document id (``a/report.pdf`` and ``b/report.pdf``: the second would become a new version of
+    the first) is a ``UsageError``."""
+    paths: list[Path] = []
+    for raw in raw_paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*") if q.suffix.lower() == ".pdf" and q.is_file())
+            if not found:
+                raise UsageError(f"no PDF files in {raw} (searched its subfolders too)")
+            _one_file_per_doc_id(found)
+            paths.extend(found)
+        elif p.exists():
+            paths.append(p)
+        else:
+            raise UsageError(f"no such file: {raw}")
+    return paths
+
+
+def _one_file_per_doc_id(found: list[Path]) -> None:
+    from folio.ingest.pipeline import doc_id_from_filename
+
+    by_id: dict[str, Path] = {}
+    for p in found:
+        doc_id = doc_id_from_filename(p.name)
+        seen = by_id.setdefault(doc_id, p)
+        if seen != p:
+            raise UsageError(f"{seen} and {p} would both be document {doc_id!r}: ingest them one by one with --doc-id")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    result = open_folio(args).compact(timedelta(seconds=args.older_than))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    before, after = result["before"], result["after"]
+    for name in sorted(set(before) | set(after)):
+        print(f"{name:12} {_mb(before.get(name, 0)):>10} -> {_mb(after.get(name, 0)):>10}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    folio = open_folio(args)
+    result = folio.check(repair=args.repair)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0 if result["ok"] else EXIT_FAILED
+    v = result["versions"]
+    print(f"{folio.uri}: {v['ready']} ready versions, {v['writing']} being written, {v['pending']} pending")
+    for name, n in result["rows"].items():
+        print(f"  {name:12} {n:>9} rows")
+    for name, n in result["sizes"].items():
+        print(f"  {name:12} {_mb(n):>13}")
+    for item in result["repaired"]:
+        print(f"repaired: {item}")
+    for p in result["problems"]:
+        print("problem: " + ", ".join(f"{k}={val}" for k, val in p.items()))
+    if result["ok"]:
+        print("ok")
+    elif not args.repair:
+        print("run `folio check --repair` to remove what dead writers left behind", file=sys.stderr)
+    return 0 if result["ok"] else EXIT_FAILED
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    folio = open_folio(args)
+    versions = folio.versions(args.doc_id)
+    if args.doc_id and not versions:
+        print(f"folio: no such document: {args.doc_id}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps({"data": [v.model_dump(mode="json") for v in versions], "count": len(versions)}, indent=2))
+        return 0
+    if not versions:
+        print(f"no documents in {folio.uri}")
+        return 0
+    print(f"{'doc_id':32} {'version':16} {'pages':>5} {'regions':>7}  created              file")
+    for v in versions:
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at))
+        mark = "*" if v.latest else " "
+        line = f"{v.doc_id[:32]:32} {v.version_id}{mark}{v.pages:>5} {v.regions:>7}  {created}  {v.filename}"
+        print(terminal_safe(line))  # a name stored by an older folio may hold escapes
+    print("(* latest version: the default for queries)")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    folio = open_folio(args)
+    if args.version:
+        folio.delete_version(args.doc_id, args.version)
+        print(f"deleted {args.doc_id}@{args.version}")
+    else:
+        removed = folio.delete_document(args.doc_id).deleted_versions
+        print(f"deleted {args.doc_id} ({len(removed)} version{'s' if len(removed) != 1 else ''})")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """``ingest`` and the commands on a store's documents and files."""
+    _register_ingest(sub)
+    _register_documents(sub)
+
+
+def _register_ingest(sub: Any) -> None:
+    p = add_command(
+        sub, "ingest", "ingest PDF files, or folders of PDFs (subfolders included)",
+        "Parse PDFs into regions (sections, paragraphs, sentences, tables, figures, pages), index them and store "
+        "them as a new version of their document (the same bytes again: unchanged). The document id comes from "
+        "the file name unless --doc-id says otherwise. Prints one report per file; exit 1 if any failed.",
+        "folio ingest report.pdf --data ./folio-data",
+        "folio ingest ./pdfs --collection finance          # every PDF under ./pdfs",
+        "folio ingest --redo-degraded --page-timeout 300 report.pdf",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a PDF file, or a folder searched for *.pdf")
+    p.add_argument("--doc-id", default=None, help="document id (default: from the file name)")
+    p.add_argument(
+        "--collection",
+        default="default",
+        help="collection to put the documents in (default: default); API keys are scoped to collections",
+    )
+    p.add_argument("--password", default=None, help="password for an encrypted PDF")
+    p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
+    p.add_argument(
+        "--ray", metavar="ADDRESS", default=None, help="ingest on this Ray cluster, one task per document"
+    )
+    p.add_argument(
+        "--redo-degraded",
+        action="store_true",
+        help="parse a stored version with degraded pages (past the page time limit) again, and replace it "
+        "when fewer pages come out degraded; give it more time with --page-timeout",
+    )
+    p.add_argument(
+        "--page-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="a page's time limit for its tables, figures and OCR (default: FOLIO_PAGE_TIMEOUT_S or 60; 0: none)",
+    )
+    add_json_arg(p, "the reports")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_ingest)
+
+
+def _register_documents(sub: Any) -> None:
+    """``docs``, ``delete``, ``compact`` and ``check``: the commands on a store's documents and files."""
+    p = add_command(
+        sub, "docs", "list documents and their versions",
+        "List every document's versions (the latest, which queries use by default, is marked *), or one "
+        "document's.",
+        "folio docs --data ./folio-data",
+        "folio docs support-policy --json",
+    )
+    p.add_argument("doc_id", nargs="?", default=None, help="only this document's versions")
+    add_json_arg(p, "the versions")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_docs)
+
+    p = add_command(
+        sub, "delete", "delete a document, or one version of it",
+        "Delete a document with all its versions, or with --version one version (the previous one becomes the "
+        "latest). Citations of what was deleted no longer resolve.",
+        "folio delete support-policy",
+        "folio delete support-policy --version 96135b4e2c35d62a",
+    )
+    p.add_argument("doc_id", help="the document (folio docs lists them)")
+    p.add_argument("--version", default=None, metavar="VERSION_ID", help="delete only this version")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_delete)
+
+    p = add_command(
+        sub, "compact", "compact the store and remove old LanceDB versions; sizes before/after",
+        "Merge the store's small files and remove LanceDB table versions older than --older-than seconds; "
+        "prints each table's size before and after.",
+        "folio compact --data ./folio-data",
+        "folio compact --older-than 0 --json          # only when nothing else uses the store",
+    )
+    p.add_argument(
+        "--older-than",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="keep table versions younger than this (default 120; 0 only when nothing else uses the store)",
+    )
+    add_json_arg(p, "the sizes")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_compact)
+
+    p = add_command(
+        sub, "check", "verify the store: complete versions, no orphan rows or assets; sizes",
+        "Check that every version is complete and nothing is left of writers that died (rows, assets, claims); "
+        "prints counts and sizes. Exit 1 when there is a problem.",
+        "folio check --data ./folio-data",
+        "folio check --repair",
+    )
+    p.add_argument("--repair", action="store_true", help="remove what dead writers left behind first")
+    add_json_arg(p, "the result")
+    add_data_arg(p)
+    p.set_defaults(func=cmd_check)

@@ -1,0 +1,115 @@
+"""Large JSON bodies are parsed and validated off the event loop.
+
+FastAPI parses a route's JSON body and validates it against the route's model on the event loop,
+before the route runs: a 9.6 MB ``/v1/verify`` package of 50,000 items took 10 s to reject, and
+``/v1/health`` waited as long. ``OffLoopJSON`` is the route class of the JSON routes: a body over
+``OFF_LOOP_BYTES`` is parsed and validated on a thread of the query pool (``api.http.pool``; a full pool
+is a 503 like any query), with FastAPI's own field validation, so the errors are the same. A valid
+body is handed to FastAPI as the validated model, which it accepts without validating again; an
+invalid one is the usual 422 ``validation_error``. Small bodies take FastAPI's path unchanged.
+
+That moves the work off the loop but not off the interpreter lock, which ``json.loads`` and
+pydantic-core hold for the whole call: the body's size, values and nesting are bounded before it
+gets here (``api.http.middleware.JsonBodyGuard``), and with query processes ``ForwardedJSON`` (the query
+routes' class) leaves a large body unparsed in the server process: the worker process that runs the
+query parses and validates it (``api.http.query_worker.call``).
+"""
+
+from __future__ import annotations
+
+import email.message
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
+from starlette.requests import Request
+from starlette.responses import Response
+
+OFF_LOOP_BYTES = 64 * 1024
+
+
+def _is_json(content_type: str | None) -> bool:
+    """What FastAPI parses as JSON: ``application/json`` or ``application/*+json``."""
+    if not content_type:
+        return False
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+def _parse_and_validate(field: Any, body: bytes) -> tuple[Any, list[dict[str, Any]]]:
+    """The body as the route's model, or the errors FastAPI would give (on a worker thread)."""
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as e:
+        error = {
+            "type": "json_invalid",
+            "loc": ("body", e.pos),
+            "msg": "JSON decode error",
+            "input": {},
+            "ctx": {"error": e.msg},
+        }
+        return None, [error]
+    validated, errors = field.validate(value, {}, loc=("body",))
+    return validated, list(errors)
+
+
+class OffLoopJSON(APIRoute):
+    """An ``APIRoute`` whose JSON body, when large, is parsed and validated on the query pool."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        field = self.body_field
+        if field is None:
+            return handler
+
+        async def route(request: Request) -> Response:
+            if _is_json(request.headers.get("content-type")):
+                body = await request.body()  # the body-size middleware has bounded it
+                if len(body) > OFF_LOOP_BYTES:
+                    pool = request.app.state.query_pool
+                    validated, errors = await pool.run(_parse_and_validate, field, body)
+                    if errors:
+                        raise RequestValidationError(errors)
+                    # FastAPI takes the JSON from here (Request.json caches it in ``_json``) and
+                    # passes a model instance of the route's own model through without validating it again.
+                    request._json = validated
+            return await handler(request)
+
+        return route
+
+
+class ForwardedJSON(OffLoopJSON):
+    """``OffLoopJSON`` for the query routes (``api.http.query_ops``): when the query pool has worker
+    processes, a large JSON body is not parsed here at all. The route gets a placeholder of its model
+    and ``forwarded_body(request)`` gives the body, which the route hands to the worker process
+    as it is; the worker answers a body its model refuses with the same 422 (``errors.InvalidBody``)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        off_loop = super().get_route_handler()
+        plain = APIRoute.get_route_handler(self)
+        model = self.body_field.field_info.annotation if self.body_field is not None else None
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return off_loop
+
+        async def route(request: Request) -> Response:
+            if request.app.state.query_pool.processes is None or not _is_json(request.headers.get("content-type")):
+                return await off_loop(request)
+            body = await request.body()
+            if len(body) <= OFF_LOOP_BYTES:
+                return await plain(request)
+            request.state.forwarded_body = body
+            request._json = model.model_construct()  # FastAPI passes an instance of its model through
+            return await plain(request)
+
+        return route
+
+
+def forwarded_body(request: Request) -> bytes | None:
+    """The JSON body ``ForwardedJSON`` left for a worker process to parse, if it left one."""
+    body: bytes | None = getattr(request.state, "forwarded_body", None)
+    return body

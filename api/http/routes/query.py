@@ -1,0 +1,87 @@
+"""Questions: ranked hits (``/search``), packed context packages (``/context``), answer checks
+(``/verify``). Retrieval and assembly block (LanceDB, torch), so each endpoint hands its work to
+the bounded query pool (``api.http.pool``): a full pool is a 503 with ``Retry-After`` at once, and the
+event loop stays free for ``/v1/health`` and uploads."""
+
+from __future__ import annotations
+
+import functools
+
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import BaseModel
+
+from folio.api.application import Folio
+from folio.api.http.deps import CallerDep, FolioDep, QueryPoolDep, require_key
+from folio.api.http.offloop import ForwardedJSON, forwarded_body
+from folio.api.http.pool import QueryPool
+from folio.api.http.query_ops import OPS
+from folio.api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
+from folio.assembly.types import ContextPackage, VerifyReport
+
+# Large JSON bodies are parsed and validated on the query pool, or, with query processes, only in the
+# worker process that runs the query (api.http.offloop).
+router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=ForwardedJSON)
+
+
+async def _run(op: str, req: BaseModel, request: Request, pool: QueryPool, folio: Folio,
+               collections: frozenset[str] | None) -> Response:
+    """``op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
+    FastAPI would encode an ``async def`` route's return value on the event loop, where a large
+    package would hold up every other request. A large body goes to the worker process as it came."""
+    fn = OPS[op][1]
+    local = functools.partial(fn, req, folio, collections)
+    forwarded = forwarded_body(request)
+    req_json = forwarded if forwarded is not None else req.model_dump_json() if pool.processes else ""
+    body = await pool.run_query(op, req_json, collections, local)
+    return Response(body, media_type="application/json")
+
+
+@router.post(
+    "/search",
+    summary="Ranked hits on small units (sentences, tables, figures, pages)",
+    response_model=SearchResponse,
+    responses=error_responses(401, 404, 422, 503),
+)
+async def search(
+    req: SearchRequest, request: Request, folio: FolioDep, pool: QueryPoolDep, caller: CallerDep,
+) -> Response:
+    """Hits only from the collections the key sees; naming a document elsewhere is a 404."""
+    return await _run("search", req, request, pool, folio, caller.collections)
+
+
+@router.post(
+    "/context",
+    summary="Retrieve and pack a cited context package under a token budget",
+    response_model=ContextPackage,
+    responses=error_responses(401, 404, 422, 503),
+)
+async def context(
+    req: ContextRequest,
+    request: Request,
+    folio: FolioDep,
+    pool: QueryPoolDep,
+    caller: CallerDep,
+) -> Response:
+    """Every ``AssemblyOptions`` field is accepted at the top level (``budget``, ``strategy``,
+    ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
+    ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt. ``tokenizer``
+    names one of the server's tokenizers, never a path."""
+    return await _run("context", req, request, pool, folio, caller.collections)
+
+
+@router.post(
+    "/verify",
+    summary="Check an answer's citations against the package it was written from",
+    response_model=VerifyReport,
+    responses=error_responses(401, 404, 422, 503),
+)
+async def verify(
+    req: VerifyRequest,
+    request: Request,
+    folio: FolioDep,
+    pool: QueryPoolDep,
+    caller: CallerDep,
+) -> Response:
+    """A ``context_request`` is built within the key's collections; a ``package`` sent in is
+    checked as it is (it reads nothing from the store)."""
+    return await _run("verify", req, request, pool, folio, caller.collections)

@@ -1,0 +1,275 @@
+"""A single background worker that runs ingest jobs one at a time, with progress.
+
+Why one thread: LanceDB takes one writer per table at a time anyway, and a single writer keeps
+the store's pending → ready protocol simple. Queries never wait on it: they run in FastAPI's
+threadpool and read committed LanceDB versions while the worker writes (PyMuPDF, the tokenizer
+and torch release the GIL for most of their work, so the worker does not starve the readers).
+
+``JobRunner`` is the protocol the application (``api.application.Folio``) and the routes use: this
+module's ``LocalJobRunner`` (in-process) and ``api.cluster.jobs.ClusterJobRunner`` (the Ray cluster,
+``FOLIO_RAY_ADDRESS``) implement it; ``IngestSpec`` is what one ingest job is asked to do.
+
+A job is ``queued`` → ``running`` → ``done`` | ``failed``. ``progress`` is the latest
+``(stage, done, total)`` from the ingest pipeline. Finished jobs are kept in memory (the newest
+``keep`` of them) so clients can poll; job ids are random and not persisted across restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from folio.api.errors import status_for
+from folio.ingest.store import DEFAULT_COLLECTION
+from folio.kernel.errors import FolioError
+
+if TYPE_CHECKING:
+    from folio.ingest.pipeline import VersionIndexer
+    from folio.ingest.store import Store
+    from folio.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+JobStatus = Literal["queued", "running", "done", "failed"]
+# The work a job runs: it gets a progress callback and returns a JSON-able result.
+JobWork = Callable[[Callable[[str, int, int], None]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class IngestSpec:
+    """One upload to ingest: the bytes, where they go, and what the ingest needs."""
+
+    store: Store
+    settings: Settings
+    data: bytes
+    filename: str
+    doc_id: str | None
+    collection: str
+    redo_degraded: bool = False
+    indexers: Sequence[VersionIndexer] = ()
+
+
+def ingest_job(
+    store: Store,
+    data: bytes,
+    *,
+    filename: str,
+    doc_id: str | None,
+    settings: Settings,
+    indexers: Sequence[VersionIndexer],
+    collection: str = DEFAULT_COLLECTION,
+    redo_degraded: bool = False,
+) -> Callable[[Callable[[str, int, int], None]], dict[str, Any]]:
+    """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
+
+    def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
+        # function-level: the parser (PyMuPDF) loads in the job, not for queries
+        from folio.ingest.pipeline import ingest_bytes
+
+        report = ingest_bytes(
+            store,
+            data,
+            filename=filename,
+            doc_id=doc_id,
+            ocr=settings.ingest.ocr,
+            indexers=indexers,
+            progress=progress,
+            max_bytes=settings.ingest.max_upload_bytes,
+            max_pages=settings.ingest.max_pages,
+            collection=collection,
+            redo_degraded=redo_degraded,
+        )
+        return report.job_result(collection)
+
+    return work
+
+
+class JobHandle(Protocol):
+    """A job as the routes see it, wherever it runs."""
+
+    job_id: str
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    http_status: int
+    meta: dict[str, Any]
+
+    @property
+    def status(self) -> str: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    async def wait_async(self) -> None: ...
+
+
+class JobRunner(Protocol):
+    """Runs ingest jobs and answers for them: ``start``/``stop`` in the app's lifespan, ``submit_ingest``
+    per upload (a runner that cannot do what ``spec`` asks raises ``InvalidRequest``), ``get``/``list``/
+    ``counts`` for ``/v1/jobs`` and ``/v1/health``."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 30.0) -> None: ...
+
+    def submit_ingest(self, spec: IngestSpec) -> JobHandle: ...
+
+    def get(self, job_id: str) -> JobHandle | None: ...
+
+    def list(self) -> Sequence[JobHandle]: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+
+@dataclass
+class Job:
+    job_id: str
+    kind: str
+    work: JobWork | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    status: JobStatus = "queued"
+    stage: str = "queued"
+    done: int = 0
+    total: int = 0
+    created_at: float = field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    http_status: int = 200
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def snapshot(self) -> dict[str, Any]:
+        """A consistent, JSON-able view (the worker mutates the job while clients read it)."""
+        return {
+            "job_id": self.job_id,
+            "kind": self.kind,
+            "status": self.status,
+            "progress": {"stage": self.stage, "done": self.done, "total": self.total},
+            "created_at": self.created_at,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "result": self.result,
+            "error": self.error,
+            **self.meta,
+        }
+
+    async def wait_async(self, poll_s: float = 0.05) -> None:
+        """Wait without holding a threadpool thread (a blocked thread per waiting upload would
+        starve the query endpoints)."""
+        while not self.finished.is_set():
+            await asyncio.sleep(poll_s)
+
+
+class LocalJobRunner:
+    """``JobRunner`` in this process: owns the worker thread and the job table."""
+
+    def __init__(self, *, keep: int = 200) -> None:
+        self._queue: queue.Queue[Job | None] = queue.Queue()
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._keep = keep
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="folio-ingest-worker", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Finish the running job (queued ones are dropped as failed) and stop the worker."""
+        if self._thread is None:
+            return
+        with self._lock:
+            for job in self._jobs.values():
+                if job.status == "queued":
+                    self._fail(job, "shutting_down", "the server stopped before this job ran", 503)
+        self._queue.put(None)
+        self._thread.join(timeout)
+        self._thread = None
+
+    def submit(self, kind: str, work: JobWork, **meta: Any) -> Job:
+        job = Job(job_id=uuid.uuid4().hex[:16], kind=kind, work=work, meta=meta)
+        with self._lock:
+            self._jobs[job.job_id] = job
+            self._trim()
+        self._queue.put(job)
+        return job
+
+    def submit_ingest(self, spec: IngestSpec) -> Job:
+        work = ingest_job(
+            spec.store,
+            spec.data,
+            filename=spec.filename,
+            doc_id=spec.doc_id,
+            settings=spec.settings,
+            indexers=spec.indexers,
+            collection=spec.collection,
+            redo_degraded=spec.redo_degraded,
+        )
+        return self.submit("ingest", work, filename=spec.filename, doc_id=spec.doc_id, collection=spec.collection)
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def list(self) -> list[Job]:
+        """Newest first."""
+        with self._lock:
+            return list(reversed(self._jobs.values()))
+
+    def counts(self) -> dict[str, int]:
+        out = {"queued": 0, "running": 0, "done": 0, "failed": 0}
+        for job in self.list():
+            out[job.status] += 1
+        return out
+
+    def _trim(self) -> None:
+        finished = [j for j in self._jobs.values() if j.finished.is_set()]
+        for job in finished[: max(0, len(finished) - self._keep)]:
+            del self._jobs[job.job_id]
+
+    @staticmethod
+    def _fail(job: Job, code: str, message: str, http_status: int) -> None:
+        job.status = "failed"
+        job.error = {"code": code, "message": message}
+        job.http_status = http_status
+        job.finished_at = time.time()
+        job.work = None
+        job.finished.set()
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            if job.finished.is_set() or job.work is None:
+                continue
+            job.status = "running"
+            job.stage = "starting"
+            job.started_at = time.time()
+
+            def progress(stage: str, done: int, total: int, job: Job = job) -> None:
+                job.stage, job.done, job.total = stage, done, total
+
+            try:
+                job.result = job.work(progress)
+            except FolioError as e:
+                logger.info("job %s failed: %s", job.job_id, e)
+                self._fail(job, e.code, str(e), status_for(e))
+                continue
+            except Exception as e:  # noqa: BLE001 - a crashed job must not kill the worker; logged as our bug
+                logger.exception("job %s crashed", job.job_id)
+                self._fail(job, "internal_error", f"internal error: {type(e).__name__}: {e}", 500)
+                continue
+            job.status = "done"
+            job.stage = "done"
+            job.finished_at = time.time()
+            job.work = None  # drop the upload bytes
+            job.finished.set()
