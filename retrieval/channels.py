@@ -15,7 +15,12 @@ channel           model                                   table        ingest-si
 ``clip``          an open_clip model (optional)           ``figures``  ``ClipFigureIndexer``
 ``colpali``       a colpali-engine model (optional)       ``pages``    ``ColPaliPageIndexer``
 ``pagelex``       BM25 over whole page texts              ``regions``  none: reads the page regions
+``statement``     pages headed by a statement's title     ``regions``  none: reads the page regions
 ================  ======================================  ===========  ==========================================
+
+The lexical channels (``bm25``, ``pagelex``) search the question followed by the line items of the financial
+metrics it names (``ChannelQuery.lexical``, ``retrieval.glossary``); ``statement`` adds a list only when the
+question names or needs a financial statement.
 
 The text channels' indexer runs in every ingest, before the others (``ingest`` never imports
 ``retrieval``; the optional indexers are handed to it, ``retrieval.visual.indexers_from_settings``).
@@ -35,6 +40,7 @@ from folio.kernel.scope import Scope
 from folio.retrieval.clip import FIGURES_TABLE, ClipFigureIndexer, ClipModel, ClipRetriever
 from folio.retrieval.colpali import PAGES_TABLE, ColPaliModel, ColPaliPageIndexer, ColPaliRetriever
 from folio.retrieval.pagelex import PageLexRetriever
+from folio.retrieval.statements import STATEMENT_WEIGHT, StatementPages
 from folio.retrieval.text import Candidate, TextRetriever
 
 if TYPE_CHECKING:
@@ -53,6 +59,13 @@ class ChannelQuery:
     limit: int
     region_ids: Collection[str] | None = None  # summary routing: the text channels search only these
     found: Mapping[str, Sequence[Candidate]] = field(default_factory=dict)  # the lists built before this one
+    expansion: str = ""  # line items the question's metrics are read from (``retrieval.glossary.expand``)
+    statements: tuple[str, ...] = ()  # statements it names or needs (``retrieval.glossary.statements_for``)
+
+    @property
+    def lexical(self) -> str:
+        """What the lexical channels search: the question, then its glossary expansion (if any)."""
+        return f"{self.text}\n{self.expansion}" if self.expansion else self.text
 
 
 class Channel(Protocol):
@@ -81,7 +94,7 @@ class TextFullTextChannel:
     weight: float = 1.0
 
     def search(self, query: ChannelQuery) -> list[Candidate] | None:
-        return self.text.bm25(query.text, query.scope, query.limit, region_ids=query.region_ids)
+        return self.text.bm25(query.lexical, query.scope, query.limit, region_ids=query.region_ids)
 
     def clear(self) -> None:
         self.text.clear()
@@ -148,10 +161,28 @@ class PageLexChannel:
     def search(self, query: ChannelQuery) -> list[Candidate] | None:
         if self.weight <= 0:
             return None
-        return self.pagelex.search(query.text, query.scope, query.limit) or None
+        return self.pagelex.search(query.lexical, query.scope, query.limit) or None
 
     def clear(self) -> None:
         self.pagelex.clear()
+
+
+@dataclass
+class StatementChannel:
+    """The pages headed by the statements the question needs (``retrieval.statements``); no list when it needs none."""
+
+    statements: StatementPages
+    weight: float = STATEMENT_WEIGHT
+    name: str = "statement"
+    table: str = "regions"
+
+    def search(self, query: ChannelQuery) -> list[Candidate] | None:
+        if self.weight <= 0 or not query.statements:
+            return None
+        return self.statements.search(query.statements, query.scope, query.limit) or None
+
+    def clear(self) -> None:
+        self.statements.clear()
 
 
 @dataclass(frozen=True)
@@ -163,6 +194,7 @@ class ChannelModels:
     clip: ClipModel | None = None
     colpali: ColPaliModel | None = None
     page_lex_weight: float = 1.0
+    statement_weight: float = STATEMENT_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -206,6 +238,7 @@ CHANNELS: tuple[ChannelSpec, ...] = (
         _colpali_indexer,
     ),
     ChannelSpec("pagelex", lambda m: PageLexChannel(PageLexRetriever(m.store), m.page_lex_weight)),
+    ChannelSpec("statement", lambda m: StatementChannel(StatementPages(m.store), m.statement_weight)),
 )
 _ALL = tuple(spec.name for spec in CHANNELS)
 # The channels each strategy runs. ``summary`` runs them all, its text channels inside the routed sections.

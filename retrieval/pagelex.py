@@ -34,6 +34,7 @@ K1 = 1.5
 B = 0.75
 MAX_VERSIONS = 64  # versions of one scope ranked by page text
 CACHE_VERSIONS = 256  # page lexicons kept
+TITLE_LINES = 4  # lines of a page's first block that make its title
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|\w+")
@@ -72,6 +73,16 @@ def fold_plural(word: str) -> str:
     if word.endswith(("us", "ss")):
         return word
     return word[:-1]
+
+
+def page_title(text: str) -> str:
+    """A page's title: its first block of text (up to the first blank line), at most ``TITLE_LINES`` lines.
+
+    >>> page_title("ACME Corp\nConsolidated Balance Sheet\nAt December 31\n\n(Millions) 2022 2021\nAssets")
+    'ACME Corp\nConsolidated Balance Sheet\nAt December 31'
+    """
+    block = text.strip().split("\n\n", 1)[0]
+    return "\n".join(block.splitlines()[:TITLE_LINES])
 
 
 def page_terms(text: str) -> list[str]:

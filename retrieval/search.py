@@ -46,10 +46,12 @@ from folio.retrieval.channels import (
 from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel, ClipRetriever
 from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliRetriever
 from folio.retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
+from folio.retrieval.glossary import expand, statements_for
 from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
 from folio.retrieval.pagelex import PageLexRetriever
 from folio.retrieval.rerank import Completer, LLMReranker, Reranker
 from folio.retrieval.scope import Scope, modality_of, resolve_scope
+from folio.retrieval.statements import STATEMENT_WEIGHT
 from folio.retrieval.summary import RoutedSection, SummaryRouter
 from folio.retrieval.text import Candidate, TextRetriever
 from folio.retrieval.visual import load_clip, load_colpali, off_status, on_status
@@ -102,17 +104,23 @@ class Retriever:
         llm_summaries: bool = False,
         ref_weight: float = REF_WEIGHT,
         page_lex_weight: float = PAGE_LEX_WEIGHT,
+        glossary: bool = True,
+        statement_weight: float = STATEMENT_WEIGHT,
     ) -> None:
         if text_encoder is None:
             text_encoder = default_text_encoder()
         self.store = store
         self.ref_weight = ref_weight
+        # financial metrics: the lexical channels also search their line items, the statement list finds
+        # the statements they are printed in (retrieval.glossary, retrieval.statements)
+        self.glossary = glossary
         self._label_cache: dict[tuple[str, str, str], LabelIndex[Region]] = {}  # (doc, version, stamp)
         self._label_lock = threading.Lock()
         self.text_encoder = text_encoder
         self.text = TextRetriever(store, text_encoder)
         self.channels: dict[str, Channel] = build_channels(
-            ChannelModels(store, self.text, clip=clip, colpali=colpali, page_lex_weight=page_lex_weight)
+            ChannelModels(store, self.text, clip=clip, colpali=colpali, page_lex_weight=page_lex_weight,
+                          statement_weight=statement_weight)
         )
         if reranker is None and llm is not None:
             reranker = LLMReranker(llm)
@@ -238,7 +246,9 @@ class Retriever:
                 region_ids = routes.keys()
             else:
                 result.notes.append("no section summaries in scope; searched all text instead")
-        lists = self._channel_lists(strategy, ChannelQuery(query, scope, depth, region_ids=region_ids))
+        expansion, statements = (expand(query), statements_for(query)) if self.glossary else ("", ())
+        lists = self._channel_lists(strategy, ChannelQuery(query, scope, depth, region_ids=region_ids,
+                                                            expansion=expansion, statements=statements))
         weights = {name: channel.weight for name, channel in self.channels.items()}
         weights["pageref"] = weights["labelref"] = self.ref_weight
         refs = parse_page_refs(query)

@@ -18,14 +18,14 @@ from folio.retrieval.text import Candidate
 
 def test_every_strategy_names_registered_channels_in_registry_order() -> None:
     names = [spec.name for spec in CHANNELS]
-    assert names == ["bm25", "dense", "clip", "colpali", "pagelex"]
+    assert names == ["bm25", "dense", "clip", "colpali", "pagelex", "statement"]
     assert set(STRATEGY_CHANNELS) == set(get_args(RetrievalStrategy))
     for strategy, channels in STRATEGY_CHANNELS.items():
         assert list(channels) == [n for n in names if n in channels], strategy
 
 
 def test_a_retriever_runs_the_strategys_channels_in_order(retriever: Any) -> None:
-    assert list(retriever.channels) == ["bm25", "dense", "clip", "colpali", "pagelex"]
+    assert list(retriever.channels) == ["bm25", "dense", "clip", "colpali", "pagelex", "statement"]
     assert {c.table for c in retriever.channels.values()} == {"chunks", "figures", "pages", "regions"}
     hybrid = retriever.search_detailed("response targets for priority one incidents", k=10)
     assert hybrid.retrievers[:4] == ["bm25", "dense", "clip", "colpali"]
