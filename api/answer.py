@@ -61,7 +61,7 @@ from folio.retrieval.llm_http import Deadline
 if TYPE_CHECKING:
     from folio.api.model_calls import Slot
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
 logger = logging.getLogger(__name__)

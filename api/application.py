@@ -63,7 +63,8 @@ from folio.api.service import (
 )
 from folio.assembly import verify_answer
 from folio.assembly.types import ContextPackage, VerifyReport
-from folio.ingest.store import DEFAULT_COLLECTION, Store
+from folio.ingest.storage.sql import DEFAULT_COLLECTION
+from folio.ingest.storage.store import Store
 from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.model import PARSER_VERSION, IngestReport
 from folio.kernel.tokens import get_tokenizer, register_tokenizer
@@ -339,7 +340,7 @@ class Folio:
         """A stored PNG: its path (a local store) or its bytes (an object store); ``AssetNotFound`` if none."""
         if not relative:
             raise AssetNotFound(f"no stored image for {what}")
-        if not self.store.local:  # object store: the PNG is a row of the assets table (ingest/objstore.py)
+        if not self.store.local:  # object store: the PNG is a row of the assets table (ingest/storage/objstore.py)
             try:
                 return self.store.read_asset(relative)
             except LookupError as e:

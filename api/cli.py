@@ -41,9 +41,9 @@ from folio.kernel.printable import terminal_safe
 # without loading torch, LanceDB or PyMuPDF.
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.parse_supervisor import IngestLimits
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.visual import indexers_from_settings
 
     settings = settings_for(args)
@@ -140,7 +140,7 @@ def _mb(n: int) -> str:
 def cmd_compact(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
-    from folio.ingest.maintenance import compact
+    from folio.ingest.storage.maintenance import compact
 
     store = open_store(args)
     result = compact(store, timedelta(seconds=args.older_than))
@@ -154,7 +154,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from folio.ingest.maintenance import check
+    from folio.ingest.storage.maintenance import check
 
     store = open_store(args)
     result = check(store, repair=args.repair)

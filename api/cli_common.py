@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -107,7 +107,7 @@ def settings_for(args: argparse.Namespace) -> Settings:
 def open_store(args: argparse.Namespace) -> Store:
     """The store a command reads or changes; one that does not exist is an error (``NoStore``), not a
     new empty store (a mistyped ``--data`` would otherwise answer "no documents")."""
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     settings = settings_for(args)
     require_store(settings.storage.data)
@@ -121,7 +121,7 @@ class NoStore(FolioError, FileNotFoundError):
 def require_store(data: str) -> None:
     """Raise ``NoStore`` when the local directory ``data`` holds no folio store (no versions table:
     nothing was ever ingested or served there). Object-store URIs are not checked here."""
-    from folio.ingest.objstore import is_local
+    from folio.ingest.storage.objstore import is_local
 
     uri = data.removeprefix("file://")
     if is_local(uri) and not (Path(uri) / "lancedb" / "versions.lance").is_dir():

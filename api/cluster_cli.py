@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 # without loading torch, LanceDB or PyMuPDF.
 if TYPE_CHECKING:
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
 POLL_S = 0.3
 

@@ -26,7 +26,7 @@ from folio.kernel.errors import InvalidRequest
 from folio.kernel.model import BBox, Region
 
 if TYPE_CHECKING:
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
 MAX_CHARS = 4000
 MAX_BOXES = 64

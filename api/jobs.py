@@ -34,7 +34,7 @@ from folio.kernel.errors import FolioError
 if TYPE_CHECKING:
     from folio.api.settings import Settings
     from folio.ingest.pipeline import VersionIndexer
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
 logger = logging.getLogger(__name__)
 

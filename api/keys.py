@@ -39,7 +39,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from folio.ingest.store import check_collection
+from folio.ingest.storage.sql import check_collection
 from folio.kernel.errors import FolioError, InvalidRequest
 
 logger = logging.getLogger(__name__)

@@ -16,7 +16,8 @@ from folio.api.errors import capped_list
 from folio.api.schemas import assembly_options
 from folio.assembly import assemble
 from folio.assembly.types import ContextPackage
-from folio.ingest.store import DEFAULT_COLLECTION, Store
+from folio.ingest.storage.sql import DEFAULT_COLLECTION
+from folio.ingest.storage.store import Store
 from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
 from folio.kernel.model import DocumentVersion, Region
 from folio.retrieval.scope import Scope, resolve_scope

@@ -1,4 +1,4 @@
-"""Add the table row units (``folio.ingest.table_rows``) to an existing store without re-ingesting.
+"""Add the table row units (``folio.ingest.row_units``) to an existing store without re-ingesting.
 
 For measuring: the row chunks are made by the ingest path's own ``table_row_chunks`` from the stored
 table regions, appended to ``chunks`` with each version's writer tag, and the full-text index is
@@ -20,9 +20,9 @@ import pyarrow as pa
 
 from folio.ingest.embed import default_text_encoder
 from folio.ingest.pipeline import table_row_chunks
-from folio.ingest.rows import SEARCH_KINDS, WRITER_FIELD
 from folio.ingest.storage.chunks import chunk_rows
-from folio.ingest.store import Store
+from folio.ingest.storage.sql import SEARCH_KINDS, WRITER_FIELD
+from folio.ingest.storage.store import Store
 
 
 def _sql(s: str) -> str:

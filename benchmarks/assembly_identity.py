@@ -51,7 +51,7 @@ SERVER_K, SERVER_BUDGET = 200, 1500
 
 
 def save_hits(out: str) -> None:
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     rows: list[dict[str, Any]] = []
@@ -77,7 +77,7 @@ def save_hits(out: str) -> None:
 def packages(hits_path: str) -> list[str]:
     from folio.api.service import version_filenames
     from folio.assembly import AssemblyOptions, assemble
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.kernel.hit import Hit
     from folio.retrieval.search import Retriever
 

@@ -64,7 +64,7 @@ def corpus_slice(docs: int, pages: int, into: Path) -> list[Path]:
 
 def ingest_in_process(uri: str, paths: list[Path]) -> dict[str, Any]:
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     store = Store(uri)
     started = time.perf_counter()
@@ -81,7 +81,7 @@ def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
     from folio.api.cluster import board, connect, job_spec
     from folio.api.cluster_local import start_ray
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     cluster = start_ray(workers=workers, cpus_per_worker=1)
     try:
@@ -120,7 +120,7 @@ def query_latency(uri: str, n: int) -> dict[str, Any]:
     from folio.api.schemas import ContextRequest
     from folio.api.service import build_context
     from folio.api.settings import Settings
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(uri)
@@ -158,8 +158,8 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
     import pymupdf
 
     from folio.api.cluster_local import KEY_ID, REGION, SECRET
-    from folio.ingest.objstore import storage_options_from_env
-    from folio.ingest.tables import ASSETS
+    from folio.ingest.storage.objstore import storage_options_from_env
+    from folio.ingest.storage.schema import ASSETS
 
     pngs: list[tuple[str, bytes]] = []
     for p in paths:

@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from folio.ingest.embed import TextEncoder, default_text_encoder
-from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
-from folio.ingest.store import RETIRE_AFTER_S, Store
-from folio.ingest.table_rows import row_units
+from folio.ingest.row_units import row_units
+from folio.ingest.storage.sql import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
+from folio.ingest.storage.store import RETIRE_AFTER_S, Store
 from folio.ingest.unit_budget import Budgeted, budget_units
 from folio.kernel.errors import IngestTimeout, InvalidRequest, VersionNotFound
 from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
 from folio.kernel.printable import display_name
 
 if TYPE_CHECKING:
-    from folio.ingest.limits import IngestLimits
-    from folio.ingest.parse import ParsedDocument
-    from folio.ingest.pdf_wordtables import WordTables
+    from folio.ingest.parse_supervisor import IngestLimits
+    from folio.ingest.pdf.parse import ParsedDocument
+    from folio.ingest.pdf.wordtables import WordTables
 
 logger = logging.getLogger(__name__)
 
@@ -141,11 +141,11 @@ def ingest_bytes(
     version's rows and re-raises. Parsing runs within ``limits`` (default ``IngestLimits.from_env()``), the
     embedding within ``timeout_s`` from the parse's end, the text index within ``ingest.unit_budget``.
     ``collection``: ``CollectionConflict`` when the doc id lives in another. ``table_rows``: row units
-    (``ingest.table_rows``; off: neutral on mmlb). ``word_tables``: ``ingest.pdf_wordtables`` (default
+    (``ingest.row_units``; off: neutral on mmlb). ``word_tables``: ``ingest.pdf.wordtables`` (default
     ``FOLIO_WORD_TABLES``). ``filename`` is stored as ``kernel.printable.display_name`` makes it."""
     # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
-    from folio.ingest.limits import IngestLimits, parse_with_limits
-    from folio.ingest.validate import open_pdf
+    from folio.ingest.parse_supervisor import IngestLimits, parse_with_limits
+    from folio.ingest.pdf.validate import open_pdf
     from folio.settings import IngestSettings
 
     started = time.perf_counter()
@@ -367,7 +367,7 @@ class ChunkIndexer:
 def table_row_chunks(
     searchable: Sequence[Region], encoder: TextEncoder, *, progress: Callable[[int, int], None] | None = None
 ) -> tuple[list[Region], np.ndarray]:
-    """The row units of the tables among ``searchable`` (``folio.ingest.table_rows``) with their text
+    """The row units of the tables among ``searchable`` (``folio.ingest.row_units``) with their text
     vectors: extra chunks that carry their table's region id. Encoded apart from the regions' own
     chunks, so a version without long tables is written exactly as before."""
     rows = [u for r in searchable for u in row_units(r)]

@@ -25,7 +25,7 @@ import numpy as np
 
 from folio.ingest.embed import TEXT_DIM, TextEncoder, default_text_encoder
 from folio.ingest.storage.interface import StoreReader, StoreWriter
-from folio.ingest.tables import TableSpec, VersionScopedRow, vector_row
+from folio.ingest.storage.schema import TableSpec, VersionScopedRow, vector_row
 from folio.kernel.errors import ModelUnavailable
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import CHILD_KINDS, FigurePayload, Region, TablePayload
@@ -35,7 +35,7 @@ from folio.retrieval.llm import ChatClient
 from folio.retrieval.text import top_k
 
 if TYPE_CHECKING:
-    from folio.ingest.parse import ParsedDocument
+    from folio.ingest.pdf.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 

@@ -53,7 +53,7 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
         "folio/api/cli.py",
         "folio/api/routes/query.py",
         "folio/api/static/index.html",
-        "folio/ingest/store.py",
+        "folio/ingest/storage/store.py",
         "folio/retrieval/search.py",
         "folio/assembly/core.py",
         "folio/client.py",

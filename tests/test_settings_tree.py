@@ -86,8 +86,8 @@ def test_context_group_is_the_default_budget_and_tokenizer_of_a_request(env: pyt
 
 
 def test_storage_group_places_the_store_and_reaches_lancedb_options(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from folio.ingest.objstore import storage_options_from_env
-    from folio.ingest.store import Store
+    from folio.ingest.storage.objstore import storage_options_from_env
+    from folio.ingest.storage.store import Store
 
     env.setenv("FOLIO_DATA", str(tmp_path / "elsewhere"))
     assert Store().uri == str(tmp_path / "elsewhere") == Settings().storage.data
@@ -107,7 +107,7 @@ def test_storage_group_places_the_store_and_reaches_lancedb_options(env: pytest.
 
 
 def test_ingest_group_is_the_parse_limits(env: pytest.MonkeyPatch) -> None:
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.parse_supervisor import IngestLimits
 
     env.setenv("FOLIO_PAGE_TIMEOUT_S", "7")
     env.setenv("FOLIO_INGEST_MEMORY_MB", "0")  # 0: off
@@ -164,7 +164,7 @@ def test_llm_group_names_its_variable_when_invalid(env: pytest.MonkeyPatch, tmp_
 
 def test_cluster_group_sizes_a_ray_task_and_keys_stay_behind(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from folio.api.cluster import job_spec
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     env.setenv("FOLIO_RAY_CPUS_PER_DOC", "2.5")
     env.setenv("FOLIO_RAY_GPUS_PER_DOC", "1")
@@ -238,6 +238,6 @@ def test_the_environment_others_need_is_set_through_the_settings(monkeypatch: py
 
 def test_storage_group_without_aws_variables_gives_no_options() -> None:
     assert StorageSettings.from_env({"AWS_REGION": "x"}).aws_region == "x"
-    from folio.ingest.objstore import storage_options
+    from folio.ingest.storage.objstore import storage_options
 
     assert storage_options("/local/dir", StorageSettings.from_env({"AWS_REGION": "x"})) == {}

@@ -33,7 +33,8 @@ from folio.api.schemas import (
     PageList,
     error_responses,
 )
-from folio.ingest.store import DEFAULT_COLLECTION, Store, check_collection
+from folio.ingest.storage.sql import DEFAULT_COLLECTION, check_collection
+from folio.ingest.storage.store import Store
 from folio.kernel.errors import InvalidRequest
 
 router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key)])
@@ -115,8 +116,8 @@ def _precheck(
     """Reject bad input before queueing, so even ``wait=false`` gets an immediate 4xx. Returns the doc id:
     the request's, or the one derived from the file name (so the queued job says which)."""
     # function-level: PyMuPDF loads on the first upload, not at server start
+    from folio.ingest.pdf.validate import open_pdf
     from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
-    from folio.ingest.validate import open_pdf
 
     if doc_id is not None:
         check_doc_id(doc_id)

@@ -9,7 +9,7 @@ from folio.api.errors import JobNotFound
 from folio.api.jobs import JobHandle
 from folio.api.keys import Principal
 from folio.api.schemas import JobList, JobOut, error_responses
-from folio.ingest.store import DEFAULT_COLLECTION
+from folio.ingest.storage.sql import DEFAULT_COLLECTION
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], dependencies=[Depends(require_key)])
 

@@ -28,7 +28,7 @@ def test_llm_summaries_can_be_switched_on_from_the_environment(monkeypatch: pyte
 
 
 def test_health_reports_llm_summaries_only_when_they_are_on(tmp_path: Path) -> None:
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path)

@@ -1,4 +1,4 @@
-"""Object-store settings and the local staging of images (``ingest/objstore.py``); no servers needed."""
+"""Object-store settings and the local staging of images (``ingest/storage/objstore.py``); no servers needed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from folio.ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
+from folio.ingest.storage.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
 
 
 def test_storage_options_from_env() -> None:

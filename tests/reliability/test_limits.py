@@ -23,11 +23,11 @@ from benchmarks.odd_pdfs import (
 )
 from folio.api.app import create_app
 from folio.api.errors import status_for
-from folio.ingest.limits import IngestLimits, _death, parse_with_limits
-from folio.ingest.parse import REPAIRED_WARNING, parse_pdf
-from folio.ingest.pdf_ocr import ocr_available, scan_dpi
+from folio.ingest.parse_supervisor import IngestLimits, _death, parse_with_limits
+from folio.ingest.pdf.ocr import ocr_available, scan_dpi
+from folio.ingest.pdf.parse import REPAIRED_WARNING, parse_pdf
 from folio.ingest.pipeline import ingest_bytes
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel.errors import IngestMemory, IngestTimeout, InvalidDocument, ParserCrashed
 from tests.api.conftest import assert_error, make_settings
 
@@ -207,7 +207,7 @@ def test_text_over_a_page_sized_image_has_paragraphs_and_sentences(build: object
 def test_uncountable_page_tree_is_a_clean_error() -> None:
     """A /Count MuPDF rejects ("Invalid number of pages") was an uncaught RuntimeError (a 500)."""
     from benchmarks.odd_pdfs import huge_page_count
-    from folio.ingest.validate import open_pdf
+    from folio.ingest.pdf.validate import open_pdf
     from folio.kernel.errors import CorruptPDF
 
     with pytest.raises(CorruptPDF, match="page tree"):

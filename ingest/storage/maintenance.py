@@ -20,11 +20,11 @@ import logging
 from collections import Counter
 from typing import Any
 
-from folio.ingest.claims import claim_alive
-from folio.ingest.compaction import COMPACT_OLDER_THAN as COMPACT_OLDER_THAN  # re-exported: upkeep's names
-from folio.ingest.compaction import compact as compact
-from folio.ingest.compaction import sizes as sizes
-from folio.ingest.store import Store
+from folio.ingest.storage.claims import claim_alive
+from folio.ingest.storage.compaction import COMPACT_OLDER_THAN as COMPACT_OLDER_THAN  # re-exported: upkeep's names
+from folio.ingest.storage.compaction import compact as compact
+from folio.ingest.storage.compaction import sizes as sizes
+from folio.ingest.storage.store import Store
 
 logger = logging.getLogger(__name__)
 

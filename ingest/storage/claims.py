@@ -1,4 +1,4 @@
-"""Who may write a version: writer liveness and LanceDB commit-conflict retries (``ingest/store.py``).
+"""Who may write a version: writer liveness and LanceDB commit-conflict retries (``ingest/storage/store.py``).
 
 A pending versions row names its writer by a random id, pid, host, process start time and
 heartbeat. On this host the writer is live exactly while that process is (the start time tells a

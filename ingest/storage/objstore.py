@@ -11,7 +11,7 @@ options from ``FOLIO_STORAGE_OPTIONS`` and from what LanceDB itself reads from t
 A remote store keeps them *in LanceDB*, in the version-scoped ``assets`` table (one row per PNG:
 ``doc_id``, ``version_id``, ``path``, ``data``, ``writer``), so nothing is left on local disk and
 an image is written, counted, committed, cleaned up after a crash and deleted exactly like every
-other row of its version (``ingest/store.py``: claims). The parser still writes PNGs to a local
+other row of its version (``ingest/storage/store.py``: claims). The parser still writes PNGs to a local
 staging folder (it runs in a child process); the store uploads them with the version's regions and
 removes the folder. Why a table and not plain objects under the prefix: one storage client and one
 set of credentials; no second, non-transactional cleanup path (orphan objects after a killed
@@ -27,16 +27,16 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from folio.ingest.claims import _pid_alive
+from folio.ingest.storage.claims import _pid_alive
 from folio.settings import StorageSettings
 
 # Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
 STAGING_PREFIX = "folio-staging-"
-ASSETS_TABLE = "assets"  # its row model is ``ingest.tables.AssetRow``
+ASSETS_TABLE = "assets"  # its row model is ``ingest.storage.schema.AssetRow``
 
 
 class AssetStore(Protocol):
-    """What the image functions below need of a store (``folio.ingest.store.Store`` is one): the folder the
+    """What the image functions below need of a store (``folio.ingest.storage.store.Store`` is one): the folder the
     parser stages PNGs in, and its tables. A protocol, so that this module does not import the store, which
     calls it."""
 
@@ -93,7 +93,7 @@ def upload_staged(store: AssetStore, doc_id: str, version_id: str) -> int:
     """Move the PNGs the parser staged for one claimed version into the ``assets`` table (as that
     version's rows, under its writer) and remove them from local disk. Returns the number of images."""
     # function-level: LanceDB (through tables) loads when an image is uploaded, not when the store imports this
-    from folio.ingest.tables import ASSETS
+    from folio.ingest.storage.schema import ASSETS
 
     folder = Path(store.assets_root) / f"{doc_id}@{version_id}"
     if not folder.is_dir():

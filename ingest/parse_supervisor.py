@@ -4,12 +4,12 @@ Parsing is where a hostile or merely unlucky file costs the most: MuPDF decodes 
 content stream, Tesseract reads scanned pages. Neither can be interrupted from Python, and the API
 has one ingest worker, so one file could hold it for minutes or grow the server by gigabytes.
 ``parse_with_limits`` therefore runs ``parse_pdf`` in a child process (multiprocessing
-``forkserver``: a clean interpreter with ``ingest.parse`` preloaded, never a fork of the threaded
+``forkserver``: a clean interpreter with ``ingest.pdf.parse`` preloaded, never a fork of the threaded
 server) and, from the parent:
 
 - kills it when the whole parse runs past ``timeout_s`` (``IngestTimeout``);
 - lets one page cost at most ``page_timeout_s`` of slow steps: the child itself stops a page's
-  table, figure and OCR work there and keeps its text layer and render (``ingest.page_deadline``);
+  table, figure and OCR work there and keeps its text layer and render (``ingest.pdf.page_deadline``);
   the page is *degraded* (a warning, ``degraded_pages`` in the report), not the document failed.
   A page the child does not get past within ``hard_page_limit`` (one MuPDF call that does not
   return) gets the child killed and the document parsed again with that page cut to its text
@@ -47,13 +47,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from folio.ingest.page_deadline import hard_page_limit
-from folio.ingest.pdf_ocr import OcrBudget
+from folio.ingest.pdf.ocr import OcrBudget
+from folio.ingest.pdf.page_deadline import hard_page_limit
 from folio.kernel.errors import FolioError, IngestMemory, IngestTimeout, ParserCrashed
 from folio.settings import IngestSettings
 
 if TYPE_CHECKING:
-    from folio.ingest.parse import ParsedDocument
+    from folio.ingest.pdf.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def parse_with_limits(
     progress: Callable[[int, int], None] | None = None,
     **parse_kwargs: Any,
 ) -> ParsedDocument:
-    """``ingest.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring).
+    """``ingest.pdf.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring).
 
     A page past ``page_timeout_s`` is degraded by the parser itself. A page the parser does not
     get past within ``hard_page_limit`` gets the parser killed and the document parsed again with
@@ -122,7 +122,7 @@ def parse_with_limits(
     if not limits.isolate:
         # here, not at the top: PyMuPDF stays out of processes that only read limits (the forkserver
         # preloads it for the parse children)
-        from folio.ingest.parse import parse_pdf
+        from folio.ingest.pdf.parse import parse_pdf
 
         return parse_pdf(data, ocr_budget=limits.ocr_budget(), progress=progress, **parse_kwargs)
     started = time.monotonic()
@@ -252,7 +252,7 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["pymupdf", "folio.ingest.parse"])
+            ctx.set_forkserver_preload(["pymupdf", "folio.ingest.pdf.parse"])
             _ctx = ctx
         return _ctx
 
@@ -278,7 +278,7 @@ def _child_main(
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = limits.memory_mb * _MB
         resource.setrlimit(resource.RLIMIT_AS, (cap if hard < 0 else min(cap, hard), hard))
-    from folio.ingest.parse import parse_pdf  # preloaded by the forkserver; see parse_with_limits
+    from folio.ingest.pdf.parse import parse_pdf  # preloaded by the forkserver; see parse_with_limits
 
     def progress(done: int, total: int) -> None:
         conn.send(("progress", done, total))

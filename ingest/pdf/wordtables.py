@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Literal
 
-from folio.ingest.pdf_tables import TableData
-from folio.ingest.pdf_text import Block, Box
+from folio.ingest.pdf.tables import TableData
+from folio.ingest.pdf.text import Block, Box
 
 Word = tuple[float, float, float, float, str]
 
