@@ -140,7 +140,7 @@ def _mb(n: int) -> str:
 def cmd_compact(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
-    from folio.ingest.storage.maintenance import compact
+    from folio.ingest.storage.compaction import compact
 
     store = open_store(args)
     result = compact(store, timedelta(seconds=args.older_than))

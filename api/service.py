@@ -20,7 +20,8 @@ from folio.ingest.storage.sql import DEFAULT_COLLECTION
 from folio.ingest.storage.store import Store
 from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
 from folio.kernel.model import DocumentVersion, Region
-from folio.retrieval.scope import Scope, resolve_scope
+from folio.kernel.scope import Scope
+from folio.retrieval.scope import resolve_scope
 
 if TYPE_CHECKING:
     from folio.api.schemas import ContextRequest, RetrievalOptions

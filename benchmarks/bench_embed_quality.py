@@ -37,7 +37,8 @@ def reencode(src: Path, dst: Path, backend: str) -> float:
     import pyarrow as pa
     from lancedb.index import FTS
 
-    from folio.ingest.embed import TEXT_DIM, text_encoder
+    from folio.ingest.embed import text_encoder
+    from folio.ingest.storage.sql import TEXT_DIM
 
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst, symlinks=True)

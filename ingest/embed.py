@@ -39,10 +39,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from folio.ingest.storage.sql import TEXT_DIM as TEXT_DIM  # the stored vectors' width, which the encoder produces
+from folio.ingest.storage.sql import TEXT_DIM  # the stored vectors' width, which the encoder produces
 from folio.ingest.torchfix import ensure_torchvision
-from folio.settings import DEFAULT_DOCUMENT_BACKEND as DEFAULT_DOCUMENT_BACKEND  # FOLIO_EMBED_BACKEND's default
-from folio.settings import DEFAULT_QUERY_BACKEND as DEFAULT_QUERY_BACKEND  # FOLIO_QUERY_BACKEND's default
 from folio.settings import EmbeddingSettings, usable_cpus
 
 if TYPE_CHECKING:

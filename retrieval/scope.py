@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.errors import DocumentNotFound, InvalidRequest, VersionNotFound
 from folio.kernel.hit import Modality
-from folio.kernel.scope import Scope as Scope  # re-exported: where retrieval's callers have imported it from
+from folio.kernel.scope import Scope
 
 MODALITY_BY_KIND: dict[str, Modality] = {
     "sentence": "text",

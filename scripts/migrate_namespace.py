@@ -75,7 +75,8 @@ MAPPING: dict[str, str] = {
     "assembly": "folio.assembly",
     "api": "folio.api",
 }
-# where a module's source lives, for the modules that move to another folder
+# where a module's source lives, for the modules that move to another folder (not ingest/store.py: its old
+# path keeps a stub that warns, folio/_migration.py)
 MOVES: dict[str, str] = {
     "ingest/model.py": "folio/kernel/model.py",
     "ingest/errors.py": "folio/kernel/errors.py",
@@ -84,7 +85,6 @@ MOVES: dict[str, str] = {
     "ingest/index.py": "folio/kernel/index.py",
     "retrieval/hit.py": "folio/kernel/hit.py",
     "retrieval/pageref.py": "folio/kernel/pageref.py",
-    "ingest/store.py": "ingest/storage/store.py",
     "ingest/tables.py": "ingest/storage/schema.py",
     "ingest/rows.py": "ingest/storage/sql.py",
     "ingest/claims.py": "ingest/storage/claims.py",
@@ -110,7 +110,8 @@ MOVES: dict[str, str] = {
     "ingest/pdf_sentences.py": "ingest/pdf/sentences.py",
 }
 TOPS = sorted({m.split(".")[0] for m in MAPPING})
-SKIP = {"scripts/migrate_namespace.py", "README.md"}
+# the table of moved names and its test name the old modules on purpose
+SKIP = {"scripts/migrate_namespace.py", "README.md", "folio/_migration.py", "tests/test_migration.py"}
 TEXT_SUFFIXES = {".py", ".toml", ".sh", ".yml", ".yaml", ".cfg", ".ini", ".txt"}
 TEXT_NAMES = {"Dockerfile", "run"}
 

@@ -40,13 +40,17 @@ def test_layer_contracts_are_kept() -> None:
     assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in out.stdout
 
 
+MIGRATION_STUB = "from folio._migration import moved"
+
+
 def test_every_ingest_module_is_on_one_side_of_the_store_contract() -> None:
     """The store contract names packages: every other module or package of ``folio.ingest`` must be forbidden
     to the store (a new one says whether it is storage by being listed), and the PDF reader's contract too."""
     (store,) = (c for c in CONTRACTS if c["name"].startswith("The store"))
     (reader,) = (c for c in CONTRACTS if c["name"].startswith("The PDF reader"))
     assert store["source_modules"] == ["folio.ingest.storage"] and reader["source_modules"] == ["folio.ingest.pdf"]
-    modules = {f"folio.ingest.{p.stem}" for p in (ROOT / "ingest").glob("*.py") if p.stem != "__init__"}
+    modules = {f"folio.ingest.{p.stem}" for p in (ROOT / "ingest").glob("*.py") if p.stem != "__init__"
+               and MIGRATION_STUB not in p.read_text(encoding="utf-8")}  # an old path that only warns
     modules |= {f"folio.ingest.{p.parent.name}" for p in (ROOT / "ingest").glob("*/__init__.py")}
     others = modules - {"folio.ingest.storage"}
     missing = others - set(store["forbidden_modules"])

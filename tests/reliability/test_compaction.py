@@ -10,7 +10,8 @@ import pyarrow as pa
 import pytest
 
 from folio.ingest.pipeline import ingest_path
-from folio.ingest.storage.maintenance import check, compact, sizes
+from folio.ingest.storage.compaction import compact, sizes
+from folio.ingest.storage.maintenance import check
 from folio.ingest.storage.store import Store
 from tests.reliability.helpers import DOC, SAMPLE
 
