@@ -69,7 +69,7 @@ def test_rows_written_by_parser_v3_read_back_as_typed_payloads(tmp_path: Path) -
     import lancedb
 
     from folio.ingest.storage.schema import REGIONS_SCHEMA
-    from tests.ingest.test_tables import WRITTEN_BEFORE
+    from tests.ingest.test_schema import WRITTEN_BEFORE
 
     # A regions table as folio created it before issue 13 (hand-written schema, its column order).
     old_schema = pa.schema(list(WRITTEN_BEFORE["regions"].items()))
