@@ -7,7 +7,7 @@ figures), nothing stored.
 - ``text``, ``furniture``, ``headings``, ``sentences``, ``regions``: text blocks, running headers and footers,
   headings, sentences, and the regions built from them;
 - ``tables`` (ruled tables, ``find_tables``), ``tablechars`` (their cells' characters), ``wordtables`` and
-  ``wordtable_columns`` (statements read from word positions), ``figures``, ``ocr``.
+  ``wordrows`` (statements read from word positions), ``figures``, ``ocr``.
 
 In this package "table" is always a table printed in the PDF; the LanceDB tables are the store's
 (``folio.ingest.storage``). It imports the kernel and the settings, nothing else of folio (pyproject's contracts).
