@@ -158,8 +158,9 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
     import pymupdf
 
     from folio.api.cluster_local import KEY_ID, REGION, SECRET
-    from folio.ingest.storage.objstore import storage_options_from_env
+    from folio.ingest.storage.objstore import storage_options
     from folio.ingest.storage.schema import ASSETS
+    from folio.settings import StorageSettings
 
     pngs: list[tuple[str, bytes]] = []
     for p in paths:
@@ -169,7 +170,8 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
                 (f"assets/{p.stem}@x/page-{i + 1}.png", page.get_pixmap(matrix=pymupdf.Matrix(1.5, 1.5)).tobytes("png"))
             )
     total = sum(len(b) for _, b in pngs)
-    db = lancedb.connect("s3://folio/imgbench", storage_options=storage_options_from_env("s3://folio/imgbench"))
+    options = storage_options("s3://folio/imgbench", StorageSettings())
+    db = lancedb.connect("s3://folio/imgbench", storage_options=options)
     rows = pa.Table.from_pylist(
         [{"doc_id": "d", "version_id": "x", "path": k, "data": b} for k, b in pngs], schema=ASSETS.schema
     )

@@ -150,6 +150,7 @@ def pipeline_run(files: list[str]) -> dict[str, Any]:
     from folio.ingest.parse_supervisor import IngestLimits
     from folio.ingest.pipeline import ingest_path
     from folio.ingest.storage.store import Store
+    from folio.settings import IngestSettings
 
     t = time.perf_counter()
     default_text_encoder().encode(["warm up"])  # the model load, reported apart
@@ -160,7 +161,8 @@ def pipeline_run(files: list[str]) -> dict[str, Any]:
         for f in files:
             t = time.perf_counter()
             # in-process parses, old and new alike: the table switch only reaches a parse in this process
-            rep = ingest_path(store, f, ocr=True, limits=replace(IngestLimits.from_env(), isolate=False))
+            limits = replace(IngestLimits.from_settings(IngestSettings()), isolate=False)
+            rep = ingest_path(store, f, ocr=True, limits=limits)
             out["docs"].append(
                 {"file": pathlib.Path(f).name, "pages": rep.pages, "ocr_pages": rep.ocr_pages,
                  "seconds": time.perf_counter() - t}

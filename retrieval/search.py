@@ -148,6 +148,7 @@ class Retriever:
         llm = client_from_settings(settings)
         return cls(
             store,
+            text_encoder=default_text_encoder(settings.embedding),
             clip=clip,
             colpali=colpali,
             llm=llm,

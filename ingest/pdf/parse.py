@@ -42,7 +42,7 @@ from folio.ingest.pdf.page_lanes import OcrCall, OcrResult, PageLanes, Pending
 from folio.ingest.pdf.regions import PageData, build_regions
 from folio.ingest.pdf.tables import find_page_tables
 from folio.ingest.pdf.text import Block, center_in, extract_blocks
-from folio.ingest.pdf.validate import open_pdf
+from folio.ingest.pdf.validate import CheckedPdf, open_pdf
 from folio.ingest.pdf.wordtables import WordTables, find_word_tables, merge_tables
 from folio.kernel.model import PageInfo, PageIssue, Region, version_id_for
 
@@ -361,7 +361,7 @@ def _ocr_images(
 
 
 def parse_pdf(
-    data: bytes,
+    pdf: CheckedPdf | bytes,
     *,
     doc_id: str,
     filename: str,
@@ -377,7 +377,8 @@ def parse_pdf(
     page_modes: Mapping[int, PageMode] | None = None,
     word_tables: WordTables = "repair",
 ) -> ParsedDocument:
-    """Parse PDF bytes into regions (see the module docstring and ``ingest.model``).
+    """Parse a PDF into regions (see the module docstring and ``ingest.model``): bytes, checked here
+    (``password``, ``max_pages``, ``max_bytes``), or a ``CheckedPdf`` the ingest checked already.
 
     ``ocr=None`` OCRs scanned pages when Tesseract is installed, within ``ocr_budget`` (default:
     unbounded in total, 180 s per Tesseract call); ``assets_dir=None`` renders nothing. Bad input
@@ -391,8 +392,11 @@ def parse_pdf(
     ``word_tables``: where tables read from word positions replace or join the ruled tables
     (``ingest.pdf.wordtables``; the ``FOLIO_WORD_TABLES`` setting's default).
     """
-    doc = open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages)
-    version_id = version_id_for(data)
+    if isinstance(pdf, CheckedPdf):  # checked by the ingest: opened again, not checked again
+        doc, version_id = pdf.open(), pdf.version_id
+    else:
+        doc = open_pdf(pdf, password=password, max_bytes=max_bytes, max_pages=max_pages)
+        version_id = version_id_for(pdf)
     use_ocr = ocr_available() if ocr is None else (ocr and ocr_available())
     budget = (ocr_budget or OcrBudget()) if use_ocr else None
     warnings: list[str] = [REPAIRED_WARNING] if doc.is_repaired else []

@@ -21,7 +21,6 @@ writer); delete and crash cleanup already cover it. Measured in ``benchmarks/ben
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,20 +51,15 @@ def is_local(uri: str) -> bool:
     return "://" not in uri or uri.startswith("file://")
 
 
-def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """LanceDB ``storage_options`` for ``uri`` from the variables (the process's, or ``environ``), through
-    the settings (``folio.settings.StorageSettings``).
+def storage_options(uri: str, storage: StorageSettings) -> dict[str, str]:
+    """LanceDB ``storage_options`` for ``uri`` from the storage settings handed in (module docstring).
 
-    >>> storage_options_from_env("s3://b/p", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "x"})
+    >>> storage_options("s3://b/p", StorageSettings.from_env({"AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+    ...                                                       "AWS_REGION": "x"}))
     {'aws_endpoint': 'http://127.0.0.1:9000', 'allow_http': 'true', 'aws_region': 'x'}
-    >>> storage_options_from_env("/data", {"AWS_REGION": "x"})
+    >>> storage_options("/data", StorageSettings.from_env({"AWS_REGION": "x"}))
     {}
     """
-    return storage_options(uri, StorageSettings() if environ is None else StorageSettings.from_env(environ))
-
-
-def storage_options(uri: str, storage: StorageSettings) -> dict[str, str]:
-    """LanceDB ``storage_options`` for ``uri`` (module docstring)."""
     if is_local(uri):
         return {}
     out: dict[str, str] = {}

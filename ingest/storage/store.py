@@ -73,7 +73,8 @@ from folio.ingest.storage.catalogue import Catalogue
 from folio.ingest.storage.chunks import ChunkTable
 from folio.ingest.storage.compaction import compact
 from folio.ingest.storage.database import Database
-from folio.ingest.storage.objstore import is_local, storage_options_from_env
+from folio.ingest.storage.objstore import is_local
+from folio.ingest.storage.objstore import storage_options as storage_options_from_settings
 from folio.ingest.storage.regions import RegionTable
 from folio.ingest.storage.sql import (
     DEFAULT_COLLECTION,
@@ -82,7 +83,7 @@ from folio.ingest.storage.sql import (
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.scope import Scope
-from folio.settings import default_data_dir  # the store's default place is a setting (FOLIO_DATA)
+from folio.settings import StorageSettings, default_data_dir
 
 # Function-level imports: ``folio.ingest.storage.schema`` imports LanceDB (about a second); the store loads it on
 # first use, so that importing the store stays cheap (the CLI reads ``default_data_dir`` from it).
@@ -128,7 +129,9 @@ class Store:
             self.uri = self.uri.removeprefix("file://")
         if self.local:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
-        self.storage_options = storage_options if storage_options is not None else storage_options_from_env(self.uri)
+        if storage_options is None:  # the one place the store reads settings, for a caller that hands none in
+            storage_options = storage_options_from_settings(self.uri, StorageSettings())
+        self.storage_options = storage_options
         self.database = Database(self.uri, local=self.local, storage_options=self.storage_options)
         self.assets: Assets = assets_for(self.uri, local=self.local)
         # The folder the parser renders a version's images into (a staging folder on an object store).

@@ -88,7 +88,7 @@ def sheet_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("table-rows")
     store = Store(root / "data")
     pdf = _balance_sheet_pdf(root / "sheet.pdf")
-    report = ingest_path(store, pdf, doc_id="sheet", table_rows=True)
+    report = ingest_path(store, pdf, doc_id="sheet", row_units=True)
     plain = Store(root / "plain")
     ingest_path(plain, pdf, doc_id="sheet")
     return {"store": store, "version": report.version_id, "plain": plain}
