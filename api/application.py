@@ -8,7 +8,7 @@ docs, delete, compact, check, context, search, ask, demo, ``--ray``), the MCP to
 models, the LLM client's first call and the ingest indexers load when a method first needs them, so a light
 command (``folio docs``) never imports torch or the embedder. It holds the store as a
 ``api.service.store.ServiceStore`` (a ``StoreReader`` that also deletes); ingest and maintenance need the
-concrete ``folio.ingest.store.Store``, which is what ``open`` opens. Its methods take a validated request and
+concrete ``folio.ingest.storage.store.Store``, which is what ``open`` opens. Its methods take a validated request and
 the caller's collections (None: all) and return the pydantic response models the REST API serializes, so
 every interface gives the same answer in the same shape:
 
@@ -63,7 +63,8 @@ from folio.api.service.model_calls import ModelCalls
 from folio.api.service.responses import hit_out, region_out
 from folio.assembly import verify_answer
 from folio.assembly.types import ContextPackage, VerifyReport
-from folio.ingest.store import DEFAULT_COLLECTION, Store, check_collection
+from folio.ingest.storage.sql import DEFAULT_COLLECTION, check_collection
+from folio.ingest.storage.store import Store
 from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.model import PARSER_VERSION, IngestReport
 from folio.kernel.tokens import get_tokenizer, register_tokenizer
@@ -75,7 +76,7 @@ if TYPE_CHECKING:
     from folio.api.service.answer_schemas import AnswerRequest, AnswerResponse
     from folio.api.service.store import ServiceStore
     from folio.assembly.compress import Compressor
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.parse_supervisor import IngestLimits
     from folio.ingest.pipeline import VersionIndexer
     from folio.kernel.model import DocumentVersion
     from folio.retrieval.search import Retriever
@@ -322,7 +323,7 @@ class Folio:
         """A stored PNG: its path (a local store) or its bytes (an object store); ``AssetNotFound`` if none."""
         if not relative:
             raise AssetNotFound(f"no stored image for {what}")
-        if not self.store.local:  # object store: the PNG is a row of the assets table (ingest/objstore.py)
+        if not self.store.local:  # object store: the PNG is a row of the assets table (ingest/storage/objstore.py)
             try:
                 return self.store.read_asset(relative)
             except LookupError as e:
@@ -362,8 +363,8 @@ class Folio:
         the PDF (within the size and page limits) and a doc id of another collection (409; the ingest checks
         again under its claim). Returns the doc id: the request's, or the one derived from the file name."""
         # function-level: PyMuPDF loads on the first upload, not at server start
+        from folio.ingest.pdf.validate import open_pdf
         from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
-        from folio.ingest.validate import open_pdf
 
         if doc_id is not None:
             check_doc_id(doc_id)
@@ -425,13 +426,13 @@ class Folio:
 
     def compact(self, older_than: timedelta) -> dict[str, Any]:
         """``folio compact``: every table compacted, versions older than ``older_than`` removed; sizes."""
-        from folio.ingest.maintenance import compact  # function-level: maintenance only
+        from folio.ingest.storage.compaction import compact  # function-level: maintenance only
 
         return compact(self._writable(), older_than)
 
     def check(self, *, repair: bool = False) -> dict[str, Any]:
         """``folio check``: complete versions, no orphan rows or assets (``repair``: removed first); sizes."""
-        from folio.ingest.maintenance import check  # function-level: maintenance only
+        from folio.ingest.storage.maintenance import check  # function-level: maintenance only
 
         return check(self._writable(), repair=repair)
 
@@ -473,7 +474,7 @@ def register_tokenizers(settings: Settings) -> None:
 def require_store(data: str) -> None:
     """Raise ``NoStore`` when the local directory ``data`` holds no folio store (no versions table:
     nothing was ever ingested or served there). Object-store URIs are not checked here."""
-    from folio.ingest.objstore import is_local  # function-level: only the commands that need a store ask
+    from folio.ingest.storage.objstore import is_local  # function-level: only the commands that need a store ask
 
     uri = data.removeprefix("file://")
     if is_local(uri) and not (Path(uri) / "lancedb" / "versions.lance").is_dir():

@@ -34,7 +34,7 @@ from folio.kernel.printable import terminal_safe
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from folio.api.application import Folio
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.parse_supervisor import IngestLimits
 
     settings = settings_for(args)
     paths = pdf_paths(args.paths)

@@ -212,7 +212,7 @@ _CACHE_LOCK = threading.Lock()
 
 def _store(uri: str, storage_options: dict[str, str]) -> Any:
     """One Store per worker process and store (LanceDB connections and caches are reused)."""
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     key = uri + "|" + json.dumps(storage_options, sort_keys=True)
     with _CACHE_LOCK:
@@ -239,8 +239,8 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     import socket
 
     from folio.api.errors import status_for
-    from folio.ingest.claims import DEAD_WRITERS
     from folio.ingest.pipeline import ingest_bytes
+    from folio.ingest.storage.claims import DEAD_WRITERS
     from folio.kernel.errors import FolioError
 
     ray = _ray()

@@ -19,7 +19,8 @@ from folio.assembly import assemble
 from folio.assembly.types import AssemblyOptions, ContextPackage
 from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
 from folio.kernel.model import DocumentVersion, Region
-from folio.retrieval.scope import Scope, resolve_scope
+from folio.kernel.scope import Scope
+from folio.retrieval.scope import resolve_scope
 
 if TYPE_CHECKING:
     from folio.api.schemas import ContextRequest, RetrievalOptions

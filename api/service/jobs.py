@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from folio.api.errors import status_for
-from folio.ingest.store import DEFAULT_COLLECTION
+from folio.ingest.storage.sql import DEFAULT_COLLECTION
 from folio.kernel.errors import FolioError
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.settings import Settings
 
 logger = logging.getLogger(__name__)

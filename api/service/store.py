@@ -1,6 +1,6 @@
 """What the door (``api.application.Folio``) and its service room ask of a store: a ``StoreReader``
 (``ingest/storage/interface.py``) that also deletes, compacts after writing, says where its PNGs lie and how
-a Ray task reaches it. ``folio.ingest.store.Store`` is one; the door opens it and every other room of the api
+a Ray task reaches it. ``folio.ingest.storage.store.Store`` is one; the door opens it and every other room of the api
 sees only the door.
 """
 

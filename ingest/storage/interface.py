@@ -1,7 +1,7 @@
 """What retrieval and the application ask of a store: ``StoreReader`` (reads, scans, searches) and
 ``StoreWriter`` (what an ingest-side indexer writes through).
 
-``folio.ingest.store.Store`` implements both. Every scan and search takes plain values (a ``Scope``,
+``folio.ingest.storage.store.Store`` implements both. Every scan and search takes plain values (a ``Scope``,
 version keys, column names) and the store builds its own filters: code outside the store never writes a
 query string nor touches a LanceDB table (tests/test_layers.py checks retrieval).
 """
@@ -22,7 +22,7 @@ from folio.kernel.scope import Scope
 if TYPE_CHECKING:
     from lancedb.pydantic import LanceModel
 
-    from folio.ingest.tables import TableSpec
+    from folio.ingest.storage.schema import TableSpec
 
 
 class StoreReader(Protocol):
