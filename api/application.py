@@ -7,7 +7,7 @@ docs, delete, compact, check, context, search, ask, demo, ``--ray``), the MCP to
 ``Folio.open(settings)`` opens the store and registers the configured tokenizers; the retriever and its
 models, the LLM client's first call and the ingest indexers load when a method first needs them, so a light
 command (``folio docs``) never imports torch or the embedder. It holds the store as a
-``api.service.store.ServiceStore`` (a ``StoreReader`` that also deletes); ingest and maintenance need the
+``ingest.storage.interface.ServiceStore`` (a ``StoreReader`` that also deletes); ingest and maintenance need the
 concrete ``folio.ingest.storage.store.Store``, which is what ``open`` opens. Its methods take a validated request and
 the caller's collections (None: all) and return the pydantic response models the REST API serializes, so
 every interface gives the same answer in the same shape:
@@ -63,6 +63,7 @@ from folio.api.service.model_calls import ModelCalls
 from folio.api.service.responses import hit_out, region_out
 from folio.assembly import verify_answer
 from folio.assembly.types import ContextPackage, VerifyReport
+from folio.ingest.storage.objstore import storage_options
 from folio.ingest.storage.sql import DEFAULT_COLLECTION, check_collection
 from folio.ingest.storage.store import Store
 from folio.kernel.errors import FolioError, InvalidRequest
@@ -74,10 +75,10 @@ if TYPE_CHECKING:
 
     from folio.api.schemas import RegionOut, SearchRequest, VerifyRequest
     from folio.api.service.answer_schemas import AnswerRequest, AnswerResponse
-    from folio.api.service.store import ServiceStore
     from folio.assembly.compress import Compressor
-    from folio.ingest.parse_supervisor import IngestLimits
+    from folio.ingest.options import IngestOptions
     from folio.ingest.pipeline import VersionIndexer
+    from folio.ingest.storage.interface import ServiceStore
     from folio.kernel.model import DocumentVersion
     from folio.retrieval.search import Retriever
     from folio.settings import Settings
@@ -129,7 +130,9 @@ class Folio:
         if must_exist:
             require_store(settings.storage.data)
         register_tokenizers(settings)
-        return cls(settings, Store(settings.storage.data), llm=client_from_settings(settings), jobs=jobs)
+        data = settings.storage.data
+        store = Store(data, storage_options=storage_options(data, settings.storage))
+        return cls(settings, store, llm=client_from_settings(settings), jobs=jobs)
 
     def warm(self) -> Folio:
         """Load now what the first request would otherwise wait for (the server's startup and each query
@@ -396,28 +399,26 @@ class Folio:
         doc_id: str | None = None,
         progress: Callable[[str, int, int], None] | None = None,
         password: str | None = None,
-        ocr: bool | None = None,
         collection: str = DEFAULT_COLLECTION,
-        limits: IngestLimits | None = None,
-        redo_degraded: bool = False,
+        options: IngestOptions | None = None,
     ) -> IngestReport:
-        """One PDF file ingested here (``folio ingest``, ``folio demo``), with the settings' OCR (``ocr``:
-        instead) and size and page limits; ``limits``: the parse's (default: the ingest's own)."""
-        from folio.ingest.pipeline import ingest_path  # function-level: PyMuPDF loads for ingest only
+        """One PDF file ingested here (``folio ingest``, ``folio demo``) with ``options`` (default: the
+        settings' ``IngestOptions.from_settings``) and the settings' embedder: the pipeline reads no setting."""
+        # function-level: PyMuPDF and the embedder load for ingest only
+        from folio.ingest.embed import default_text_encoder
+        from folio.ingest.options import IngestOptions
+        from folio.ingest.pipeline import ingest_path
 
         return ingest_path(
             self._writable(),
             path,
             doc_id=doc_id,
             password=password,
-            ocr=self.settings.ingest.ocr if ocr is None else ocr,
+            collection=collection,
+            options=options if options is not None else IngestOptions.from_settings(self.settings.ingest),
+            encoder=default_text_encoder(self.settings.embedding),
             indexers=self.indexers,
             progress=progress,
-            max_pages=self.settings.ingest.max_pages,
-            max_bytes=self.settings.ingest.max_upload_bytes,
-            collection=collection,
-            limits=limits,
-            redo_degraded=redo_degraded,
         )
 
     def maintain(self) -> None:

@@ -166,7 +166,7 @@ t = store.table("pages")
 # api that may import the store themselves, each for a reason:
 STORE_ROOMS = {
     "folio.api.application": "the door: it opens the store and every interface calls it",
-    "folio.api.service": "the work behind the door, over the store the door hands in (api/service/store.py)",
+    "folio.api.service": "the work behind the door, over the store the door hands in (a ServiceStore)",
     "folio.api.cluster.board": "the Ray task opens the store on its worker, in another process than any door",
 }
 

@@ -25,8 +25,8 @@ from folio.retrieval.scope import resolve_scope
 if TYPE_CHECKING:
     from folio.api.schemas import ContextRequest, RetrievalOptions
     from folio.api.service.llm import ChatClient
-    from folio.api.service.store import ServiceStore
     from folio.assembly.compress import Compressor
+    from folio.ingest.storage.interface import ServiceStore
     from folio.retrieval.search import Retriever, SearchResult
     from folio.settings import Settings
 
