@@ -46,7 +46,7 @@ def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, sampl
 def test_health_answers_while_every_query_worker_is_busy(
     data_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from folio.api import query_ops
+    from folio.api.http import query_ops
 
     release = threading.Event()
     started = threading.Event()
