@@ -204,7 +204,10 @@ def test_redo_degraded_over_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         first = client.post("/v1/documents", files=files).json()
         assert first["report"]["degraded_pages"] == [2]
         assert client.post("/v1/documents", files=files).json()["status"] == "unchanged"
-        monkeypatch.setenv("FOLIO_PAGE_TIMEOUT_S", "0")  # the operator gives pages more time (0: no limit)
+    # the operator gives pages more time (0: no limit) and restarts the server: a job ingests with the
+    # server's settings, not with what the environment says since
+    monkeypatch.setenv("FOLIO_PAGE_TIMEOUT_S", "0")
+    with TestClient(create_app(make_settings(tmp_path / "data"))) as client:
         redone = client.post("/v1/documents", params={"redo_degraded": "true"}, files=files)
         assert redone.status_code == 200, redone.text
         body = redone.json()
