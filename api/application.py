@@ -7,8 +7,8 @@ docs, delete, compact, check, context, search, ask, demo, ``--ray``), the MCP to
 ``Folio.open(settings)`` opens the store and registers the configured tokenizers; the retriever and its
 models, the LLM client's first call and the ingest indexers load when a method first needs them, so a light
 command (``folio docs``) never imports torch or the embedder. It holds the store as a
-``api.service.store.ServiceStore`` (a ``StoreReader`` that also deletes); ingest and maintenance need the
-concrete ``folio.ingest.store.Store``, which is what ``open`` opens. Its methods take a validated request and
+``ingest.storage.interface.ServiceStore`` (a ``StoreReader`` that also deletes); ingest and maintenance need the
+concrete ``folio.ingest.storage.store.Store``, which is what ``open`` opens. Its methods take a validated request and
 the caller's collections (None: all) and return the pydantic response models the REST API serializes, so
 every interface gives the same answer in the same shape:
 
@@ -63,7 +63,9 @@ from folio.api.service.model_calls import ModelCalls
 from folio.api.service.responses import hit_out, region_out
 from folio.assembly import verify_answer
 from folio.assembly.types import ContextPackage, VerifyReport
-from folio.ingest.store import DEFAULT_COLLECTION, Store, check_collection
+from folio.ingest.storage.objstore import storage_options
+from folio.ingest.storage.sql import DEFAULT_COLLECTION, check_collection
+from folio.ingest.storage.store import Store
 from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.model import PARSER_VERSION, IngestReport
 from folio.kernel.tokens import get_tokenizer, register_tokenizer
@@ -73,10 +75,10 @@ if TYPE_CHECKING:
 
     from folio.api.schemas import RegionOut, SearchRequest, VerifyRequest
     from folio.api.service.answer_schemas import AnswerRequest, AnswerResponse
-    from folio.api.service.store import ServiceStore
     from folio.assembly.compress import Compressor
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.options import IngestOptions
     from folio.ingest.pipeline import VersionIndexer
+    from folio.ingest.storage.interface import ServiceStore
     from folio.kernel.model import DocumentVersion
     from folio.retrieval.search import Retriever
     from folio.settings import Settings
@@ -128,7 +130,9 @@ class Folio:
         if must_exist:
             require_store(settings.storage.data)
         register_tokenizers(settings)
-        return cls(settings, Store(settings.storage.data), llm=client_from_settings(settings), jobs=jobs)
+        data = settings.storage.data
+        store = Store(data, storage_options=storage_options(data, settings.storage))
+        return cls(settings, store, llm=client_from_settings(settings), jobs=jobs)
 
     def warm(self) -> Folio:
         """Load now what the first request would otherwise wait for (the server's startup and each query
@@ -322,7 +326,7 @@ class Folio:
         """A stored PNG: its path (a local store) or its bytes (an object store); ``AssetNotFound`` if none."""
         if not relative:
             raise AssetNotFound(f"no stored image for {what}")
-        if not self.store.local:  # object store: the PNG is a row of the assets table (ingest/objstore.py)
+        if not self.store.local:  # object store: the PNG is a row of the assets table (ingest/storage/objstore.py)
             try:
                 return self.store.read_asset(relative)
             except LookupError as e:
@@ -362,8 +366,8 @@ class Folio:
         the PDF (within the size and page limits) and a doc id of another collection (409; the ingest checks
         again under its claim). Returns the doc id: the request's, or the one derived from the file name."""
         # function-level: PyMuPDF loads on the first upload, not at server start
+        from folio.ingest.pdf.validate import open_pdf
         from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
-        from folio.ingest.validate import open_pdf
 
         if doc_id is not None:
             check_doc_id(doc_id)
@@ -395,28 +399,26 @@ class Folio:
         doc_id: str | None = None,
         progress: Callable[[str, int, int], None] | None = None,
         password: str | None = None,
-        ocr: bool | None = None,
         collection: str = DEFAULT_COLLECTION,
-        limits: IngestLimits | None = None,
-        redo_degraded: bool = False,
+        options: IngestOptions | None = None,
     ) -> IngestReport:
-        """One PDF file ingested here (``folio ingest``, ``folio demo``), with the settings' OCR (``ocr``:
-        instead) and size and page limits; ``limits``: the parse's (default: the ingest's own)."""
-        from folio.ingest.pipeline import ingest_path  # function-level: PyMuPDF loads for ingest only
+        """One PDF file ingested here (``folio ingest``, ``folio demo``) with ``options`` (default: the
+        settings' ``IngestOptions.from_settings``) and the settings' embedder: the pipeline reads no setting."""
+        # function-level: PyMuPDF and the embedder load for ingest only
+        from folio.ingest.embed import default_text_encoder
+        from folio.ingest.options import IngestOptions
+        from folio.ingest.pipeline import ingest_path
 
         return ingest_path(
             self._writable(),
             path,
             doc_id=doc_id,
             password=password,
-            ocr=self.settings.ingest.ocr if ocr is None else ocr,
+            collection=collection,
+            options=options if options is not None else IngestOptions.from_settings(self.settings.ingest),
+            encoder=default_text_encoder(self.settings.embedding),
             indexers=self.indexers,
             progress=progress,
-            max_pages=self.settings.ingest.max_pages,
-            max_bytes=self.settings.ingest.max_upload_bytes,
-            collection=collection,
-            limits=limits,
-            redo_degraded=redo_degraded,
         )
 
     def maintain(self) -> None:
@@ -425,13 +427,13 @@ class Folio:
 
     def compact(self, older_than: timedelta) -> dict[str, Any]:
         """``folio compact``: every table compacted, versions older than ``older_than`` removed; sizes."""
-        from folio.ingest.maintenance import compact  # function-level: maintenance only
+        from folio.ingest.storage.compaction import compact  # function-level: maintenance only
 
         return compact(self._writable(), older_than)
 
     def check(self, *, repair: bool = False) -> dict[str, Any]:
         """``folio check``: complete versions, no orphan rows or assets (``repair``: removed first); sizes."""
-        from folio.ingest.maintenance import check  # function-level: maintenance only
+        from folio.ingest.storage.maintenance import check  # function-level: maintenance only
 
         return check(self._writable(), repair=repair)
 
@@ -473,7 +475,7 @@ def register_tokenizers(settings: Settings) -> None:
 def require_store(data: str) -> None:
     """Raise ``NoStore`` when the local directory ``data`` holds no folio store (no versions table:
     nothing was ever ingested or served there). Object-store URIs are not checked here."""
-    from folio.ingest.objstore import is_local  # function-level: only the commands that need a store ask
+    from folio.ingest.storage.objstore import is_local  # function-level: only the commands that need a store ask
 
     uri = data.removeprefix("file://")
     if is_local(uri) and not (Path(uri) / "lancedb" / "versions.lance").is_dir():

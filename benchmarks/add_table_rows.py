@@ -1,6 +1,6 @@
-"""Add the table row units (``folio.ingest.table_rows``) to an existing store without re-ingesting.
+"""Add the table row units (``folio.ingest.row_units``) to an existing store without re-ingesting.
 
-For measuring: the row chunks are made by the ingest path's own ``table_row_chunks`` from the stored
+For measuring: the row chunks are made by the ingest path's own ``row_unit_chunks`` from the stored
 table regions, appended to ``chunks`` with each version's writer tag, and the full-text index is
 rebuilt. Run it on a COPY of an evaluation store, never on the original::
 
@@ -19,10 +19,10 @@ import time
 import pyarrow as pa
 
 from folio.ingest.embed import default_text_encoder
-from folio.ingest.pipeline import table_row_chunks
-from folio.ingest.rows import SEARCH_KINDS, WRITER_FIELD
+from folio.ingest.pipeline import row_unit_chunks
 from folio.ingest.storage.chunks import chunk_rows
-from folio.ingest.store import Store
+from folio.ingest.storage.sql import SEARCH_KINDS, WRITER_FIELD
+from folio.ingest.storage.store import Store
 
 
 def _sql(s: str) -> str:
@@ -38,7 +38,7 @@ def add_rows(store: Store, doc_id: str, version_id: str) -> int:
         return 0
     regions = store.region_index(doc_id, version_id).regions()
     searchable = [r for r in regions if r.kind in SEARCH_KINDS and r.text.strip()]
-    rows, vectors = table_row_chunks(searchable, default_text_encoder())
+    rows, vectors = row_unit_chunks(searchable, default_text_encoder())
     if not rows:
         return 0
     data = chunk_rows(rows, vectors)

@@ -51,7 +51,7 @@ SERVER_K, SERVER_BUDGET = 200, 1500
 
 
 def save_hits(out: str) -> None:
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     rows: list[dict[str, Any]] = []
@@ -80,7 +80,7 @@ def packages(hits_path: str) -> list[str]:
     except ImportError:  # a checkout from before issue 32 (this file may check either side)
         from folio.api.service import version_filenames  # type: ignore[no-redef]
     from folio.assembly import AssemblyOptions, assemble
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.kernel.hit import Hit
     from folio.retrieval.search import Retriever
 

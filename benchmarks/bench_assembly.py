@@ -148,7 +148,7 @@ def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: i
     Retrieval runs once per question, outside the timing; old and new alternate call by call."""
     from folio.api.service.context import version_filenames
     from folio.ingest.pipeline import doc_id_from_filename
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.kernel.index import MergedSource
     from folio.retrieval.search import Retriever
 

@@ -64,7 +64,7 @@ def corpus_slice(docs: int, pages: int, into: Path) -> list[Path]:
 
 def ingest_in_process(uri: str, paths: list[Path]) -> dict[str, Any]:
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     store = Store(uri)
     started = time.perf_counter()
@@ -80,7 +80,7 @@ def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
 
     from folio.api.cluster.board import board, connect, job_spec
     from folio.api.cluster.local import start_ray
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.settings import Settings
 
     cluster = start_ray(workers=workers, cpus_per_worker=1)
@@ -119,7 +119,7 @@ def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
 def query_latency(uri: str, n: int) -> dict[str, Any]:
     from folio.api.schemas import ContextRequest
     from folio.api.service.context import build_context
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
     from folio.settings import Settings
 
@@ -158,8 +158,9 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
     import pymupdf
 
     from folio.api.cluster.local import KEY_ID, REGION, SECRET
-    from folio.ingest.objstore import storage_options_from_env
-    from folio.ingest.tables import ASSETS
+    from folio.ingest.storage.objstore import storage_options
+    from folio.ingest.storage.schema import ASSETS
+    from folio.settings import StorageSettings
 
     pngs: list[tuple[str, bytes]] = []
     for p in paths:
@@ -169,7 +170,8 @@ def image_storage(paths: list[Path], s3: Any) -> dict[str, Any]:
                 (f"assets/{p.stem}@x/page-{i + 1}.png", page.get_pixmap(matrix=pymupdf.Matrix(1.5, 1.5)).tobytes("png"))
             )
     total = sum(len(b) for _, b in pngs)
-    db = lancedb.connect("s3://folio/imgbench", storage_options=storage_options_from_env("s3://folio/imgbench"))
+    options = storage_options("s3://folio/imgbench", StorageSettings())
+    db = lancedb.connect("s3://folio/imgbench", storage_options=options)
     rows = pa.Table.from_pylist(
         [{"doc_id": "d", "version_id": "x", "path": k, "data": b} for k, b in pngs], schema=ASSETS.schema
     )

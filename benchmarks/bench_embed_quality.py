@@ -37,7 +37,8 @@ def reencode(src: Path, dst: Path, backend: str) -> float:
     import pyarrow as pa
     from lancedb.index import FTS
 
-    from folio.ingest.embed import TEXT_DIM, text_encoder
+    from folio.ingest.embed import text_encoder
+    from folio.ingest.storage.sql import TEXT_DIM
 
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst, symlinks=True)
@@ -56,7 +57,7 @@ def reencode(src: Path, dst: Path, backend: str) -> float:
 def recall_at_10(store_dir: Path, questions: Path, strategy: str = "hybrid") -> dict[str, Any]:
     from benchmarks.metrics import page_recall_at_k
     from folio.ingest.pipeline import doc_id_from_filename
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     retriever = Retriever(Store(store_dir, recover=False))
@@ -75,8 +76,8 @@ def recall_at_10(store_dir: Path, questions: Path, strategy: str = "hybrid") -> 
 def speed(pdf: Path, reps: int = 3) -> None:
     """Encoding time of one document's searchable units per backend: alternating runs, medians."""
     from folio.ingest.embed import BACKENDS, text_encoder
-    from folio.ingest.parse import parse_pdf
-    from folio.ingest.rows import SEARCH_KINDS
+    from folio.ingest.pdf.parse import parse_pdf
+    from folio.ingest.storage.sql import SEARCH_KINDS
 
     parsed = parse_pdf(pdf.read_bytes(), doc_id="b", filename=pdf.name, assets_dir=None, ocr=False)
     texts = [r.text for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]

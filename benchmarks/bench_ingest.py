@@ -57,7 +57,7 @@ def _subset(data: bytes, n: int) -> bytes:
 def measure(path: str, sample: int) -> dict[str, Any]:
     import pymupdf
 
-    from folio.ingest.parse import parse_pdf
+    from folio.ingest.pdf.parse import parse_pdf
     from folio.kernel.tokens import get_tokenizer
 
     get_tokenizer().count("warm up")
@@ -110,7 +110,7 @@ def measure(path: str, sample: int) -> dict[str, Any]:
 
 def rss_only(path: str, fraction: float) -> dict[str, Any]:
     """Peak RSS of a structure parse with page renders of the first ``fraction`` of ``path``."""
-    from folio.ingest.parse import parse_pdf
+    from folio.ingest.pdf.parse import parse_pdf
 
     data = pathlib.Path(path).read_bytes()
     import pymupdf
@@ -134,11 +134,11 @@ NEW_PATH_ENV = {"FOLIO_EMBED_BACKEND": "onnx-int8"}
 
 def use_tables_baseline() -> None:
     """The table path before issue 9 (``find_page_tables(baseline=True)``) for every parse in this process.
-    The parse must then run here, not in the forkserver child of ``ingest.limits``, which would not see it."""
+    The parse must then run here, not in the forkserver child of ``ingest.parse_supervisor``, which would not see it."""
     from functools import partial
 
-    from folio.ingest import parse
-    from folio.ingest.pdf_tables import find_page_tables
+    from folio.ingest.pdf import parse
+    from folio.ingest.pdf.tables import find_page_tables
 
     parse.find_page_tables = partial(find_page_tables, baseline=True)  # type: ignore[assignment]
 
@@ -147,9 +147,10 @@ def pipeline_run(files: list[str]) -> dict[str, Any]:
     """``folio ingest``'s work on ``files`` in one process (model loaded once, as the CLI does):
     validate, parse with OCR on, embed, write, commit, into a fresh store. Per file seconds."""
     from folio.ingest.embed import default_text_encoder
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.parse_supervisor import IngestLimits
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
+    from folio.settings import IngestSettings
 
     t = time.perf_counter()
     default_text_encoder().encode(["warm up"])  # the model load, reported apart
@@ -160,7 +161,8 @@ def pipeline_run(files: list[str]) -> dict[str, Any]:
         for f in files:
             t = time.perf_counter()
             # in-process parses, old and new alike: the table switch only reaches a parse in this process
-            rep = ingest_path(store, f, ocr=True, limits=replace(IngestLimits.from_env(), isolate=False))
+            limits = replace(IngestLimits.from_settings(IngestSettings()), isolate=False)
+            rep = ingest_path(store, f, ocr=True, limits=limits)
             out["docs"].append(
                 {"file": pathlib.Path(f).name, "pages": rep.pages, "ocr_pages": rep.ocr_pages,
                  "seconds": time.perf_counter() - t}
@@ -216,7 +218,7 @@ def parse_ratio_one(path: str) -> dict[str, Any]:
     each the best of two alternating runs in this process."""
     import pymupdf
 
-    from folio.ingest.parse import parse_pdf
+    from folio.ingest.pdf.parse import parse_pdf
 
     data = pathlib.Path(path).read_bytes()
     doc = pymupdf.open(stream=data, filetype="pdf")

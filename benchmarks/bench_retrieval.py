@@ -35,7 +35,7 @@ def pct(xs: list[float], p: float) -> float:
 # --------------------------------------------------------------------------- corpus
 def ensure_corpus(data: Path, corpus: Path, ingest: bool) -> Any:
     from folio.ingest.pipeline import doc_id_from_filename, ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.summary import SummaryIndexer
 
     # Without ingest the data dir may belong to a live writer (another benchmark): open it without
@@ -107,7 +107,8 @@ def build_scaled(base: Any, factor: int, data: Path) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from folio.ingest.store import VERSIONS_SCHEMA, Store
+    from folio.ingest.storage.schema import VERSIONS_SCHEMA
+    from folio.ingest.storage.store import Store
 
     store = Store(data)
     if store.list_versions():

@@ -238,7 +238,7 @@ class FolioInProcess:
 
     def __init__(self, data_dir: str, retriever_options: dict[str, Any] | None = None, *,
                  unscoped: bool = False) -> None:
-        from folio.ingest.store import Store
+        from folio.ingest.storage.store import Store
 
         self.store = Store(data_dir)
         self.unscoped = unscoped
@@ -248,7 +248,7 @@ class FolioInProcess:
     def ingest(self, path: Path, doc_id: str) -> str:
         """Ingest without the wall-clock budgets (document, page, OCR time): on a loaded machine the OCR budget
         ran out on slide decks and left pages unread, so the store, and every figure, depended on the load."""
-        from folio.ingest.limits import IngestLimits
+        from folio.ingest.parse_supervisor import IngestLimits
         from folio.ingest.pipeline import ingest_path
 
         t = time.perf_counter()

@@ -6,7 +6,7 @@ Without arguments it runs ``/work/shared/corpus`` and ``/work/shared/eval/wide/p
 exist) and the files of ``benchmarks/odd_pdfs.py`` (truncated, zero-byte, garbage, encrypted,
 image bomb, ...), written to a temporary folder. Each file is ingested by ``ingest_bytes`` into a
 fresh store in a child process, with the ingest limits of the environment (``FOLIO_INGEST_*``,
-see ``ingest/limits.py``) and OCR as configured (on when Tesseract is installed). Outcomes:
+see ``ingest/parse_supervisor.py``) and OCR as configured (on when Tesseract is installed). Outcomes:
 
 - ``ingested``: a report came back (``created`` or ``partial``; warnings counted);
 - ``clean error``: a ``FolioError`` with its code (what the API returns as a 4xx);
@@ -65,7 +65,7 @@ def run_one(path: Path, data_dir: Path, real_encoder: bool) -> dict[str, Any]:
     """In the child: ingest one file, return what happened (never raises)."""
     from folio.api.errors import status_for
     from folio.ingest.pipeline import ingest_bytes
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.kernel.errors import FolioError
 
     try:

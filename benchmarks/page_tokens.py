@@ -17,7 +17,7 @@ from collections import defaultdict
 def main(argv: list[str] | None = None) -> int:
     from folio.assembly.budget import get_counter
     from folio.assembly.pagetext import compact_page
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", help="a folio data directory (an ingested store)")

@@ -19,7 +19,7 @@ import tempfile
 
 
 def snapshot(paths: list[str]) -> list[str]:
-    from folio.ingest.parse import parse_pdf
+    from folio.ingest.pdf.parse import parse_pdf
     from folio.ingest.pipeline import doc_id_from_filename
 
     lines: list[str] = []

@@ -58,7 +58,7 @@ def build_models(out: Path) -> None:
 
 def ingest(models: Path, data: Path, extra: Sequence[Path] = ()) -> None:
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.visual import indexers_from_settings
 
     store = Store(data)
@@ -68,7 +68,7 @@ def ingest(models: Path, data: Path, extra: Sequence[Path] = ()) -> None:
 
 
 def search(models: Path, data: Path, out: Path) -> None:
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     retriever = Retriever.from_settings(Store(data), settings(models))

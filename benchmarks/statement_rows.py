@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from folio.ingest.pdf_wordtables import WORD_TABLE_MODES, WordTables
+from folio.ingest.pdf.wordtables import WORD_TABLE_MODES, WordTables
 
 TITLE = re.compile(
     r"(?:condensed|consolidated|combined|interim)*(?:balancesheets?|statements?of(?:consolidated)?"
@@ -159,7 +159,7 @@ def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]
     """Per mode: statement pages, statement lines, lines that come out right, pages with a table, parse seconds."""
     import pymupdf
 
-    from folio.ingest.parse import parse_pdf
+    from folio.ingest.pdf.parse import parse_pdf
 
     doc = pymupdf.open(pdf)
     pages = statement_pages(doc)
@@ -195,10 +195,10 @@ def changed_pages(pdf: Path) -> dict[str, int]:
     table at all. No full parse: the first pass's table step alone."""
     import pymupdf
 
-    from folio.ingest.parse import text_flags
-    from folio.ingest.pdf_tables import find_page_tables
-    from folio.ingest.pdf_text import extract_blocks
-    from folio.ingest.pdf_wordtables import find_word_tables, merge_tables
+    from folio.ingest.pdf.parse import text_flags
+    from folio.ingest.pdf.tables import find_page_tables
+    from folio.ingest.pdf.text import extract_blocks
+    from folio.ingest.pdf.wordtables import find_word_tables, merge_tables
 
     out = {"pages": 0, "word tables": 0, "repair": 0, "all": 0}
     for page in pymupdf.open(pdf):

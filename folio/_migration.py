@@ -1,15 +1,24 @@
 """Import paths that moved, in one table, with a warning (in the style of pydantic's ``_migration.py``).
 
 Issue 32 gave the api rooms by role (``api/http``, ``api/cli``, ``api/mcp``, ``api/service``, ``api/cluster``),
-moved the chat client from ``retrieval`` to the service room, and removed ``folio.api.settings`` (an alias of
-``folio.settings``). Code that still imports an old path keeps working: it gets the same object and a
-``DeprecationWarning`` that names the new path.
+moved the chat client from ``retrieval`` to the service room, removed ``folio.api.settings`` (an alias of
+``folio.settings``), and made the store one package (``folio.ingest.storage``): ``folio.ingest.store``, which
+``docs/api.md`` documented, is gone. Code that still imports an old path keeps working: it gets the same object
+and a ``DeprecationWarning`` that names the new path. The code in the repository imports the new names
+(``scripts/migrate_namespace.py`` rewrites old imports); nothing else keeps an alias.
 
 ``MOVED`` maps ``"old.module"`` (every name of a module that is gone) or ``"old.module:name"`` (one name of a
-module that is a package now) to the new home. An old module that no longer exists is made importable by
-``install()`` (called by ``folio/__init__.py``) as an empty module whose ``__getattr__`` is
+module that is gone or is a package now) to the new home. An old module with no file of its own is made
+importable by ``install()`` (called by ``folio/__init__.py``) as an empty module whose ``__getattr__`` is
 ``getattr_migration(old)``; the packages that took an old module's name (``folio.api.service``,
 ``folio.api.cluster``) set that ``__getattr__`` themselves. Nothing is imported until a moved name is asked for.
+
+>>> import warnings
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     value = getattr_migration("folio.ingest.store")("DEFAULT_COLLECTION")
+>>> value, caught[0].category.__name__
+('default', 'DeprecationWarning')
 """
 
 from __future__ import annotations
@@ -77,9 +86,25 @@ MOVED: dict[str, str] = {
     "folio.api.cluster:ingest_task": "folio.api.cluster.board:ingest_task",
     "folio.api.cluster_jobs": "folio.api.cluster.jobs",
     "folio.api.cluster_local": "folio.api.cluster.local",
+    # the store: one package, folio.ingest.storage (only the names docs/api.md documented keep an old path)
+    "folio.ingest.store:Store": "folio.ingest.storage.store:Store",
+    "folio.ingest.store:Claim": "folio.ingest.storage.catalogue:Claim",
+    "folio.ingest.store:default_data_dir": "folio.settings:default_data_dir",
+    **{
+        f"folio.ingest.store:{name}": f"folio.ingest.storage.sql:{name}"
+        for name in ("COLLECTION_COLUMN", "DEFAULT_COLLECTION", "FTS_COLUMN", "SEARCH_KINDS", "WRITER_FIELD",
+                     "check_collection", "row_collection", "sql_in")
+    },
+    **{
+        f"folio.ingest.store:{name}": f"folio.ingest.storage.schema:{name}"
+        for name in ("CHUNKS_SCHEMA", "CLAIM_FIELDS", "REGIONS_SCHEMA", "VERSIONS_SCHEMA", "region_to_row",
+                     "row_to_region")
+    },
 }
 MODULES = frozenset(key for key in MOVED if ":" not in key)
 """The old modules that are gone as a whole (the others are packages now, with their own ``__getattr__``)."""
+OLD_MODULES = frozenset(key.partition(":")[0] for key in MOVED)
+"""Every old module the table answers for; the finder serves those that no real module answers for first."""
 
 
 def new_home(module: str, name: str) -> str | None:
@@ -117,12 +142,12 @@ def getattr_migration(module: str) -> Callable[[str], Any]:
 
 
 class _OldModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds the old modules of ``MODULES`` after every real finder has looked (a real module always wins)."""
+    """Finds the old modules of ``OLD_MODULES`` after every real finder has looked (a real module always wins)."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname not in MODULES:
+        if fullname not in OLD_MODULES:
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
@@ -130,7 +155,8 @@ class _OldModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None  # the default: an empty module
 
     def exec_module(self, module: ModuleType) -> None:
-        module.__doc__ = f"Moved to {MOVED[module.__name__]} (folio._migration)."
+        home = MOVED.get(module.__name__, "the homes folio._migration.MOVED names")
+        module.__doc__ = f"Moved to {home} (folio._migration)."
         module.__getattr__ = getattr_migration(module.__name__)  # type: ignore[method-assign]
 
 

@@ -278,7 +278,7 @@ class SecuritySettings(Group):
 
 
 class StorageSettings(Group):
-    """Where the store is, and how LanceDB reaches an object store (``ingest/objstore.py``)."""
+    """Where the store is, and how LanceDB reaches an object store (``ingest/storage/objstore.py``)."""
 
     data: str = Field(default_factory=default_data_dir, description="data directory or object-store URI")
     storage_options: Annotated[dict[str, str], NoDecode] = Field(
@@ -324,7 +324,7 @@ def _positive_or_none(v: Any) -> Any:
 
 
 class IngestSettings(Group):
-    """What one upload or one parse may cost (``ingest/limits.py``), and how tables are read."""
+    """What one upload or one parse may cost (``ingest/parse_supervisor.py``), and how tables are read."""
 
     max_upload_bytes: int = 100 * 1024 * 1024
     max_pages: int = 2000
@@ -360,7 +360,7 @@ class IngestSettings(Group):
     )
     word_tables: Literal["off", "repair", "all"] = Field(
         "repair",
-        description="tables read from word positions (statements, `ingest/pdf_wordtables.py`): `repair` replaces "
+        description="tables read from word positions (statements, `ingest/pdf/wordtables.py`): `repair` replaces "
         "a ruled-table reading that gets fewer rows right (figures inside label cells), `all` also adds them "
         "where no table was found (unruled statements), `off`: the ruled-table reader alone (parser v6)",
     )

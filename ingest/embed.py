@@ -39,12 +39,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from folio.ingest.cpus import usable_cpus
-from folio.ingest.rows import TEXT_DIM as TEXT_DIM  # the stored vectors' width, which the encoder produces
+from folio.ingest.storage.sql import TEXT_DIM  # the stored vectors' width, which the encoder produces
 from folio.ingest.torchfix import ensure_torchvision
-from folio.settings import DEFAULT_DOCUMENT_BACKEND as DEFAULT_DOCUMENT_BACKEND  # FOLIO_EMBED_BACKEND's default
-from folio.settings import DEFAULT_QUERY_BACKEND as DEFAULT_QUERY_BACKEND  # FOLIO_QUERY_BACKEND's default
-from folio.settings import EmbeddingSettings
+from folio.settings import EmbeddingSettings, usable_cpus
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -136,9 +133,10 @@ class MiniLMEncoder:
 
 
 # ----------------------------------------------------------------------------- ONNX Runtime
-def model_cache_dir() -> Path:
-    """``FOLIO_MODEL_CACHE`` (``Settings.embedding.model_cache``), else ``~/.cache/folio/models``."""
-    return Path(EmbeddingSettings().model_cache or Path.home() / ".cache" / "folio" / "models")
+def model_cache_dir(configured: str | Path | None = None) -> Path:
+    """The folder of the exported ONNX files: ``configured`` (``Settings.embedding.model_cache``,
+    ``FOLIO_MODEL_CACHE``, handed in), else ``~/.cache/folio/models``."""
+    return Path(configured or Path.home() / ".cache" / "folio" / "models")
 
 
 def _onnx_key(path: str, quantized: bool) -> str:
@@ -227,10 +225,11 @@ class _WithoutAdvice(logging.Filter):
 _EXPORT_LOCK = threading.Lock()
 
 
-def onnx_model_file(path: str | None = None, *, quantized: bool) -> Path:
-    """The cached ONNX file for MiniLM (exported and quantized on first use, atomically)."""
+def onnx_model_file(path: str | None = None, *, quantized: bool, cache: Path | None = None) -> Path:
+    """The cached ONNX file for MiniLM in ``cache`` (``model_cache_dir``), exported and quantized on first use,
+    atomically."""
     path = path or minilm_path()
-    cache = model_cache_dir()
+    cache = model_cache_dir(cache)
     target = cache / _onnx_key(path, quantized)
     with _EXPORT_LOCK:
         if target.exists():
@@ -239,7 +238,7 @@ def onnx_model_file(path: str | None = None, *, quantized: bool) -> Path:
         tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.onnx")
         try:
             if quantized:
-                _quantize(_fp32_locked(path), tmp)
+                _quantize(_fp32_locked(path, cache), tmp)
             else:
                 _export_fp32(path, tmp)
             os.replace(tmp, target)  # two processes exporting at once: both files are equal, last wins
@@ -249,9 +248,9 @@ def onnx_model_file(path: str | None = None, *, quantized: bool) -> Path:
         return target
 
 
-def _fp32_locked(path: str) -> Path:
+def _fp32_locked(path: str, cache: Path) -> Path:
     """The fp32 file, with ``_EXPORT_LOCK`` already held."""
-    target = model_cache_dir() / _onnx_key(path, False)
+    target = cache / _onnx_key(path, False)
     if not target.exists():
         tmp = target.with_name(f".{target.stem}.{os.getpid()}.tmp.onnx")
         try:
@@ -288,6 +287,7 @@ class OnnxMiniLMEncoder:
         batch_size: int = 64,
         max_length: int = MAX_LENGTH,
         threads: int | None = None,
+        cache: Path | None = None,
     ) -> None:
         import onnxruntime as ort
 
@@ -303,7 +303,7 @@ class OnnxMiniLMEncoder:
         opts.log_severity_level = 3
         self.threads = opts.intra_op_num_threads
         self._session = ort.InferenceSession(
-            str(onnx_model_file(self.path, quantized=quantized)), opts, providers=["CPUExecutionProvider"]
+            str(onnx_model_file(self.path, quantized=quantized, cache=cache)), opts, providers=["CPUExecutionProvider"]
         )
         # The arena keeps what the largest call needed unless told to give it back after each call.
         self._run_options = ort.RunOptions()
@@ -325,7 +325,7 @@ class OnnxMiniLMEncoder:
 
 
 # ----------------------------------------------------------------------------- per-process encoders
-_ENCODERS: dict[tuple[str, int | None], TextEncoder] = {}
+_ENCODERS: dict[tuple[str, int | None, Path | None], TextEncoder] = {}
 _ENCODERS_LOCK = threading.Lock()
 
 
@@ -335,17 +335,17 @@ def check_backend(backend: str) -> str:
     return backend
 
 
-def text_encoder(backend: str, *, threads: int | None = None) -> TextEncoder:
-    """One encoder per backend (and thread count) per process, loaded on first use."""
+def text_encoder(backend: str, *, threads: int | None = None, cache: Path | None = None) -> TextEncoder:
+    """One encoder per backend (and thread count, and ONNX cache folder) per process, loaded on first use."""
     check_backend(backend)
-    key = (backend, threads)
+    key = (backend, threads, cache)
     with _ENCODERS_LOCK:
         enc = _ENCODERS.get(key)
         if enc is None:
             if backend == "torch":
                 enc = MiniLMEncoder(threads=threads)
             else:
-                enc = OnnxMiniLMEncoder(quantized=backend == "onnx-int8", threads=threads)
+                enc = OnnxMiniLMEncoder(quantized=backend == "onnx-int8", threads=threads, cache=cache)
             _ENCODERS[key] = enc
         return enc
 
@@ -369,33 +369,37 @@ class MiniLM:
         *,
         settings: EmbeddingSettings | None = None,
     ) -> None:
-        """Backends and threads given here win; the rest come from ``settings`` (``Settings.embedding``;
-        None: the group as the environment sets it now)."""
-        cfg = settings if settings is not None else EmbeddingSettings()
+        """Backends given here win; the rest come from ``settings`` (``Settings.embedding``, handed in; None: the
+        group's defaults: this class reads no environment)."""
+        cfg = settings if settings is not None else EmbeddingSettings.from_env({})
         self.document_backend = check_backend(document_backend or cfg.embed_backend)
         self.query_backend = check_backend(query_backend or cfg.query_backend)
         self.threads = cfg.embed_threads or None  # document encoder threads (None: the cores)
+        self.cache = Path(cfg.model_cache) if cfg.model_cache else None  # None: model_cache_dir's default
         if self.query_backend == "onnx-int8":
             raise ValueError("queries must use an fp32 backend ('onnx' or 'torch'): stored vectors expect it")
 
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Document units (sentences, pages, tables, figures, summaries)."""
-        return text_encoder(self.document_backend, threads=self.threads).encode(texts, progress=progress)
+        encoder = text_encoder(self.document_backend, threads=self.threads, cache=self.cache)
+        return encoder.encode(texts, progress=progress)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query texts: small inputs, one thread each (threads only contend at this size)."""
         threads = 1 if self.query_backend != "torch" else None
-        return text_encoder(self.query_backend, threads=threads).encode(texts)
+        return text_encoder(self.query_backend, threads=threads, cache=self.cache).encode(texts)
 
 
 _DEFAULT: MiniLM | None = None
 _DEFAULT_LOCK = threading.Lock()
 
 
-def default_text_encoder() -> MiniLM:
-    """One shared MiniLM per process (models load on first use)."""
+def default_text_encoder(settings: EmbeddingSettings | None = None) -> MiniLM:
+    """One shared MiniLM per process (models load on first use), configured by the first caller's ``settings``
+    (``Settings.embedding``; None: the group as the environment sets it, read here, the one place the embedder
+    reads settings, for a caller that hands none in)."""
     global _DEFAULT
     with _DEFAULT_LOCK:
         if _DEFAULT is None:
-            _DEFAULT = MiniLM()
+            _DEFAULT = MiniLM(settings=settings if settings is not None else EmbeddingSettings())
         return _DEFAULT

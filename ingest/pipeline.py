@@ -1,4 +1,10 @@
-"""Ingestion end to end: validate → parse → embed → write → commit, with progress and a report.
+"""Ingestion end to end: check → claim → parse → embed and index → commit, with progress and a report.
+
+One carrier and one options object, in the style of docling's pipeline: ``IngestSource.check`` opens and
+validates the PDF and checks the doc id and collection once; ``ingest`` passes an ``Ingestion`` (the source,
+the ``IngestOptions`` and what the stages add) through the stages (``_parse``, ``_write``), and none of them
+re-derives what an earlier one knew or reads a setting. ``ingest_bytes`` / ``ingest_path`` are the doors for
+bytes and files.
 
 Optional visual indexers (CLIP figure vectors, ColPali page multivectors) live in the retrieval
 layer; the caller passes them in as ``VersionIndexer``s so that ``ingest`` never imports
@@ -16,34 +22,32 @@ import tempfile
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from folio.ingest.embed import TextEncoder, default_text_encoder
-from folio.ingest.rows import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
-from folio.ingest.store import RETIRE_AFTER_S, Store
-from folio.ingest.table_rows import row_units
+from folio.ingest.options import IngestOptions
+from folio.ingest.parse_supervisor import IngestLimits
+from folio.ingest.row_units import row_units
+from folio.ingest.storage.sql import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
+from folio.ingest.storage.store import RETIRE_AFTER_S, Store
 from folio.ingest.unit_budget import Budgeted, budget_units
 from folio.kernel.errors import IngestTimeout, InvalidRequest, VersionNotFound
-from folio.kernel.model import PARSER_VERSION, IngestReport, Region, version_id_for
+from folio.kernel.model import PARSER_VERSION, IngestReport, Region
 from folio.kernel.printable import display_name
+from folio.settings import IngestSettings
 
 if TYPE_CHECKING:
-    from folio.ingest.limits import IngestLimits
-    from folio.ingest.parse import ParsedDocument
-    from folio.ingest.pdf_wordtables import WordTables
+    from folio.ingest.pdf.parse import ParsedDocument
+    from folio.ingest.pdf.validate import CheckedPdf
 
 logger = logging.getLogger(__name__)
 
 # (stage, done, total): stage is "parse", "embed", "index:<name>" or "commit".
 Progress = Callable[[str, int, int], None]
-
-DEFAULT_MAX_BYTES = 200 * 1024 * 1024
-DEFAULT_MAX_PAGES = 2000
-
 
 class VersionIndexer(Protocol):
     """Something that adds rows for a freshly parsed version (e.g. CLIP figure vectors)."""
@@ -115,86 +119,160 @@ def check_doc_id(doc_id: str) -> str:
     return doc_id
 
 
+@dataclass(frozen=True)
+class IngestSource:
+    """One PDF to ingest, checked once (docling's ``InputDocument``): its bytes opened and validated
+    (``ingest.pdf.validate.CheckedPdf``, which also knows the page count and the version id), the doc id and the
+    collection name checked, the file name made safe to show (``kernel.printable.display_name``: stored and
+    shown, never obeyed). Every later stage takes these as they are; bad input never gets this far."""
+
+    pdf: CheckedPdf
+    filename: str
+    doc_id: str
+    collection: str
+
+    @classmethod
+    def check(
+        cls,
+        data: bytes,
+        *,
+        filename: str,
+        options: IngestOptions,
+        doc_id: str | None = None,
+        collection: str = DEFAULT_COLLECTION,
+        password: str | None = None,
+    ) -> IngestSource:
+        """Check an upload (an ``InvalidDocument`` or ``InvalidRequest`` otherwise): its doc id (default: from the
+        file name), the PDF within ``options.max_bytes`` / ``max_pages``, then its collection's name."""
+        # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
+        from folio.ingest.pdf.validate import CheckedPdf
+
+        filename = display_name(filename)
+        doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
+        pdf = CheckedPdf.check(
+            data, password=password, max_bytes=options.max_bytes, max_pages=options.max_pages, filename=filename
+        )
+        return cls(pdf, filename, doc_id, check_collection(collection))
+
+    @property
+    def version_id(self) -> str:
+        return self.pdf.version_id
+
+
+@dataclass
+class Ingestion:
+    """One ingest on its way through the stages (docling's ``ConversionResult``): the checked source, the
+    options, what the stages need from the caller, and what they add (``parsed``). Each stage reads what an
+    earlier one put here and re-derives nothing."""
+
+    store: Store
+    source: IngestSource
+    options: IngestOptions
+    encoder: TextEncoder | None  # None: the process's MiniLM, loaded when first needed
+    indexers: Sequence[VersionIndexer]
+    progress: Progress
+    started: float  # time.perf_counter() when the ingest was asked for
+    parsed: ParsedDocument | None = None
+
+    def timed(self, report: IngestReport) -> IngestReport:
+        return report.model_copy(update={"seconds": round(time.perf_counter() - self.started, 3)})
+
+
+def ingest(
+    store: Store,
+    source: IngestSource,
+    options: IngestOptions,
+    *,
+    encoder: TextEncoder | None = None,
+    indexers: Sequence[VersionIndexer] = (),
+    progress: Progress | None = None,
+    started: float | None = None,
+) -> IngestReport:
+    """Ingest one checked PDF: claim → parse → embed and index → commit. Identical bytes under the same doc id
+    are a no-op (``unchanged``), unless ``options.redo_degraded`` and that version has degraded pages: then it
+    is parsed again and replaced if fewer pages come out degraded (``_redo_degraded``). ``CollectionConflict``
+    when the doc id lives in another collection. A failure after the claim removes this version's rows and
+    re-raises. The parse runs within ``options.limits``, the embedding within ``limits.timeout_s`` from the
+    parse's end, the text index within ``ingest.unit_budget``."""
+    run = Ingestion(
+        store, source, options, encoder, tuple(indexers), progress or _no_progress,
+        time.perf_counter() if started is None else started,
+    )
+    doc_id, version_id = source.doc_id, source.version_id
+    store.check_collection_free(doc_id, source.collection)  # a doc_id lives in one collection
+    if store.has_ready(doc_id, version_id):
+        if options.redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
+            return _redo_degraded(run)
+        return _unchanged(run)
+    # Claims the version; waits while another live writer holds it. False: that writer (same
+    # bytes) committed meanwhile, so this ingest is a no-op too.
+    if not store.begin_version(
+        doc_id, version_id, source.filename, len(source.pdf.data), PARSER_VERSION, collection=source.collection
+    ):
+        return _unchanged(run)
+    try:
+        report = _write(run, _parse(run, store.assets_root))
+    except BaseException:
+        # KeyboardInterrupt included: leave nothing half-written behind.
+        logger.warning("ingest of %s failed; removing version %s@%s", source.filename, doc_id, version_id)
+        store.abort_version(doc_id, version_id)
+        raise
+    return run.timed(report)
+
+
 def ingest_bytes(
     store: Store,
     data: bytes,
     *,
     filename: str,
     doc_id: str | None = None,
+    collection: str = DEFAULT_COLLECTION,
     password: str | None = None,
-    ocr: bool | None = None,
+    options: IngestOptions | None = None,
     encoder: TextEncoder | None = None,
     indexers: Sequence[VersionIndexer] = (),
     progress: Progress | None = None,
-    max_bytes: int | None = DEFAULT_MAX_BYTES,
-    max_pages: int | None = DEFAULT_MAX_PAGES,
-    render_scale: float = 1.5,
-    limits: IngestLimits | None = None,
-    collection: str = DEFAULT_COLLECTION,
-    redo_degraded: bool = False,
-    table_rows: bool = False,
-    word_tables: WordTables | None = None,
+    **changes: Any,
 ) -> IngestReport:
-    """Ingest one PDF. Identical bytes under the same doc id are a no-op (``unchanged``), unless ``redo_degraded``
-    and that version has degraded pages: then it is parsed again and replaced if fewer pages come out degraded.
-    Bad input raises an ``InvalidDocument`` subclass before anything is written; a later failure removes this
-    version's rows and re-raises. Parsing runs within ``limits`` (default ``IngestLimits.from_env()``), the
-    embedding within ``timeout_s`` from the parse's end, the text index within ``ingest.unit_budget``.
-    ``collection``: ``CollectionConflict`` when the doc id lives in another. ``table_rows``: row units
-    (``ingest.table_rows``; off: neutral on mmlb). ``word_tables``: ``ingest.pdf_wordtables`` (default
-    ``FOLIO_WORD_TABLES``). ``filename`` is stored as ``kernel.printable.display_name`` makes it."""
-    # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
-    from folio.ingest.limits import IngestLimits, parse_with_limits
-    from folio.ingest.validate import open_pdf
-    from folio.settings import IngestSettings
+    """Check one PDF's bytes (``IngestSource.check``: bad input raises before anything is written) and ingest
+    them (``ingest``). ``changes``: fields of ``options`` to change for this call (``ocr=False``,
+    ``max_pages=…``, ``limits=…``).
 
+    ``options=None``: the defaults, with the parse's limits and the word tables of the process's settings, read
+    here: the one place the pipeline reads settings, for a caller that hands none in."""
     started = time.perf_counter()
-    filename = display_name(filename)  # stored and shown, never obeyed: no escapes, no bidi overrides
-    limits = limits or IngestLimits.from_env()
-    deadline = _Deadline.starting(limits.timeout_s)  # its length is the embedding's budget (``_Writer.commit``)
-    doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
-    version_id = version_id_for(data)
-    # Validate before touching the store: bad input never writes a row.
-    open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages, filename=filename).close()
-    store.check_collection_free(doc_id, check_collection(collection))  # a doc_id lives in one collection
+    if options is None:
+        settings = IngestSettings()
+        options = IngestOptions(limits=IngestLimits.from_settings(settings), word_tables=settings.word_tables)
+    options = replace(options, **changes)
+    source = IngestSource.check(
+        data, filename=filename, options=options, doc_id=doc_id, collection=collection, password=password
+    )
+    return ingest(store, source, options, encoder=encoder, indexers=indexers, progress=progress, started=started)
 
-    def report_progress(stage: str, done: int, total: int) -> None:
-        if progress:
-            progress(stage, done, total)
 
-    def parse(assets_dir: Path) -> ParsedDocument:
-        return parse_with_limits(
-            data,
-            limits=limits,
-            doc_id=doc_id,
-            filename=filename,
-            assets_dir=assets_dir,  # a remote store stages renders here and uploads them
-            password=password,
-            ocr=ocr,
-            render_scale=render_scale,
-            progress=lambda d, t: report_progress("parse", d, t),
-            max_pages=max_pages,
-            max_bytes=max_bytes,
-            word_tables=word_tables or IngestSettings().word_tables,
-        )
+def _no_progress(stage: str, done: int, total: int) -> None:
+    """No one is told (the caller passed no ``progress``)."""
 
-    writer = _Writer(encoder, indexers, report_progress, table_rows, deadline)
-    if store.has_ready(doc_id, version_id):
-        if redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
-            return _redo_degraded(store, doc_id, version_id, len(data), parse, writer, collection, started)
-        return _unchanged(store, doc_id, version_id, started)
-    # Claims the version; waits while another live writer holds it. False: that writer (same
-    # bytes) committed meanwhile, so this ingest is a no-op too.
-    if not store.begin_version(doc_id, version_id, filename, len(data), PARSER_VERSION, collection=collection):
-        return _unchanged(store, doc_id, version_id, started)
-    try:
-        report = writer.commit(store, parse(store.assets_root))
-    except BaseException:
-        # KeyboardInterrupt included: leave nothing half-written behind.
-        logger.warning("ingest of %s failed; removing version %s@%s", filename, doc_id, version_id)
-        store.abort_version(doc_id, version_id)
-        raise
-    return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+
+def _parse(run: Ingestion, assets_dir: Path) -> ParsedDocument:
+    """The parse stage: the checked PDF parsed within the limits, its renders into ``assets_dir`` (a remote store
+    stages them there and uploads them)."""
+    # function-level: PyMuPDF loads on the first ingest (the supervisor's forkserver preloads it)
+    from folio.ingest.parse_supervisor import parse_with_limits
+
+    source, options = run.source, run.options
+    return parse_with_limits(
+        source.pdf,
+        limits=options.limits,
+        doc_id=source.doc_id,
+        filename=source.filename,
+        assets_dir=assets_dir,
+        ocr=options.ocr,
+        render_scale=options.render_scale,
+        progress=lambda d, t: run.progress("parse", d, t),
+        word_tables=options.word_tables,
+    )
 
 
 @dataclass(frozen=True)
@@ -217,48 +295,32 @@ class _Deadline:
             )
 
 
-@dataclass(frozen=True)
-class _Writer:
-    """Writes a parsed version under this writer's claim and commits it (``ingest_bytes``)."""
-
-    encoder: TextEncoder | None  # None: the default one, loaded when first needed
-    indexers: Sequence[VersionIndexer]
-    progress: Progress
-    table_rows: bool = False
-    deadline: _Deadline = _Deadline()
-
-    def commit(self, store: Store, parsed: ParsedDocument, created_at: float | None = None) -> IngestReport:
-        encoder = self.encoder or default_text_encoder()
-        budgeted = budget_units([r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()])
-        # the embedding's own FOLIO_INGEST_TIMEOUT_S from here: on top of the parse's, so that a long filing parsed
-        # close to its limit on a busy machine is not refused for the embedding that follows
-        deadline = _Deadline.starting(self.deadline.timeout_s)
-        chunks = ChunkIndexer(encoder, self.progress, self.table_rows, budgeted.units, deadline)
-        _write_version(store, parsed, chunks, self.indexers, self.progress)
-        report = _report(parsed, budgeted)
-        self.progress("commit", 0, 1)
-        store.commit_version(
-            parsed.doc_id,
-            parsed.version_id,
-            pages=len(parsed.pages),
-            regions=len(parsed.regions),
-            report=report.model_dump(mode="json"),
-            created_at=created_at,
-        )
-        self.progress("commit", 1, 1)
-        return report
+def _write(run: Ingestion, parsed: ParsedDocument, created_at: float | None = None) -> IngestReport:
+    """The embed, index and commit stages: the parsed version written under this writer's claim and made
+    visible. ``created_at`` (default: now) orders a document's versions; a version parsed again keeps its own."""
+    run.parsed = parsed
+    encoder = run.encoder or default_text_encoder()
+    budgeted = budget_units([r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()])
+    # the embedding's own FOLIO_INGEST_TIMEOUT_S from here: on top of the parse's, so that a long filing parsed
+    # close to its limit on a busy machine is not refused for the embedding that follows
+    deadline = _Deadline.starting(run.options.limits.timeout_s)
+    chunks = ChunkIndexer(encoder, run.progress, run.options.row_units, budgeted.units, deadline)
+    _write_version(run.store, parsed, chunks, run.indexers, run.progress)
+    report = _report(parsed, budgeted)
+    run.progress("commit", 0, 1)
+    run.store.commit_version(
+        parsed.doc_id,
+        parsed.version_id,
+        pages=len(parsed.pages),
+        regions=len(parsed.regions),
+        report=report.model_dump(mode="json"),
+        created_at=created_at,
+    )
+    run.progress("commit", 1, 1)
+    return report
 
 
-def _redo_degraded(
-    store: Store,
-    doc_id: str,
-    version_id: str,
-    size: int,
-    parse: Callable[[Path], ParsedDocument],
-    writer: _Writer,
-    collection: str,
-    started: float,
-) -> IngestReport:
+def _redo_degraded(run: Ingestion) -> IngestReport:
     """Parse a stored version with degraded pages again (within the limits now in force) and, when
     fewer pages come out degraded, put the new parse in its place: same ids, same creation time (a
     newer version of the document stays the latest), same collection.
@@ -269,23 +331,25 @@ def _redo_degraded(
     version or the new one, never neither (issue 31: it was absent for about a second). The old rows
     go ``RETIRE_AFTER_S`` later. A failure before the swap removes what was written and leaves the old
     version as it was (its images may already be the new renders, which show the same pages)."""
+    store, doc_id, version_id = run.store, run.source.doc_id, run.source.version_id
     old = store.get_version(doc_id, version_id)
     before = tuple(store.version_report(doc_id, version_id).get("degraded_pages", ()))
     staging = Path(tempfile.mkdtemp(prefix="folio-redo-")) / store.assets_root.name  # same name: same image paths
     try:
-        parsed = parse(staging)
+        parsed = _parse(run, staging)
         if set(parsed.degraded_pages) >= set(before):
             logger.warning("%s@%s: pages %s are still degraded; the stored version is kept", doc_id, version_id, before)
-            return _unchanged(store, doc_id, version_id, started)
+            return _unchanged(run)
         logger.warning("%s@%s: replacing the version degraded on pages %s", doc_id, version_id, before)
         replaced = store.version_stamp(doc_id, version_id)
         if not store.begin_version(
-            doc_id, version_id, old.filename, size, PARSER_VERSION, collection=collection, replacing=True
+            doc_id, version_id, old.filename, len(run.source.pdf.data), PARSER_VERSION,
+            collection=run.source.collection, replacing=True,
         ):
             raise VersionNotFound(f"document {doc_id} has no version {version_id} (deleted while it was parsed again)")
         try:
             _merge_renders(staging / f"{doc_id}@{version_id}", store.assets_root / f"{doc_id}@{version_id}")
-            report = writer.commit(store, parsed, created_at=old.created_at)
+            report = _write(run, parsed, created_at=old.created_at)
         except BaseException:
             logger.warning("re-doing %s@%s failed; removing what was written", doc_id, version_id)
             store.abort_version(doc_id, version_id)
@@ -294,7 +358,7 @@ def _redo_degraded(
         shutil.rmtree(staging.parent, ignore_errors=True)
     time.sleep(RETIRE_AFTER_S)
     store.retire_rows(doc_id, version_id, replaced)
-    return report.model_copy(update={"seconds": round(time.perf_counter() - started, 3)})
+    return run.timed(report)
 
 
 def _merge_renders(rendered: Path, live: Path) -> None:
@@ -311,8 +375,9 @@ def _merge_renders(rendered: Path, live: Path) -> None:
         os.replace(part, dst)
 
 
-def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> IngestReport:
+def _unchanged(run: Ingestion) -> IngestReport:
     """The report of a version that was already stored: its counts as recorded when it was written."""
+    store, doc_id, version_id = run.store, run.source.doc_id, run.source.version_id
     v = store.get_version(doc_id, version_id)
     prior = store.version_report(doc_id, version_id)
     return IngestReport(
@@ -324,7 +389,7 @@ def _unchanged(store: Store, doc_id: str, version_id: str, started: float) -> In
         tables=prior.get("tables", 0),
         figures=prior.get("figures", 0),
         ocr_pages=prior.get("ocr_pages", 0),
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - run.started,
         status="unchanged",
         degraded_pages=tuple(prior.get("degraded_pages", ())),
     )
@@ -340,7 +405,7 @@ class ChunkIndexer:
 
     encoder: TextEncoder
     progress: Progress
-    table_rows: bool = False  # also a chunk per body row of each long table (``table_row_chunks``)
+    row_units: bool = False  # also a chunk per body row of each long table (``row_unit_chunks``)
     units: Sequence[Region] | None = None
     deadline: _Deadline = _Deadline()
     name = "chunks"
@@ -356,18 +421,18 @@ class ChunkIndexer:
             else [r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()]
         )
         vectors = self.encoder.encode([r.text for r in searchable], progress=self._embedded)
-        if self.table_rows:
-            rows, row_vectors = table_row_chunks(searchable, self.encoder, progress=self.deadline.check)
+        if self.row_units:
+            rows, row_vectors = row_unit_chunks(searchable, self.encoder, progress=self.deadline.check)
             if rows:
                 searchable, vectors = [*searchable, *rows], np.concatenate([np.asarray(vectors), row_vectors])
         store.add_chunks(searchable, vectors)
         return len(searchable)
 
 
-def table_row_chunks(
+def row_unit_chunks(
     searchable: Sequence[Region], encoder: TextEncoder, *, progress: Callable[[int, int], None] | None = None
 ) -> tuple[list[Region], np.ndarray]:
-    """The row units of the tables among ``searchable`` (``folio.ingest.table_rows``) with their text
+    """The row units of the tables among ``searchable`` (``folio.ingest.row_units``) with their text
     vectors: extra chunks that carry their table's region id. Encoded apart from the regions' own
     chunks, so a version without long tables is written exactly as before."""
     rows = [u for r in searchable for u in row_units(r)]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from folio.ingest.storage.interface import StoreReader, StoreWriter
-from folio.ingest.tables import TableSpec, VersionScopedRow, vector_row
+from folio.ingest.storage.schema import TableSpec, VersionScopedRow, vector_row
 from folio.kernel.errors import InvalidRequest, ModelUnavailable
 from folio.kernel.scope import Scope
 from folio.retrieval.text import Candidate, VectorCache, top_k
@@ -30,7 +30,7 @@ from folio.retrieval.threads import torch_single_thread
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from folio.ingest.parse import ParsedDocument
+    from folio.ingest.pdf.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 

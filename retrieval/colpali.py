@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from folio.ingest.storage.interface import StoreReader, StoreWriter
-from folio.ingest.tables import Int32, TableSpec, VersionScopedRow, vector_row
+from folio.ingest.storage.schema import Int32, TableSpec, VersionScopedRow, vector_row
 from folio.kernel.errors import ModelUnavailable
 from folio.kernel.model import region_id_for
 from folio.kernel.scope import Scope
@@ -35,7 +35,7 @@ from folio.retrieval.threads import torch_single_thread
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from folio.ingest.parse import ParsedDocument
+    from folio.ingest.pdf.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 

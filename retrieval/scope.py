@@ -5,7 +5,7 @@ default each document contributes its latest ready version; an older version is 
 when the caller names it in ``versions``. The scope is resolved from the store's ``versions``
 table at query time, so a version being written (pending) or deleted is invisible without any
 cache invalidation. ``Scope`` itself is a kernel value; the store turns it into its own prefilter
-(``folio.ingest.rows.scope_filter``), so retrieval writes no query string.
+(``folio.ingest.storage.sql.scope_filter``), so retrieval writes no query string.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.errors import DocumentNotFound, InvalidRequest, VersionNotFound
 from folio.kernel.hit import Modality
-from folio.kernel.scope import Scope as Scope  # re-exported: where retrieval's callers have imported it from
+from folio.kernel.scope import Scope
 
 MODALITY_BY_KIND: dict[str, Modality] = {
     "sentence": "text",

@@ -33,6 +33,7 @@ from folio.kernel.hit import Hit, Modality, RetrievalStrategy, Source
 from folio.kernel.index import MergedSource, RegionIndex
 from folio.kernel.model import Region
 from folio.kernel.pageref import PageRef, parse_page_refs, resolve
+from folio.kernel.scope import Scope
 from folio.retrieval.channels import (
     STRATEGY_CHANNELS,
     Channel,
@@ -40,17 +41,15 @@ from folio.retrieval.channels import (
     ChannelQuery,
     ClipChannel,
     ColPaliChannel,
-    PageLexChannel,
     build_channels,
 )
-from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel, ClipRetriever
-from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel, ColPaliRetriever
+from folio.retrieval.clip import CLIP_ENABLE_HINT, ClipModel
+from folio.retrieval.colpali import COLPALI_ENABLE_HINT, ColPaliModel
 from folio.retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
 from folio.retrieval.glossary import expand, statements_for
 from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
-from folio.retrieval.pagelex import PageLexRetriever
 from folio.retrieval.rerank import Completer, LLMReranker, Reranker
-from folio.retrieval.scope import Scope, modality_of, resolve_scope
+from folio.retrieval.scope import modality_of, resolve_scope
 from folio.retrieval.statements import STATEMENT_WEIGHT
 from folio.retrieval.summary import RoutedSection, SummaryRouter
 from folio.retrieval.text import Candidate, TextRetriever
@@ -139,23 +138,6 @@ class Retriever:
         self._sources: OrderedDict[tuple[int, frozenset[tuple[str, str]]], MergedSource] = OrderedDict()
         self._sources_lock = threading.Lock()
 
-    # The channels' retrievers, by the names callers have always used.
-    @property
-    def clip(self) -> ClipRetriever | None:
-        channel = self.channels.get("clip")
-        return channel.clip if isinstance(channel, ClipChannel) else None
-
-    @property
-    def colpali(self) -> ColPaliRetriever | None:
-        channel = self.channels.get("colpali")
-        return channel.colpali if isinstance(channel, ColPaliChannel) else None
-
-    @property
-    def pagelex(self) -> PageLexRetriever:
-        channel = self.channels["pagelex"]
-        assert isinstance(channel, PageLexChannel)
-        return channel.pagelex
-
     @property
     def page_lex_weight(self) -> float:
         """Weight in fusion of the whole-page BM25 list; 0 turns the channel off."""
@@ -173,6 +155,7 @@ class Retriever:
         colpali, colpali_status = load_colpali(settings)
         return cls(
             store,
+            text_encoder=default_text_encoder(settings.embedding),
             clip=clip,
             colpali=colpali,
             llm=llm,
@@ -447,14 +430,15 @@ class Retriever:
             "summary": on_status(f"extractive+llm:{self.llm.model}" if self.llm is not None and self.llm_summaries
                                  else "extractive"),
         }
+        clip, colpali = self.channels.get("clip"), self.channels.get("colpali")
         out["clip"] = (
-            on_status(self.clip.model.name, dim=self.clip.model.dim)
-            if self.clip is not None
+            on_status(clip.clip.model.name, dim=clip.clip.model.dim)
+            if isinstance(clip, ClipChannel)
             else self._status_overrides.get("clip", off_status("no CLIP model configured", CLIP_ENABLE_HINT))
         )
         out["colpali"] = (
-            on_status(self.colpali.model.name, family=self.colpali.model.family)
-            if self.colpali is not None
+            on_status(colpali.colpali.model.name, family=colpali.colpali.model.family)
+            if isinstance(colpali, ColPaliChannel)
             else self._status_overrides.get(
                 "colpali", off_status("no ColPali model configured", COLPALI_ENABLE_HINT)
             )

@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from folio.ingest.embed import TEXT_DIM, TextEncoder, default_text_encoder
+from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.storage.interface import StoreReader, StoreWriter
-from folio.ingest.tables import TableSpec, VersionScopedRow, vector_row
+from folio.ingest.storage.schema import TableSpec, VersionScopedRow, vector_row
+from folio.ingest.storage.sql import TEXT_DIM
 from folio.kernel.errors import ModelUnavailable
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import CHILD_KINDS, FigurePayload, Region, TablePayload
@@ -35,7 +36,7 @@ from folio.retrieval.rerank import Completer
 from folio.retrieval.text import top_k
 
 if TYPE_CHECKING:
-    from folio.ingest.parse import ParsedDocument
+    from folio.ingest.pdf.parse import ParsedDocument
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from folio.ingest.embed import TextEncoder
 from folio.ingest.storage.interface import StoreReader
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel.scope import Scope
 from folio.kernel.textnorm import fts_text
 from folio.retrieval.threads import torch_single_thread
@@ -211,7 +211,7 @@ _WIDEN_TRIES = 4
 def unique_regions(search: Callable[[int], tuple[list[Candidate], bool]], limit: int, fetch: int) -> list[Candidate]:
     """The first ``limit`` hits of ``search(fetch)`` with each region once, at its best rank.
 
-    A table's row units are chunks with the table's region id (``folio.ingest.table_rows``), so a
+    A table's row units are chunks with the table's region id (``folio.ingest.row_units``), so a
     ranked list can hold one region several times; each occurrence after the first is dropped and
     the search is run again wider (``search`` also says whether it returned everything there is)
     until ``limit`` distinct regions are found. A list without repeats is returned as searched.

@@ -32,7 +32,7 @@ def samples() -> Path:
 def _ingested_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir with the small sample PDFs ingested once (v1 and v2 of the policy under one doc id)."""
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     data = tmp_path_factory.mktemp("folio-data")
     store = Store(data)

@@ -54,7 +54,7 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
         "folio/api/cli/__main__.py",
         "folio/api/http/routes/query.py",
         "folio/api/http/static/index.html",
-        "folio/ingest/store.py",
+        "folio/ingest/storage/store.py",
         "folio/retrieval/search.py",
         "folio/assembly/core.py",
         "folio/client.py",

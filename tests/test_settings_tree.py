@@ -86,15 +86,16 @@ def test_context_group_is_the_default_budget_and_tokenizer_of_a_request(env: pyt
 
 
 def test_storage_group_places_the_store_and_reaches_lancedb_options(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from folio.ingest.objstore import storage_options_from_env
-    from folio.ingest.store import Store
+    from folio.ingest.storage.objstore import storage_options
+    from folio.ingest.storage.store import Store
+    from folio.settings import StorageSettings
 
     env.setenv("FOLIO_DATA", str(tmp_path / "elsewhere"))
     assert Store().uri == str(tmp_path / "elsewhere") == Settings().storage.data
     env.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000")
     env.setenv("AWS_SECRET_ACCESS_KEY", "s3-secret")
     env.setenv("FOLIO_STORAGE_OPTIONS", '{"timeout": "60s"}')
-    assert storage_options_from_env("s3://b/p") == {
+    assert storage_options("s3://b/p", StorageSettings()) == {
         "aws_endpoint": "http://127.0.0.1:9000",
         "allow_http": "true",
         "aws_secret_access_key": "s3-secret",
@@ -103,11 +104,12 @@ def test_storage_group_places_the_store_and_reaches_lancedb_options(env: pytest.
     assert "s3-secret" not in repr(Settings())  # secrets stay out of logs
     env.setenv("FOLIO_STORAGE_OPTIONS", "[1]")
     with pytest.raises(ValueError, match="FOLIO_STORAGE_OPTIONS must be a JSON object"):
-        storage_options_from_env("s3://b/p")
+        storage_options("s3://b/p", StorageSettings())
 
 
 def test_ingest_group_is_the_parse_limits(env: pytest.MonkeyPatch) -> None:
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.options import IngestOptions
+    from folio.ingest.parse_supervisor import IngestLimits
 
     env.setenv("FOLIO_PAGE_TIMEOUT_S", "7")
     env.setenv("FOLIO_INGEST_MEMORY_MB", "0")  # 0: off
@@ -116,7 +118,7 @@ def test_ingest_group_is_the_parse_limits(env: pytest.MonkeyPatch) -> None:
     env.setenv("FOLIO_MAX_PAGES", "12")
     expected = IngestLimits(timeout_s=300.0, page_timeout_s=7.0, memory_mb=None, isolate=False)
     assert IngestLimits.from_settings(Settings().ingest) == expected
-    assert IngestLimits.from_env() == expected  # the pipeline's default, read when a job starts
+    assert IngestOptions.from_settings(Settings().ingest).limits == expected  # what the pipeline is handed
     assert Settings().max_pages == 12
     assert IngestLimits.from_settings(IngestSettings.from_env({})) == IngestLimits()  # one set of defaults
 
@@ -127,13 +129,13 @@ def test_embedding_group_chooses_the_encoder(env: pytest.MonkeyPatch, tmp_path: 
     env.setenv("FOLIO_EMBED_BACKEND", "torch")
     env.setenv("FOLIO_EMBED_THREADS", "3")
     env.setenv("FOLIO_MODEL_CACHE", str(tmp_path / "models"))
-    enc = MiniLM()
+    enc = MiniLM(settings=Settings().embedding)
     assert (enc.document_backend, enc.query_backend, enc.threads) == ("torch", "onnx", 3)
-    assert model_cache_dir() == tmp_path / "models"
+    assert model_cache_dir(enc.cache) == tmp_path / "models"
     assert MiniLM(settings=Settings.from_env({}).embedding).document_backend == "onnx-int8"
     env.setenv("FOLIO_EMBED_THREADS", "-1")
     with pytest.raises(ValidationError, match="FOLIO_EMBED_THREADS"):
-        MiniLM()
+        MiniLM(settings=Settings().embedding)
 
 
 def test_models_group_is_what_retrieval_reads(env: pytest.MonkeyPatch) -> None:
@@ -164,7 +166,7 @@ def test_llm_group_names_its_variable_when_invalid(env: pytest.MonkeyPatch, tmp_
 
 def test_cluster_group_sizes_a_ray_task_and_keys_stay_behind(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from folio.api.cluster.board import job_spec
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     env.setenv("FOLIO_RAY_CPUS_PER_DOC", "2.5")
     env.setenv("FOLIO_RAY_GPUS_PER_DOC", "1")
@@ -238,6 +240,6 @@ def test_the_environment_others_need_is_set_through_the_settings(monkeypatch: py
 
 def test_storage_group_without_aws_variables_gives_no_options() -> None:
     assert StorageSettings.from_env({"AWS_REGION": "x"}).aws_region == "x"
-    from folio.ingest.objstore import storage_options
+    from folio.ingest.storage.objstore import storage_options
 
     assert storage_options("/local/dir", StorageSettings.from_env({"AWS_REGION": "x"})) == {}

@@ -34,7 +34,7 @@ from folio.kernel.printable import terminal_safe
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from folio.api.application import Folio
-    from folio.ingest.limits import IngestLimits
+    from folio.ingest.options import IngestOptions
 
     settings = settings_for(args)
     paths = pdf_paths(args.paths)
@@ -45,9 +45,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.ray and (args.redo_degraded or args.page_timeout is not None):
         print("folio: --redo-degraded and --page-timeout run here, not on Ray", file=sys.stderr)
         return EXIT_USAGE
-    limits = IngestLimits.from_settings(settings.ingest)
+    options = IngestOptions.from_settings(settings.ingest, redo_degraded=args.redo_degraded)
+    if args.no_ocr:
+        options = replace(options, ocr=False)
     if args.page_timeout is not None:
-        limits = replace(limits, page_timeout_s=args.page_timeout if args.page_timeout > 0 else None)
+        page_timeout_s = args.page_timeout if args.page_timeout > 0 else None
+        options = replace(options, limits=replace(options.limits, page_timeout_s=page_timeout_s))
     if args.ray:  # one Ray task per document (api/cli/ray_ingest.py)
         from folio.api.cli.ray_ingest import run as ingest_on_ray
 
@@ -61,11 +64,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 p,
                 doc_id=args.doc_id,
                 password=args.password,
-                ocr=False if args.no_ocr else None,
                 progress=bar,
                 collection=args.collection,
-                limits=limits,
-                redo_degraded=args.redo_degraded,
+                options=options,
             )
             out = {**rep.model_dump(mode="json"), "collection": args.collection}
         except FolioError as e:

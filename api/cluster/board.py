@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 # Function-level imports: the task bodies run on Ray's workers and import the service there; the
 # driver, which only pickles and submits them, stays light.
 if TYPE_CHECKING:
-    from folio.api.service.store import ServiceStore
+    from folio.ingest.storage.interface import ServiceStore
     from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -212,7 +212,7 @@ _CACHE_LOCK = threading.Lock()
 
 def _store(uri: str, storage_options: dict[str, str]) -> Any:
     """One Store per worker process and store (LanceDB connections and caches are reused)."""
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     key = uri + "|" + json.dumps(storage_options, sort_keys=True)
     with _CACHE_LOCK:
@@ -239,9 +239,12 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     import socket
 
     from folio.api.errors import status_for
-    from folio.ingest.claims import DEAD_WRITERS
+    from folio.ingest.embed import default_text_encoder
+    from folio.ingest.options import IngestOptions
     from folio.ingest.pipeline import ingest_bytes
+    from folio.ingest.storage.claims import DEAD_WRITERS
     from folio.kernel.errors import FolioError
+    from folio.settings import Settings
 
     ray = _ray()
     board_actor = ray.get_actor(BOARD_NAME, namespace=NAMESPACE)
@@ -249,7 +252,7 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     DEAD_WRITERS.update(ray.get(board_actor.started.remote(job_id, worker)))
     store = _store(spec["store"], spec.get("storage_options") or {})
     settings = spec.get("settings") or {}
-    limits = settings.get("ingest") or {}
+    parsed = Settings(**settings)  # the driver's settings groups: the worker reads none of its own for ingest
     last: list[Any] = [0.0, ""]  # when and at which stage progress was last sent
     reported: set[str] = set()
 
@@ -273,12 +276,11 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
             filename=spec["filename"],
             doc_id=spec.get("doc_id"),
             password=spec.get("password"),
-            ocr=limits.get("ocr"),
+            collection=collection,
+            options=IngestOptions.from_settings(parsed.ingest),
+            encoder=default_text_encoder(parsed.embedding),
             indexers=_indexers(settings),
             progress=progress,
-            max_bytes=limits.get("max_upload_bytes"),
-            max_pages=limits.get("max_pages"),
-            collection=collection,
         )
     except FolioError as e:
         return {

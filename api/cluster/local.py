@@ -57,7 +57,7 @@ class LocalS3:
         return f"http://127.0.0.1:{self.port}"
 
     def env(self) -> dict[str, str]:
-        """The variables a folio process needs to reach this server (``ingest/objstore.py``)."""
+        """The variables a folio process needs to reach this server (``ingest/storage/objstore.py``)."""
         return {
             "AWS_ENDPOINT_URL": self.endpoint,
             "AWS_ACCESS_KEY_ID": KEY_ID,

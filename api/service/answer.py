@@ -59,7 +59,7 @@ from folio.kernel.index import MergedSource, RegionSource
 
 if TYPE_CHECKING:
     from folio.api.service.model_calls import Slot
-    from folio.api.service.store import ServiceStore
+    from folio.ingest.storage.interface import ServiceStore
     from folio.retrieval.search import Retriever
     from folio.settings import Settings
 

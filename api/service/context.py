@@ -19,13 +19,14 @@ from folio.assembly import assemble
 from folio.assembly.types import AssemblyOptions, ContextPackage
 from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
 from folio.kernel.model import DocumentVersion, Region
-from folio.retrieval.scope import Scope, resolve_scope
+from folio.kernel.scope import Scope
+from folio.retrieval.scope import resolve_scope
 
 if TYPE_CHECKING:
     from folio.api.schemas import ContextRequest, RetrievalOptions
     from folio.api.service.llm import ChatClient
-    from folio.api.service.store import ServiceStore
     from folio.assembly.compress import Compressor
+    from folio.ingest.storage.interface import ServiceStore
     from folio.retrieval.search import Retriever, SearchResult
     from folio.settings import Settings
 

@@ -26,7 +26,7 @@ from folio.kernel.errors import InvalidRequest
 from folio.kernel.model import BBox, Region
 
 if TYPE_CHECKING:
-    from folio.api.service.store import ServiceStore
+    from folio.ingest.storage.interface import ServiceStore
 
 MAX_CHARS = 4000
 MAX_BOXES = 64

@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from folio.api.errors import status_for
-from folio.ingest.store import DEFAULT_COLLECTION
+from folio.ingest.storage.sql import DEFAULT_COLLECTION
 from folio.kernel.errors import FolioError
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -71,7 +71,9 @@ def ingest_job(
     """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
 
     def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-        # function-level: the parser (PyMuPDF) loads in the job, not for queries
+        # function-level: the parser (PyMuPDF) and the embedder load in the job, not for queries
+        from folio.ingest.embed import default_text_encoder
+        from folio.ingest.options import IngestOptions
         from folio.ingest.pipeline import ingest_bytes
 
         report = ingest_bytes(
@@ -79,13 +81,11 @@ def ingest_job(
             data,
             filename=filename,
             doc_id=doc_id,
-            ocr=settings.ingest.ocr,
+            collection=collection,
+            options=IngestOptions.from_settings(settings.ingest, redo_degraded=redo_degraded),
+            encoder=default_text_encoder(settings.embedding),
             indexers=indexers,
             progress=progress,
-            max_bytes=settings.ingest.max_upload_bytes,
-            max_pages=settings.ingest.max_pages,
-            collection=collection,
-            redo_degraded=redo_degraded,
         )
         return report.job_result(collection)
 

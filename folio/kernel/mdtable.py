@@ -1,5 +1,5 @@
 """The cells of a Markdown table line, as the parser writes tables (``| a | b |``, a ``|---|`` rule under the
-header, ``\\|`` for a pipe inside a cell). Shared by the row units ingest indexes (``ingest.table_rows``) and the
+header, ``\\|`` for a pipe inside a cell). Shared by the row units ingest indexes (``ingest.row_units``) and the
 compact page text assembly sends (``assembly.pagetext``), which may not import each other."""
 
 from __future__ import annotations

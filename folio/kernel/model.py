@@ -29,7 +29,7 @@ from folio.kernel.geometry import BBox as BBox  # the rectangle type is geometry
 
 # 2: furniture and TOC lines kept out of regions, page labels; 3: page "scanned" meta;
 # 4: typed region payloads (image pixel size, OCR engine and confidence)
-# 5: the first copy of a running header/footer kept as evidence (ingest/furniture.py)
+# 5: the first copy of a running header/footer kept as evidence (ingest/pdf/furniture.py)
 # 6: ligatures written out ("ﬁ" -> "fi")
 # 7: tables read from word positions replace ruled-table readings with fewer rows right (word_tables="repair"),
 #    tables carry a title and unit
@@ -88,7 +88,7 @@ class OcrInfo(Frozen):
     """Text that came from OCR: which engine, and how sure it was.
 
     ``confidence`` is the engine's mean word confidence (0-100) over the lines kept (lines below
-    ``ingest.pdf_ocr.MIN_LINE_CONF`` are dropped before); None for rows written before parser v4.
+    ``ingest.pdf.ocr.MIN_LINE_CONF`` are dropped before); None for rows written before parser v4.
     """
 
     engine: Literal["tesseract"] = "tesseract"

@@ -1,7 +1,7 @@
 """``Scope``: which document versions a query may see, with optional page and kind filters.
 
 A plain value that retrieval resolves from a request (``folio.retrieval.scope.resolve_scope``) and hands
-to the store, which turns it into its own filters (``folio.ingest.rows.scope_filter``): retrieval never
+to the store, which turns it into its own filters (``folio.ingest.storage.sql.scope_filter``): retrieval never
 writes a query string, the store never parses a request.
 """
 

@@ -2,7 +2,7 @@
 
 A local store keeps them as PNG files under ``<data>/assets/<doc_id>@<version_id>/`` (``LocalAssets``).
 An object store keeps them as rows of the version-scoped ``assets`` table (``ObjectStoreAssets``,
-``folio.ingest.objstore``): the parser renders into a local staging folder and the store uploads its
+``folio.ingest.storage.objstore``): the parser renders into a local staging folder and the store uploads its
 PNGs with the version's regions. The store picks one when it opens (``assets_for``); nothing else asks
 which kind it has.
 """
@@ -16,7 +16,14 @@ import uuid
 from abc import ABC, abstractmethod
 from pathlib import Path
 
-from folio.ingest.objstore import STAGING_PREFIX, AssetStore, discard_staged, read_asset, sweep_staging, upload_staged
+from folio.ingest.storage.objstore import (
+    STAGING_PREFIX,
+    AssetStore,
+    discard_staged,
+    read_asset,
+    sweep_staging,
+    upload_staged,
+)
 from folio.kernel.errors import RegionNotFound
 
 

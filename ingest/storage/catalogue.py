@@ -3,7 +3,7 @@
 Only ready versions are visible: every read resolves through the (small) versions table, cached per
 LanceDB table version (``Catalogue.rows``). A writer claims a pending version by adding a row that names
 it (``claim``), tags every row it writes with its writer id (``tagged``) and flips its own row to ready
-(``flip_ready``); the protocol as a whole is described in ``folio.ingest.store``.
+(``flip_ready``); the protocol as a whole is described in ``folio.ingest.storage.store``.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from folio.ingest.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
-from folio.ingest.rows import COLLECTION_COLUMN, DEFAULT_COLLECTION, WRITER_FIELD, row_collection, writers_filter
-from folio.ingest.rows import sql_str as _sql_str
+from folio.ingest.storage.claims import HOST, LEASE, LIVE_WRITERS, PROCESS_START, claim_alive, retry_conflicts
 from folio.ingest.storage.database import Database
+from folio.ingest.storage.sql import COLLECTION_COLUMN, DEFAULT_COLLECTION, WRITER_FIELD, row_collection, writers_filter
+from folio.ingest.storage.sql import sql_str as _sql_str
 from folio.kernel.errors import ClaimLost, CollectionConflict, DocumentNotFound, VersionBusy, VersionNotFound
 from folio.kernel.model import DocumentVersion
 
@@ -73,7 +73,7 @@ class Catalogue:
 
     def __init__(self, database: Database) -> None:
         # function-level: the row models import LanceDB, which loads when a store opens
-        from folio.ingest.tables import VERSIONS
+        from folio.ingest.storage.schema import VERSIONS
 
         self.database = database
         self.table = database.open(VERSIONS.name, VERSIONS.schema)
@@ -245,7 +245,7 @@ class Catalogue:
         if self._claim_columns_ok:
             return
         with self.database.write_lock:
-            from folio.ingest.tables import CLAIM_FIELDS  # function-level: see __init__
+            from folio.ingest.storage.schema import CLAIM_FIELDS  # function-level: see __init__
 
             missing = [f for f in CLAIM_FIELDS if f.name not in self.table.schema.names]
             if missing:
@@ -342,7 +342,7 @@ class Catalogue:
     def _insert_claim(self, claim: Claim, filename: str, size_bytes: int, parser_version: str, collection: str) -> bool:
         doc_id, version_id = claim.doc_id, claim.version_id
         now = time.time()
-        from folio.ingest.tables import VersionRow  # function-level: see __init__
+        from folio.ingest.storage.schema import VersionRow  # function-level: see __init__
 
         row = VersionRow(
             doc_id=doc_id,

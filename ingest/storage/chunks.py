@@ -1,14 +1,14 @@
 """The ``chunks`` table: the small searchable units with their text vectors, the full-text indexes and the searches.
 
 Images never enter these rows. Full-text search reads the ``fts`` text (the text with CJK runs as bigrams,
-``folio.kernel.textnorm.fts_text``) from one table per collection (``folio.ingest.rows.fts_table``), each
+``folio.kernel.textnorm.fts_text``) from one table per collection (``folio.ingest.storage.sql.fts_table``), each
 with its own index: BM25 weighs a word by how many units hold it and a unit by its length against the
 average, and with one index over every collection those statistics were the whole store's, so a
 collection's scores moved when another tenant ingested documents with the same words. Now they depend
 only on the collection's own units; a store of one collection scores exactly as before. A scope over
 several collections gets each one's best hits, merged by score. An index is rebuilt before a commit when
 its collection's rows were added or removed since the last build. The searches take a ``Scope`` and build
-their own prefilter (``folio.ingest.rows.scope_filter``); retrieval ranks what they return.
+their own prefilter (``folio.ingest.storage.sql.scope_filter``); retrieval ranks what they return.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import (
+from folio.ingest.storage.claims import retry_conflicts
+from folio.ingest.storage.database import Database, Tagger
+from folio.ingest.storage.sql import (
     DEFAULT_COLLECTION,
     FTS_COLUMN,
     FTS_TABLE_PREFIX,
@@ -33,7 +34,6 @@ from folio.ingest.rows import (
     scope_filter,
     writers_filter,
 )
-from folio.ingest.storage.database import Database, Tagger
 from folio.kernel.model import Region
 from folio.kernel.scope import Scope
 from folio.kernel.textnorm import fts_text
@@ -48,7 +48,7 @@ def chunk_rows(regions: Sequence[Region], vectors: np.ndarray) -> pa.Table:
     """The ``chunks`` rows (without ``writer``) of ``regions`` with their text vectors (row i of ``vectors``)."""
     if vectors.shape != (len(regions), TEXT_DIM):
         raise ValueError(f"expected vectors of shape ({len(regions)}, {TEXT_DIM}), got {vectors.shape}")
-    from folio.ingest.tables import CHUNKS_SCHEMA  # function-level: see ChunkTable.__init__
+    from folio.ingest.storage.schema import CHUNKS_SCHEMA  # function-level: see ChunkTable.__init__
 
     return pa.table(
         {
@@ -72,7 +72,7 @@ class ChunkTable:
 
     def __init__(self, database: Database) -> None:
         # function-level: the row models import LanceDB, which loads when a store opens
-        from folio.ingest.tables import CHUNKS
+        from folio.ingest.storage.schema import CHUNKS
 
         self.database = database
         self.table = database.open(CHUNKS.name, CHUNKS.schema)
@@ -96,7 +96,7 @@ class ChunkTable:
     def _split_text(self) -> None:
         """Copy every chunk's ``fts`` text into its collection's full-text table, in the order of the chunks
         (a store of one collection then indexes, and scores, exactly as its one index did), and index them."""
-        from folio.ingest.tables import CHUNK_TEXT_SCHEMA  # function-level: see __init__
+        from folio.ingest.storage.schema import CHUNK_TEXT_SCHEMA  # function-level: see __init__
 
         logger.warning("indexing chunk text per collection (data written by an older folio)")
         with self.database.write_lock:
@@ -123,7 +123,7 @@ class ChunkTable:
     def add(self, regions: Sequence[Region], vectors: np.ndarray, tagged: Tagger, collection: str) -> None:
         """Searchable small units with their text vectors (row i of ``vectors`` belongs to ``regions[i]``),
         all of versions in ``collection``; their ``fts`` text goes to that collection's full-text table too."""
-        from folio.ingest.tables import CHUNK_TEXT_SCHEMA  # function-level: see __init__
+        from folio.ingest.storage.schema import CHUNK_TEXT_SCHEMA  # function-level: see __init__
 
         table = chunk_rows(regions, vectors)
         name = fts_table(collection)

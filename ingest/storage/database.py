@@ -17,8 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import WRITER_FIELD, versions_filter, writers_filter
+from folio.ingest.storage.claims import retry_conflicts
+from folio.ingest.storage.sql import WRITER_FIELD, versions_filter, writers_filter
 
 # Rows with their ``writer`` set from the claims on their versions, cast to a table's schema
 # (``Catalogue.tagged(table, table_name, rows)``).
@@ -30,7 +30,7 @@ class Database:
 
     def __init__(self, uri: str, *, local: bool, storage_options: dict[str, str]) -> None:
         # function-level: LanceDB loads when a store opens, not when the store module is imported
-        from folio.ingest.lance_import import import_lancedb
+        from folio.ingest.storage.lance_import import import_lancedb
 
         lancedb = import_lancedb()
 

@@ -1,7 +1,8 @@
-"""What retrieval and the application ask of a store: ``StoreReader`` (reads, scans, searches) and
-``StoreWriter`` (what an ingest-side indexer writes through).
+"""What retrieval and the application ask of a store: ``StoreReader`` (reads, scans, searches),
+``StoreWriter`` (what an ingest-side indexer writes through) and ``ServiceStore`` (what the api's door,
+``api.application.Folio``, and its service room ask besides reading).
 
-``folio.ingest.store.Store`` implements both. Every scan and search takes plain values (a ``Scope``,
+``folio.ingest.storage.store.Store`` implements all three. Every scan and search takes plain values (a ``Scope``,
 version keys, column names) and the store builds its own filters: code outside the store never writes a
 query string nor touches a LanceDB table (tests/test_layers.py checks retrieval).
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -22,7 +24,7 @@ from folio.kernel.scope import Scope
 if TYPE_CHECKING:
     from lancedb.pydantic import LanceModel
 
-    from folio.ingest.tables import TableSpec
+    from folio.ingest.storage.schema import TableSpec
 
 
 class StoreReader(Protocol):
@@ -84,3 +86,25 @@ class StoreWriter(StoreReader, Protocol):
     def add(self, spec: TableSpec, rows: Sequence[LanceModel] | pa.Table) -> None: ...
 
     def index_text(self, table: str, column: str = "text") -> None: ...
+
+
+class ServiceStore(StoreReader, Protocol):
+    """A store as the api's door and its service room see it: a ``StoreReader`` that also deletes, compacts
+    after writing, says where its PNGs lie and how a Ray task reaches it. The door opens the concrete
+    ``Store``; every other room of the api sees only the door."""
+
+    local: bool
+    """A store on this machine's disk (its PNGs are files), not an object store."""
+    storage_options: dict[str, str]
+    """LanceDB's object-store options, which a Ray task needs to open the same store."""
+
+    def asset_path(self, relative: str) -> Path: ...
+
+    def check_collection_free(self, doc_id: str, collection: str, rows: list[dict[str, Any]] | None = None) -> None:
+        ...
+
+    def delete_document(self, doc_id: str) -> list[str]: ...
+
+    def delete_version(self, doc_id: str, version_id: str) -> None: ...
+
+    def maintain(self) -> None: ...

@@ -12,20 +12,20 @@ import shutil
 from functools import partial
 from typing import Protocol
 
-from folio.ingest.claims import claim_alive, retry_conflicts
-from folio.ingest.rows import sql_str
 from folio.ingest.storage.assets import Assets
 from folio.ingest.storage.catalogue import Catalogue, version_key, writer_key
 from folio.ingest.storage.chunks import ChunkTable
+from folio.ingest.storage.claims import claim_alive, retry_conflicts
 from folio.ingest.storage.database import Database
 from folio.ingest.storage.regions import RegionTable
+from folio.ingest.storage.sql import sql_str
 from folio.kernel.errors import DocumentNotFound
 
 logger = logging.getLogger(__name__)
 
 
 class StoreParts(Protocol):
-    """What removal needs of a store (``folio.ingest.store.Store`` is one): its parts, the full-text
+    """What removal needs of a store (``folio.ingest.storage.store.Store`` is one): its parts, the full-text
     index rebuild and the commit counter (which triggers compaction)."""
 
     database: Database

@@ -1,6 +1,6 @@
 """The ``regions`` table: every region of every version (no vectors), and a cache of versions' region indexes.
 
-Regions are stored and read back through ``RegionRow`` (``ingest/tables.py``), which migrates rows of
+Regions are stored and read back through ``RegionRow`` (``ingest/storage/schema.py``), which migrates rows of
 older parser versions. A version's rows change only when they are replaced as a whole, by another writer
 (``redo_degraded``), so a version's ``RegionIndex`` is built once per writer and kept in an LRU of the
 ``cache_size`` most recently used.
@@ -12,10 +12,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from folio.ingest.claims import retry_conflicts
-from folio.ingest.rows import sql_str
 from folio.ingest.storage.catalogue import version_key, writer_key
+from folio.ingest.storage.claims import retry_conflicts
 from folio.ingest.storage.database import Database, Tagger
+from folio.ingest.storage.sql import sql_str
 from folio.kernel.errors import RegionNotFound
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
@@ -26,7 +26,7 @@ class RegionTable:
 
     def __init__(self, database: Database, *, cache_size: int) -> None:
         # function-level: the row models import LanceDB, which loads when a store opens
-        from folio.ingest.tables import REGIONS
+        from folio.ingest.storage.schema import REGIONS
 
         self.table = database.open(REGIONS.name, REGIONS.schema)
         self.cache_size = cache_size
@@ -35,7 +35,7 @@ class RegionTable:
         self._has_writers = False
 
     def add(self, regions: Sequence[Region], tagged: Tagger) -> None:
-        from folio.ingest.tables import REGIONS, RegionRow, rows_table  # function-level: see __init__
+        from folio.ingest.storage.schema import REGIONS, RegionRow, rows_table  # function-level: see __init__
 
         data = rows_table(REGIONS, [RegionRow.from_region(r) for r in regions])
         rows = tagged(self.table, "regions", data)
@@ -56,7 +56,7 @@ class RegionTable:
         if writer is not None and self.has_writers():
             where = writer_key(doc_id, version_id, writer)
         rows = self.table.search().where(where).limit(None).to_arrow().to_pylist()
-        from folio.ingest.tables import row_to_region  # function-level: see __init__
+        from folio.ingest.storage.schema import row_to_region  # function-level: see __init__
 
         index = RegionIndex(row_to_region(r) for r in rows)
         with self._lock:
@@ -75,7 +75,7 @@ class RegionTable:
         for row in rows:
             writer = writer_of(row["doc_id"], row["version_id"])
             if writer is not None and (not writers or (row.get("writer") or "") == writer):
-                from folio.ingest.tables import row_to_region  # function-level: see __init__
+                from folio.ingest.storage.schema import row_to_region  # function-level: see __init__
 
                 return row_to_region(row)
         raise RegionNotFound(f"no such region: {region_id}")

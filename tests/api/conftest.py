@@ -38,7 +38,7 @@ def register_excerpt(samples: Path) -> bytes:
 @pytest.fixture(scope="session")
 def api_master(tmp_path_factory: pytest.TempPathFactory, samples: Path, register_excerpt: bytes) -> Path:
     from folio.ingest.pipeline import ingest_bytes, ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     data = tmp_path_factory.mktemp("folio-api-data")
     store = Store(data)

@@ -26,7 +26,7 @@ OCR_WORDS = ("LinnSequencer", "polyphonic", "MIDI channels")
 @pytest.fixture(scope="module")
 def scan_data(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     data = tmp_path_factory.mktemp("scan-data")
     store = Store(data)

@@ -241,7 +241,7 @@ def test_in_process_answer_function(answer_data: Path, llm: StandInLLM) -> None:
     """``api.service.answer.answer`` is the whole endpoint in-process (the CLI and the MCP server call it)."""
     from folio.api.service.answer import answer
     from folio.api.service.answer_schemas import AnswerRequest
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     settings = make_settings(answer_data, llm_base_url=llm.url, llm_model="stand-in")
@@ -259,7 +259,7 @@ def test_in_process_answer_function(answer_data: Path, llm: StandInLLM) -> None:
 def test_images_are_inlined_as_data_urls(answer_data: Path) -> None:
     from folio.api.service.answer import _inline_images
     from folio.assembly.types import ContextPackage
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     store = Store(str(answer_data))
     fig = next(r for v in store.list_versions() if v.doc_id == "support-policy" and v.latest

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from folio.api.http.app import create_app
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from tests.api.conftest import assert_error, excerpt, live_server, make_settings
 
 

@@ -156,6 +156,28 @@ def test_the_local_runner_ingests_through_the_protocol(data_copy: Path, samples:
         assert c.get(f"/v1/jobs/{job.job_id}").json()["status"] == "done"
 
 
+def test_the_door_hands_its_settings_to_every_ingest(
+    data_copy: Path, samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: the pipeline reads no setting where the door calls it; ``folio ingest``, ``folio demo`` and an
+    upload's job ingest with the door's ``IngestOptions.from_settings`` and embedder settings. After the merge of
+    the store's half, ``ingest_path`` handed the pipeline ``limits=None`` and an upload's job let
+    ``ingest_bytes`` read the process environment: here a parse timeout no PDF meets, which the door's settings
+    (made before it was set) do not hold."""
+    settings = make_settings(data_copy)
+    monkeypatch.setenv("FOLIO_INGEST_TIMEOUT_S", "0.001")
+    folio = Folio.open(settings)
+    pdf = samples / "support-policy-v1.pdf"
+    assert folio.ingest_path(pdf, doc_id="by-path").status == "created"
+    folio.start()
+    try:
+        job = folio.submit_ingest(pdf.read_bytes(), filename="p.pdf", doc_id="by-job", collection="default")
+        asyncio.run(asyncio.wait_for(job.wait_async(), 120))
+    finally:
+        folio.close()
+    assert job.status == "done" and job.result and job.result["status"] == "created", job.error
+
+
 def test_the_door_opens_the_retriever_only_for_what_needs_it(data_copy: Path) -> None:
     """Issue 32: ``Folio.open`` loaded the retriever and the query encoder at once, so a command that only lists
     documents could not go through the door without paying for them. ``folio docs`` now calls the door, and

@@ -21,7 +21,7 @@ from tests.api.conftest import assert_error, make_settings
 def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, samples: Path) -> None:
     from folio.assembly.expand import _cache_for
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(data_copy)
@@ -46,7 +46,7 @@ def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, sampl
 def test_health_answers_while_every_query_worker_is_busy(
     data_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from folio.api import query_ops
+    from folio.api.http import query_ops
 
     release = threading.Event()
     started = threading.Event()

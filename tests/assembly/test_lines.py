@@ -14,7 +14,7 @@ from folio.assembly import AssemblyOptions, assemble
 from folio.assembly.lines import answer_lines
 from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut
 from folio.assembly.verify import verify_answer
-from folio.ingest.parse import parse_pdf
+from folio.ingest.pdf.parse import parse_pdf
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
 from tests.assembly.builders import hit

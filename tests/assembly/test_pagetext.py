@@ -10,7 +10,7 @@ from folio.assembly import assemble
 from folio.assembly.budget import get_counter
 from folio.assembly.pagetext import compact_page, table_rows
 from folio.assembly.types import AssemblyOptions
-from folio.ingest.parse import parse_pdf
+from folio.ingest.pdf.parse import parse_pdf
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
 from tests.assembly.builders import hit

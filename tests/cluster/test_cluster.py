@@ -25,8 +25,8 @@ pytest.importorskip("ray", reason="the cluster extra is not installed: pip insta
 pytest.importorskip("moto", reason="the cluster extra is not installed: pip install -e '.[cluster]'")
 
 from folio.api.cluster.local import LocalS3, start_ray, start_replica  # noqa: E402
-from folio.ingest.maintenance import check  # noqa: E402
-from folio.ingest.store import Store  # noqa: E402
+from folio.ingest.storage.maintenance import check  # noqa: E402
+from folio.ingest.storage.store import Store  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -263,7 +263,7 @@ def test_killed_worker_is_retried_and_no_partial_version_shows(cluster: dict[str
     # finishing a page: sweep until it is gone too).
     import tempfile
 
-    from folio.ingest.objstore import STAGING_PREFIX, sweep_staging
+    from folio.ingest.storage.objstore import STAGING_PREFIX, sweep_staging
 
     deadline = time.monotonic() + 30
     while list(Path(tempfile.gettempdir()).glob(f"{STAGING_PREFIX}{killed}-*")) and time.monotonic() < deadline:

@@ -1,4 +1,4 @@
-"""Object-store settings and the local staging of images (``ingest/objstore.py``); no servers needed."""
+"""Object-store settings and the local staging of images (``ingest/storage/objstore.py``); no servers needed."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from folio.ingest.objstore import STAGING_PREFIX, is_local, storage_options_from_env, sweep_staging
+from folio.ingest.storage.objstore import STAGING_PREFIX, is_local, storage_options, sweep_staging
+from folio.settings import StorageSettings
 
 
-def test_storage_options_from_env() -> None:
+def test_storage_options_from_the_settings() -> None:
     env = {
         "AWS_ENDPOINT_URL": "https://s3.example",
         "AWS_ACCESS_KEY_ID": "k",
@@ -20,17 +21,17 @@ def test_storage_options_from_env() -> None:
         "AWS_DEFAULT_REGION": "eu-west-1",
         "FOLIO_STORAGE_OPTIONS": '{"timeout": "60s", "aws_region": "eu-central-1"}',
     }
-    assert storage_options_from_env("s3://b/p", env) == {
+    assert storage_options("s3://b/p", StorageSettings.from_env(env)) == {
         "aws_endpoint": "https://s3.example",
         "aws_access_key_id": "k",
         "aws_secret_access_key": "s",
         "aws_region": "eu-central-1",  # FOLIO_STORAGE_OPTIONS wins
         "timeout": "60s",
     }
-    assert storage_options_from_env("gs://b/p", {"FOLIO_STORAGE_OPTIONS": '{"a": 1}'}) == {"a": "1"}
-    assert storage_options_from_env("./data", env) == {}
+    assert storage_options("gs://b/p", StorageSettings.from_env({"FOLIO_STORAGE_OPTIONS": '{"a": 1}'})) == {"a": "1"}
+    assert storage_options("./data", StorageSettings.from_env(env)) == {}
     with pytest.raises(ValueError):
-        storage_options_from_env("s3://b", {"FOLIO_STORAGE_OPTIONS": "[1]"})
+        storage_options("s3://b", StorageSettings.from_env({"FOLIO_STORAGE_OPTIONS": "[1]"}))
     assert is_local("./data") and is_local("file:///x") and not is_local("s3://b/p")
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from folio.ingest.embed import MiniLM, text_encoder
+from folio.settings import EmbeddingSettings
 
 TEXTS = [
     "Install the package with pip and run the tests.",
@@ -54,11 +55,12 @@ def test_one_encoder_per_backend_per_process() -> None:
     assert text_encoder("torch") is text_encoder("torch")
 
 
-def test_backends_are_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backends_are_chosen_by_the_settings_handed_in(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FOLIO_EMBED_BACKEND", "torch")
-    assert MiniLM().document_backend == "torch"
+    assert MiniLM(settings=EmbeddingSettings()).document_backend == "torch"
+    assert MiniLM().document_backend == "onnx-int8"  # none handed in: the defaults, not the environment
     monkeypatch.delenv("FOLIO_EMBED_BACKEND")
-    assert MiniLM().document_backend == "onnx-int8"
+    assert MiniLM(settings=EmbeddingSettings()).document_backend == "onnx-int8"
     assert MiniLM().query_backend == "onnx"
     with pytest.raises(ValueError):
         MiniLM(query_backend="onnx-int8")  # stored fp32 vectors need fp32 queries

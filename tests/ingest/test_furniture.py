@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pymupdf
 
-from folio.ingest.parse import parse_pdf
+from folio.ingest.pdf.parse import parse_pdf
 
 BODY = (
     "The pump delivers {n} litres per minute at full load. Service intervals depend on the duty cycle "

@@ -1,4 +1,4 @@
-"""LanceDB imported without building its REST client (``folio.ingest.lance_import``): issue 34, item 2. The
+"""LanceDB imported without building its REST client (``folio.ingest.storage.lance_import``): issue 34, item 2. The
 client's API classes load on first use, its models build their validators on first use, and both still work."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import json, sys
-import folio.ingest.lance_import
+import folio.ingest.storage.lance_import
 from lance_namespace_urllib3_client.models import ListTablesResponse
 from pydantic import BaseModel
 from pydantic._internal._config import config_defaults
@@ -45,9 +45,9 @@ def test_lancedb_imports_without_building_its_rest_client() -> None:
 
 def test_the_store_works_through_it(tmp_path: Path) -> None:
     """A store opens, takes a version and finds it again through the LanceDB imported here."""
-    from folio.ingest.lance_import import import_lancedb
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.lance_import import import_lancedb
+    from folio.ingest.storage.store import Store
 
     assert import_lancedb() is sys.modules["lancedb"]
     store = Store(tmp_path / "data")

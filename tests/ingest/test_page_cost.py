@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks.odd_pdfs import wordy_page
-from folio.ingest.limits import IngestLimits
+from folio.ingest.parse_supervisor import IngestLimits
 from folio.ingest.pipeline import ingest_bytes
-from folio.ingest.rows import SEARCH_KINDS
-from folio.ingest.store import Store
+from folio.ingest.storage.sql import SEARCH_KINDS
+from folio.ingest.storage.store import Store
 from folio.ingest.unit_budget import MAX_PAGE_UNITS, budget_units
 from folio.kernel.errors import IngestTimeout
 from tests.assembly.builders import make_doc

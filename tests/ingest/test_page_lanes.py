@@ -8,11 +8,11 @@ import threading
 import pymupdf
 import pytest
 
-import folio.ingest.page_lanes as lanes_mod
-from folio.ingest.page_lanes import OcrCall, PageLanes
-from folio.ingest.parse import parse_pdf
-from folio.ingest.pdf_ocr import OcrBudget, OcrInput
-from folio.ingest.pdf_text import Block
+import folio.ingest.pdf.page_lanes as lanes_mod
+from folio.ingest.pdf.ocr import OcrBudget, OcrInput
+from folio.ingest.pdf.page_lanes import OcrCall, PageLanes
+from folio.ingest.pdf.parse import parse_pdf
+from folio.ingest.pdf.text import Block
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "sample_pdfs"
 INPUT = OcrInput(png=b"", box=(0.0, 0.0, 10.0, 10.0), dpi=72, sx=1.0, sy=1.0)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from folio.ingest.parse import ParsedDocument, parse_pdf
-from folio.ingest.pdf_ocr import ocr_available
+from folio.ingest.pdf.ocr import ocr_available
+from folio.ingest.pdf.parse import ParsedDocument, parse_pdf
 from folio.kernel.model import FigurePayload, Region, TablePayload, version_id_for
 from folio.kernel.tokens import get_tokenizer
 
@@ -186,7 +186,7 @@ def test_scanned_page_is_ocred() -> None:
     assert len(kind(doc, "sentence")) > 10
     assert all(s.meta_get("ocr") == "1" for s in kind(doc, "sentence"))
     # OCR payloads: engine and Tesseract's mean confidence (lines under MIN_LINE_CONF were dropped).
-    from folio.ingest.pdf_ocr import MIN_LINE_CONF
+    from folio.ingest.pdf.ocr import MIN_LINE_CONF
 
     assert page.ocr is not None and page.ocr.engine == "tesseract"
     assert page.ocr.confidence is not None and MIN_LINE_CONF <= page.ocr.confidence <= 100
@@ -240,7 +240,7 @@ def test_text_in_a_large_image_is_ocred(fedreg_p8_ocr: ParsedDocument) -> None:
 
 
 def test_ocr_tsv_mapping_and_confidence_filter() -> None:
-    from folio.ingest.pdf_ocr import blocks_from_tsv
+    from folio.ingest.pdf.ocr import blocks_from_tsv
 
     head = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext"
     rows = [

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel.model import (
     BBox,
     FigurePayload,
@@ -68,8 +68,8 @@ def _v3_row(kind: str, n: int) -> dict[str, object]:
 def test_rows_written_by_parser_v3_read_back_as_typed_payloads(tmp_path: Path) -> None:
     import lancedb
 
-    from folio.ingest.tables import REGIONS_SCHEMA
-    from tests.ingest.test_tables import WRITTEN_BEFORE
+    from folio.ingest.storage.schema import REGIONS_SCHEMA
+    from tests.ingest.test_schema import WRITTEN_BEFORE
 
     # A regions table as folio created it before issue 13 (hand-written schema, its column order).
     old_schema = pa.schema(list(WRITTEN_BEFORE["regions"].items()))
@@ -117,7 +117,7 @@ def test_rows_written_by_parser_v3_read_back_as_typed_payloads(tmp_path: Path) -
 def test_new_ingest_stores_the_pixel_size_of_the_rendered_pngs(tmp_path: Path, samples: Path) -> None:
     from PIL import Image
 
-    from folio.ingest.parse import parse_pdf
+    from folio.ingest.pdf.parse import parse_pdf
 
     store = Store(tmp_path / "data")
     data = (samples / "support-policy-v2.pdf").read_bytes()

@@ -1,4 +1,4 @@
-"""Tables read from word positions (``ingest.pdf_wordtables``): statements without ruling, built here with
+"""Tables read from word positions (``ingest.pdf.wordtables``): statements without ruling, built here with
 PyMuPDF the way filings set them (labels on the left, figures right-aligned under period columns, ``$`` signs
 apart from their figures, a unit line, wrapped labels), and a real sample PDF."""
 
@@ -10,10 +10,10 @@ import pymupdf
 import pytest
 
 from folio.assembly.pagetext import compact_page
-from folio.ingest.parse import parse_pdf
-from folio.ingest.pdf_tables import TableData
-from folio.ingest.pdf_wordtables import WORD_TABLE_MODES, WordTables, merge_tables, rows_read
-from folio.ingest.table_rows import row_texts
+from folio.ingest.pdf.parse import parse_pdf
+from folio.ingest.pdf.tables import TableData
+from folio.ingest.pdf.wordtables import WORD_TABLE_MODES, WordTables, merge_tables, rows_read
+from folio.ingest.row_units import row_texts
 from folio.kernel.model import Region, TablePayload
 from folio.settings import IngestSettings
 

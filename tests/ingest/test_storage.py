@@ -25,7 +25,7 @@ def _region(doc: str, page: int, kind: str, seq: int, text: str) -> Region:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     s = Store(tmp_path_factory.mktemp("parts"))
     docs = {

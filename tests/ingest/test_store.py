@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from folio.ingest.pipeline import doc_id_from_filename, ingest_bytes, ingest_path
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel import errors
 from folio.kernel.model import parse_region_id
 
@@ -152,7 +152,7 @@ def test_invalid_doc_id_is_rejected(ingested_data: Path, samples: Path) -> None:
 
 KILL_SCRIPT = r"""
 import sys, time
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.ingest.pipeline import ingest_path
 
 store = Store(sys.argv[1])

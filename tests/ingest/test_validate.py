@@ -7,8 +7,8 @@ import pathlib
 import pymupdf
 import pytest
 
-from folio.ingest.parse import parse_pdf
-from folio.ingest.validate import open_pdf
+from folio.ingest.pdf.parse import parse_pdf
+from folio.ingest.pdf.validate import open_pdf
 from folio.kernel.errors import CorruptPDF, EmptyPDF, EncryptedPDF, LimitExceeded, NotAPDF
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "sample_pdfs"

@@ -14,7 +14,7 @@ from tests.reliability.helpers import DOC, SAMPLE, counts
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Row counts of one clean ingest of the sample PDF (what every concurrent or killed run must end with)."""
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     data = tmp_path_factory.mktemp("reference")
     rep = ingest_path(Store(data), SAMPLE, doc_id=DOC, ocr=False)

@@ -23,7 +23,7 @@ DOC = "policy"
 CHILD = r"""
 import sys, time
 from folio.ingest.pipeline import ingest_path
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 
 data, pdf, point, pause = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 store = Store(data)
@@ -95,7 +95,7 @@ def wait_for(proc: subprocess.Popen[bytes], marker: bytes, timeout: float = 240.
 
 def counts(data: Path) -> dict[str, Any]:
     """Ready versions and rows per table, read without writing (the way any reader opens the store)."""
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     store = Store(data)
     out: dict[str, Any] = {"versions": sorted((v.doc_id, v.version_id) for v in store.list_versions())}

@@ -38,7 +38,7 @@ REDOS_REGEX_TOO = r"^(a|a)*$"  # backtracks on the `regex` module as well: only 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     dst = tmp_path_factory.mktemp("answer-limits") / "data"
     ingest_path(Store(dst), SAMPLE, doc_id="support-policy", ocr=False)

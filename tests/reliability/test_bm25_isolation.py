@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 
 from folio.api.http.app import create_app
 from folio.api.keys import KeyRecord, hash_secret, write_keys
-from folio.ingest.limits import IngestLimits
+from folio.ingest.parse_supervisor import IngestLimits
 from folio.ingest.pipeline import ingest_bytes
-from folio.ingest.rows import fts_table
-from folio.ingest.store import Store
+from folio.ingest.storage.sql import fts_table
+from folio.ingest.storage.store import Store
 from tests.api.conftest import make_settings
 
 IN_PROCESS = IngestLimits(isolate=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from folio.ingest.store import REGION_CACHE_SIZE, Store
+from folio.ingest.storage.store import REGION_CACHE_SIZE, Store
 
 
 def test_region_cache_is_bounded_lru(ingested_readonly: Path) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from folio.ingest.maintenance import check, compact, sizes
 from folio.ingest.pipeline import ingest_path
-from folio.ingest.store import Store
+from folio.ingest.storage.compaction import compact, sizes
+from folio.ingest.storage.maintenance import check
+from folio.ingest.storage.store import Store
 from tests.reliability.helpers import DOC, SAMPLE
 
 REINGESTS = 5

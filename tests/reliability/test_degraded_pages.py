@@ -28,10 +28,10 @@ from benchmarks.odd_pdfs import (
 )
 from folio.api.cli import main
 from folio.api.http.app import create_app
-from folio.ingest.limits import IngestLimits, parse_with_limits
-from folio.ingest.page_deadline import PageOverrun, page_deadline
+from folio.ingest.parse_supervisor import IngestLimits, parse_with_limits
+from folio.ingest.pdf.page_deadline import PageOverrun, page_deadline
 from folio.ingest.pipeline import ingest_bytes
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel.model import FigurePayload, PagePayload, Region
 from tests.api.conftest import make_settings
 
@@ -108,7 +108,7 @@ def test_a_page_stuck_past_the_hard_limit_is_parsed_again_as_text(monkeypatch: p
     """When even the soft limit cannot stop a page (one MuPDF call that does not return in time),
     the parent kills the parser past ``hard_page_limit`` and parses again with that page cut to
     its text layer; the pages before it are parsed whole."""
-    import folio.ingest.page_deadline as page_deadline_mod
+    import folio.ingest.pdf.page_deadline as page_deadline_mod
 
     monkeypatch.setattr(page_deadline_mod, "HARD_PAGE_GRACE_S", 0.0)  # the hard limit is 2 x the soft one: 1 s
     parsed = parse_with_limits(
@@ -204,7 +204,10 @@ def test_redo_degraded_over_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         first = client.post("/v1/documents", files=files).json()
         assert first["report"]["degraded_pages"] == [2]
         assert client.post("/v1/documents", files=files).json()["status"] == "unchanged"
-        monkeypatch.setenv("FOLIO_PAGE_TIMEOUT_S", "0")  # the operator gives pages more time (0: no limit)
+    # the operator gives pages more time (0: no limit) and restarts the server: a job ingests with the
+    # server's settings, not with what the environment says since
+    monkeypatch.setenv("FOLIO_PAGE_TIMEOUT_S", "0")
+    with TestClient(create_app(make_settings(tmp_path / "data"))) as client:
         redone = client.post("/v1/documents", params={"redo_degraded": "true"}, files=files)
         assert redone.status_code == 200, redone.text
         body = redone.json()
@@ -220,8 +223,8 @@ def test_readers_see_the_old_version_or_the_new_one_throughout_a_redo(tmp_path: 
     404). Readers in other threads, on their own ``Store`` of the same data dir as another process would
     be, poll every read path while the version is parsed again, written and swapped: each read finds
     the old rows or the new ones, whole, never neither and never a mix."""
-    from folio.ingest.maintenance import check
     from folio.ingest.storage.catalogue import version_key
+    from folio.ingest.storage.maintenance import check
     from folio.kernel.scope import Scope
 
     data = tmp_path / "data"

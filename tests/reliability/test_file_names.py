@@ -17,7 +17,7 @@ from benchmarks.odd_pdfs import valid_pdf
 from folio.api.cli import main
 from folio.api.http.app import create_app
 from folio.ingest.pipeline import ingest_bytes
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from tests.api.conftest import make_settings
 
 # Clear the screen, set the window title (OSC ... BEL), a C1 CSI, then a right-to-left override.

@@ -33,9 +33,9 @@ from fastapi.testclient import TestClient
 from benchmarks.odd_pdfs import valid_pdf
 from folio.api.http.app import create_app
 from folio.assembly import AssemblyOptions, assemble
-from folio.ingest.limits import IngestLimits
+from folio.ingest.parse_supervisor import IngestLimits
 from folio.ingest.pipeline import ingest_bytes
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel.index import RegionIndex
 from tests.api.conftest import assert_error, folio_serve, live_server, make_settings
 from tests.assembly.builders import by_kind, hit, make_doc

@@ -52,7 +52,7 @@ def auth(name: str) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def iso_master(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     data = tmp_path_factory.mktemp("iso-data")
     store = Store(data)
@@ -274,7 +274,7 @@ def test_cli_keys_add_list_revoke(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_data_dir_without_collection_column(iso_master: Path, tmp_path: Path, samples: Path, keys_file: Path) -> None:
     """Data written before collections: every document reads as ``default``; the first writer adds the column."""
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     data = tmp_path / "old"
     shutil.copytree(iso_master, data)

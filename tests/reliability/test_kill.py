@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from folio.ingest.maintenance import check, compact
 from folio.ingest.pipeline import ingest_path
-from folio.ingest.store import Store
+from folio.ingest.storage.compaction import compact
+from folio.ingest.storage.maintenance import check
+from folio.ingest.storage.store import Store
 from folio.kernel.model import version_id_for
 from tests.reliability.helpers import DOC, SAMPLE, counts, start_child, wait_for
 from tests.switches import switch

@@ -23,12 +23,13 @@ from benchmarks.odd_pdfs import (
 )
 from folio.api.errors import status_for
 from folio.api.http.app import create_app
-from folio.ingest.limits import IngestLimits, _death, parse_with_limits
-from folio.ingest.parse import REPAIRED_WARNING, parse_pdf
-from folio.ingest.pdf_ocr import ocr_available, scan_dpi
+from folio.ingest.parse_supervisor import IngestLimits, _death, parse_with_limits
+from folio.ingest.pdf.ocr import ocr_available, scan_dpi
+from folio.ingest.pdf.parse import REPAIRED_WARNING, parse_pdf
 from folio.ingest.pipeline import ingest_bytes
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel.errors import IngestMemory, IngestTimeout, InvalidDocument, ParserCrashed
+from folio.settings import IngestSettings
 from tests.api.conftest import assert_error, make_settings
 
 NO_OCR = IngestLimits(isolate=True)
@@ -97,14 +98,15 @@ def test_a_child_killed_by_a_signal_is_a_clean_error() -> None:
     assert isinstance(_death(-9, NO_OCR), IngestMemory)  # we never SIGKILL before deciding: the OOM killer did
 
 
-def test_limits_from_env() -> None:
-    lim = IngestLimits.from_env(
-        {"FOLIO_INGEST_TIMEOUT_S": "30", "FOLIO_PAGE_TIMEOUT_S": "0", "FOLIO_INGEST_MEMORY_MB": "512"}
-    )
+def test_limits_from_settings() -> None:
+    def limits(env: dict[str, str]) -> IngestLimits:
+        return IngestLimits.from_settings(IngestSettings.from_env(env))
+
+    lim = limits({"FOLIO_INGEST_TIMEOUT_S": "30", "FOLIO_PAGE_TIMEOUT_S": "0", "FOLIO_INGEST_MEMORY_MB": "512"})
     assert (lim.timeout_s, lim.page_timeout_s, lim.memory_mb, lim.isolate) == (30.0, None, 512, True)
     assert lim.ocr_budget().total_s == 15.0 and lim.ocr_budget().page_s is None
-    assert IngestLimits.from_env({}) == IngestLimits()
-    assert not IngestLimits.from_env({"FOLIO_INGEST_ISOLATE": "0"}).isolate
+    assert limits({}) == IngestLimits()
+    assert not limits({"FOLIO_INGEST_ISOLATE": "0"}).isolate
 
 
 def test_api_job_over_the_document_budget_is_a_422_and_the_worker_goes_on(
@@ -115,7 +117,10 @@ def test_api_job_over_the_document_budget_is_a_422_and_the_worker_goes_on(
         resp = client.post("/v1/documents", files={"file": ("slow.pdf", slow_page, "application/pdf")})
         err = assert_error(resp, 422, "ingest_timeout")
         assert "page 1 of 1" in str(err["message"])
-        monkeypatch.delenv("FOLIO_INGEST_TIMEOUT_S")  # read per job: 1 s is too tight for any parse on a busy machine
+        # 1 s is too tight for any parse on a busy machine: the same server and worker go on with settings that
+        # give the default time (a job ingests with the door's settings, read once, not the environment's)
+        monkeypatch.delenv("FOLIO_INGEST_TIMEOUT_S")
+        client.app.state.folio.settings = make_settings(tmp_path / "data")  # type: ignore[attr-defined]
         ok = client.post("/v1/documents", files={"file": ("good.pdf", valid_pdf(1), "application/pdf")})
         assert ok.status_code == 200, ok.text
         assert [d["doc_id"] for d in client.get("/v1/documents").json()["data"]] == ["good"]
@@ -207,7 +212,7 @@ def test_text_over_a_page_sized_image_has_paragraphs_and_sentences(build: object
 def test_uncountable_page_tree_is_a_clean_error() -> None:
     """A /Count MuPDF rejects ("Invalid number of pages") was an uncaught RuntimeError (a 500)."""
     from benchmarks.odd_pdfs import huge_page_count
-    from folio.ingest.validate import open_pdf
+    from folio.ingest.pdf.validate import open_pdf
     from folio.kernel.errors import CorruptPDF
 
     with pytest.raises(CorruptPDF, match="page tree"):

@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from folio.ingest.store import Store
+from folio.ingest.storage.store import Store
 from folio.kernel import errors
 from folio.kernel.model import version_id_for
 from tests.reliability.helpers import DOC, ROOT, SAMPLE, counts, env, start_child, table_versions, wait_for
@@ -83,7 +83,7 @@ def test_commit_verifies_the_claim_and_drops_foreign_rows(tmp_path: Path) -> Non
 
 
 def _row(r: Any) -> dict[str, Any]:
-    from folio.ingest.store import region_to_row
+    from folio.ingest.storage.schema import region_to_row
 
     return region_to_row(r)
 
@@ -156,7 +156,7 @@ def test_two_cli_writers_started_together(tmp_path: Path, reference: dict[str, A
     assert all(p.returncode == 0 for p in procs), [e.decode()[-2000:] for _, e in outs]
     assert sorted(_status(o) for o, _ in outs) == ["created", "unchanged"]
     assert counts(tmp_path) == reference
-    from folio.ingest.maintenance import check
+    from folio.ingest.storage.maintenance import check
 
     assert check(Store(tmp_path))["ok"]
 
@@ -193,7 +193,7 @@ def test_readers_never_write(tmp_path: Path, reference: dict[str, Any]) -> None:
     ver = version_id_for(SAMPLE.read_bytes())
     assert [v.version_id for v in store.list_versions()] == [ver]
     assert store.regions.count_rows(f"version_id = '{ver}'") == reference["regions"]
-    from folio.ingest.maintenance import check
+    from folio.ingest.storage.maintenance import check
 
     assert {p["kind"] for p in check(store)["problems"]} == {"dead_claim"}
     assert check(store, repair=True)["ok"]

@@ -40,7 +40,7 @@ def visual_settings(tiny_model_dirs: dict[str, Path]) -> Any:
 def _visual_master(tmp_path_factory: pytest.TempPathFactory, visual_settings: Any) -> dict[str, Any]:
     """support-policy v1 then v2 (same doc id), ingested with summaries, CLIP and ColPali indexers."""
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.visual import indexers_from_settings
 
     data = tmp_path_factory.mktemp("retrieval-data")
@@ -54,7 +54,7 @@ def _visual_master(tmp_path_factory: pytest.TempPathFactory, visual_settings: An
 @pytest.fixture(scope="session")
 def visual_store(_visual_master: dict[str, Any]) -> Any:
     """The shared ingested store (read-only by convention)."""
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     return Store(_visual_master["data"])
 
@@ -82,7 +82,7 @@ def private_data(_visual_master: dict[str, Any], tmp_path: Path) -> Iterator[Pat
 def hand_store_for_summary(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One hand-written version without sections (nothing to summarise)."""
     from folio.ingest.embed import default_text_encoder
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.kernel.model import BBox, Locator, Region
 
     store = Store(tmp_path_factory.mktemp("nosections"))

@@ -68,10 +68,10 @@ def test_a_channel_sees_the_lists_built_before_it_and_is_fused(visual_store: Any
 
 def test_refresh_clears_each_channel_and_keeps_results(retriever: Any) -> None:
     before = [h.region_id for h in retriever.search("priority one incident", k=10)]
-    assert retriever.pagelex._cache and retriever.text.cache._versions
+    assert retriever.channels["pagelex"].pagelex._cache and retriever.text.cache._versions
     retriever.refresh()
-    assert not retriever.pagelex._cache and not retriever.text.cache._versions
-    assert not retriever.colpali._cache
+    assert not retriever.channels["pagelex"].pagelex._cache and not retriever.text.cache._versions
+    assert not retriever.channels["colpali"].colpali._cache
     assert [h.region_id for h in retriever.search("priority one incident", k=10)] == before
 
 
@@ -87,5 +87,6 @@ def test_page_lex_weight_is_the_channels_weight(visual_store: Any) -> None:
 
 def test_channel_indexers_follow_the_models_that_are_on(retriever: Any) -> None:
     assert channel_indexers(IndexerModels()) == []
-    on = channel_indexers(IndexerModels(retriever.clip.model, retriever.colpali.model, 2))
+    clip, colpali = retriever.channels["clip"].clip, retriever.channels["colpali"].colpali
+    on = channel_indexers(IndexerModels(clip.model, colpali.model, 2))
     assert [i.name for i in on] == ["clip", "colpali"]

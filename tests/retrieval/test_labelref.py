@@ -71,7 +71,7 @@ def test_matches_prefer_captions_then_pages() -> None:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> object:
     from folio.ingest.pipeline import ingest_bytes
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     s = Store(Path(tmp_path_factory.mktemp("labelref")))
     ingest_bytes(s, _pdf(), filename="pumps.pdf", doc_id="pumps", ocr=False)

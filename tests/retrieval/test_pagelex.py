@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from folio.assembly.expand import visual_hit
+from folio.kernel.scope import Scope
 from folio.retrieval.pagelex import PageLexicon, page_terms, page_tokens
-from folio.retrieval.scope import Scope
 
 
 def test_a_page_with_the_questions_words_spread_over_it_outranks_a_page_repeating_one() -> None:
@@ -38,9 +38,9 @@ def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: di
     # a page that only the page-text list found is text evidence, not an image
     lexical = found[0].model_copy(update={"sources": tuple(s for s in found[0].sources if s.retriever == "pagelex")})
     assert lexical.sources and not visual_hit(lexical)
-    assert retriever.pagelex.search("priority one incident", Scope(res.scope.versions, pages=frozenset({99})), 10) == []
-    assert retriever.pagelex.search("priority one incident", Scope(res.scope.versions, kinds=frozenset({"sentence"})),
-                                    10) == []
+    pagelex = retriever.channels["pagelex"].pagelex
+    assert pagelex.search("priority one incident", Scope(res.scope.versions, pages=frozenset({99})), 10) == []
+    assert pagelex.search("priority one incident", Scope(res.scope.versions, kinds=frozenset({"sentence"})), 10) == []
 
 def test_the_channel_can_be_turned_off(visual_store: Any) -> None:
     from folio.retrieval.search import Retriever

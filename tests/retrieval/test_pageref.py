@@ -38,7 +38,7 @@ def test_parse_and_resolve() -> None:
 @pytest.fixture(scope="module")
 def labelled_store(tmp_path_factory: pytest.TempPathFactory) -> object:
     from folio.ingest.pipeline import ingest_bytes
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     store = Store(Path(tmp_path_factory.mktemp("pageref")))
     ingest_bytes(store, _labelled_pdf(), filename="labelled.pdf", doc_id="labelled", ocr=False)

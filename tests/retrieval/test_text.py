@@ -99,7 +99,7 @@ def _region(doc: str, ver: str, page: int, kind: str, n: int, text: str, seq: in
 def hand_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Regions written by hand: two docs, several pages, sentences and a table."""
     from folio.ingest.embed import default_text_encoder
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     store = Store(tmp_path_factory.mktemp("hand"))
     enc = default_text_encoder()
@@ -150,7 +150,7 @@ def test_hybrid_fuses_both_text_retrievers(hand_store: Any) -> None:
 
 
 def test_pending_version_is_invisible(private_data: Path, versions: dict[str, str]) -> None:
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(private_data, recover=False)
@@ -184,7 +184,7 @@ def test_scalar_indexes_do_not_change_results(hand_store: Any) -> None:
 def test_bm25_finds_japanese_words_inside_unspaced_text(tmp_path: Any) -> None:
     """CJK runs are indexed as bigrams, so a word in the middle of a Japanese sentence is found."""
     from folio.ingest.embed import default_text_encoder
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "ja")
@@ -210,7 +210,8 @@ def test_old_data_dirs_get_the_fts_column(tmp_path: Any) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from folio.ingest.store import CHUNKS_SCHEMA, Store
+    from folio.ingest.storage.schema import CHUNKS_SCHEMA
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "old")
@@ -251,7 +252,7 @@ def test_full_text_query_matches_standard_abbreviations(tmp_path: Path) -> None:
     import pymupdf
 
     from folio.ingest.pipeline import ingest_bytes
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     doc = pymupdf.open()

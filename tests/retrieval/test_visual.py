@@ -66,12 +66,12 @@ def test_colpali_page_score_matches_exact_maxsim(
     from folio.retrieval.colpali import load_page_vectors
     from folio.retrieval.maxsim import maxsim
 
-    model = retriever.colpali.model
+    model = retriever.channels["colpali"].colpali.model
     loaded = load_page_vectors(visual_store, (DOC, versions["v2"]))
     assert loaded is not None
     rids, pages, mats = loaded
     q = model.encode_query("response targets")
-    scope_hits = retriever.colpali.search("response targets", _scope(visual_store), 5)
+    scope_hits = retriever.channels["colpali"].colpali.search("response targets", _scope(visual_store), 5)
     assert scope_hits[0].score == pytest.approx(float(maxsim(q, mats)[0]), rel=1e-3)
 
 

@@ -5,12 +5,9 @@ other row, which it reads as a grid whose unshaded rows keep their figures in th
 the left of each text line and its figures right-aligned under period columns. Read from the words'
 boxes, such a table is rebuilt row by row:
 
-1. the page's words are grouped into visual rows (one text line across the page);
-2. each row is split into its label and its figures: the value tokens (``2,853``, ``(370)``, ``—``,
-   ``16.2``) peeled off its right end, ``$`` / ``%`` tokens attached to their figure, kept as figures
-   when a gap of ``LABEL_GAP`` line heights separates them from the label (a sentence that ends in a
-   number is not a row); a label with a wide gap after a line of prose or after a figure is two things
-   side by side (page columns, panels), not a table line;
+1. the page's words are grouped into visual rows (one text line across the page), and
+2. each row is split into its label and its figures (``wordrows``: a figure too close to its label is part of
+   it, a label with a wide gap after prose or a figure is two things side by side, not a table line);
 3. runs of rows with figures, with the label-only rows between them (``Current assets``), become a
    table when ``MIN_VALUE_ROWS`` rows carry figures; a line reaching into the figure columns with text
    (prose, a new header) or a wide vertical gap ends a run;
@@ -39,32 +36,33 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Literal
 
-from folio.ingest.pdf_tables import TableData
-from folio.ingest.pdf_text import Block, Box
-
-Word = tuple[float, float, float, float, str]
+from folio.ingest.pdf.tables import TableData
+from folio.ingest.pdf.text import Block, Box
+from folio.ingest.pdf.wordrows import (
+    CURRENCY,
+    DASH,
+    LEADER,
+    NUMBER,
+    PROSE_WORDS,
+    Row,
+    Value,
+    Word,
+    clean_label,
+    is_value,
+    label_end,
+    visual_rows,
+)
 
 # "off": find_tables only (as parser v6); "repair": word tables replace the find_tables tables they overlap
 # when those read fewer rows right (label and figures in cells of their own); "all": and where it found none.
 WordTables = Literal["off", "repair", "all"]
 WORD_TABLE_MODES: tuple[WordTables, ...] = ("off", "repair", "all")
 
-_NUMBER = re.compile(r"[(\[]?[-−–+]?[$€£¥]?[(\[]?\d(?:[\d,.]*\d)?\)?%?\)?\]?\*?")
-_DASH = re.compile(r"[-−–—]+%?")
-_CURRENCY = frozenset({"$", "€", "£", "¥", "US$"})
-_NOT_AVAILABLE = re.compile(r"(?i)n/?a|n\.?m\.?")
 _PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlc]{1,6}")
-_YEAR = re.compile(r"(?:19|20)\d\d")
-_LEADER = re.compile(r"(?:\s?[.…·_]){3,}")
 _UNIT = re.compile(r"(?i)\b(?:millions?|thousands?|billions?)\b")
 _PAREN = re.compile(r"\(([^()]*)\)")
-_GROUP = re.compile(r"\d{3}\)?")
-_LEAD_GROUP = re.compile(r"\(?\d{1,3}")
 _CONTINUES = re.compile(r"[0-9($&–—-]")  # a wrapped label's second line may start with these
 
-ROW_TOL = 0.4  # of a word's height: words whose centres are this close lie on one visual row
-LABEL_GAP = 1.0  # line heights between a label and its first figure (a sentence's word gap is ~0.3)
-LABEL_SPLIT = 1.5  # line heights: a wider gap after PROSE_WORDS words of a label: prose beside a table
 SEGMENT_GAP = 1.0  # line heights: a wider gap separates two cells of a header row
 ROW_GAP = 3.0  # line heights between two rows of one table
 HEADER_GAP = 2.5  # line heights between header rows, and between the header and the first row
@@ -77,144 +75,10 @@ TITLE_MAX_WORDS = 14
 MIN_VALUE_ROWS = 3  # rows with figures that make a table
 MIN_FILL = 0.4  # of the cells of its rows with figures that a table fills (dashes count)
 PROSE_LEFT = 4.0  # line heights left of a table's labels where a line of PROSE_WORDS words is not the table's
-PROSE_WORDS = 5
-PROSE_CHARS = 25
 JUSTIFIED_GAP = 3.0
 JUSTIFIED_SHARE = 0.6  # labels ending within a line height of the longest: prose beside a table, not labels
 WITHIN_MARGIN = 0.25  # of the found tables' width that word tables replacing them may reach beyond it
 KEEP_SHARE = 0.9  # of the words in a word table's box that it must hold
-
-
-@dataclass(slots=True)
-class _Value:
-    text: str  # as printed, currency and percent signs attached; "" for a dash
-    x0: float  # the figure's own box (without an attached currency sign)
-    x1: float
-    lead: float  # left edge including an attached currency sign
-    n: int = 0  # tokens of the row's right end up to and including this figure
-
-
-@dataclass(slots=True)
-class _Row:
-    """One visual text line: its words left to right, split into a label and figures."""
-
-    words: list[Word]
-    y0: float
-    y1: float
-    h: float  # median word height
-    label: list[Word] = field(default_factory=list)
-    values: list[_Value] = field(default_factory=list)
-    split: bool = False  # a wide gap inside the label: not a table line
-
-    @property
-    def label_text(self) -> str:
-        return _clean_label(" ".join(w[4] for w in self.label))
-
-    @property
-    def x0(self) -> float:
-        return self.words[0][0]
-
-    @property
-    def x1(self) -> float:
-        return self.words[-1][2]
-
-    @property
-    def years_only(self) -> bool:
-        """Figures that are all years (``2018  2017``, ``(Millions)  2018  2017``): a header line."""
-        return bool(self.values) and all(_YEAR.fullmatch(v.text) for v in self.values)
-
-    @property
-    def figures(self) -> bool:
-        return bool(self.values) and not self.split and not self.years_only
-
-
-def _clean_label(text: str) -> str:
-    return " ".join(_LEADER.sub(" ", text).split()).rstrip(" .")
-
-
-def _is_value(tok: str) -> bool:
-    return bool(_NUMBER.fullmatch(tok) or _DASH.fullmatch(tok) or _NOT_AVAILABLE.fullmatch(tok))
-
-
-def visual_rows(words: Sequence[Word]) -> list[_Row]:
-    """Words grouped into visual rows, top to bottom, each row's words left to right."""
-    rows: list[tuple[float, list[Word]]] = []
-    for w in sorted((w for w in words if w[4].strip() and w[3] > w[1]), key=lambda w: ((w[1] + w[3]) / 2, w[0])):
-        yc, h = (w[1] + w[3]) / 2, w[3] - w[1]
-        if rows and abs(yc - rows[-1][0]) <= ROW_TOL * h:
-            rows[-1][1].append(w)
-        else:
-            rows.append((yc, [w]))
-    out = []
-    for _, ws in rows:
-        ws.sort(key=lambda w: w[0])
-        row = _Row(ws, min(w[1] for w in ws), max(w[3] for w in ws), median(w[3] - w[1] for w in ws))
-        _split_row(row)
-        out.append(row)
-    return out
-
-
-def _label_end(label: Sequence[Word]) -> float:
-    """Right edge of a label's text, dot leaders left out."""
-    for w in reversed(label):
-        kept = _LEADER.sub("", w[4]).rstrip(". ")
-        if kept:
-            return w[0] + (w[2] - w[0]) * len(kept) / max(1, len(w[4]))
-    return label[0][0] if label else 0.0
-
-
-def _split_row(row: _Row) -> None:
-    """Peel the figures off the row's right end; what is left of them is the label."""
-    ws = row.words
-    k = len(ws)
-    while k > 0 and (_is_value(ws[k - 1][4]) or ws[k - 1][4] in _CURRENCY or ws[k - 1][4] == "%"):
-        k -= 1
-    values = _values(ws[k:], row.h)
-    label = ws[:k]
-    # A figure too close to the label is part of it ("Note 16", "December 31, 2018"): move it back.
-    while values and label and values[0].x0 - _label_end(label) < LABEL_GAP * row.h:
-        label = ws[: k + values.pop(0).n]
-    row.label, row.values = label, values
-    # A wide gap after a word or two is a group label ("Single   BM25 + DPR"); after a line of prose, or
-    # after a figure ("Shares (m): 167.01     Revenue"), two things stand side by side.
-    row.split = any(
-        b[0] - a[2] > LABEL_SPLIT * row.h and _beside(label[:k], a[4])
-        for k, (a, b) in enumerate(zip(label, label[1:], strict=False), start=1)
-    )
-
-
-def _beside(before: Sequence[Word], last: str) -> bool:
-    """Whether the words ``before`` a wide gap in a label are something of their own: a line of prose
-    (``PROSE_WORDS`` words, or ``PROSE_CHARS`` characters in scripts without spaces) or end in a figure."""
-    return len(before) >= PROSE_WORDS or sum(len(w[4]) for w in before) >= PROSE_CHARS or _is_value(last)
-
-
-def _values(tokens: Sequence[Word], h: float) -> list[_Value]:
-    """The figures of a row's right end: currency signs attached to the figure after them, ``%`` to the one
-    before, a three-digit group set off by a narrow space joined to the figure before (``1 234``)."""
-    out: list[_Value] = []
-    currency: Word | None = None
-    for i, w in enumerate(tokens, start=1):
-        tok = w[4]
-        if tok in _CURRENCY:
-            currency = w
-        elif tok == "%" or (
-            out
-            and currency is None
-            and _GROUP.fullmatch(tok)
-            and w[0] - out[-1].x1 < 0.35 * h
-            and _LEAD_GROUP.fullmatch(out[-1].text)
-        ):
-            if out:
-                out[-1].text += tok
-                out[-1].x1, out[-1].n = max(out[-1].x1, w[2]), i
-        else:
-            text = "" if _DASH.fullmatch(tok) else tok
-            if currency is not None and text:
-                text = currency[4] + text
-            out.append(_Value(text, w[0], w[2], currency[0] if currency is not None else w[0], i))
-            currency = None
-    return out
 
 
 @dataclass(slots=True)
@@ -240,8 +104,8 @@ class _Line:
 class _Head:
     """What lies above a table's first row: header rows, label-only rows of the body, the title and unit."""
 
-    rows: list[_Row] = field(default_factory=list)
-    lead: list[_Row] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    lead: list[Row] = field(default_factory=list)
     title: str = ""
     unit: str = ""
 
@@ -259,8 +123,8 @@ def find_word_tables(blocks: Sequence[Block]) -> list[TableData]:
 
 def _tokens(texts: Sequence[str]) -> set[str]:
     """The words of ``texts``, dot leaders, currency and percent signs and dashes left out."""
-    words = {_LEADER.sub("", w).strip("$€£¥%.,;:") for t in texts for w in t.split()}
-    return {w for w in words if w and not _DASH.fullmatch(w)}
+    words = {LEADER.sub("", w).strip("$€£¥%.,;:") for t in texts for w in t.split()}
+    return {w for w in words if w and not DASH.fullmatch(w)}
 
 
 def _keeps(table: TableData, words: Sequence[Word]) -> bool:
@@ -272,7 +136,7 @@ def _keeps(table: TableData, words: Sequence[Word]) -> bool:
     return len(inside & held) >= KEEP_SHARE * len(inside)
 
 
-def _runs(rows: Sequence[_Row]) -> list[tuple[int, int]]:
+def _runs(rows: Sequence[Row]) -> list[tuple[int, int]]:
     """``(first, last)`` row indices of each run of figure rows that can make a table: rows at most
     ``ROW_GAP`` line heights apart, the lines between figure rows only labels left of the figures."""
     runs: list[tuple[int, int]] = []
@@ -299,7 +163,7 @@ def _runs(rows: Sequence[_Row]) -> list[tuple[int, int]]:
                 first, last, count, zone = i, i, 1, min(v.lead for v in r.values)
             bottom = r.y1
         elif first >= 0:
-            if near and not (r.values or r.split or _label_end(r.words) > zone - 0.5 * r.h):
+            if near and not (r.values or r.split or label_end(r.words) > zone - 0.5 * r.h):
                 bottom = r.y1
                 continue
             close()  # a gap, or a line reaching into the figures (prose, a new header), ends the table
@@ -309,7 +173,7 @@ def _runs(rows: Sequence[_Row]) -> list[tuple[int, int]]:
     return runs
 
 
-def _columns(rows: Sequence[_Row]) -> list[_Column]:
+def _columns(rows: Sequence[Row]) -> list[_Column]:
     """Clusters of overlapping figure spans, left to right; a cluster of one figure is not a column."""
     spans = sorted((v.x0, v.x1, v.lead) for r in rows if r.figures for v in r.values)
     cols: list[_Column] = []
@@ -322,7 +186,7 @@ def _columns(rows: Sequence[_Row]) -> list[_Column]:
     return [c for c in cols if c.rows >= 2]
 
 
-def _column_of(v: _Value, cols: Sequence[_Column]) -> int | None:
+def _column_of(v: Value, cols: Sequence[_Column]) -> int | None:
     """The column whose figure span ``v`` overlaps (the nearest within a figure's width), or None."""
     best, dist = None, float("inf")
     for j, c in enumerate(cols):
@@ -332,7 +196,7 @@ def _column_of(v: _Value, cols: Sequence[_Column]) -> int | None:
     return best if dist <= max(1.0, v.x1 - v.x0) else None
 
 
-def _table(rows: Sequence[_Row], first: int, last: int) -> TableData | None:
+def _table(rows: Sequence[Row], first: int, last: int) -> TableData | None:
     cols = _columns(rows[first : last + 1])
     if not cols or max(c.rows for c in cols) < MIN_VALUE_ROWS:
         return None
@@ -363,10 +227,10 @@ def _table(rows: Sequence[_Row], first: int, last: int) -> TableData | None:
     return TableData(bbox=bbox, header=header, rows=body, header_in_table=True, title=head.title, unit=head.unit)
 
 
-def _justified(rows: Sequence[_Row], zone: float) -> bool:
+def _justified(rows: Sequence[Row], zone: float) -> bool:
     """Whether most labels end at one x close before the figures (within ``JUSTIFIED_GAP`` line heights),
     as the lines of a column of justified prose beside a table do; a statement's labels are ragged."""
-    ends = [_label_end(r.label) for r in rows]
+    ends = [label_end(r.label) for r in rows]
     if len(ends) < MIN_VALUE_ROWS:
         return False
     h = median(r.h for r in rows)
@@ -375,7 +239,7 @@ def _justified(rows: Sequence[_Row], zone: float) -> bool:
     return sum(1 for e in ends if e >= max(ends) - h) >= JUSTIFIED_SHARE * len(ends)
 
 
-def _prose_beside(rows: Sequence[_Row], labelled: Sequence[_Row]) -> bool:
+def _prose_beside(rows: Sequence[Row], labelled: Sequence[Row]) -> bool:
     """Whether a line of words among the table's starts well left of its labels (``PROSE_LEFT`` line
     heights): the table sits in the right column of a page and that line is the left column's prose (a
     group label such as ``Single`` beside the rows it groups has a word or two)."""
@@ -384,7 +248,7 @@ def _prose_beside(rows: Sequence[_Row], labelled: Sequence[_Row]) -> bool:
     return any(r.x0 < x0 - PROSE_LEFT * h and len(r.label) >= PROSE_WORDS for r in rows)
 
 
-def _segments(row: _Row) -> list[list[Word]]:
+def _segments(row: Row) -> list[list[Word]]:
     """The row's words cut where a gap wider than ``SEGMENT_GAP`` line heights opens (a header's cells)."""
     segs: list[list[Word]] = []
     for w in row.words:
@@ -399,7 +263,7 @@ def _text(ws: Sequence[Word]) -> str:
     return " ".join(w[4] for w in ws)
 
 
-def _head(rows: Sequence[_Row], first: int, cols: Sequence[_Column], zone: float) -> _Head:
+def _head(rows: Sequence[Row], first: int, cols: Sequence[_Column], zone: float) -> _Head:
     """Header rows (text over the columns) above row ``first``, the label-only rows between them and the
     first row (``Assets``, ``Current assets``: body rows), then the title lines above the header."""
     head = _Head()
@@ -440,14 +304,14 @@ def _header_label(segs: Sequence[Sequence[Word]], zone: float, h: float) -> bool
     return bool(left) and all(_unit_in(t) for t in left)
 
 
-def _title(rows: Sequence[_Row], i: int, top: float, head: _Head) -> None:
+def _title(rows: Sequence[Row], i: int, top: float, head: _Head) -> None:
     """The title lines ending at row ``i`` (short lines, each within ``TITLE_GAP`` line heights of the
     next, up to the end of a paragraph), and the unit named in them or in the header rows."""
     lines: list[str] = []
     while i >= 0 and len(lines) < MAX_TITLE_LINES:
         r = rows[i]
         raw = _text(r.words)
-        text = ", ".join(_clean_label(_text(s)) for s in _segments(r))  # "Balance Sheets    Issuer Inc."
+        text = ", ".join(clean_label(_text(s)) for s in _segments(r))  # "Balance Sheets    Issuer Inc."
         if top - r.y1 > TITLE_GAP * r.h or (r.values and not r.years_only) or len(text.split()) > TITLE_MAX_WORDS:
             break
         if raw[:1].islower() or (raw.endswith(".") and len(raw.split()) > 4):
@@ -512,7 +376,7 @@ def _header_cells(head: _Head, cols: Sequence[_Column], zone: float) -> list[str
     return [", ".join(p for p in (first, *labels) if p), *(" ".join(t) for t in texts)]
 
 
-def _lines(rows: Sequence[_Row], cols: Sequence[_Column], zone: float) -> list[_Line]:
+def _lines(rows: Sequence[Row], cols: Sequence[_Column], zone: float) -> list[_Line]:
     """One line per statement line: a label line without figures that wraps is joined to the next, and a
     line without figures that starts in lower case to the line with figures above it."""
     out: list[_Line] = []
@@ -526,7 +390,7 @@ def _lines(rows: Sequence[_Row], cols: Sequence[_Column], zone: float) -> list[_
             else:
                 cells[j] = f"{cells[j]} {v.text}".strip() if j in cells else v.text
         words = [*r.label, *(w for w in r.words if w not in r.label)]
-        line = _Line(label, r.label[0][0] if r.label else r.x0, _label_end(r.label), cells, words)
+        line = _Line(label, r.label[0][0] if r.label else r.x0, label_end(r.label), cells, words)
         prev = out[-1] if out else None
         if (
             prev is not None
@@ -570,10 +434,10 @@ def rows_read(table: TableData) -> int:
     n = 0
     for r in [table.header, *table.rows]:
         cells = [c.strip() for c in r if c.strip()]
-        if len(cells) < 2 or not any(ch.isalpha() for ch in cells[0]) or _is_value(cells[0].split()[-1]):
+        if len(cells) < 2 or not any(ch.isalpha() for ch in cells[0]) or is_value(cells[0].split()[-1]):
             continue
         if any(
-            all(_NUMBER.fullmatch(t) or t in _CURRENCY for t in c.split()) and any(ch.isdigit() for ch in c)
+            all(NUMBER.fullmatch(t) or t in CURRENCY for t in c.split()) and any(ch.isdigit() for ch in c)
             for c in cells[1:]
         ):
             n += 1

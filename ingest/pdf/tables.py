@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from folio.ingest.pdf_tablechars import install as install_fast_chars
-from folio.ingest.pdf_text import Box, clamp_box
+from folio.ingest.pdf.tablechars import install as install_fast_chars
+from folio.ingest.pdf.text import Box, clamp_box
 
 Box5 = tuple[float, float, float, float, str]
 
@@ -38,7 +38,7 @@ class TableData:
     header: list[str]
     rows: list[list[str]]  # body rows, header excluded
     header_in_table: bool
-    title: str = ""  # the lines above a word table (``ingest.pdf_wordtables``): issuer, statement name
+    title: str = ""  # the lines above a word table (``ingest.pdf.wordtables``): issuer, statement name
     unit: str = ""  # "Dollars in millions, except per share amount"
 
 

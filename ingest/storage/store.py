@@ -15,12 +15,12 @@ Tables (every row of every version-scoped table carries ``doc_id`` and ``version
   ``Store.add``; the store knows no list of them (``Store.version_tables`` finds every table with
   the version key).
 
-Every schema is derived from a row model (``ingest/tables.py``); regions are stored and read back
+Every schema is derived from a row model (``ingest/storage/schema.py``); regions are stored and read back
 through ``RegionRow``, which migrates rows of older parser versions.
 
 Rendered page images and figure crops are PNG files under ``<data>/assets/<doc_id>@<version_id>/``;
 on an object store (``s3://…``) they are rows of the version-scoped ``assets`` table instead
-(``ingest/objstore.py``, ``ingest/storage/assets.py``), and the store's connection options come from
+(``ingest/storage/objstore.py``, ``ingest/storage/assets.py``), and the store's connection options come from
 the environment.
 
 Collections: every versions row names the ``collection`` its document belongs to (``default``
@@ -43,7 +43,7 @@ sees. **Readers never write**: crash cleanup runs in writers (dead writers' clai
 claim) or explicitly (``Store.recover``, ``folio check --repair``). Deleting flips visibility
 first too: the versions row goes, then the rows and assets behind it.
 
-Maintenance (``ingest/maintenance.py``): LanceDB keeps every table version and deleted row until
+Maintenance (``ingest/storage/maintenance.py``): LanceDB keeps every table version and deleted row until
 told otherwise, so writers compact and clean up old versions every ``COMPACT_EVERY`` commits.
 
 The parts (``ingest/storage/``), each with one job, which ``Store`` composes: ``Database`` (the
@@ -67,54 +67,30 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from folio.ingest.compaction import compact
-from folio.ingest.objstore import is_local, storage_options_from_env
-from folio.ingest.rows import (
-    COLLECTION_COLUMN,
-    DEFAULT_COLLECTION,
-    FTS_COLUMN,
-    SEARCH_KINDS,
-    WRITER_FIELD,
-    check_collection,
-    row_collection,
-    sql_in,
-)
 from folio.ingest.storage import recovery
 from folio.ingest.storage.assets import Assets, assets_for
-from folio.ingest.storage.catalogue import Catalogue, Claim
+from folio.ingest.storage.catalogue import Catalogue
 from folio.ingest.storage.chunks import ChunkTable
+from folio.ingest.storage.compaction import compact
 from folio.ingest.storage.database import Database
+from folio.ingest.storage.objstore import is_local
+from folio.ingest.storage.objstore import storage_options as storage_options_from_settings
 from folio.ingest.storage.regions import RegionTable
+from folio.ingest.storage.sql import (
+    DEFAULT_COLLECTION,
+    check_collection,
+)
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.scope import Scope
-from folio.settings import default_data_dir  # the store's default place is a setting (FOLIO_DATA)
+from folio.settings import StorageSettings, default_data_dir
 
-# Function-level imports: ``folio.ingest.tables`` imports LanceDB (about a second); the store loads it on
+# Function-level imports: ``folio.ingest.storage.schema`` imports LanceDB (about a second); the store loads it on
 # first use, so that importing the store stays cheap (the CLI reads ``default_data_dir`` from it).
 if TYPE_CHECKING:
     from lancedb.pydantic import LanceModel
 
-    from folio.ingest.tables import TableSpec
-
-# Names callers have always imported from here. The table models and schemas live in
-# ``ingest.tables``, which imports LanceDB: they are loaded on first use (``__getattr__``), so that
-# importing this module stays cheap.
-__all__ = [
-    "COLLECTION_COLUMN", "DEFAULT_COLLECTION", "FTS_COLUMN", "SEARCH_KINDS", "WRITER_FIELD", "Claim", "Store",
-    "check_collection", "default_data_dir", "row_collection", "sql_in",
-]
-_FROM_TABLES = frozenset({"CHUNKS_SCHEMA", "CLAIM_FIELDS", "REGIONS_SCHEMA", "VERSIONS_SCHEMA", "region_to_row",
-                          "row_to_region"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _FROM_TABLES:
-        from folio.ingest import tables
-
-        return getattr(tables, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+    from folio.ingest.storage.schema import TableSpec
 
 logger = logging.getLogger(__name__)
 
@@ -122,13 +98,11 @@ logger = logging.getLogger(__name__)
 CLAIM_WAIT = timedelta(minutes=30)
 # Bound of the per-version region cache (``Store.region_index``).
 REGION_CACHE_SIZE = 64
-# Writers compact after this many commits (``ingest/maintenance.py``).
+# Writers compact after this many commits (``ingest/storage/maintenance.py``).
 COMPACT_EVERY = 20
 # Seconds the rows of a replaced version stay after the swap (``retire_rows``), for the readers that resolved
 # the version just before it and read its rows just after.
 RETIRE_AFTER_S = 2.0
-
-
 
 
 class Store:
@@ -148,14 +122,16 @@ class Store:
         (except the one-time migrations of data from an older folio: the ``fts`` column, the
         collections' full-text tables); ``recover=True`` runs
         the crash cleanup, which only a writer should ask for. ``storage_options``: LanceDB's
-        object-store options (default: from the environment, ``ingest.objstore``)."""
+        object-store options (default: from the environment, ``ingest.storage.objstore``)."""
         self.uri = str(uri or default_data_dir())
         self.local = is_local(self.uri)
         if self.uri.startswith("file://"):
             self.uri = self.uri.removeprefix("file://")
         if self.local:
             Path(self.uri).mkdir(parents=True, exist_ok=True)
-        self.storage_options = storage_options if storage_options is not None else storage_options_from_env(self.uri)
+        if storage_options is None:  # the one place the store reads settings, for a caller that hands none in
+            storage_options = storage_options_from_settings(self.uri, StorageSettings())
+        self.storage_options = storage_options
         self.database = Database(self.uri, local=self.local, storage_options=self.storage_options)
         self.assets: Assets = assets_for(self.uri, local=self.local)
         # The folder the parser renders a version's images into (a staging folder on an object store).
@@ -291,7 +267,7 @@ class Store:
         """Append rows of claimed versions to the version-scoped table ``spec`` describes, creating
         the table from its row model when absent: how other layers write their tables (figure and
         page vectors, summaries). The store sets each row's ``writer`` from its claim."""
-        from folio.ingest.tables import rows_table
+        from folio.ingest.storage.schema import rows_table
 
         self.add_rows(spec.name, spec.schema, rows if isinstance(rows, pa.Table) else rows_table(spec, rows))
 

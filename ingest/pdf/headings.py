@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from folio.ingest.pdf_text import Block, _mk
+from folio.ingest.pdf.text import Block, _mk
 
 NUMBERED = re.compile(r"^\s*((?:\d+|[A-Z](?=\.\d))(?:\.\d+)*)\.?\s+\S")
 _NUM_PREFIX = re.compile(

@@ -1,13 +1,13 @@
 """A page's soft time limit inside the parser process: its slow steps stop, its text stays.
 
 MuPDF holds the interpreter lock and cannot be interrupted from another thread, so the limit is
-a ``SIGALRM`` timer in the parsing (main) thread of the parser process (``ingest.limits`` runs
+a ``SIGALRM`` timer in the parsing (main) thread of the parser process (``ingest.parse_supervisor`` runs
 ``parse_pdf`` there). When it fires, ``PageOverrun`` is raised at the next Python bytecode: at
 once inside PyMuPDF's table finder (mostly Python), right after a long C call (``get_cdrawings``,
-a render for OCR) returns. ``ingest.parse`` then drops what the page's slow steps built (tables,
+a render for OCR) returns. ``ingest.pdf.parse`` then drops what the page's slow steps built (tables,
 figures, image OCR) and keeps its text layer and page render: the page is *degraded*, not lost.
 
-A C call that does not return is the parent's to cut (``hard_page_limit``, used by ``ingest.limits``): it
+A C call that does not return is the parent's to cut (``hard_page_limit``, used by ``ingest.parse_supervisor``): it
 kills the parser and parses again with that page's slow steps skipped.
 
 ``PageOverrun`` is a ``BaseException`` so that no ``except Exception`` on the way (PyMuPDF's

@@ -8,7 +8,7 @@ from typing import Any
 import pymupdf
 import pytest
 
-from folio.ingest.table_rows import MIN_ROWS, row_texts
+from folio.ingest.row_units import MIN_ROWS, row_texts
 from folio.kernel.model import Region, TablePayload
 from folio.kernel.scope import Scope
 from folio.retrieval.text import Candidate, unique_regions
@@ -83,12 +83,12 @@ def _balance_sheet_pdf(path: Path) -> Path:
 @pytest.fixture(scope="module")
 def sheet_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from folio.ingest.pipeline import ingest_path
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
 
     root = tmp_path_factory.mktemp("table-rows")
     store = Store(root / "data")
     pdf = _balance_sheet_pdf(root / "sheet.pdf")
-    report = ingest_path(store, pdf, doc_id="sheet", table_rows=True)
+    report = ingest_path(store, pdf, doc_id="sheet", row_units=True)
     plain = Store(root / "plain")
     ingest_path(plain, pdf, doc_id="sheet")
     return {"store": store, "version": report.version_id, "plain": plain}

@@ -4,14 +4,19 @@ The checks run cheapest first: size limit, the ``%PDF`` signature, opening, encr
 page limit. PyMuPDF repairs many damaged files silently; a file it has to repair *and* that then
 shows no pages, or whose first page cannot be loaded, is reported as corrupt rather than as empty.
 Error messages are one line and never contain a traceback, so the API can show them as they are.
+
+``CheckedPdf`` is a file that passed: the ingest checks its bytes once, and the parse (in a process of its own,
+``ingest.parse_supervisor``) opens them again without checking them again.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from folio.kernel.errors import CorruptPDF, EmptyPDF, EncryptedPDF, LimitExceeded, NotAPDF
+from folio.kernel.model import version_id_for
 
 if TYPE_CHECKING:
     import pymupdf
@@ -81,3 +86,40 @@ def open_pdf(
     if doc.is_repaired:
         logger.info("PDF needed repair when opening (%d pages recovered)", n)
     return doc
+
+
+@dataclass(frozen=True)
+class CheckedPdf:
+    """PDF bytes that ``open_pdf`` accepted, with what it learned: the page count, and the version id (the
+    bytes' hash, ``kernel.model.version_id_for``). Plain data, so it crosses to the parse's process."""
+
+    data: bytes
+    password: str | None
+    pages: int
+    version_id: str
+
+    @classmethod
+    def check(
+        cls,
+        data: bytes,
+        *,
+        password: str | None = None,
+        max_bytes: int | None = None,
+        max_pages: int | None = None,
+        filename: str | None = None,
+    ) -> CheckedPdf:
+        """Check ``data`` (``open_pdf``'s errors, its arguments) and keep what the parse needs."""
+        doc = open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages, filename=filename)
+        try:
+            return cls(data, password, doc.page_count, version_id_for(data))
+        finally:
+            doc.close()
+
+    def open(self) -> pymupdf.Document:
+        """The document, opened again and authenticated: the checks passed once and are not run again."""
+        import pymupdf
+
+        doc = pymupdf.open(stream=self.data, filetype="pdf")
+        if doc.needs_pass:
+            doc.authenticate(self.password or "")
+        return doc

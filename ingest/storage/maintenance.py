@@ -1,4 +1,4 @@
-"""Store upkeep: compaction and cleanup of old LanceDB versions, and a consistency check.
+"""Store upkeep: a consistency check of the store (``check``); compaction itself is ``compaction.compact``.
 
 LanceDB appends a new table version (manifest plus data or deletion files) for every add, delete
 and update, and keeps every old version and every deleted row until told to compact and clean
@@ -20,11 +20,9 @@ import logging
 from collections import Counter
 from typing import Any
 
-from folio.ingest.claims import claim_alive
-from folio.ingest.compaction import COMPACT_OLDER_THAN as COMPACT_OLDER_THAN  # re-exported: upkeep's names
-from folio.ingest.compaction import compact as compact
-from folio.ingest.compaction import sizes as sizes
-from folio.ingest.store import Store
+from folio.ingest.storage.claims import claim_alive
+from folio.ingest.storage.compaction import sizes
+from folio.ingest.storage.store import Store
 
 logger = logging.getLogger(__name__)
 

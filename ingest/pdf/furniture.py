@@ -24,8 +24,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from folio.ingest.pdf_regions import PageData
-from folio.ingest.pdf_text import Block
+from folio.ingest.pdf.regions import PageData
+from folio.ingest.pdf.text import Block
 
 BAND = 0.12  # top/bottom share of the page height where running headers and footers live
 MIN_REPEATS = 3  # pages a masked header/footer text must recur on

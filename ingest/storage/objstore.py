@@ -11,7 +11,7 @@ options from ``FOLIO_STORAGE_OPTIONS`` and from what LanceDB itself reads from t
 A remote store keeps them *in LanceDB*, in the version-scoped ``assets`` table (one row per PNG:
 ``doc_id``, ``version_id``, ``path``, ``data``, ``writer``), so nothing is left on local disk and
 an image is written, counted, committed, cleaned up after a crash and deleted exactly like every
-other row of its version (``ingest/store.py``: claims). The parser still writes PNGs to a local
+other row of its version (``ingest/storage/store.py``: claims). The parser still writes PNGs to a local
 staging folder (it runs in a child process); the store uploads them with the version's regions and
 removes the folder. Why a table and not plain objects under the prefix: one storage client and one
 set of credentials; no second, non-transactional cleanup path (orphan objects after a killed
@@ -21,22 +21,21 @@ writer); delete and crash cleanup already cover it. Measured in ``benchmarks/ben
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
 
-from folio.ingest.claims import _pid_alive
+from folio.ingest.storage.claims import _pid_alive
 from folio.settings import StorageSettings
 
 # Staging folders are ``<tmp>/folio-staging-<pid>-<random>/assets``: the pid tells a dead writer's.
 STAGING_PREFIX = "folio-staging-"
-ASSETS_TABLE = "assets"  # its row model is ``ingest.tables.AssetRow``
+ASSETS_TABLE = "assets"  # its row model is ``ingest.storage.schema.AssetRow``
 
 
 class AssetStore(Protocol):
-    """What the image functions below need of a store (``folio.ingest.store.Store`` is one): the folder the
+    """What the image functions below need of a store (``folio.ingest.storage.store.Store`` is one): the folder the
     parser stages PNGs in, and its tables. A protocol, so that this module does not import the store, which
     calls it."""
 
@@ -52,20 +51,15 @@ def is_local(uri: str) -> bool:
     return "://" not in uri or uri.startswith("file://")
 
 
-def storage_options_from_env(uri: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """LanceDB ``storage_options`` for ``uri`` from the variables (the process's, or ``environ``), through
-    the settings (``folio.settings.StorageSettings``).
+def storage_options(uri: str, storage: StorageSettings) -> dict[str, str]:
+    """LanceDB ``storage_options`` for ``uri`` from the storage settings handed in (module docstring).
 
-    >>> storage_options_from_env("s3://b/p", {"AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "x"})
+    >>> storage_options("s3://b/p", StorageSettings.from_env({"AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+    ...                                                       "AWS_REGION": "x"}))
     {'aws_endpoint': 'http://127.0.0.1:9000', 'allow_http': 'true', 'aws_region': 'x'}
-    >>> storage_options_from_env("/data", {"AWS_REGION": "x"})
+    >>> storage_options("/data", StorageSettings.from_env({"AWS_REGION": "x"}))
     {}
     """
-    return storage_options(uri, StorageSettings() if environ is None else StorageSettings.from_env(environ))
-
-
-def storage_options(uri: str, storage: StorageSettings) -> dict[str, str]:
-    """LanceDB ``storage_options`` for ``uri`` (module docstring)."""
     if is_local(uri):
         return {}
     out: dict[str, str] = {}
@@ -93,7 +87,7 @@ def upload_staged(store: AssetStore, doc_id: str, version_id: str) -> int:
     """Move the PNGs the parser staged for one claimed version into the ``assets`` table (as that
     version's rows, under its writer) and remove them from local disk. Returns the number of images."""
     # function-level: LanceDB (through tables) loads when an image is uploaded, not when the store imports this
-    from folio.ingest.tables import ASSETS
+    from folio.ingest.storage.schema import ASSETS
 
     folder = Path(store.assets_root) / f"{doc_id}@{version_id}"
     if not folder.is_dir():

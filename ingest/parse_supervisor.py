@@ -1,15 +1,16 @@
-"""Per-document ingest limits: the parse stage runs in a child process with a deadline and a memory cap.
+"""The parse supervisor: the parse stage runs in a child process, within per-document limits (a deadline and a
+memory cap) that it enforces from outside.
 
 Parsing is where a hostile or merely unlucky file costs the most: MuPDF decodes every image and
 content stream, Tesseract reads scanned pages. Neither can be interrupted from Python, and the API
 has one ingest worker, so one file could hold it for minutes or grow the server by gigabytes.
 ``parse_with_limits`` therefore runs ``parse_pdf`` in a child process (multiprocessing
-``forkserver``: a clean interpreter with ``ingest.parse`` preloaded, never a fork of the threaded
+``forkserver``: a clean interpreter with ``ingest.pdf.parse`` preloaded, never a fork of the threaded
 server) and, from the parent:
 
 - kills it when the whole parse runs past ``timeout_s`` (``IngestTimeout``);
 - lets one page cost at most ``page_timeout_s`` of slow steps: the child itself stops a page's
-  table, figure and OCR work there and keeps its text layer and render (``ingest.page_deadline``);
+  table, figure and OCR work there and keeps its text layer and render (``ingest.pdf.page_deadline``);
   the page is *degraded* (a warning, ``degraded_pages`` in the report), not the document failed.
   A page the child does not get past within ``hard_page_limit`` (one MuPDF call that does not
   return) gets the child killed and the document parsed again with that page cut to its text
@@ -26,9 +27,8 @@ OCR is bounded more gently first: one Tesseract call gets at most ``OCR_PAGE_SHA
 budget, and the document's OCR time at most ``ocr_budget_s`` (default: half of ``timeout_s``);
 pages past that are indexed as images with a warning rather than failing the document.
 
-The limits come from the settings (``IngestLimits.from_settings(settings.ingest)``; ``IngestLimits.from_env``
-reads the group at that moment) unless the caller passes them:
-``FOLIO_INGEST_TIMEOUT_S``, ``FOLIO_PAGE_TIMEOUT_S``, ``FOLIO_INGEST_MEMORY_MB``,
+The caller hands the limits in (``IngestOptions.limits``, or ``IngestLimits.from_settings(settings.ingest)``),
+from the settings ``FOLIO_INGEST_TIMEOUT_S``, ``FOLIO_PAGE_TIMEOUT_S``, ``FOLIO_INGEST_MEMORY_MB``,
 ``FOLIO_OCR_BUDGET_S`` (``0`` disables a limit) and ``FOLIO_INGEST_ISOLATE`` (``0`` parses in
 process: no deadline or memory cap, only the OCR budget).
 """
@@ -42,18 +42,19 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from folio.ingest.page_deadline import hard_page_limit
-from folio.ingest.pdf_ocr import OcrBudget
+from folio.ingest.pdf.ocr import OcrBudget
+from folio.ingest.pdf.page_deadline import hard_page_limit
 from folio.kernel.errors import FolioError, IngestMemory, IngestTimeout, ParserCrashed
-from folio.settings import IngestSettings
 
 if TYPE_CHECKING:
-    from folio.ingest.parse import ParsedDocument
+    from folio.ingest.pdf.parse import ParsedDocument
+    from folio.ingest.pdf.validate import CheckedPdf
+    from folio.settings import IngestSettings
 
 logger = logging.getLogger(__name__)
 
@@ -85,12 +86,6 @@ class IngestLimits:
             isolate=settings.isolate,
         )
 
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> IngestLimits:
-        """The limits of the ``FOLIO_*`` variables listed in the module docstring (defaults otherwise), read
-        now through the settings: the process's variables, or ``env``."""
-        return cls.from_settings(IngestSettings() if env is None else IngestSettings.from_env(env))
-
     def ocr_budget(self) -> OcrBudget:
         total = self.ocr_budget_s
         if total is None and self.timeout_s is not None:
@@ -108,13 +103,14 @@ class _PageStuck(Exception):
 
 
 def parse_with_limits(
-    data: bytes,
+    data: CheckedPdf | bytes,
     *,
     limits: IngestLimits,
     progress: Callable[[int, int], None] | None = None,
     **parse_kwargs: Any,
 ) -> ParsedDocument:
-    """``ingest.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring).
+    """``ingest.pdf.parse.parse_pdf(data, **parse_kwargs)`` within ``limits`` (see the module docstring). ``data``:
+    a ``CheckedPdf`` (the pipeline's: the parse does not check it again), or bytes the parse checks.
 
     A page past ``page_timeout_s`` is degraded by the parser itself. A page the parser does not
     get past within ``hard_page_limit`` gets the parser killed and the document parsed again with
@@ -122,7 +118,7 @@ def parse_with_limits(
     if not limits.isolate:
         # here, not at the top: PyMuPDF stays out of processes that only read limits (the forkserver
         # preloads it for the parse children)
-        from folio.ingest.parse import parse_pdf
+        from folio.ingest.pdf.parse import parse_pdf
 
         return parse_pdf(data, ocr_budget=limits.ocr_budget(), progress=progress, **parse_kwargs)
     started = time.monotonic()
@@ -143,7 +139,7 @@ def parse_with_limits(
 
 
 def _parse_in_child(
-    data: bytes,
+    data: CheckedPdf | bytes,
     limits: IngestLimits,
     progress: Callable[[int, int], None] | None,
     parse_kwargs: dict[str, Any],
@@ -252,7 +248,7 @@ def _context() -> Any:
     with _ctx_lock:
         if _ctx is None:
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["pymupdf", "folio.ingest.parse"])
+            ctx.set_forkserver_preload(["pymupdf", "folio.ingest.pdf.parse"])
             _ctx = ctx
         return _ctx
 
@@ -270,7 +266,7 @@ def _watch_parent(parent_pid: int) -> None:
 
 
 def _child_main(
-    conn: Connection, parent_pid: int, limits: IngestLimits, data: bytes, parse_kwargs: dict[str, Any]
+    conn: Connection, parent_pid: int, limits: IngestLimits, data: CheckedPdf | bytes, parse_kwargs: dict[str, Any]
 ) -> None:
     os.setpgrp()
     threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
@@ -278,7 +274,7 @@ def _child_main(
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         cap = limits.memory_mb * _MB
         resource.setrlimit(resource.RLIMIT_AS, (cap if hard < 0 else min(cap, hard), hard))
-    from folio.ingest.parse import parse_pdf  # preloaded by the forkserver; see parse_with_limits
+    from folio.ingest.pdf.parse import parse_pdf  # preloaded by the forkserver; see parse_with_limits
 
     def progress(done: int, total: int) -> None:
         conn.send(("progress", done, total))

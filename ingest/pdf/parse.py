@@ -24,11 +24,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from folio.ingest.furniture import mark_furniture, page_text
-from folio.ingest.page_deadline import PageOverrun, hard_page_limit, page_deadline
-from folio.ingest.page_lanes import OcrCall, OcrResult, PageLanes, Pending
-from folio.ingest.pdf_figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
-from folio.ingest.pdf_ocr import (
+from folio.ingest.pdf.figures import FigureData, find_caption, merge_boxes, raster_boxes, vector_boxes
+from folio.ingest.pdf.furniture import mark_furniture, page_text
+from folio.ingest.pdf.ocr import (
     MAX_NATIVE_CHARS,
     OcrBudget,
     image_ocr_languages,
@@ -39,11 +37,13 @@ from folio.ingest.pdf_ocr import (
     tesseract_languages,
     wants_image_ocr,
 )
-from folio.ingest.pdf_regions import PageData, build_regions
-from folio.ingest.pdf_tables import find_page_tables
-from folio.ingest.pdf_text import Block, center_in, extract_blocks
-from folio.ingest.pdf_wordtables import WordTables, find_word_tables, merge_tables
-from folio.ingest.validate import open_pdf
+from folio.ingest.pdf.page_deadline import PageOverrun, hard_page_limit, page_deadline
+from folio.ingest.pdf.page_lanes import OcrCall, OcrResult, PageLanes, Pending
+from folio.ingest.pdf.regions import PageData, build_regions
+from folio.ingest.pdf.tables import find_page_tables
+from folio.ingest.pdf.text import Block, center_in, extract_blocks
+from folio.ingest.pdf.validate import CheckedPdf, open_pdf
+from folio.ingest.pdf.wordtables import WordTables, find_word_tables, merge_tables
 from folio.kernel.model import PageInfo, PageIssue, Region, version_id_for
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class ParsedDocument:
 @dataclass(frozen=True)
 class PagePlan:
     """A page's soft time limit (None: none), the pages (0-based) an earlier parse was killed on, and
-    which of a page's tables are read from word positions (``ingest.pdf_wordtables``)."""
+    which of a page's tables are read from word positions (``ingest.pdf.wordtables``)."""
 
     soft_s: float | None = None
     modes: Mapping[int, PageMode] = field(default_factory=dict)
@@ -102,9 +102,9 @@ def _first_pass(
     back as ``Pending`` work; ``_finish_page`` applies it and builds the page text.
 
     The text layer comes first and always stays. The slow steps (tables, figures, OCR) run within
-    ``soft_s`` seconds of the page's start (``ingest.page_deadline``); past that they are dropped and
+    ``soft_s`` seconds of the page's start (``ingest.pdf.page_deadline``); past that they are dropped and
     the page is degraded. ``mode`` "text" keeps only the text layer, "skip" nothing. ``words_mode``: where
-    tables read from word positions join or replace ``find_tables``'s (``ingest.pdf_wordtables``)."""
+    tables read from word positions join or replace ``find_tables``'s (``ingest.pdf.wordtables``)."""
     started = time.monotonic()
     pd = PageData(index=page.number, width=page.rect.width, height=page.rect.height, label=page_label(page))
     pending: list[Pending] = []
@@ -361,7 +361,7 @@ def _ocr_images(
 
 
 def parse_pdf(
-    data: bytes,
+    pdf: CheckedPdf | bytes,
     *,
     doc_id: str,
     filename: str,
@@ -377,22 +377,26 @@ def parse_pdf(
     page_modes: Mapping[int, PageMode] | None = None,
     word_tables: WordTables = "repair",
 ) -> ParsedDocument:
-    """Parse PDF bytes into regions (see the module docstring and ``ingest.model``).
+    """Parse a PDF into regions (see the module docstring and ``ingest.model``): bytes, checked here
+    (``password``, ``max_pages``, ``max_bytes``), or a ``CheckedPdf`` the ingest checked already.
 
     ``ocr=None`` OCRs scanned pages when Tesseract is installed, within ``ocr_budget`` (default:
     unbounded in total, 180 s per Tesseract call); ``assets_dir=None`` renders nothing. Bad input
-    raises the ``InvalidDocument`` subclasses of ``ingest.validate.open_pdf``; a failure confined
+    raises the ``InvalidDocument`` subclasses of ``ingest.pdf.validate.open_pdf``; a failure confined
     to one page becomes a ``PageIssue`` and the rest is still parsed. A file PyMuPDF had to repair
     on open parses with ``REPAIRED_WARNING``.
 
     ``page_timeout_s``: a page's slow steps stop after that long (in the main thread only; see
     ``_first_pass``) and the page is listed in ``degraded_pages``. ``page_modes`` (0-based page →
-    "text" or "skip") cuts pages an earlier, killed parse got stuck on (``ingest.limits``).
+    "text" or "skip") cuts pages an earlier, killed parse got stuck on (``ingest.parse_supervisor``).
     ``word_tables``: where tables read from word positions replace or join the ruled tables
-    (``ingest.pdf_wordtables``; the ``FOLIO_WORD_TABLES`` setting's default).
+    (``ingest.pdf.wordtables``; the ``FOLIO_WORD_TABLES`` setting's default).
     """
-    doc = open_pdf(data, password=password, max_bytes=max_bytes, max_pages=max_pages)
-    version_id = version_id_for(data)
+    if isinstance(pdf, CheckedPdf):  # checked by the ingest: opened again, not checked again
+        doc, version_id = pdf.open(), pdf.version_id
+    else:
+        doc = open_pdf(pdf, password=password, max_bytes=max_bytes, max_pages=max_pages)
+        version_id = version_id_for(pdf)
     use_ocr = ocr_available() if ocr is None else (ocr and ocr_available())
     budget = (ocr_budget or OcrBudget()) if use_ocr else None
     warnings: list[str] = [REPAIRED_WARNING] if doc.is_repaired else []
@@ -440,7 +444,7 @@ def _first_passes(
     progress: Callable[[int, int], None] | None,
     plan: PagePlan,
 ) -> tuple[list[PageData], list[PageIssue]]:
-    """The first pass over every page, with PNG writes and Tesseract on the lanes (``ingest.page_lanes``).
+    """The first pass over every page, with PNG writes and Tesseract on the lanes (``ingest.pdf.page_lanes``).
     A page that fails is recorded as a ``PageIssue`` and kept as an empty page of its size (US Letter
     when even its size cannot be read), so ids and page numbers of the rest do not move."""
     issues: list[PageIssue] = []

@@ -15,9 +15,9 @@ column types of existing tables would need a migration); they are decoded by pyd
 values in one place, ``RegionRow.to_region``, which also migrates the flat ``meta`` of rows
 written before parser v4 (``ingest.model.payload_from_meta``).
 
-Importing this module imports LanceDB (about a second): ``ingest.store`` imports it lazily, so that
-``ingest.store`` stays cheap to import (the CLI's startup reads ``default_data_dir`` from it).
-Collections and SQL literals, which need no LanceDB, are in ``ingest/rows.py``.
+Importing this module imports LanceDB (about a second): the facade (``store.py``) imports it lazily, so that
+the store stays cheap to import (the CLI's startup reads ``default_data_dir`` from it). Collections and SQL
+literals, which need no LanceDB, are in ``sql.py``.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Annotated, Any
 import pyarrow as pa
 from pydantic import TypeAdapter, create_model
 
-from folio.ingest.lance_import import LanceModel, MultiVector, Vector, pydantic_to_schema
-from folio.ingest.rows import TEXT_DIM
+from folio.ingest.storage.lance_import import LanceModel, MultiVector, Vector, pydantic_to_schema
+from folio.ingest.storage.sql import TEXT_DIM
 from folio.kernel.model import Locator, Region, RegionPayload, payload_from_meta
 
 
@@ -94,7 +94,7 @@ class VersionRow(LanceModel):
     status: str  # pending | ready
     writer_pid: int
     report: str  # JSON of the IngestReport
-    # The claim (``ingest/store.py`` docstring). Older data dirs get these columns from their first writer.
+    # The claim (``ingest/storage/store.py`` docstring). Older data dirs get these columns from their first writer.
     writer: str | None = None
     writer_host: str | None = None
     writer_start: int | None = None
@@ -192,7 +192,7 @@ class ChunkRow(VersionScopedRow):
 
 
 class ChunkTextRow(VersionScopedRow):
-    """A row of a collection's full-text table (``folio.ingest.rows.fts_table``): a chunk's ``fts`` text,
+    """A row of a collection's full-text table (``folio.ingest.storage.sql.fts_table``): a chunk's ``fts`` text,
     so that BM25 counts only that collection's words (``folio.ingest.storage.chunks``)."""
 
     fts: str
@@ -209,7 +209,7 @@ def vector_row(name: str, dim: int, base: type[VersionScopedRow], *, multi: bool
 
 class AssetRow(LanceModel):
     """A row of ``assets``: one PNG (page render or figure crop) of a version on a remote store
-    (``ingest/objstore.py``). ``path`` is what regions name in their image payload."""
+    (``ingest/storage/objstore.py``). ``path`` is what regions name in their image payload."""
 
     doc_id: str
     version_id: str

@@ -24,9 +24,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from folio.ingest.cpus import usable_cpus
-from folio.ingest.pdf_ocr import ImageOcrError, OcrBudget, OcrInput, page_blocks, run_tesseract
-from folio.ingest.pdf_text import Block
+from folio.ingest.pdf.ocr import ImageOcrError, OcrBudget, OcrInput, page_blocks, run_tesseract
+from folio.ingest.pdf.text import Block
+from folio.settings import usable_cpus
 
 PNG_COMPRESS_LEVEL = 3  # zlib level: 6 costs 40% more time for PNGs no smaller than MuPDF's own
 _PIL_MODES = {1: "L", 3: "RGB"}  # colour components of an alpha-free pixmap → Pillow mode

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from folio.ingest.store import Store
-from folio.ingest.tables import (
+from folio.ingest.storage.schema import (
     ASSETS,
     CHUNKS,
     REGIONS,
@@ -18,6 +17,7 @@ from folio.ingest.tables import (
     arrow_schema,
     vector_row,
 )
+from folio.ingest.storage.store import Store
 
 S, I32, I64, F64 = pa.string(), pa.int32(), pa.int64(), pa.float64()
 
@@ -31,7 +31,7 @@ WRITTEN_BEFORE = {
                 "meta": S, "writer": S},
     "chunks": {"region_id": S, "doc_id": S, "version_id": S, "kind": S, "page": I32, "text": S,
                "vector": pa.list_(pa.float32(), 384), "fts": S, "writer": S},
-    # remote stores' images (issue 10), hand-written in ingest/objstore.py until its row model
+    # remote stores' images (issue 10), hand-written in ingest/storage/objstore.py until its row model
     "assets": {"doc_id": S, "version_id": S, "path": S, "data": pa.large_binary(), "writer": S},
 }
 

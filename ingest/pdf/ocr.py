@@ -15,7 +15,7 @@ screenshots. ``wants_image_ocr`` picks raster images that are large (``MIN_IMAGE
 the page and ``MIN_IMAGE_SIDE`` points on the shorter side) and nearly free of native text;
 ``render_for_ocr`` renders just that rectangle at ``IMAGE_OCR_DPI`` and ``run_tesseract`` runs
 the Tesseract CLI on it with TSV output. Rendering needs the document, so it happens on the
-parsing thread; Tesseract runs beside it (``ingest.page_lanes``). TSV gives word boxes and
+parsing thread; Tesseract runs beside it (``ingest.pdf.page_lanes``). TSV gives word boxes and
 per-word confidences: lines whose mean confidence is below ``MIN_LINE_CONF`` are dropped, which
 removes most of the noise Tesseract reads into photos and diagrams. The result is ``Block``s in
 page coordinates, flagged ``ocr``, so they become paragraphs and sentences like native text.
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from folio.ingest.pdf_text import Block, Box, Line, _mk, center_in
+from folio.ingest.pdf.text import Block, Box, Line, _mk, center_in
 from folio.settings import child_environ
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class OcrBudget:
     ``page_s`` bounds the Tesseract time of one page (``None``: 180 s per call), ``total_s`` the
     document's. A call starts only while the document has time left and may then use what is left
     of its page's, so the document total overshoots by at most one call. Calls of different pages
-    may run at once (``ingest.page_lanes``): ``running_s`` holds the limits of the calls running now,
+    may run at once (``ingest.pdf.page_lanes``): ``running_s`` holds the limits of the calls running now,
     and another call joins them only while the document's time left would still cover all of them
     in full, plus a second; otherwise it waits for them (``decide`` says ``"wait"``). So a tight budget
     is spent exactly as one call after another would spend it.

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from folio.ingest.pdf_text import Block, Box, clamp_box, union
+from folio.ingest.pdf.text import Block, Box, clamp_box, union
 
 if TYPE_CHECKING:
     import pymupdf

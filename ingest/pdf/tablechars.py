@@ -34,7 +34,7 @@ def fast_make_chars(page: Any, clip: Any = None) -> Any:
     eps = float(np.finfo(np.float32).eps)
     if abs(b) >= eps or abs(c) >= eps:
         return _ORIGINAL(page, clip=clip)
-    chars = table.CHARS._list()  # type: ignore[no-untyped-call]
+    chars = table.CHARS._list()
     page_number = page.number + 1
     page_height = page.rect.height
     textpage = page.get_textpage(clip=clip, flags=table.FLAGS)

@@ -1,4 +1,4 @@
-"""Who may write a version: writer liveness and LanceDB commit-conflict retries (``ingest/store.py``).
+"""Who may write a version: writer liveness and LanceDB commit-conflict retries (``ingest/storage/store.py``).
 
 A pending versions row names its writer by a random id, pid, host, process start time and
 heartbeat. On this host the writer is live exactly while that process is (the start time tells a
@@ -59,7 +59,7 @@ PROCESS_START = _proc_start(os.getpid())
 # Writer ids of claims held by Store objects of this process.
 LIVE_WRITERS: set[str] = set()
 # Writer ids known to be dead although their heartbeat is fresh: a Ray task's retry learns the ids
-# of its earlier, dead attempts from the job board (``api/cluster.py``), also across hosts.
+# of its earlier, dead attempts from the job board (``api/cluster/board.py``), also across hosts.
 DEAD_WRITERS: set[str] = set()
 
 

@@ -1,7 +1,7 @@
 """Compaction of a store's tables: LanceDB's ``optimize`` on each, and the bytes on disk before and after.
 
 A writer compacts every ``compact_every`` commits (``Store.maintain``), ``folio ingest`` at its end and
-``folio compact`` by hand (through ``folio.ingest.maintenance``, which re-exports these names). This module
+``folio compact`` by hand (through ``folio.ingest.storage.maintenance``, which re-exports these names). This module
 types the store as a protocol, so that the store can call it without an import circle.
 """
 
@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 
 class Compactable(Protocol):
-    """What compaction needs of a store (``folio.ingest.store.Store`` is one)."""
+    """What compaction needs of a store (``folio.ingest.storage.store.Store`` is one)."""
 
     uri: str
     local: bool

@@ -1,9 +1,9 @@
-"""Storage names that need no LanceDB: collections, SQL literals and filters, column names, searchable kinds.
+"""The store's SQL and the names it uses, with no LanceDB: collections, SQL literals and filters, column names,
+searchable kinds.
 
-Shared by the store (``ingest/store.py``, ``ingest/storage/``) and its maintenance (``ingest/maintenance.py``):
-every SQL string folio sends to LanceDB is built from these (retrieval hands the store a ``Scope``, and the
-store turns it into a filter with ``scope_filter``). The table row models and their schemas are in
-``ingest/tables.py``.
+Shared by the store's parts and its maintenance: every SQL string folio sends to LanceDB is built from these
+(retrieval hands the store a ``Scope``, and the store turns it into a filter with ``scope_filter``). The tables'
+row models and their schemas are in ``schema.py``.
 """
 
 from __future__ import annotations

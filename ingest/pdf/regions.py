@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from folio.ingest.pdf_figures import FigureData
-from folio.ingest.pdf_headings import Heading, headings_from_fonts, headings_from_toc
-from folio.ingest.pdf_sentences import split_sentences
-from folio.ingest.pdf_tables import TableData, to_markdown
-from folio.ingest.pdf_text import Block, Box, line_boxes_for_span, union
+from folio.ingest.pdf.figures import FigureData
+from folio.ingest.pdf.headings import Heading, headings_from_fonts, headings_from_toc
+from folio.ingest.pdf.sentences import split_sentences
+from folio.ingest.pdf.tables import TableData, to_markdown
+from folio.ingest.pdf.text import Block, Box, line_boxes_for_span, union
 from folio.kernel.model import (
     BBox,
     FigurePayload,
@@ -47,7 +47,7 @@ class PageData:
     text: str = ""
     warnings: list[str] = field(default_factory=list)
     label: str = ""  # printed page label (PDF /PageLabels), "" when the PDF has none
-    degraded: bool = False  # past its time limit: slow steps dropped (ingest.page_deadline)
+    degraded: bool = False  # past its time limit: slow steps dropped (ingest.pdf.page_deadline)
 
 
 def _bb(b: Box) -> BBox:

@@ -1,0 +1,83 @@
+"""One carrier and one options object through the ingest (issue 32, item 4): the PDF is checked once, and no
+stage reads a setting when the caller hands the options in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+import folio.ingest.pdf.parse as parse_mod
+import folio.ingest.pdf.validate as validate_mod
+from folio.ingest.options import IngestOptions
+from folio.ingest.parse_supervisor import IngestLimits
+from folio.ingest.pipeline import IngestSource, ingest, ingest_bytes
+from folio.ingest.storage.store import Store
+from folio.kernel.errors import InvalidRequest, NotAPDF
+from folio.settings import IngestSettings
+
+IN_PROCESS = IngestLimits(isolate=False)  # the parse runs here, where the checks are counted
+
+
+@pytest.fixture()
+def policy(samples: Path) -> bytes:
+    return (samples / "support-policy-v1.pdf").read_bytes()
+
+
+def test_an_ingest_checks_the_pdf_once(
+    tmp_path: Path, policy: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the pipeline checked the bytes, then the parse checked them again."""
+    checks: list[int] = []
+    real = validate_mod.open_pdf
+
+    def counted(data: bytes, **kwargs: Any) -> Any:
+        checks.append(len(data))
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(validate_mod, "open_pdf", counted)
+    monkeypatch.setattr(parse_mod, "open_pdf", counted)
+    report = ingest_bytes(Store(tmp_path / "data"), policy, filename="policy.pdf", limits=IN_PROCESS, ocr=False)
+    assert report.status == "created" and report.pages > 0
+    assert checks == [len(policy)]
+
+
+def test_no_stage_reads_a_setting_when_the_options_are_handed_in(
+    tmp_path: Path, policy: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A setting that cannot be read fails whoever reads it: only the door without options does."""
+    monkeypatch.setenv("FOLIO_WORD_TABLES", "sideways")
+    monkeypatch.setenv("FOLIO_INGEST_TIMEOUT_S", "not a number")
+    store = Store(tmp_path / "data")
+    options = IngestOptions(ocr=False, limits=IN_PROCESS, word_tables="off")
+    source = IngestSource.check(policy, filename="policy.pdf", options=options, collection="handbooks")
+    assert (source.doc_id, source.collection, source.pdf.pages) == ("policy", "handbooks", 1)
+    report = ingest(store, source, options)
+    assert report.status == "created" and store.collection_of("policy") == "handbooks"
+    assert ingest_bytes(store, policy, filename="policy.pdf", collection="handbooks", options=options).status == (
+        "unchanged"
+    )
+    with pytest.raises(ValidationError, match="FOLIO_WORD_TABLES|FOLIO_INGEST_TIMEOUT_S"):
+        ingest_bytes(store, policy, filename="policy.pdf", collection="handbooks")  # no options: read here
+
+
+def test_the_source_is_checked_before_anything_is_stored(tmp_path: Path, policy: bytes) -> None:
+    options = IngestOptions(limits=IN_PROCESS)
+    with pytest.raises(InvalidRequest, match="invalid doc_id"):
+        IngestSource.check(policy, filename="p.pdf", options=options, doc_id="../etc")
+    with pytest.raises(NotAPDF):
+        IngestSource.check(b"hello", filename="p.pdf", options=options)
+    with pytest.raises(InvalidRequest, match="invalid collection"):
+        IngestSource.check(policy, filename="p.pdf", options=options, collection="a b")
+    assert not (tmp_path / "data").exists()
+
+
+def test_options_from_settings_with_changes() -> None:
+    env = {"FOLIO_WORD_TABLES": "all", "FOLIO_MAX_PAGES": "9", "FOLIO_INGEST_ISOLATE": "0"}
+    settings = IngestSettings.from_env(env)
+    options = IngestOptions.from_settings(settings, row_units=True)
+    assert (options.word_tables, options.max_pages, options.limits.isolate) == ("all", 9, False)
+    assert options.row_units
+    assert options.max_bytes == settings.max_upload_bytes
