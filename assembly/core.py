@@ -283,8 +283,9 @@ def _expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander,
             fate[i] = ("duplicate", f"same region as the hit ranked {shits[seen[h.region_id]].rank}")
             continue
         seen[h.region_id] = i
-        if h.doc_id in judged.weak_docs:
-            fate[i] = ("weak_document", judged.weak_docs[h.doc_id])
+        left_out = judged.left_out(h)
+        if left_out:
+            fate[i] = ("weak_document", left_out)
             continue
         if _below(h.score, top, options):
             fate[i] = ("below_threshold", f"score {h.score:.4g} below threshold")

@@ -189,9 +189,9 @@ class SelectionOptions(_Frozen):
     document_focus: Literal["auto", "off"] = Field(
         "auto",
         description="with hits from several documents (an unscoped question over a mixed store): leave out the "
-        "documents whose best lexical and semantic scores are well below the best document's (fate "
-        "weak_document), and refuse a question that no document supports (assembly.relevance); off: pack "
-        "whatever ranks, from any document.",
+        "documents whose best lexical and semantic scores are below the best document's, or whose match is one "
+        "shared word (fate weak_document), and refuse a question that no document supports (assembly.relevance); "
+        "off: pack whatever ranks, from any document.",
     )
     threshold_mode: Literal["relative", "absolute"] = "relative"
     modality_slots: dict[Modality, int] | None = None

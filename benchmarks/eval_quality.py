@@ -405,6 +405,7 @@ def folio_record(
         "textless_pages": sorted({p for it in items if not (it.get("text") or "").strip() for p in it["pages"]}),
         "other_doc_tokens": sum(int(it.get("tokens") or 0) for it in other),
         "other_docs": len({it.get("doc_id") for it in other}),
+        "unscoped": doc_id is not None,
     }
     return score_record(
         q,

@@ -63,7 +63,17 @@ def aggregate(recs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if um:
         out["window_tokens_unmerged"] = int(sum(a for a, _ in um))
         out["window_tokens_merged"] = int(sum(b for _, b in um))
+    out["own_doc_share"] = own_doc_share(recs)
     return out
+
+
+def own_doc_share(recs: Sequence[dict[str, Any]]) -> float | None:
+    """Unscoped runs (``eval_quality.py --unscoped``): the share of all packed item tokens that come from each
+    question's own document, pooled over the questions (a refusal adds nothing); None for scoped records."""
+    mine = [r for r in recs if r.get("unscoped")]
+    own = sum(int(r.get("body_tokens") or 0) for r in mine)
+    total = own + sum(int(r.get("other_doc_tokens") or 0) for r in mine)
+    return own / total if total else None
 
 
 REF_FIELDS = ["coverage_ref", "full_cov_ref", "answer_ref", "answer_ref_specific", "answer_gold", "pages_touched"]
@@ -311,6 +321,7 @@ HEAD_COLS = [
     "tokens mean", "p50",
     "over B", "pages touched", "monotonicity violations",
 ]  # fmt: skip
+UNSCOPED_COLS = ["own-document tokens %", "refused"]
 
 
 def _p(x: Any) -> str:
@@ -328,8 +339,12 @@ def violations(recs: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def headline_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budgets: Sequence[int]) -> list[str]:
+    """The REFERENCE.md metrics per system and budget; unscoped runs add the own document's token share and the
+    refusals (an on-topic question refused as off-topic over the mixed store)."""
     viol = violations(recs)
-    lines = ["| " + " | ".join(HEAD_COLS) + " |", "|---|" + "---:|" * (len(HEAD_COLS) - 1)]
+    unscoped = any(r.get("unscoped") for r in recs)
+    cols = HEAD_COLS + UNSCOPED_COLS if unscoped else HEAD_COLS
+    lines = ["| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
     for s in systems:
         for b in budgets:
             rs = [r for r in recs if r["system"] == s and r["budget"] == b]
@@ -342,6 +357,7 @@ def headline_table(recs: Sequence[dict[str, Any]], systems: Sequence[str], budge
                 f"(n={a['answer_ref_specific_n']}) | {_p(a['answer_gold'])} | {_n(a['tokens_mean'])} | "
                 f"{_n(a['tokens_p50'])} | "
                 f"{a['over']} | {a['pages_touched']:.1f} | {len(viol.get(s, []))} |"
+                + (f" {_p(a['own_doc_share'])} | {sum(1 for r in rs if r.get('refused'))} |" if unscoped else "")
             )
     return lines
 

@@ -20,6 +20,7 @@ from tests.api.conftest import live_server, make_settings
 ROOT = Path(__file__).resolve().parents[2]
 P1 = "How fast must a P1 incident be acknowledged?"  # the README's and docs/api.md's example question
 OFF_TOPIC = "What is the capital of France?"
+PENALTY = "What is the penalty if a P1 acknowledgement is late?"  # issue 34: 1,975 of 2,000 tokens of padding
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,17 @@ def test_the_readme_rest_example_and_an_off_topic_question(url: str) -> None:
     off = httpx.post(f"{url}/v1/context", json={"query": OFF_TOPIC, "budget": 1500}, timeout=60).json()
     assert off["refused"] and not off["items"]
     assert off["refusal_reason"].startswith("off-topic")
+
+
+def test_one_shared_word_does_not_pad_an_on_topic_question(url: str) -> None:
+    """The R manual's "Acknowledgements" pages outscored the policy on one word of the question; at 2k they and the
+    Federal Register filled the budget. Now the policy's page goes alone and the budget stays unspent."""
+    pkg = httpx.post(f"{url}/v1/context", json={"query": PENALTY, "budget": 2000}, timeout=60).json()
+    assert not pkg["refused"] and {it["doc_id"] for it in pkg["items"]} == {"support-policy"}
+    assert pkg["budget"]["used"] < 500
+    manual = [m for m in pkg["manifest"] if m["region_id"].startswith("r-data-import-export@")]
+    why = {m["reason"] for m in manual if m["fate"] == "weak_document"}
+    assert why and all("of the question's words" in w for w in why)
 
 
 def test_the_readme_python_example(url: str) -> None:

@@ -287,3 +287,25 @@ def test_the_headline_states_how_many_answers_the_gold_pages_hold() -> None:
     line = R.answer_reach(recs)
     assert line.startswith("Answers in the gold pages' text layer: 1 of the 2 answerable questions (50.0%)")
     assert R.answer_reach([{"id": "q3", "answer_on_gold": None}]) == ""
+
+
+def test_an_unscoped_record_reports_the_share_of_tokens_from_its_own_document() -> None:
+    """Issue 34: ``--unscoped`` runs count the tokens of the question's own document against all packed ones,
+    pooled over the questions; the headline adds that share and the refusals, a scoped headline neither."""
+    q = {"id": "m1", "doc": "d.pdf", "answer": "Blue", "gold_pages": [3], "lang": "en"}
+    info = {"eligible": False, "rare_exact": False, "rare_keys": [], "gold_valid": True, "ref_eligible": True,
+            "ref_specific": False}  # fmt: skip
+    items = [{"pages": [3], "text": "the blue line", "image_tokens": 0, "locators": [], "doc_id": "d", "tokens": 300},
+             {"pages": [1], "text": "other", "image_tokens": 0, "locators": [], "doc_id": "e", "tokens": 100}]
+    pkg = {"retrieval": {"hits": []}, "items": items, "budget": {"used": 500, "breakdown": {}}}
+    mixed = E.folio_record(q, info, "folio-auto", 1000, pkg, 0.01, doc_id="d")
+    refused = E.folio_record({**q, "id": "m2"}, info, "folio-auto", 1000,
+                             {**pkg, "items": [], "refused": True}, 0.01, doc_id="d")
+    alone = E.folio_record({**q, "id": "m3"}, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01, doc_id="d")
+    assert (mixed["body_tokens"], mixed["other_doc_tokens"], mixed["coverage_ref"]) == (300, 100, 1.0)
+    assert R.own_doc_share([mixed, refused, alone]) == 600 / 700
+    row = R.headline_table([mixed, refused, alone], ["folio-auto"], [1000])
+    assert "own-document tokens %" in row[0] and row[2].endswith(" 85.7 | 1 |")
+    scoped = E.folio_record(q, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01)
+    assert R.own_doc_share([scoped]) is None and "own-document" not in R.headline_table([scoped], ["folio-auto"],
+                                                                                        [1000])[0]
