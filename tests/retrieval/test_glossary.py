@@ -50,7 +50,7 @@ def test_every_entry_is_reachable_and_expands_to_words() -> None:
 @pytest.mark.parametrize("glossary", [True, False])
 def test_the_statement_page_is_found_only_through_its_line_items(tmp_path: Path, glossary: bool) -> None:
     from folio.ingest.pipeline import ingest_bytes
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
@@ -98,7 +98,7 @@ def test_statement_pages_are_found_by_their_titles_not_by_mentions() -> None:
 
 def test_a_ratio_question_gets_both_statements_it_is_computed_from(tmp_path: Path) -> None:
     from folio.ingest.pipeline import ingest_bytes
-    from folio.ingest.store import Store
+    from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
