@@ -78,8 +78,8 @@ def fold_plural(word: str) -> str:
 def page_title(text: str) -> str:
     """A page's title: its first block of text (up to the first blank line), at most ``TITLE_LINES`` lines.
 
-    >>> page_title("ACME Corp\nConsolidated Balance Sheet\nAt December 31\n\n(Millions) 2022 2021\nAssets")
-    'ACME Corp\nConsolidated Balance Sheet\nAt December 31'
+    >>> page_title("ACME Corp\\nBalance Sheet\\nAt December 31\\n\\n(Millions) 2022 2021\\nAssets").splitlines()
+    ['ACME Corp', 'Balance Sheet', 'At December 31']
     """
     block = text.strip().split("\n\n", 1)[0]
     return "\n".join(block.splitlines()[:TITLE_LINES])
