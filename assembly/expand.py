@@ -648,7 +648,10 @@ class Expander:
         return self._span(i, hit, r, v, lo, hi, False, "section_lead")
 
 
-TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref", "pagelex", DOCUMENT_RETRIEVER})
+# The retrievers that read text: a page only they found goes as text (``statement``: a page headed by a
+# financial statement's title, ``retrieval.statements``).
+TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref", "pagelex", "statement",
+                             DOCUMENT_RETRIEVER})
 
 
 def visual_hit(hit: Hit) -> bool:
