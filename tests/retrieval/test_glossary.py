@@ -23,11 +23,11 @@ PAGES = [
 QUESTION = "What is the FY2018 capital expenditure amount?"
 
 
-def _pdf() -> bytes:
+def _pdf(pages: list[str]) -> bytes:
     doc = pymupdf.open()
-    for text in PAGES:
+    for text in pages:
         page = doc.new_page(width=595, height=842)
-        page.insert_textbox(pymupdf.Rect(60, 100, 535, 400), text, fontsize=11)
+        page.insert_textbox(pymupdf.Rect(60, 80, 535, 600), text, fontsize=11)
     return bytes(doc.tobytes())
 
 
@@ -54,7 +54,7 @@ def test_the_statement_page_is_found_only_through_its_line_items(tmp_path: Path,
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
-    ingest_bytes(store, _pdf(), filename="filing.pdf", doc_id="filing")
+    ingest_bytes(store, _pdf(PAGES), filename="filing.pdf", doc_id="filing")
     res = Retriever(store, glossary=glossary).search_detailed(QUESTION, doc_ids=["filing"], k=20)
     lexical = [h.pages[0] for h in res.hits
                if any(s.retriever in ("pagelex", "bm25") for s in h.sources)]
@@ -77,14 +77,6 @@ FILING = [
 ]
 
 
-def _filing() -> bytes:
-    doc = pymupdf.open()
-    for text in FILING:
-        page = doc.new_page(width=595, height=842)
-        page.insert_textbox(pymupdf.Rect(60, 80, 535, 600), text, fontsize=11)
-    return bytes(doc.tobytes())
-
-
 def test_statement_pages_are_found_by_their_titles_not_by_mentions() -> None:
     from folio.retrieval.statements import statement_scores
 
@@ -102,7 +94,7 @@ def test_a_ratio_question_gets_both_statements_it_is_computed_from(tmp_path: Pat
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
-    ingest_bytes(store, _filing(), filename="filing.pdf", doc_id="filing")
+    ingest_bytes(store, _pdf(FILING), filename="filing.pdf", doc_id="filing")
     question = "What is the FY2019 fixed asset turnover ratio?"
     res = Retriever(store).search_detailed(question, doc_ids=["filing"], k=20)
     listed = [h.pages[0] for h in res.hits if any(s.retriever == "statement" for s in h.sources)]
