@@ -114,6 +114,11 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Entry], ...] = tuple((_name_pattern(e.na
 
 
 @lru_cache(maxsize=4096)
+def _matched(question: str) -> tuple[Entry, ...]:
+    """The glossary entries the question names, in glossary order (searched once per question)."""
+    return tuple(entry for pattern, entry in _PATTERNS if pattern.search(question))
+
+
 def expand(question: str) -> str:
     """The line items of every glossary entry the question names, once each, in glossary order ("" if none).
 
@@ -126,11 +131,9 @@ def expand(question: str) -> str:
     >>> expand("What did eps growth look like?")  # abbreviations match in capitals only
     ''
     """
-    found = [entry.items for pattern, entry in _PATTERNS if pattern.search(question)]
-    return " ".join(dict.fromkeys(found))
+    return " ".join(dict.fromkeys(entry.items for entry in _matched(question)))
 
 
-@lru_cache(maxsize=4096)
 def statements_for(question: str) -> tuple[str, ...]:
     """The statements the question names or whose line items its metrics read, in glossary order.
 
@@ -139,5 +142,4 @@ def statements_for(question: str) -> tuple[str, ...]:
     >>> statements_for("Who are the primary customers?")
     ()
     """
-    found = [st for pattern, entry in _PATTERNS if pattern.search(question) for st in entry.statements]
-    return tuple(dict.fromkeys(found))
+    return tuple(dict.fromkeys(st for entry in _matched(question) for st in entry.statements))
