@@ -28,7 +28,9 @@ class IngestOptions:
     (``ingest.parse_supervisor``), and ``limits.timeout_s`` again for the embedding after it. ``word_tables``:
     tables read from word positions (``ingest.pdf.wordtables``). ``row_units``: a chunk per body row of each
     long table (``ingest.row_units``; off: neutral on mmlb). ``redo_degraded``: parse a stored version with
-    degraded pages again and keep the better parse."""
+    degraded pages again and keep the better parse. ``reparse_outdated``: the same bytes stored by an older
+    parser (``DocumentVersion.parser_version``) are parsed again and replaced in place, so an upgrade of folio
+    reaches documents already stored (off: such an ingest is ``unchanged``)."""
 
     ocr: bool | None = None
     max_bytes: int | None = DEFAULT_MAX_BYTES
@@ -38,6 +40,7 @@ class IngestOptions:
     word_tables: WordTables = "repair"
     row_units: bool = False
     redo_degraded: bool = False
+    reparse_outdated: bool = True
 
     @classmethod
     def from_settings(cls, settings: IngestSettings, **changes: Any) -> IngestOptions:

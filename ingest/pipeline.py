@@ -189,8 +189,9 @@ def ingest(
     started: float | None = None,
 ) -> IngestReport:
     """Ingest one checked PDF: claim → parse → embed and index → commit. Identical bytes under the same doc id
-    are a no-op (``unchanged``), unless ``options.redo_degraded`` and that version has degraded pages: then it
-    is parsed again and replaced if fewer pages come out degraded (``_redo_degraded``). ``CollectionConflict``
+    are a no-op (``unchanged``), unless an older parser wrote them (``options.reparse_outdated``: parsed again
+    and replaced) or ``options.redo_degraded`` and that version has degraded pages (parsed again and replaced
+    if fewer pages come out degraded; ``_redo``). ``CollectionConflict``
     when the doc id lives in another collection. A failure after the claim removes this version's rows and
     re-raises. The parse runs within ``options.limits``, the embedding within ``limits.timeout_s`` from the
     parse's end, the text index within ``ingest.unit_budget``."""
@@ -201,8 +202,14 @@ def ingest(
     doc_id, version_id = source.doc_id, source.version_id
     store.check_collection_free(doc_id, source.collection)  # a doc_id lives in one collection
     if store.has_ready(doc_id, version_id):
+        stored = store.get_version(doc_id, version_id).parser_version
+        if options.reparse_outdated and stored != PARSER_VERSION:
+            note = f"parsed again: stored by parser {stored}, this folio's parser is {PARSER_VERSION}"
+            logger.warning("%s@%s %s", doc_id, version_id, note)
+            report = _redo(run, keep_unless_fewer_degraded=False)
+            return report.model_copy(update={"warnings": (*report.warnings, note)})
         if options.redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
-            return _redo_degraded(run)
+            return _redo(run, keep_unless_fewer_degraded=True)
         return _unchanged(run)
     # Claims the version; waits while another live writer holds it. False: that writer (same
     # bytes) committed meanwhile, so this ingest is a no-op too.
@@ -320,13 +327,14 @@ def _write(run: Ingestion, parsed: ParsedDocument, created_at: float | None = No
     return report
 
 
-def _redo_degraded(run: Ingestion) -> IngestReport:
-    """Parse a stored version with degraded pages again (within the limits now in force) and, when
-    fewer pages come out degraded, put the new parse in its place: same ids, same creation time (a
-    newer version of the document stays the latest), same collection.
+def _redo(run: Ingestion, *, keep_unless_fewer_degraded: bool) -> IngestReport:
+    """Parse a stored version again (within the limits now in force) and put the new parse in its place: same
+    ids, same creation time (a newer version of the document stays the latest), same collection. With
+    ``keep_unless_fewer_degraded`` (``redo_degraded``) only when fewer pages come out degraded; without (a
+    version stored by an older parser) always.
 
     The parse renders into a staging folder, so the stored version is untouched until it is known
-    to be better. The new rows are then written beside the old ones under a claim to replace them
+    to be replaced. The new rows are then written beside the old ones under a claim to replace them
     (``Store.begin_version(replacing=True)``) and swapped in by one commit: a reader sees the old
     version or the new one, never neither (issue 31: it was absent for about a second). The old rows
     go ``RETIRE_AFTER_S`` later. A failure before the swap removes what was written and leaves the old
@@ -337,10 +345,10 @@ def _redo_degraded(run: Ingestion) -> IngestReport:
     staging = Path(tempfile.mkdtemp(prefix="folio-redo-")) / store.assets_root.name  # same name: same image paths
     try:
         parsed = _parse(run, staging)
-        if set(parsed.degraded_pages) >= set(before):
+        if keep_unless_fewer_degraded and set(parsed.degraded_pages) >= set(before):
             logger.warning("%s@%s: pages %s are still degraded; the stored version is kept", doc_id, version_id, before)
             return _unchanged(run)
-        logger.warning("%s@%s: replacing the version degraded on pages %s", doc_id, version_id, before)
+        logger.warning("%s@%s: replacing the stored parse (degraded pages: %s)", doc_id, version_id, before)
         replaced = store.version_stamp(doc_id, version_id)
         if not store.begin_version(
             doc_id, version_id, old.filename, len(run.source.pdf.data), PARSER_VERSION,

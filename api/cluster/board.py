@@ -277,7 +277,8 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
             doc_id=spec.get("doc_id"),
             password=spec.get("password"),
             collection=collection,
-            options=IngestOptions.from_settings(parsed.ingest),
+            # parsing a stored version again swaps renders in the asset folder in place: in-process only
+            options=IngestOptions.from_settings(parsed.ingest, reparse_outdated=False),
             encoder=default_text_encoder(parsed.embedding),
             indexers=_indexers(settings),
             progress=progress,

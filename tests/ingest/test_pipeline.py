@@ -3,6 +3,7 @@ stage reads a setting when the caller hands the options in."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +12,13 @@ from pydantic import ValidationError
 
 import folio.ingest.pdf.parse as parse_mod
 import folio.ingest.pdf.validate as validate_mod
+import folio.ingest.pipeline as pipeline_mod
 from folio.ingest.options import IngestOptions
 from folio.ingest.parse_supervisor import IngestLimits
 from folio.ingest.pipeline import IngestSource, ingest, ingest_bytes
 from folio.ingest.storage.store import Store
 from folio.kernel.errors import InvalidRequest, NotAPDF
+from folio.kernel.model import PARSER_VERSION
 from folio.settings import IngestSettings
 
 IN_PROCESS = IngestLimits(isolate=False)  # the parse runs here, where the checks are counted
@@ -81,3 +84,26 @@ def test_options_from_settings_with_changes() -> None:
     assert (options.word_tables, options.max_pages, options.limits.isolate) == ("all", 9, False)
     assert options.row_units
     assert options.max_bytes == settings.max_upload_bytes
+
+
+def test_a_version_stored_by_an_older_parser_is_parsed_again(
+    tmp_path: Path, policy: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same bytes stored by an older parser are parsed again and replaced in place (same version id, the
+    stored parser version updated), so an upgrade reaches documents already stored; then they are unchanged."""
+    store = Store(str(tmp_path / "data"))
+    options = IngestOptions(ocr=False)
+    monkeypatch.setattr(pipeline_mod, "PARSER_VERSION", "0-old")
+    first = ingest_bytes(store, policy, filename="policy.pdf", options=options)
+    assert store.get_version(first.doc_id).parser_version == "0-old"
+    monkeypatch.undo()
+
+    kept = ingest_bytes(store, policy, filename="policy.pdf", options=replace(options, reparse_outdated=False))
+    assert kept.status == "unchanged" and store.get_version(first.doc_id).parser_version == "0-old"
+
+    again = ingest_bytes(store, policy, filename="policy.pdf", options=options)
+    assert again.status == "created" and again.version_id == first.version_id
+    assert any("parsed again: stored by parser 0-old" in w for w in again.warnings)
+    assert store.get_version(first.doc_id).parser_version == PARSER_VERSION
+    assert [v.version_id for v in store.list_versions(first.doc_id)] == [first.version_id]
+    assert ingest_bytes(store, policy, filename="policy.pdf", options=options).status == "unchanged"
