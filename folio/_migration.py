@@ -4,8 +4,9 @@ Issue 32 gave the api rooms by role (``api/http``, ``api/cli``, ``api/mcp``, ``a
 moved the chat client from ``retrieval`` to the service room, removed ``folio.api.settings`` (an alias of
 ``folio.settings``), made the store one package (``folio.ingest.storage``): ``folio.ingest.store``, which
 ``docs/api.md`` documented, is gone; and gave assembly two rooms, ``assembly/expansion`` and
-``assembly/packing`` (the modules that ``docs/`` names answer here: ``pagetext``, ``compress``, ``pack``). Code that still imports an old path keeps working: it gets the same object
-and a ``DeprecationWarning`` that names the new path. The code in the repository imports the new names
+``assembly/packing`` (the modules that ``docs/`` names answer here: ``pagetext``, ``compress``, ``pack``).
+Code that still imports an old path keeps working: it gets the same object and a ``DeprecationWarning`` that
+names the new path. The code in the repository imports the new names
 (``scripts/migrate_namespace.py`` rewrites old imports); nothing else keeps an alias.
 
 ``MOVED`` maps ``"old.module"`` (every name of a module that is gone) or ``"old.module:name"`` (one name of a

@@ -1,7 +1,7 @@
 """Issue 32: the import paths that moved (the api's rooms, the chat client, ``folio.api.settings``, the store's
-old module ``folio.ingest.store``, assembly's documented modules) keep working through one table (``folio._migration.MOVED``), each with a
-``DeprecationWarning`` naming the new path, and hand out the very object of the new home; nothing else answers
-for an old name."""
+old module ``folio.ingest.store``, assembly's documented modules) keep working through one table
+(``folio._migration.MOVED``), each with a ``DeprecationWarning`` naming the new path, and hand out the very
+object of the new home; nothing else answers for an old name."""
 
 from __future__ import annotations
 
