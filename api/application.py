@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 
     from folio.api.schemas import RegionOut, SearchRequest, VerifyRequest
     from folio.api.service.answer_schemas import AnswerRequest, AnswerResponse
-    from folio.assembly.compress import Compressor
+    from folio.assembly.packing.compress import Compressor
     from folio.ingest.options import IngestOptions
     from folio.ingest.pipeline import VersionIndexer
     from folio.ingest.storage.interface import ServiceStore

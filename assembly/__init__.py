@@ -3,8 +3,9 @@
 >>> from folio.assembly import assemble, verify_answer, AssemblyOptions  # doctest: +SKIP
 >>> pkg = assemble("P1 target?", hits, index, AssemblyOptions(budget=2000))  # doctest: +SKIP
 
-Steps (each recorded in ``ContextPackage.manifest``): expand (``assembly.expand``), dedupe/merge
-(``assembly.dedupe``), prioritise and pack (``assembly.pack``), order (``assembly.order``), render
+Steps (each recorded in ``ContextPackage.manifest``; ``assembly.core.assemble`` runs them): select and
+expand the hits (``assembly.selection``, ``assembly.expansion``), dedupe/merge (``assembly.dedupe``),
+prioritise (``assembly.priority``) and pack (``assembly.packing``), order (``assembly.order``), render
 and count the prompt (``assembly.prompt``); ``verify_answer`` (``assembly.verify``) checks an
 answer's citations afterwards.
 """

@@ -39,13 +39,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from folio.assembly.expand import Unit
+from folio.assembly.expansion.units import Unit
 from folio.kernel.model import BBox, Region
 
 OVERLAP_MIN = 0.5
 # Excerpts of one page this few lines apart join (rule 1b). Measured over both development sets:
 # 3 lines +1 covered page (wide, 1k) and nothing lost; 6 lines won one manuals answer and lost a wide one.
-# A compact page (``assembly.pagetext``) has a paragraph on one line: there the gap is at most
+# A compact page (``expansion.pagetext``) has a paragraph on one line: there the gap is at most
 # ``BRIDGE_CHARS`` characters, about 3 lines of a stored page.
 BRIDGE_LINES = 3
 BRIDGE_CHARS = 240

@@ -93,7 +93,7 @@ class Sent:
         return bool(w) and len(w & self.words) >= CARRIED_SHARE * len(w)
 
 
-# Units by page, per source (sources are read-only snapshots; see ``assembly.expand``'s caches).
+# Units by page, per source (sources are read-only snapshots; see ``assembly.expansion.structure``).
 _BY_PAGE: weakref.WeakKeyDictionary[object, dict[tuple[str, str], dict[int, list[Region]]]] = (
     weakref.WeakKeyDictionary())
 

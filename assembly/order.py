@@ -32,7 +32,7 @@ def order_items(
     position: Callable[[T], tuple[float, ...]],
     how: Order,
 ) -> list[T]:
-    """``items`` grouped (by section, see ``assembly.core``), members in document position, groups in
+    """``items`` grouped (by section, see ``assembly.core.assemble``), members in document position, groups in
     ``how`` order: ``document`` (reading order), ``relevance`` (best group first) or ``edges`` (the
     strongest groups at both ends of the prompt, the weakest in the middle: ``edges_positions``)."""
     groups: dict[tuple[str, ...], list[T]] = {}

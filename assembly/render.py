@@ -10,8 +10,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from folio.assembly.expand import SectionView, Unit, ranked_rows, split_table, table_markdown, table_text
-from folio.assembly.pagetext import page_title
+from folio.assembly.expansion.pagetext import page_title
+from folio.assembly.expansion.sections import SectionView
+from folio.assembly.expansion.tables import ranked_rows, split_table, table_markdown, table_text
+from folio.assembly.expansion.units import Unit
 from folio.assembly.types import LocatorOut
 from folio.kernel.model import BBox, Region
 

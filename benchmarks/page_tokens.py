@@ -1,5 +1,5 @@
 """Tokens per page: the stored page text against the compact page text that assembly sends
-(``folio.assembly.pagetext``), over every page with text in a folio data directory.
+(``folio.assembly.expansion.pagetext``), over every page with text in a folio data directory.
 
     .venv/bin/python benchmarks/page_tokens.py DATA_DIR [--tokenizer cl100k_base] [--show DOC_PREFIX PAGE]
 
@@ -16,7 +16,7 @@ from collections import defaultdict
 
 def main(argv: list[str] | None = None) -> int:
     from folio.assembly.budget import get_counter
-    from folio.assembly.pagetext import compact_page
+    from folio.assembly.expansion.pagetext import compact_page
     from folio.ingest.storage.store import Store
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

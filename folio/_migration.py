@@ -2,9 +2,11 @@
 
 Issue 32 gave the api rooms by role (``api/http``, ``api/cli``, ``api/mcp``, ``api/service``, ``api/cluster``),
 moved the chat client from ``retrieval`` to the service room, removed ``folio.api.settings`` (an alias of
-``folio.settings``), and made the store one package (``folio.ingest.storage``): ``folio.ingest.store``, which
-``docs/api.md`` documented, is gone. Code that still imports an old path keeps working: it gets the same object
-and a ``DeprecationWarning`` that names the new path. The code in the repository imports the new names
+``folio.settings``), made the store one package (``folio.ingest.storage``): ``folio.ingest.store``, which
+``docs/api.md`` documented, is gone; and gave assembly two rooms, ``assembly/expansion`` and
+``assembly/packing`` (the modules that ``docs/`` names answer here: ``pagetext``, ``compress``, ``pack``).
+Code that still imports an old path keeps working: it gets the same object and a ``DeprecationWarning`` that
+names the new path. The code in the repository imports the new names
 (``scripts/migrate_namespace.py`` rewrites old imports); nothing else keeps an alias.
 
 ``MOVED`` maps ``"old.module"`` (every name of a module that is gone) or ``"old.module:name"`` (one name of a
@@ -100,6 +102,13 @@ MOVED: dict[str, str] = {
         for name in ("CHUNKS_SCHEMA", "CLAIM_FIELDS", "REGIONS_SCHEMA", "VERSIONS_SCHEMA", "region_to_row",
                      "row_to_region")
     },
+    # assembly's rooms: expansion (hit -> unit) and packing (candidates -> what fits the budget)
+    "folio.assembly.pagetext": "folio.assembly.expansion.pagetext",
+    "folio.assembly.compress": "folio.assembly.packing.compress",
+    "folio.assembly.pack:entry_budgets": "folio.assembly.packing.monotone:entry_budgets",
+    "folio.assembly.pack:pack_monotone": "folio.assembly.packing.monotone:pack_monotone",
+    "folio.assembly.pack:coverage_order": "folio.assembly.priority:coverage_order",
+    "folio.assembly.pack:mmr_order": "folio.assembly.priority:mmr_order",
 }
 MODULES = frozenset(key for key in MOVED if ":" not in key)
 """The old modules that are gone as a whole (the others are packages now, with their own ``__getattr__``)."""

@@ -1,7 +1,7 @@
 """Issue 32: the import paths that moved (the api's rooms, the chat client, ``folio.api.settings``, the store's
-old module ``folio.ingest.store``) keep working through one table (``folio._migration.MOVED``), each with a
-``DeprecationWarning`` naming the new path, and hand out the very object of the new home; nothing else answers
-for an old name."""
+old module ``folio.ingest.store``, assembly's documented modules) keep working through one table
+(``folio._migration.MOVED``), each with a ``DeprecationWarning`` naming the new path, and hand out the very
+object of the new home; nothing else answers for an old name."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 from folio._migration import MODULES, MOVED, OLD_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"api": "api", "retrieval": "retrieval", "ingest": "ingest"}
+FOLDERS = {"api": "api", "retrieval": "retrieval", "ingest": "ingest", "assembly": "assembly"}
 
 
 def _new_object(home: str) -> object:
@@ -40,6 +40,8 @@ def _new_object(home: str) -> object:
         ("folio.api.routes", "documents", "folio.api.http.routes:documents"),
         ("folio.ingest.store", "Store", "folio.ingest.storage.store:Store"),
         ("folio.ingest.store", "DEFAULT_COLLECTION", "folio.ingest.storage.sql:DEFAULT_COLLECTION"),
+        ("folio.assembly.pagetext", "compact_page", "folio.assembly.expansion.pagetext:compact_page"),
+        ("folio.assembly.pack", "entry_budgets", "folio.assembly.packing.monotone:entry_budgets"),
     ],
 )
 def test_an_old_path_warns_and_gives_the_new_object(old: str, name: str, home: str) -> None:

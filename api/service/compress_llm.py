@@ -18,7 +18,7 @@ from folio.api.service.llm_http import Deadline
 
 if TYPE_CHECKING:
     from folio.api.service.llm import ChatClient
-    from folio.assembly.compress import Compressor
+    from folio.assembly.packing.compress import Compressor
     from folio.settings import Settings
 
 TIMEOUT_S = 15.0

@@ -25,7 +25,7 @@ from folio.retrieval.scope import resolve_scope
 if TYPE_CHECKING:
     from folio.api.schemas import ContextRequest, RetrievalOptions
     from folio.api.service.llm import ChatClient
-    from folio.assembly.compress import Compressor
+    from folio.assembly.packing.compress import Compressor
     from folio.ingest.storage.interface import ServiceStore
     from folio.retrieval.search import Retriever, SearchResult
     from folio.settings import Settings

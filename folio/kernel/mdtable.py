@@ -1,6 +1,6 @@
 """The cells of a Markdown table line, as the parser writes tables (``| a | b |``, a ``|---|`` rule under the
 header, ``\\|`` for a pipe inside a cell). Shared by the row units ingest indexes (``ingest.row_units``) and the
-compact page text assembly sends (``assembly.pagetext``), which may not import each other."""
+compact page text assembly sends (``assembly.expansion.pagetext``), which may not import each other."""
 
 from __future__ import annotations
 

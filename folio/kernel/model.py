@@ -141,7 +141,7 @@ class PagePayload(Frozen):
     """A page: its render, whether its text came from OCR, whether it is a scan, its printed label.
 
     ``scanned`` is None for rows written before parser v3 (readers then infer it, see
-    ``assembly.expand``); ``label`` is the PDF's /PageLabels label, "" when it has none.
+    ``assembly.expansion``); ``label`` is the PDF's /PageLabels label, "" when it has none.
     """
 
     kind: Literal["page"] = "page"

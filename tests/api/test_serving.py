@@ -19,7 +19,7 @@ from tests.api.conftest import assert_error, make_settings
 
 
 def test_region_source_and_file_names_live_until_a_commit(data_copy: Path, samples: Path) -> None:
-    from folio.assembly.expand import _cache_for
+    from folio.assembly.expansion.structure import _cache_for
     from folio.ingest.pipeline import ingest_path
     from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever

@@ -1,4 +1,4 @@
-"""Extractive compression of evidence below what fits whole (``assembly.compress``)."""
+"""Extractive compression of evidence below what fits whole (``assembly.packing.compress``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``compress="llm"``: the compressed bodies written by a compressor callable (``assembly.compress``),
+"""``compress="llm"``: the compressed bodies written by a compressor callable (``assembly.packing.compress``),
 recounted and cut to fit, extractive with a note when the call fails. The API's compressor on a real
 HTTP endpoint is tested in ``tests/api/test_compress_llm.py``."""
 

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from folio.assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
 from folio.assembly.budget import image_token_cost
 from folio.assembly.dedupe import merge_intervals
-from folio.assembly.pack import entry_budgets
+from folio.assembly.packing.monotone import entry_budgets
 from folio.kernel.hit import Source
 from folio.kernel.index import RegionIndex
 from folio.kernel.tokens import get_tokenizer

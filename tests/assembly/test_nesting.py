@@ -1,9 +1,10 @@
-"""Nested packing's acceptance rule (``assembly.nesting.nested_carries_more``): the nested package stands when it
-keeps more of the half-budget package's pages than plain greedy packing, even when it cannot keep them all."""
+"""Nested packing's acceptance rule (``assembly.packing.nesting.nested_carries_more``): the nested package stands
+when it keeps more of the half-budget package's pages than plain greedy packing, even when it cannot keep them
+all."""
 
 from __future__ import annotations
 
-from folio.assembly.nesting import nested_carries_more
+from folio.assembly.packing.nesting import nested_carries_more
 
 
 def _pages(*numbers: int) -> set[tuple[str, int]]:

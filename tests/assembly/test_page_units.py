@@ -4,7 +4,7 @@ become one item, distinct pages are covered before one is deepened, and a page t
 from __future__ import annotations
 
 from folio.assembly import assemble
-from folio.assembly.pagetext import compact_page
+from folio.assembly.expansion.pagetext import compact_page
 from folio.assembly.types import AssemblyOptions
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region

@@ -1,4 +1,4 @@
-"""Compact page text (``assembly.pagetext``): a real PDF with a ruled table, parsed by folio's parser, is sent
+"""Compact page text (``assembly.expansion.pagetext``): a real PDF with a ruled table, parsed by folio's parser, is sent
 with its table as rows (cells separated by " | ", no blank lines inside cells) and its wrapped paragraph on one
 line, in fewer tokens than the stored page text, and hits still find their place in it."""
 
@@ -8,7 +8,7 @@ import pymupdf
 
 from folio.assembly import assemble
 from folio.assembly.budget import get_counter
-from folio.assembly.pagetext import compact_page, table_rows
+from folio.assembly.expansion.pagetext import compact_page, table_rows
 from folio.assembly.types import AssemblyOptions
 from folio.ingest.pdf.parse import parse_pdf
 from folio.kernel.index import RegionIndex

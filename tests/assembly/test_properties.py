@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from folio.assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
 from folio.assembly.dedupe import merge_intervals
-from folio.assembly.pack import entry_budgets, pack_monotone
+from folio.assembly.packing.monotone import entry_budgets, pack_monotone
 from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.kernel.hit import Hit
 from folio.kernel.index import RegionIndex
@@ -218,7 +218,7 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
 @example(MONOTONE_PAGE_CAP, 1)
 def test_bigger_budget_never_drops_an_item(case, extra) -> None:  # type: ignore[no-untyped-def]
     regions, hits, opts, budget = case
-    # the plan is budget-independent in monotone packing (its caps do not follow the room, see assembly.core)
+    # the plan is budget-independent in monotone packing (its caps do not follow the room, see assembly.room)
     opts = opts.model_copy(update={"structural_truncation": False, "packing": "monotone"})
     idx = RegionIndex(regions)
     small = assemble("q", hits, idx, opts.model_copy(update={"budget": budget + 300}))

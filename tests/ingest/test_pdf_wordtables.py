@@ -9,7 +9,7 @@ from typing import get_args
 import pymupdf
 import pytest
 
-from folio.assembly.pagetext import compact_page
+from folio.assembly.expansion.pagetext import compact_page
 from folio.ingest.pdf.parse import parse_pdf
 from folio.ingest.pdf.tables import TableData
 from folio.ingest.pdf.wordtables import WORD_TABLE_MODES, WordTables, merge_tables, rows_read

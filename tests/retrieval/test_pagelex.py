@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from folio.assembly.expand import visual_hit
+from folio.assembly.expansion.expander import visual_hit
 from folio.kernel.scope import Scope
 from folio.retrieval.pagelex import PageLexicon, page_terms, page_tokens
 

@@ -1,12 +1,9 @@
-"""Priority order and packing under the budget.
+"""Monotone packing (``packing="monotone"``): the packing rule made monotone in the budget.
 
-Priority (budget-independent): score descending, then hit rank. Optional re-orderings, still
-budget-independent: sub-question coverage (candidates that cover a not-yet-covered sub-question move
-to the front, in priority order) and MMR (``lambda * score - (1 - lambda) * max Jaccard similarity``
-to the candidates already placed). ``max_items`` and ``modality_slots`` then cap the list.
-
-Packing rule: *skip, don't split*. ``greedy`` (the default) takes each candidate in priority
-order if it still fits; ``monotone`` is the same rule made monotone in the budget.
+Packing rule: *skip, don't split*, over the candidates in priority order (``assembly.priority``), after
+``max_items`` and ``modality_slots`` capped the list (``assembly.selection``). ``greedy`` (the default,
+``packing.greedy``) takes each candidate in priority order if it still fits; ``monotone`` is the same rule
+made monotone in the budget.
 
 Plain greedy skip-not-split ("take each candidate in priority order if it still fits") is **not**
 monotone: with costs A=6, B=5, C=4 in that order, budget 10 packs {A, C} but budget 11 packs {A, B}
@@ -35,8 +32,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-
-from folio.assembly.words import jaccard
 
 
 def entry_budgets(costs: Sequence[int]) -> list[int]:
@@ -75,38 +70,5 @@ def entry_budgets(costs: Sequence[int]) -> list[int]:
 
 
 def pack_monotone(costs: Sequence[int], room: int) -> list[bool]:
+    """Which candidates (costs in priority order) the monotone rule packs into ``room``."""
     return [e <= room for e in entry_budgets(costs)]
-
-
-def mmr_order(scores: Sequence[float], words: Sequence[frozenset[str]], lam: float) -> list[int]:
-    """Maximal marginal relevance over candidates already in priority order; returns indices."""
-    n = len(scores)
-    if n == 0:
-        return []
-    hi, lo = max(scores), min(scores)
-    norm = [(s - lo) / (hi - lo) if hi > lo else 1.0 for s in scores]
-    left = list(range(n))
-    chosen: list[int] = []
-    max_sim = [0.0] * n
-    while left:
-        best = max(left, key=lambda i: (lam * norm[i] - (1 - lam) * max_sim[i], -i))
-        chosen.append(best)
-        left.remove(best)
-        for i in left:
-            s = jaccard(words[i], words[best])
-            if s > max_sim[i]:
-                max_sim[i] = s
-    return chosen
-
-
-def coverage_order(covers: Sequence[Sequence[int]]) -> list[int]:
-    """Candidates covering a still-uncovered sub-question first (priority order kept), then the rest."""
-    covered: set[int] = set()
-    front, rest = [], []
-    for i, c in enumerate(covers):
-        if set(c) - covered:
-            front.append(i)
-            covered |= set(c)
-        else:
-            rest.append(i)
-    return front + rest

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from folio.assembly.candidates import Cand, carried_pages
+from folio.assembly.packing.candidates import Cand, carried_pages
 from folio.assembly.types import AssemblyOptions
 from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.kernel.hit import Hit
@@ -43,7 +43,7 @@ def nest_order(packable: Sequence[Cand], must: Mapping[tuple[str, int], int]) ->
 
 
 NEST_FLOOR = 400  # tokens of evidence room at half the budget below which packing does not nest
-NEST_SLACK = 2  # a page rung takes at most half of what is left (assembly.fallback): room for twice the half cost
+NEST_SLACK = 2  # a page rung takes at most half of what is left (packing.fallback): room for twice the half cost
 
 
 def nests(o: AssemblyOptions, room: int) -> bool:

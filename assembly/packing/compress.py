@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from folio.assembly.fallback import carried
+from folio.assembly.packing.fallback import carried
 from folio.assembly.render import Body
 from folio.assembly.types import AssemblyOptions
 from folio.assembly.words import content_words, coverage_of
@@ -77,7 +77,7 @@ def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits:
     """Give each ``excluded_budget`` candidate, in priority order, its compressed body when it fits
     ``slack``; then fill what is left with whole candidates that fit. Returns the new slack.
 
-    ``cands`` are ``assembly.candidates.Cand`` values in priority order (this reads ``unit``, ``body``,
+    ``cands`` are ``packing.candidates.Cand`` values in priority order (this reads ``unit``, ``body``,
     ``cost``, ``status`` and ``image_tokens``, and on success sets what a fallback rung sets: ``body``,
     ``open``, the token counts, ``rung="compressed"``, ``fallback_from``, ``carried``, ``status``).
     ``hits`` are the sorted hits (a candidate's ``unit.triggers`` index them), ``regions`` the hit

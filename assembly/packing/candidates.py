@@ -1,7 +1,11 @@
 """A candidate (``Cand``: a unit with its body, citation id, open line and token costs) and the smaller
 representations it can be sent as when its full form does not fit.
 
-* ``fallback``: the first (largest) rung of its fallback ladder that fits (``assembly.fallback``);
+``make_candidates`` gives citation ids to every surviving unit in priority order (``S``/``T``/``F``/``P``
+numbered per type, or ``S`` only), before packing. A candidate therefore keeps its id at every budget;
+ids of candidates that were not packed are simply absent from the prompt.
+
+* ``fallback``: the first (largest) rung of its fallback ladder that fits (``packing.fallback``);
 * ``grow``: its largest representation below its full form that fits (breadth packing's growth steps);
 * ``truncate``: its largest structural truncation that fits; a table keeps its header and best rows
   (``truncate_table``);
@@ -14,16 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from urllib.parse import quote
 
-from folio.assembly.expand import Expander, Unit, fitted_rows, table_text
-from folio.assembly.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
+from folio.assembly.budget import image_pixels, image_token_cost
+from folio.assembly.expansion.expander import Expander
+from folio.assembly.expansion.tables import fitted_rows, table_text
+from folio.assembly.expansion.units import Unit
+from folio.assembly.packing.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
 from folio.assembly.prompt import block_open
 from folio.assembly.render import Body, paragraphs_body, truncations
-from folio.assembly.types import BlockFormat, CandidateStatus
+from folio.assembly.types import AssemblyOptions, BlockFormat, CandidateStatus
 from folio.kernel.hit import Hit
 from folio.kernel.model import Region
 
 FLOOR_SLACK = 8  # a rung's open tag may be this much shorter than the unit's (fewer pages in its label)
+PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}  # citation ids by modality (typed)
 
 
 @dataclass(slots=True)
@@ -45,6 +54,45 @@ class Cand:
     source: str = ""  # file name shown in the open line
     fmt: BlockFormat = "compact"
     duplicate_of: str | None = None  # status "duplicate": the packed item whose text holds this one's
+
+
+def make_candidates(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOptions,
+                    names: Mapping[str, str], count: Callable[[str], int], close_tokens: int) -> list[Cand]:
+    """One candidate per surviving unit (with its body), in priority order, each with its citation id (see the
+    module docstring); ``names``: file name by version id, for the open lines."""
+    cnt = count  # Callable[[str], int]
+    numbers: dict[str, int] = {}
+    out: list[Cand] = []
+    if o.block_format == "compact" and len({u.version_id for u in survivors}) == 1:
+        names = {}  # one document: its name on every block says nothing; the id resolves it
+    for u, b in zip(survivors, bodies, strict=True):
+        prefix = PREFIX[u.modality] if o.citation_style == "typed" else "S"
+        numbers[prefix] = numbers.get(prefix, 0) + 1
+        cid = f"{prefix}{numbers[prefix]}"
+        c = _cand(u, b, cid, o, names, cnt, close_tokens)
+        out.append(c)
+    return out
+
+
+def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, str],
+          count: Callable[[str], int], close_tokens: int) -> Cand:
+    """Unit ``u`` as the block ``cid``: its open line, image URL and exact costs."""
+    cnt = count
+    pages = b.pages
+    section = section_of(u, b)
+    name = names.get(u.version_id, u.doc_id) if names else ""
+    opener = block_open(cid, u.modality, name, pages, section, o.block_format)
+    url, img = None, 0
+    if u.image:
+        r = u.regions[0]
+        # The one placeholder, replaced literally: the template is the client's, and str.format would
+        # let it reach attributes ({region_id.__class__}) or pad to any width ({region_id:>5000000}).
+        url = o.image_url_template.replace("{region_id}", quote(r.region_id, safe="@:"))
+        img = image_token_cost(*image_pixels(r, o.render_scale), o.image_tokens)
+    text_tokens = cnt(b.text)
+    wrapper = cnt(opener) + close_tokens
+    return Cand(u, b, cid, opener, url, img, text_tokens + wrapper + img, text_tokens, wrapper, source=name,
+                fmt=o.block_format)
 
 
 def drop_repeats(c: Cand, sent: list[tuple[Cand, str]], slack: int, keep_pages: bool = False) -> int:
@@ -80,7 +128,7 @@ def carried_pages(c: Cand) -> set[tuple[str, int]]:
 
 def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
              close_tokens: int) -> bool:
-    """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``assembly.fallback``."""
+    """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``packing.fallback``."""
     u = c.unit
     trig = sorted(u.triggers)
     anchors: list[tuple[int, int]] = []
@@ -138,7 +186,7 @@ def grow(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count
     grown = [excerpt_rung(page, on_page, body_room, ex)]
     fit = ex.best_paragraphs(page, body_room, frozenset(r.region_id for _, r in on_page))
     if fit:
-        grown.append(Rung(paragraphs_body(page, ex.in_reading_order(page, fit)), "page_paragraphs"))
+        grown.append(Rung(paragraphs_body(page, ex.structure.in_reading_order(page, fit)), "page_paragraphs"))
     return g if any(r is not None and take_rung(g, r, slack, regions, count, close_tokens) for r in grown) else None
 
 

@@ -10,7 +10,7 @@ line as far as it fits. No growth step covers a page outside its candidate's sma
 
 The pages a package covers are therefore those of a prefix of one fixed plan, and the prefix only
 grows with the budget: a larger budget never covers fewer pages (property-tested). Expansion caps do
-not follow the room in this mode (``assembly.core.assemble``), so the candidates are the same at every budget.
+not follow the room in this mode (``assembly.room``), so the candidates are the same at every budget.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from folio.assembly.candidates import Cand, drop_repeats, fallback, grow, truncate_table
-from folio.assembly.expand import Expander
+from folio.assembly.expansion.expander import Expander
+from folio.assembly.packing.candidates import Cand, drop_repeats, fallback, grow, truncate_table
 from folio.assembly.types import AssemblyOptions
 from folio.kernel.model import Region
 

@@ -10,7 +10,7 @@ rung that fits. Only when no rung fits is the candidate ``excluded_budget``. The
   sentences of the highest-priority triggers only (dropping the weakest one at a time). Several
   disjoint runs of one section travel as one block, gaps marked ``[…]``; they never leave the
   section, so they never cross a document or version either.
-- table: header plus the leading rows that fit (status ``truncated``; see ``assembly.core``).
+- table: header plus the leading rows that fit (status ``truncated``; see ``packing.greedy``).
 - figure image: its text surrogate (caption and in-figure/OCR text), modality still ``figure``,
   no image part (expansion ``figure_text``).
 - page image: the page text (when it is within the parent cap), then the page's paragraphs that
@@ -37,7 +37,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from folio.assembly.dedupe import merge_intervals
-from folio.assembly.expand import Expander, SectionView, Unit
+from folio.assembly.expansion.excerpts import excerpt_bounds
+from folio.assembly.expansion.expander import Expander
+from folio.assembly.expansion.sections import SectionView
+from folio.assembly.expansion.units import Unit
 from folio.assembly.render import Body, paragraphs_body, runs_body
 from folio.kernel.model import Region
 
@@ -132,7 +135,7 @@ def figure_rungs(page: Region, triggers: Sequence[tuple[int, Region]]) -> Iterat
 
 def _group_rungs(groups: Sequence[tuple[list[Region], str]], page: Region, ex: Expander) -> Iterator[Rung]:
     for group, name in groups:
-        yield Rung(paragraphs_body(page, ex.in_reading_order(page, group)), name)
+        yield Rung(paragraphs_body(page, ex.structure.in_reading_order(page, group)), name)
 
 
 def _unseen(rs: Iterable[Rung], seen: set[str]) -> Iterator[Rung]:
@@ -147,9 +150,9 @@ def excerpt_rung(page: Region, triggers: Sequence[tuple[int, Region]], room: int
     tokens shared among them, slices joined by ``[…]``; fewer hits while it does not fit."""
     text = page.text
     spans = [(i, sp) for i, r in triggers if r.kind in ("sentence", "paragraph") and r.first_page == page.first_page
-             and (sp := ex.page_span(r, page)) is not None]
+             and (sp := ex.structure.page_span(r, page)) is not None]
     for k in range(min(EXCERPT_HITS, len(spans)), 0, -1):
-        cut = [(i, ex.excerpt_bounds(text, a, b, room // k)) for i, (a, b) in spans[:k]]
+        cut = [(i, excerpt_bounds(text, a, b, room // k, ex.count)) for i, (a, b) in spans[:k]]
         slices = merge_intervals(sorted(s for _, s in cut))
         body = GAP_LINE.join(text[a:b].strip() for a, b in slices)
         if body.strip() and ex.count(body) <= room:
