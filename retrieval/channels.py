@@ -1,53 +1,67 @@
-"""Retrieval channels: each ranked list that fusion combines, with its model, table, indexer and query.
+"""Retrieval channels: each ranked list that fusion combines, registered with all the retriever needs to know.
 
 A channel answers one question, "which stored units of this scope match the query, best first?", in its
-own way, and says what it needs to do so: the model it runs, the table it reads (``table``), what writes
-that table at ingest (its ``ChannelSpec.indexer``) and its weight in fusion (``weight``). ``CHANNELS`` lists them in the
-order their lists are built (an order ColPali depends on: it also rescores the pages the lists before it
-found); ``STRATEGY_CHANNELS`` says which channels a strategy runs. The retriever (``retrieval.search``)
-runs a strategy's channels, then fuses, applies quotas and reranks.
+own way. Its registration (``ChannelSpec``, added with ``register``) says how it is opened (from the store,
+the shared text retriever and its keyword options of ``Retriever``, with their defaults), which strategies
+run it, how the settings turn it on (``from_settings``: its model and status entry), what writes its table
+at ingest (``indexer``) and its status entry while it is off. The channel itself has a name, the table its
+query reads, its weight in fusion, a query (``search``), a cache to forget (``clear``) and a status entry.
+``CHANNELS`` holds the registrations in the order their lists are built: ColPali also rescores the pages the
+lists before it found, and the page references add the other lists' candidates on the named pages. The
+retriever (``retrieval.search``) opens every registered channel and runs a strategy's in this order, then
+fuses, applies quotas and reranks; it names none of them.
 
-================  ======================================  ===========  ==========================================
-channel           model                                   table        ingest-side indexer
-================  ======================================  ===========  ==========================================
-``bm25``          LanceDB's full-text index               ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
-``dense``         the text encoder (MiniLM)               ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
-``clip``          an open_clip model (optional)           ``figures``  ``ClipFigureIndexer``
-``colpali``       a colpali-engine model (optional)       ``pages``    ``ColPaliPageIndexer``
-``pagelex``       BM25 over whole page texts              ``regions``  none: reads the page regions
-``statement``     pages headed by a statement's title     ``regions``  none: reads the page regions
-================  ======================================  ===========  ==========================================
+=============  =======================================  ===========  =========================================
+channel        model or method                          table        ingest-side indexer
+=============  =======================================  ===========  =========================================
+``bm25``       LanceDB's full-text index                ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
+``dense``      the text encoder (MiniLM)                ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
+``clip``       an open_clip model (optional)            ``figures``  ``ClipFigureIndexer``
+``colpali``    a colpali-engine model (optional)        ``pages``    ``ColPaliPageIndexer``
+``pagelex``    BM25 over whole page texts               ``regions``  none: reads the page regions
+``statement``  pages headed by a statement's title      ``regions``  none: reads the page regions
+``pageref``    the pages the question names             ``regions``  none: reads the page regions
+``labelref``   the tables and figures it names          ``regions``  none: reads the regions
+=============  =======================================  ===========  =========================================
 
 The lexical channels (``bm25``, ``pagelex``) search the question followed by the line items of the financial
 metrics it names (``ChannelQuery.lexical``, ``retrieval.glossary``); ``statement`` adds a list only when the
-question names or needs a financial statement.
+question names or needs a financial statement, ``pageref`` and ``labelref`` only when it names a page or a
+numbered object (``hybrid`` and ``summary`` only).
 
 The text channels' indexer runs in every ingest, before the others (``ingest`` never imports
-``retrieval``; the optional indexers are handed to it, ``retrieval.visual.indexers_from_settings``).
+``retrieval``; the other indexers are handed to it, ``retrieval.visual.indexers_from_settings``).
 
-A new channel is a class with these members and one entry in ``CHANNELS``.
+A new channel is a class with the ``Channel`` members and one ``register(ChannelSpec(...))``, in one file
+imported before the retriever opens (``tests/retrieval/test_channels.py`` registers one in a test).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.hit import RetrievalStrategy
+from folio.kernel.pageref import parse_page_refs
 from folio.kernel.scope import Scope
-from folio.retrieval.clip import FIGURES_TABLE, ClipFigureIndexer, ClipModel, ClipRetriever
-from folio.retrieval.colpali import PAGES_TABLE, ColPaliModel, ColPaliPageIndexer, ColPaliRetriever
-from folio.retrieval.pagelex import PageLexRetriever
+from folio.retrieval.clip import CLIP_ENABLE_HINT, FIGURES_TABLE, ClipFigureIndexer, ClipRetriever
+from folio.retrieval.colpali import COLPALI_ENABLE_HINT, PAGES_TABLE, ColPaliPageIndexer, ColPaliRetriever
+from folio.retrieval.labelref import LabelRefs, parse_label_refs
+from folio.retrieval.named_pages import EXACT_REF_BOOST, REF_WEIGHT, named_pages
+from folio.retrieval.optional_models import load_clip, load_colpali, off_status, on_status
+from folio.retrieval.pagelex import PAGE_LEX_WEIGHT, PageLexRetriever
 from folio.retrieval.statements import STATEMENT_WEIGHT, StatementPages
 from folio.retrieval.text import Candidate, TextRetriever
+from folio.settings import Settings
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
 
 # How many of each earlier list's best candidates ColPali also rescores (their pages).
 COLPALI_SEEN_PER_LIST = 20
+FUSED: frozenset[RetrievalStrategy] = frozenset({"hybrid", "summary"})  # the strategies that fuse several lists
 
 
 @dataclass(frozen=True)
@@ -68,6 +82,15 @@ class ChannelQuery:
         return f"{self.text}\n{self.expansion}" if self.expansion else self.text
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """A channel's list for one query: its candidates, best first, and a factor on the channel's weight in
+    fusion for this query (an exact page reference counts ``EXACT_REF_BOOST`` times)."""
+
+    candidates: list[Candidate]
+    boost: float = 1.0
+
+
 class Channel(Protocol):
     """One ranked list for fusion (module docstring)."""
 
@@ -75,7 +98,7 @@ class Channel(Protocol):
     table: str  # the table its query reads
     weight: float  # its weight in fusion (reciprocal-rank fusion, ``retrieval.fusion.rrf``)
 
-    def search(self, query: ChannelQuery) -> list[Candidate] | None:
+    def search(self, query: ChannelQuery) -> Ranking | None:
         """Its candidates, best first, at most ``query.limit``; None to add no list at all."""
         ...
 
@@ -83,7 +106,123 @@ class Channel(Protocol):
         """Forget derived caches (``Retriever.refresh``)."""
         ...
 
+    def status(self) -> dict[str, Any] | None:
+        """Its entry in ``Retriever.status()`` while it is on (None: it has none)."""
+        ...
 
+
+@dataclass(frozen=True)
+class ChannelContext:
+    """What a channel is opened with: the store, the text retriever the text channels share, and the keyword
+    options of ``Retriever`` (``channel_options``: every registered channel's, defaults filled in)."""
+
+    store: StoreReader
+    text: TextRetriever
+    options: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Configured:
+    """What the settings make of one channel: its keyword options of ``Retriever`` (its model) and its status
+    entry (why it is off, when it is)."""
+
+    options: Mapping[str, Any]
+    status: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ChannelSpec:
+    """A channel's registration: all that the retriever and the ingest need to know of it (module docstring)."""
+
+    name: str
+    open: Callable[[ChannelContext], Channel | None]  # its query side; None: off (its model is not there)
+    options: Mapping[str, Any] = field(default_factory=dict)  # its keyword options of Retriever, with defaults
+    strategies: frozenset[RetrievalStrategy] = FUSED  # the strategies that run it
+    from_settings: Callable[[Settings], Configured] | None = None  # its options and status from the settings
+    indexer: Callable[[Settings], VersionIndexer | None] | None = None  # what writes its table at ingest, if any
+    off: Callable[[], dict[str, Any]] | None = None  # its status entry while it is off (None: none)
+
+
+CHANNELS: dict[str, ChannelSpec] = {}
+"""Every registered channel by name, in the order their lists are built (``register``)."""
+
+
+def register(spec: ChannelSpec) -> ChannelSpec:
+    """Add a channel after the ones registered before it. Its name must be new, and an option it shares
+    with another channel must have the same default there."""
+    if spec.name in CHANNELS:
+        raise ValueError(f"a channel named {spec.name!r} is already registered")
+    defaults = option_defaults()
+    clash = sorted(k for k, v in spec.options.items() if k in defaults and defaults[k] != v)
+    if clash:
+        raise ValueError(f"channel {spec.name!r} gives other defaults to options other channels read: {clash}")
+    CHANNELS[spec.name] = spec
+    return spec
+
+
+def option_defaults() -> dict[str, Any]:
+    """The registered channels' keyword options of ``Retriever`` and their defaults."""
+    return {name: value for spec in CHANNELS.values() for name, value in spec.options.items()}
+
+
+def channel_options(given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every registered channel's options: ``given`` where given, else the channel's default. An option no
+    channel reads is a ``TypeError``, as an unknown keyword argument is."""
+    defaults = option_defaults()
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise TypeError(f"Retriever() got unexpected keyword arguments {unknown}; the channels read {sorted(defaults)}")
+    return {**defaults, **given}
+
+
+def open_channels(context: ChannelContext) -> dict[str, Channel]:
+    """The channels that are on (their models are there), by name, in ``CHANNELS`` order."""
+    opened = ((spec.name, spec.open(context)) for spec in CHANNELS.values())
+    return {name: channel for name, channel in opened if channel is not None}
+
+
+def strategy_channels(strategy: RetrievalStrategy) -> list[str]:
+    """The channels a strategy runs, in ``CHANNELS`` order."""
+    return [spec.name for spec in CHANNELS.values() if strategy in spec.strategies]
+
+
+def configure_channels(settings: Settings) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The keyword options of ``Retriever`` that the settings give (the models they name, loaded once per
+    process) and the status entries they explain (``Retriever.from_settings``)."""
+    options: dict[str, Any] = {}
+    statuses: dict[str, dict[str, Any]] = {}
+    for spec in CHANNELS.values():
+        if spec.from_settings is not None:
+            configured = spec.from_settings(settings)
+            options.update(configured.options)
+            if configured.status is not None:
+                statuses[spec.name] = configured.status
+    return options, statuses
+
+
+def channel_status(channels: Mapping[str, Channel], overrides: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each registered channel's status entry, in ``CHANNELS`` order: its own while it is open, else the one
+    ``overrides`` gives (why its model did not load), else its registration's ``off``; none if it has none."""
+    out: dict[str, Any] = {}
+    for spec in CHANNELS.values():
+        channel = channels.get(spec.name)
+        if channel is not None:
+            entry = channel.status()
+        else:
+            entry = overrides.get(spec.name, spec.off() if spec.off is not None else None)
+        if entry is not None:
+            out[spec.name] = entry
+    return out
+
+
+def channel_indexers(settings: Settings) -> list[VersionIndexer]:
+    """The ingest-side indexers of the channels that have one and whose model the settings turn on, in
+    ``CHANNELS`` order."""
+    made = (spec.indexer(settings) for spec in CHANNELS.values() if spec.indexer is not None)
+    return [indexer for indexer in made if indexer is not None]
+
+
+# ----------------------------------------------------------------------------- the channels
 @dataclass
 class TextFullTextChannel:
     """BM25 over the chunks through LanceDB's full-text index (``TextRetriever.bm25``)."""
@@ -93,11 +232,14 @@ class TextFullTextChannel:
     table: str = "chunks"
     weight: float = 1.0
 
-    def search(self, query: ChannelQuery) -> list[Candidate] | None:
-        return self.text.bm25(query.lexical, query.scope, query.limit, region_ids=query.region_ids)
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        return Ranking(self.text.bm25(query.lexical, query.scope, query.limit, region_ids=query.region_ids))
 
     def clear(self) -> None:
         self.text.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return on_status("lancedb-fts")
 
 
 @dataclass
@@ -109,11 +251,14 @@ class TextDenseChannel:
     table: str = "chunks"
     weight: float = 1.0
 
-    def search(self, query: ChannelQuery) -> list[Candidate] | None:
-        return self.text.dense(query.text, query.scope, query.limit, region_ids=query.region_ids)
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        return Ranking(self.text.dense(query.text, query.scope, query.limit, region_ids=query.region_ids))
 
     def clear(self) -> None:
         self.text.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return on_status(self.text.encoder.name)
 
 
 @dataclass
@@ -125,11 +270,14 @@ class ClipChannel:
     table: str = FIGURES_TABLE
     weight: float = 1.0
 
-    def search(self, query: ChannelQuery) -> list[Candidate] | None:
-        return self.clip.search(query.text, query.scope, query.limit)
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        return Ranking(self.clip.search(query.text, query.scope, query.limit))
 
     def clear(self) -> None:
         self.clip.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return on_status(self.clip.model.name, dim=self.clip.model.dim)
 
 
 @dataclass
@@ -141,12 +289,15 @@ class ColPaliChannel:
     table: str = PAGES_TABLE
     weight: float = 1.0
 
-    def search(self, query: ChannelQuery) -> list[Candidate] | None:
+    def search(self, query: ChannelQuery) -> Ranking | None:
         seen = {(c.doc_id, c.version_id, c.page) for lst in query.found.values() for c in lst[:COLPALI_SEEN_PER_LIST]}
-        return self.colpali.search(query.text, query.scope, query.limit, extra_pages=seen)
+        return Ranking(self.colpali.search(query.text, query.scope, query.limit, extra_pages=seen))
 
     def clear(self) -> None:
         self.colpali.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return on_status(self.colpali.model.name, family=self.colpali.model.family)
 
 
 @dataclass
@@ -158,13 +309,17 @@ class PageLexChannel:
     name: str = "pagelex"
     table: str = "regions"
 
-    def search(self, query: ChannelQuery) -> list[Candidate] | None:
+    def search(self, query: ChannelQuery) -> Ranking | None:
         if self.weight <= 0:
             return None
-        return self.pagelex.search(query.lexical, query.scope, query.limit) or None
+        found = self.pagelex.search(query.lexical, query.scope, query.limit)
+        return Ranking(found) if found else None
 
     def clear(self) -> None:
         self.pagelex.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return None
 
 
 @dataclass
@@ -176,87 +331,108 @@ class StatementChannel:
     name: str = "statement"
     table: str = "regions"
 
-    def search(self, query: ChannelQuery) -> list[Candidate] | None:
+    def search(self, query: ChannelQuery) -> Ranking | None:
         if self.weight <= 0 or not query.statements:
             return None
-        return self.statements.search(query.statements, query.scope, query.limit) or None
+        found = self.statements.search(query.statements, query.scope, query.limit)
+        return Ranking(found) if found else None
 
     def clear(self) -> None:
         self.statements.clear()
 
+    def status(self) -> dict[str, Any] | None:
+        return None
 
-@dataclass(frozen=True)
-class ChannelModels:
-    """What the channels are built from: the store, the text retriever and the optional models."""
+
+@dataclass
+class PageRefChannel:
+    """The pages the question names (``retrieval.named_pages``), then the lists before it on those pages; no list
+    when it names none. An exact reference counts ``EXACT_REF_BOOST`` times."""
 
     store: StoreReader
-    text: TextRetriever
-    clip: ClipModel | None = None
-    colpali: ColPaliModel | None = None
-    page_lex_weight: float = 1.0
-    statement_weight: float = STATEMENT_WEIGHT
+    weight: float = REF_WEIGHT
+    name: str = "pageref"
+    table: str = "regions"
 
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        refs = parse_page_refs(query.text)
+        if not refs:
+            return None
+        found, exact = named_pages(self.store, refs, query.scope, query.found.values())
+        return Ranking(found, EXACT_REF_BOOST if exact else 1.0)
 
-@dataclass(frozen=True)
-class IndexerModels:
-    """What the ingest-side indexers are built from: the optional models loaded from settings
-    (``retrieval.visual.indexers_from_settings``) and how ColPali pools page vectors."""
+    def clear(self) -> None:
+        """Nothing to forget: the store keeps the region indexes."""
 
-    clip: ClipModel | None = None
-    colpali: ColPaliModel | None = None
-    colpali_pool_factor: int = 0
-
-
-@dataclass(frozen=True)
-class ChannelSpec:
-    """A channel in the registry: how to build its query side (None when its model is off) and its
-    ingest-side indexer (None when the pipeline writes its table, or its model is off)."""
-
-    name: str
-    build: Callable[[ChannelModels], Channel | None]
-    indexer: Callable[[IndexerModels], VersionIndexer | None] = lambda _models: None
-
-
-def _clip_indexer(models: IndexerModels) -> VersionIndexer | None:
-    return ClipFigureIndexer(models.clip) if models.clip is not None else None
-
-
-def _colpali_indexer(models: IndexerModels) -> VersionIndexer | None:
-    if models.colpali is None:
+    def status(self) -> dict[str, Any] | None:
         return None
-    return ColPaliPageIndexer(models.colpali, pool_factor=models.colpali_pool_factor)
 
 
-# Every channel, in the order their lists are built.
-CHANNELS: tuple[ChannelSpec, ...] = (
-    ChannelSpec("bm25", lambda m: TextFullTextChannel(m.text)),
-    ChannelSpec("dense", lambda m: TextDenseChannel(m.text)),
-    ChannelSpec("clip", lambda m: ClipChannel(ClipRetriever(m.store, m.clip)) if m.clip else None, _clip_indexer),
-    ChannelSpec(
-        "colpali",
-        lambda m: ColPaliChannel(ColPaliRetriever(m.store, m.colpali)) if m.colpali else None,
-        _colpali_indexer,
-    ),
-    ChannelSpec("pagelex", lambda m: PageLexChannel(PageLexRetriever(m.store), m.page_lex_weight)),
-    ChannelSpec("statement", lambda m: StatementChannel(StatementPages(m.store), m.statement_weight)),
-)
-_ALL = tuple(spec.name for spec in CHANNELS)
-# The channels each strategy runs. ``summary`` runs them all, its text channels inside the routed sections.
-STRATEGY_CHANNELS: dict[RetrievalStrategy, tuple[str, ...]] = {
-    "hybrid": _ALL,
-    "summary": _ALL,
-    "bm25": ("bm25",),
-    "dense": ("dense",),
-}
+@dataclass
+class LabelRefChannel:
+    """The tables, figures and captions the question names ("Table 1", ``retrieval.labelref``); no list when it
+    names none or none is found."""
+
+    labels: LabelRefs
+    weight: float = REF_WEIGHT
+    name: str = "labelref"
+    table: str = "regions"
+
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        refs = parse_label_refs(query.text)
+        found = self.labels.search(refs, query.scope) if refs else []
+        return Ranking(found) if found else None
+
+    def clear(self) -> None:
+        self.labels.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return None
 
 
-def build_channels(models: ChannelModels) -> dict[str, Channel]:
-    """The channels whose models are on, by name, in ``CHANNELS`` order."""
-    built = ((spec.name, spec.build(models)) for spec in CHANNELS)
-    return {name: channel for name, channel in built if channel is not None}
+# ----------------------------------------------------------------------------- their registrations
+def _clip_from_settings(settings: Settings) -> Configured:
+    model, status = load_clip(settings)
+    return Configured({"clip": model}, status)
 
 
-def channel_indexers(models: IndexerModels) -> list[VersionIndexer]:
-    """The ingest-side indexers of the channels that have one and whose model is on, in ``CHANNELS`` order."""
-    made = (spec.indexer(models) for spec in CHANNELS)
-    return [indexer for indexer in made if indexer is not None]
+def _clip_indexer(settings: Settings) -> VersionIndexer | None:
+    model = load_clip(settings)[0]
+    return ClipFigureIndexer(model) if model is not None else None
+
+
+def _colpali_from_settings(settings: Settings) -> Configured:
+    model, status = load_colpali(settings)
+    return Configured({"colpali": model}, status)
+
+
+def _colpali_indexer(settings: Settings) -> VersionIndexer | None:
+    model = load_colpali(settings)[0]
+    return ColPaliPageIndexer(model, pool_factor=settings.models.colpali_pool_factor) if model is not None else None
+
+
+def _open_clip(context: ChannelContext) -> Channel | None:
+    model = context.options["clip"]
+    return ClipChannel(ClipRetriever(context.store, model)) if model else None
+
+
+def _open_colpali(context: ChannelContext) -> Channel | None:
+    model = context.options["colpali"]
+    return ColPaliChannel(ColPaliRetriever(context.store, model)) if model else None
+
+
+register(ChannelSpec("bm25", lambda c: TextFullTextChannel(c.text), strategies=FUSED | {"bm25"}))
+register(ChannelSpec("dense", lambda c: TextDenseChannel(c.text), strategies=FUSED | {"dense"}))
+register(ChannelSpec("clip", _open_clip, {"clip": None}, from_settings=_clip_from_settings, indexer=_clip_indexer,
+                     off=lambda: off_status("no CLIP model configured", CLIP_ENABLE_HINT)))
+register(ChannelSpec("colpali", _open_colpali, {"colpali": None}, from_settings=_colpali_from_settings,
+                     indexer=_colpali_indexer,
+                     off=lambda: off_status("no ColPali model configured", COLPALI_ENABLE_HINT)))
+register(ChannelSpec("pagelex", lambda c: PageLexChannel(PageLexRetriever(c.store), c.options["page_lex_weight"]),
+                     {"page_lex_weight": PAGE_LEX_WEIGHT}))
+register(ChannelSpec("statement", lambda c: StatementChannel(StatementPages(c.store), c.options["statement_weight"]),
+                     {"statement_weight": STATEMENT_WEIGHT}))
+register(ChannelSpec("pageref", lambda c: PageRefChannel(c.store, c.options["ref_weight"]),
+                     {"ref_weight": REF_WEIGHT}))
+register(ChannelSpec("labelref", lambda c: LabelRefChannel(LabelRefs(c.store), c.options["ref_weight"]),
+                     {"ref_weight": REF_WEIGHT}))

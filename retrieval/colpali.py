@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from folio.retrieval.clip import open_image
 from folio.retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
 from folio.retrieval.text import Candidate
 from folio.retrieval.threads import torch_single_thread
+from folio.retrieval.version_cache import VersionCache
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -275,32 +275,23 @@ class ColPaliRetriever:
         self.store = store
         self.model = model
         self.candidates = candidates
-        self.max_versions = max_versions
-        self._cache: OrderedDict[tuple[str, str, str], _VersionPages] = OrderedDict()  # (doc, version, stamp)
-        self._lock = threading.Lock()
+        # None: no pages table yet (a version ingested before it existed has no rows in it either)
+        self.versions: VersionCache[_VersionPages | None] = VersionCache(store, max_versions)
 
     def clear(self) -> None:
         """Forget the cached page multivectors (``Retriever.refresh``)."""
-        with self._lock:
-            self._cache.clear()
+        self.versions.clear()
 
     def _version(self, version: tuple[str, str]) -> _VersionPages | None:
-        key = (*version, self.store.version_stamp(*version))  # new rows (redo_degraded): a new entry
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return hit
+        """The version's page multivectors, read once per version stamp."""
+        return self.versions.get(*version, lambda: self._read(version))
+
+    def _read(self, version: tuple[str, str]) -> _VersionPages | None:
         loaded = load_page_vectors(self.store, version)
         if loaded is None:
             return None
         rids, pages, mats = loaded
-        vp = _VersionPages(rids, pages, PageMatrix(mats))
-        with self._lock:
-            self._cache[key] = vp
-            while len(self._cache) > self.max_versions:
-                self._cache.popitem(last=False)
-        return vp
+        return _VersionPages(rids, pages, PageMatrix(mats))
 
     def search(
         self, query: str, scope: Scope, limit: int, *, extra_pages: Iterable[tuple[str, str, int]] = ()

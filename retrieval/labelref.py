@@ -3,9 +3,10 @@
 A question that names a numbered object names its caption: the region whose text *starts* with the
 same word and number ("Table 1. Overview of ...", "Abbildung 1.13: ..."). ``parse_label_refs`` takes
 every word followed by a short number from the question, whatever the language, and ``LabelIndex``
-finds the tables, figures and paragraphs of a version that begin with it. The retriever adds them as
-one more ranked list to fusion (``labelref``), like page references: a signal, not a filter, so a
-word that only looked like a label ("over 5 percent") costs one list that rarely matches anything.
+finds the tables, figures and paragraphs of a version that begin with it. ``LabelRefs`` makes them one
+more ranked list for fusion (the ``labelref`` channel, ``retrieval.channels``), like page references: a
+signal, not a filter, so a word that only looked like a label ("over 5 percent") costs one list that rarely
+matches anything.
 """
 
 from __future__ import annotations
@@ -14,6 +15,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
+
+from folio.ingest.storage.interface import StoreReader
+from folio.kernel.index import RegionIndex
+from folio.kernel.model import Region
+from folio.kernel.scope import Scope
+from folio.retrieval.text import Candidate
+from folio.retrieval.version_cache import VersionCache
 
 MAX_LABELS = 8  # label references taken from one question
 MAX_MATCHES = 12  # regions one label may match in one version (an in-text mention starts paragraphs too)
@@ -28,6 +36,9 @@ _HEAD = re.compile(r"^[\s|*#>_\-–—•·]*" + _LABEL + "(,?)")
 LABELLED_KINDS = frozenset({"table", "figure", "paragraph"})
 CAPTIONED_KINDS = frozenset({"table", "figure"})
 MIN_SERIES = 2  # different numbers a word must start paragraphs with to be a numbering
+MAX_VERSIONS = 50  # label references are resolved in at most this many versions of the scope
+CACHE_VERSIONS = 64  # versions whose label index is kept
+CAPTION_GAP = 36.0  # points between a caption line and the table or figure it names (half an inch)
 
 
 @dataclass(frozen=True)
@@ -127,3 +138,60 @@ class LabelIndex(Generic[R]):
                     seen.add(r.region_id)
                     out.append(r)
         return out
+
+
+class LabelRefs:
+    """The regions a question's label references name in a scope, as one ranked list; each version's
+    ``LabelIndex`` is built once per version stamp."""
+
+    def __init__(self, store: StoreReader) -> None:
+        self.store = store
+        self.indexes: VersionCache[LabelIndex[Region]] = VersionCache(store, CACHE_VERSIONS)
+
+    def clear(self) -> None:
+        self.indexes.clear()
+
+    def search(self, refs: Sequence[LabelRef], scope: Scope) -> list[Candidate]:
+        """Tables and figures whose caption starts with the label, then paragraphs that do (as their first
+        sentence, the unit retrievers rank), each preceded by the table or figure right above or below it:
+        a caption parsed as a line of text names the object next to it."""
+        out: list[Candidate] = []
+        for doc_id, version_id in scope.versions[:MAX_VERSIONS]:
+            index = self.store.region_index(doc_id, version_id)
+            for found in self._labels(doc_id, version_id, index).find(refs):
+                named = [found]
+                if found.kind == "paragraph":  # a caption line: the object it captions, then its sentence
+                    first = next((c for c in index.children(found.region_id) if c.kind == "sentence"), None)
+                    named = [r for r in (captioned_object(index, found), first) if r is not None]
+                for r in named:
+                    page = r.first_page
+                    if scope.pages is not None and page not in scope.pages:
+                        continue
+                    if scope.kinds is not None and r.kind not in scope.kinds:
+                        continue
+                    out.append(Candidate(r.region_id, doc_id, version_id, r.kind, page, 1.0))
+        return out
+
+    def _labels(self, doc_id: str, version_id: str, index: RegionIndex) -> LabelIndex[Region]:
+        """The version's label index, built once per version stamp."""
+        return self.indexes.get(doc_id, version_id, lambda: LabelIndex(index.regions()))
+
+
+def captioned_object(index: RegionIndex, caption: Region) -> Region | None:
+    """The table or figure on ``caption``'s page nearest to it above or below, within ``CAPTION_GAP``
+    points and overlapping it horizontally (None if there is none)."""
+    if len({loc.page for loc in caption.locators}) != 1:
+        return None
+    cap = caption.locators[0].bbox
+    best: tuple[float, Region] | None = None
+    for kind in ("table", "figure"):
+        for r in index.of_kind(caption.doc_id, caption.version_id, kind):
+            if r.first_page != caption.first_page or not r.locators:
+                continue
+            box = r.locators[0].bbox
+            if box.x1 <= cap.x0 or box.x0 >= cap.x1:
+                continue
+            gap = max(box.y0 - cap.y1, cap.y0 - box.y1)
+            if gap <= CAPTION_GAP and (best is None or gap < best[0]):  # negative: they overlap
+                best = (gap, r)
+    return best[1] if best else None

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,7 +28,13 @@ import numpy as np
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.scope import Scope
 from folio.retrieval.text import Candidate
+from folio.retrieval.version_cache import VersionCache
 
+# Weight in fusion of the whole-page BM25 list; 0 turns the channel off. Measured with
+# benchmarks/eval_quality.py on all of mmlb (README, "Quality"): against no channel, 0.5 changed answers by
+# +5.9/-2.0/0 (half A) and +4.7/+4.8/+2.4 (half B) at 1k/2k/4k, but cost wide answers at 1k/2k (-4.5/-2.3);
+# 0.25 still lost 3.4 on wide at 1k and gained less on mmlb; 1.0 and 1.5 lost half-B answers at 1k.
+PAGE_LEX_WEIGHT = 0.5
 K1 = 1.5
 B = 0.75
 MAX_VERSIONS = 64  # versions of one scope ranked by page text
@@ -136,30 +141,20 @@ class PageLexRetriever:
 
     def __init__(self, store: StoreReader) -> None:
         self.store = store
-        self._cache: OrderedDict[tuple[str, str, str], PageLexicon] = OrderedDict()  # (doc, version, stamp)
-        self._lock = threading.Lock()
+        self.lexicons: VersionCache[PageLexicon] = VersionCache(store, CACHE_VERSIONS)
 
     def clear(self) -> None:
         """Forget the cached page lexicons (``Retriever.refresh``)."""
-        with self._lock:
-            self._cache.clear()
+        self.lexicons.clear()
 
     def lexicon(self, doc_id: str, version_id: str) -> PageLexicon:
-        key = (doc_id, version_id, self.store.version_stamp(doc_id, version_id))  # new rows: a new entry
-        with self._lock:
-            lex = self._cache.get(key)
-            if lex is not None:
-                self._cache.move_to_end(key)
-                return lex
+        """The version's page lexicon, built once per version stamp."""
+        return self.lexicons.get(doc_id, version_id, lambda: self._build(doc_id, version_id))
+
+    def _build(self, doc_id: str, version_id: str) -> PageLexicon:
         pages = sorted(self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"),
                        key=lambda r: r.first_page)
-        lex = PageLexicon.build([p.region_id for p in pages], [p.first_page for p in pages],
-                               [p.text for p in pages])
-        with self._lock:
-            self._cache[key] = lex
-            while len(self._cache) > CACHE_VERSIONS:
-                self._cache.popitem(last=False)
-        return lex
+        return PageLexicon.build([p.region_id for p in pages], [p.first_page for p in pages], [p.text for p in pages])
 
     def search(self, query: str, scope: Scope, limit: int) -> list[Candidate]:
         """Pages of ``scope`` with any of the query's words, best first (at most ``limit``)."""

@@ -19,14 +19,13 @@ outranks a contents page listing it. The titles are the standard US GAAP and IFR
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.scope import Scope
 from folio.retrieval.pagelex import page_title
 from folio.retrieval.text import Candidate
+from folio.retrieval.version_cache import VersionCache
 
 STATEMENT_TITLES: dict[str, re.Pattern[str]] = {
     "balance": re.compile(r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+(?:position|condition)\b", re.I),
@@ -72,32 +71,23 @@ class StatementPages:
 
     def __init__(self, store: StoreReader) -> None:
         self.store = store
-        self._cache: OrderedDict[tuple[str, str, str], dict[str, list[Candidate]]] = OrderedDict()
-        self._lock = threading.Lock()
+        self.found: VersionCache[dict[str, list[Candidate]]] = VersionCache(store, CACHE_VERSIONS)
 
     def clear(self) -> None:
-        with self._lock:
-            self._cache.clear()
+        self.found.clear()
 
     def pages(self, doc_id: str, version_id: str) -> dict[str, list[Candidate]]:
         """Statement -> its pages in this version, strongest first."""
-        key = (doc_id, version_id, self.store.version_stamp(doc_id, version_id))
-        with self._lock:
-            found = self._cache.get(key)
-            if found is not None:
-                self._cache.move_to_end(key)
-                return found
-        found = {}
+        return self.found.get(doc_id, version_id, lambda: self._find(doc_id, version_id))
+
+    def _find(self, doc_id: str, version_id: str) -> dict[str, list[Candidate]]:
+        found: dict[str, list[Candidate]] = {}
         for r in self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"):
             for name, score in statement_scores(r.text).items():
                 found.setdefault(name, []).append(Candidate(r.region_id, doc_id, version_id, "page", r.first_page,
                                                             score))
         for cands in found.values():
             cands.sort(key=lambda c: (-c.score, c.page))
-        with self._lock:
-            self._cache[key] = found
-            while len(self._cache) > CACHE_VERSIONS:
-                self._cache.popitem(last=False)
         return found
 
     def search(self, statements: Sequence[str], scope: Scope, limit: int) -> list[Candidate]:

@@ -15,15 +15,14 @@ from __future__ import annotations
 import logging
 import math
 import re
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from folio.ingest.embed import TextEncoder, default_text_encoder
+from folio.ingest.embed import MiniLM, TextEncoder
 from folio.ingest.storage.interface import StoreReader, StoreWriter
 from folio.ingest.storage.schema import TableSpec, VersionScopedRow, vector_row
 from folio.ingest.storage.sql import TEXT_DIM
@@ -34,6 +33,7 @@ from folio.kernel.scope import Scope
 from folio.retrieval.fusion import rrf
 from folio.retrieval.rerank import Completer
 from folio.retrieval.text import top_k
+from folio.retrieval.version_cache import VersionCache
 
 if TYPE_CHECKING:
     from folio.ingest.pdf.parse import ParsedDocument
@@ -127,15 +127,11 @@ class SummaryIndexer:
         llm: Completer | None = None,
         llm_max_sections: int = 200,
     ) -> None:
-        self._encoder = encoder
+        """``encoder``: what embeds the summaries (None: MiniLM with the documented defaults of
+        ``Settings.embedding``; ``retrieval.visual.indexers_from_settings`` hands in the configured one)."""
+        self.encoder = encoder if encoder is not None else MiniLM()
         self.llm = llm
         self.llm_max_sections = llm_max_sections
-
-    @property
-    def encoder(self) -> TextEncoder:
-        if self._encoder is None:
-            self._encoder = default_text_encoder()
-        return self._encoder
 
     def summarize(self, regions: Iterable[Region]) -> list[tuple[Region, str, str]]:
         index = RegionIndex(regions)
@@ -233,22 +229,17 @@ class SummaryRouter:
     def __init__(self, store: StoreReader, encoder: TextEncoder, *, max_versions: int = 64) -> None:
         self.store = store
         self.encoder = encoder
-        self.max_versions = max_versions
-        self._cache: OrderedDict[tuple[str, str, str], _VersionSummaries] = OrderedDict()  # (doc, version, stamp)
-        self._lock = threading.Lock()
+        self.versions: VersionCache[_VersionSummaries] = VersionCache(store, max_versions)
 
     def clear(self) -> None:
         """Forget the cached version summaries (``Retriever.refresh``)."""
-        with self._lock:
-            self._cache.clear()
+        self.versions.clear()
 
     def _load(self, version: tuple[str, str]) -> _VersionSummaries:
-        key = (*version, self.store.version_stamp(*version))  # new rows (redo_degraded): a new entry
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return hit
+        """The version's summaries, read (or computed) once per version stamp."""
+        return self.versions.get(*version, lambda: self._read(version))
+
+    def _read(self, version: tuple[str, str]) -> _VersionSummaries:
         data = self.store.scan_versions(SUMMARIES_TABLE, [version], ["region_id", "page", "text", "vector"])
         rows: list[dict[str, Any]] = data.to_pylist() if data is not None else []
         if rows:
@@ -267,12 +258,7 @@ class SummaryRouter:
                 else np.zeros((0, TEXT_DIM), np.float32)
             )
         vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12) if len(vecs) else vecs
-        vs = _VersionSummaries(ids, pages, texts, vecs, _BM25(texts))
-        with self._lock:
-            self._cache[key] = vs
-            while len(self._cache) > self.max_versions:
-                self._cache.popitem(last=False)
-        return vs
+        return _VersionSummaries(ids, pages, texts, vecs, _BM25(texts))
 
     def route(self, query: str, query_vector: np.ndarray, scope: Scope, sections: int) -> list[RoutedSection]:
         dense: list[tuple[str, float]] = []

@@ -98,7 +98,7 @@ def test_a_caption_line_names_the_object_next_to_it() -> None:
     the label list offers the figure (``captioned_object``), not only the caption's sentence. A caption
     with nothing right above or below it names nothing."""
     from folio.kernel.index import RegionIndex
-    from folio.retrieval.search import captioned_object
+    from folio.retrieval.labelref import captioned_object
     from tests.assembly.builders import by_kind, make_doc
 
     regs = make_doc("rules", [

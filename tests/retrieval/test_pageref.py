@@ -102,14 +102,15 @@ def test_an_exact_page_reference_counts_double(labelled_store: object) -> None:
     """A reference that resolves to one page per named number (here "page 5": no printed "5", one
     physical page 5) weighs EXACT_REF_BOOST in fusion; "page 2" (printed 2 = physical 4, and physical 2)
     keeps the plain weight."""
-    from folio.retrieval.search import EXACT_REF_BOOST, Retriever
+    from folio.retrieval.named_pages import EXACT_REF_BOOST
+    from folio.retrieval.search import Retriever
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
 
     def pageref_weight(query: str) -> tuple[list[int], float]:
         hits = retriever.search(query, doc_ids=["labelled"], k=10)
         named = next(h for h in hits if any(s.retriever == "pageref" and s.rank == 1 for s in h.sources))
-        weight = {"pagelex": retriever.page_lex_weight}  # the other lists weigh 1
+        weight = {"pagelex": retriever.channels["pagelex"].weight}  # the other lists weigh 1
         others = sum(weight.get(s.retriever, 1.0) / (retriever.rrf_k + s.rank) for s in named.sources
                      if s.retriever != "pageref")
         return list(named.pages), (named.score - others) * (retriever.rrf_k + 1)
