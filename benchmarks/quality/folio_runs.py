@@ -183,7 +183,6 @@ def ingest_all(folio: Any, pdf_dir: Path, docs: Sequence[str]) -> dict[str, str 
     return out
 
 
-
 def run_folio(
     questions: list[dict[str, Any]],
     pdf_dir: Path,

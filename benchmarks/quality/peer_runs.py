@@ -14,7 +14,6 @@ from benchmarks.quality.records import score_record
 
 logger = logging.getLogger("eval_quality")
 
-
 PEER_HARNESS_VERSION = "5"  # part of every peer-cache key: bump when packing or peers change
 # Whether the question is part of the string a peer sends (and of its token count). REFERENCE.md counts
 # "the exact string sent": with the question in it, its mean tokens are reproduced (the 119 mmlb questions

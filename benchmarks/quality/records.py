@@ -95,7 +95,6 @@ def reference_fields(
     }
 
 
-
 def _box(b: Any) -> tuple[float, float, float, float]:
     """A locator's bbox as ``(x0, y0, x1, y1)``: the API's ``{x0, y0, x1, y1}`` object (or an older list)."""
     if isinstance(b, dict):
@@ -146,7 +145,6 @@ def folio_record(
         text_item_pages=[it["pages"] for it in items if (it.get("text") or "").strip()],
         gold_text="\n\n".join(it.get("text") or "" for it in items if set(it["pages"]) & set(q["gold_pages"])),
     )
-
 
 
 def failed_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int) -> dict[str, Any]:
