@@ -8,7 +8,7 @@ Guards speed work on ``assembly`` (and on the sources it reads) that must not ch
    does. Retrieval is outside the check, so both sides read the same saved hits.
 2. ``--packages HITS.json OUT.jsonl``: assemble every saved hit list through the server path
    (``Retriever.source_for`` + ``api.service.context.version_filenames`` + ``assemble``) with every variant of
-   ``eval_quality.FOLIO_VARIANTS`` at budgets 1000, 2000 and 4000 (``k=50``) and the server-path options
+   ``quality.folio_runs.FOLIO_VARIANTS`` at budgets 1000, 2000 and 4000 (``k=50``) and the server-path options
    (budget 1500, ``k=200``), twice over (cold caches, then warm), and write one ``model_dump_json()`` per line.
    ``--compare REF.jsonl`` then reports how many lines differ. Fields in ``ADDITIONS`` (documented additions
    to the item schema, e.g. ``ContextItem.lines``) are taken out of both sides before comparing and reported
@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.eval_quality import FOLIO_K, FOLIO_VARIANTS, doc_id_for  # noqa: E402
+from benchmarks.quality.folio_runs import FOLIO_K, FOLIO_VARIANTS  # noqa: E402
+from benchmarks.quality.questions import doc_id_for  # noqa: E402
 
 EVAL = ROOT.parent / "shared" / "eval"
 STORES = {

@@ -55,7 +55,7 @@ def reencode(src: Path, dst: Path, backend: str) -> float:
 
 
 def recall_at_10(store_dir: Path, questions: Path, strategy: str = "hybrid") -> dict[str, Any]:
-    from benchmarks.metrics import page_recall_at_k
+    from benchmarks.quality.metrics import page_recall_at_k
     from folio.ingest.pipeline import doc_id_from_filename
     from folio.ingest.storage.store import Store
     from folio.retrieval.search import Retriever

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.eval_quality import FolioInProcess  # noqa: E402
+from benchmarks.quality.folio_runs import FolioInProcess  # noqa: E402
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "off_topic_questions.txt"
 VARIANTS = {"focus": {"strategy": "auto"}, "no-focus": {"strategy": "auto", "document_focus": "off"}}

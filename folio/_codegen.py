@@ -1,12 +1,13 @@
-"""Generate ``folio/models.py`` (the client's typed models) from the server's OpenAPI schema.
+"""Generate ``folio.models`` (the client's typed models) from the server's OpenAPI schema.
 
 The client's models are not written by hand: this module turns the ``components.schemas`` that the
 client's endpoints use (``ROOTS`` and everything they reference) into pydantic classes, one per
-schema, field for field. ``tests/api/test_client.py`` regenerates them from the live
-``create_app().openapi()`` and fails when the committed file differs, so a change to the REST
-schemas cannot silently leave the client behind. Regenerate with::
+schema, field for field, in the modules of the ``folio/models/`` package by subject (``MODULES``).
+``tests/api/client/test_client.py`` regenerates them from the live ``create_app().openapi()`` and
+fails when a committed file differs, so a change to the REST schemas cannot silently leave the
+client behind. Regenerate with::
 
-    .venv/bin/python -m folio._codegen          # rewrites folio/models.py
+    .venv/bin/python -m folio._codegen          # rewrites folio/models/
 
 Only the shape is generated: names, types, which fields are required, and response defaults (the
 descriptions are in the server's own OpenAPI document, ``/docs``). Response models allow extra
@@ -22,33 +23,45 @@ the server: it checks them and answers with the one error shape.
 
 from __future__ import annotations
 
+import graphlib
 import json
 import keyword
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-# The schemas the client's methods send or return; the models are these and what they reference.
-ROOTS = (
-    "AnswerRequest",
-    "AnswerResponse",
-    "ContextPackage",
-    "ContextRequest",
-    "DeleteResponse",
-    "DocumentDetail",
-    "DocumentList",
-    "ErrorResponse",
-    "HealthOut",
-    "IngestResponse",
-    "JobList",
-    "JobOut",
-    "PageList",
-    "RegionOut",
-    "SearchRequest",
-    "SearchResponse",
-    "VerifyReport",
-    "VerifyRequest",
-)
+# The modules of ``folio.models``: what each holds (its docstring's first line) and the schemas the client's
+# methods send or return that it holds (its roots). A module also holds what its roots reference that no other
+# module's roots reach; a schema that the roots of several modules reach goes to ``common``, beside the bases.
+MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "common": (
+        "The models' bases, the one error shape, the server's health, and the parts more than one module uses.",
+        ("ErrorResponse", "HealthOut"),
+    ),
+    "documents": (
+        "Documents, their versions, pages and regions, and ingest jobs.",
+        (
+            "DeleteResponse",
+            "DocumentDetail",
+            "DocumentList",
+            "IngestResponse",
+            "JobList",
+            "JobOut",
+            "PageList",
+            "RegionOut",
+        ),
+    ),
+    "responses": (
+        "What a query returns: the context package, search hits, an answer and its citation check.",
+        ("AnswerResponse", "ContextPackage", "SearchResponse", "VerifyReport"),
+    ),
+    "requests": (
+        "What a query sends (``...Request``), and the ``...Options`` that type the client's keyword options.",
+        ("AnswerRequest", "ContextRequest", "SearchRequest", "VerifyRequest"),
+    ),
+}
+ROOTS = tuple(sorted(root for _, roots in MODULES.values() for root in roots))
 
 _REF = "#/components/schemas/"
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
@@ -68,28 +81,40 @@ def _ref_name(ref: str) -> str:
     return ref[len(_REF) :]
 
 
-def referenced(schemas: Mapping[str, Any], roots: Iterable[str]) -> list[str]:
-    """``roots`` and every schema they reference, transitively, sorted by name."""
+def _refs(node: Any) -> Iterable[str]:
+    """The schema names that ``node`` references directly."""
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield _ref_name(node["$ref"])
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def referenced(schemas: Mapping[str, Any], roots: Iterable[str], stop: Iterable[str] = ()) -> list[str]:
+    """``roots`` and every schema they reference, transitively but not through ``stop``, sorted by name."""
     seen: set[str] = set()
+    stopped = set(stop)
     todo = [r for r in roots if r in schemas]
-
-    def refs(node: Any) -> Iterable[str]:
-        if isinstance(node, dict):
-            if isinstance(node.get("$ref"), str):
-                yield _ref_name(node["$ref"])
-            for value in node.values():
-                yield from refs(value)
-        elif isinstance(node, list):
-            for value in node:
-                yield from refs(value)
-
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        todo.extend(r for r in refs(schemas[name]) if r not in seen)
+        todo.extend(r for r in _refs(schemas[name]) if r not in seen and r not in stopped)
     return sorted(seen)
+
+
+def homes(schemas: Mapping[str, Any]) -> dict[str, str]:
+    """Schema name -> the module of ``folio.models`` that holds its class (``MODULES``)."""
+    roots = {root: module for module, (_, rs) in MODULES.items() for root in rs if root in schemas}
+    reached: dict[str, set[str]] = {}
+    for module, (_, rs) in MODULES.items():
+        for name in referenced(schemas, rs, stop=roots.keys() - set(rs)):
+            reached.setdefault(name, set()).add(module)
+    return {n: roots.get(n) or (min(ms) if len(ms) == 1 else "common") for n, ms in reached.items()}
 
 
 def py(value: Any) -> str:
@@ -150,10 +175,15 @@ def _field_name(name: str) -> tuple[str, str | None]:
     return attr, (name if attr != name else None)
 
 
+def _is_request(name: str) -> bool:
+    """A request model (``_Request``: extra fields forbidden, no defaults) rather than a response model."""
+    return name.endswith("Request")
+
+
 def model_source(schema_name: str, schema: Mapping[str, Any]) -> str:
     """One pydantic class for one object schema."""
     name = class_name(schema_name)
-    request = name.endswith("Request")
+    request = _is_request(name)
     base = "_Request" if request else "_Response"
     out = [f"class {name}({base}):"]
     required = set(schema.get("required", ()))
@@ -198,44 +228,108 @@ def options_source(schema_name: str, schema: Mapping[str, Any]) -> str | None:
     return "\n".join(out)
 
 
-HEADER = '''"""Typed models of folio's REST API, generated from its OpenAPI schema by ``folio/_codegen.py``.
+GENERATED = "Generated from folio's OpenAPI schema by ``folio/_codegen.py``: do not edit (see ``folio.models``)."
 
-Do not edit: run ``.venv/bin/python -m folio._codegen`` after changing the API's schemas
-(``tests/folio/test_client_models.py`` fails until the two agree). Response models accept fields
-they do not know (servers add fields, never rename them); request models reject them. The
-``...Options`` ``TypedDict``s type the client's keyword options (a request's fields but ``query``).
-"""
-
-# ruff: noqa: E501
-from __future__ import annotations
-
-from typing import Any, Literal, TypedDict
-
-from pydantic import BaseModel, ConfigDict{field}
-
-
-class _Response(BaseModel):
+BASES = '''class _Response(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=(), validate_default=True)
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, protected_namespaces=(), validate_default=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, protected_namespaces=(), validate_default=True)'''
+
+PACKAGE_DOC = '''"""Typed models of folio's REST API, generated from its OpenAPI schema by ``folio/_codegen.py``.
+
+Do not edit: run ``.venv/bin/python -m folio._codegen`` after changing the API's schemas
+(``tests/api/client/test_client.py`` fails until the two agree). Response models accept fields
+they do not know (servers add fields, never rename them); request models reject them. The
+``...Options`` ``TypedDict``s type the client's keyword options (a request's fields but ``query``).
+
+Import them from here (``from folio.models import ContextPackage``); the modules hold them by subject:
+
 '''
 
 
-def generate(openapi: Mapping[str, Any], roots: Iterable[str] = ROOTS) -> str:
-    """The source of ``folio/models.py`` for an OpenAPI document."""
-    schemas: Mapping[str, Any] = openapi["components"]["schemas"]
-    names = referenced(schemas, roots)
+def _import(module: str, names: Iterable[str]) -> list[str]:
+    """``from module import (...)``, one name a line, in the order ruff's isort keeps: classes, then the rest."""
+    ordered = sorted(set(names), key=lambda n: (not n[:1].isupper(), n))
+    return [f"from {module} import (", *[f"    {n}," for n in ordered], ")"]
+
+
+def _uses(schemas: Mapping[str, Any], home: Mapping[str, str], module: str) -> dict[str, set[str]]:
+    """Other module -> the classes of it that the classes of ``module`` name."""
+    out: dict[str, set[str]] = {}
+    for name, where in home.items():
+        if where == module:
+            for ref in _refs(schemas[name]):
+                if home[ref] != module:
+                    out.setdefault(home[ref], set()).add(class_name(ref))
+    return out
+
+
+def module_source(module: str, schemas: Mapping[str, Any], home: Mapping[str, str]) -> str:
+    """The source of ``folio/models/<module>.py``: its classes (sorted by schema name), then its options."""
+    names = sorted(n for n, where in home.items() if where == module)
     classes = [model_source(n, schemas[n]) for n in names]
     options = [src for n in names if (src := options_source(n, schemas[n])) is not None]
-    models = sorted(class_name(n) for n in names)
-    exported = sorted([*models, *(src.split("(")[0].removeprefix("class ") for src in options)])
-    classes += options
-    footer = ["__all__ = [", *[f'    "{n}",' for n in exported], "]", ""]
-    footer += ["for _model in (" + ", ".join(models) + "):", "    _model.model_rebuild()", ""]
-    header = HEADER.replace("{field}", ", Field" if any("Field(" in c for c in classes) else "")
-    return header + "\n\n" + "\n\n\n".join(classes) + "\n\n\n" + "\n".join(footer)
+    body = "\n\n\n".join([*([BASES] if module == "common" else []), *classes, *options])
+    lines = [f'"""{MODULES[module][0]}', "", GENERATED, '"""', "", "# ruff: noqa: E501"]
+    lines.append("from __future__ import annotations")
+    typing = [t for t in ("Any", "Literal", "TypedDict") if re.search(rf"\b{t}\b", body)]
+    if typing:
+        lines += ["", f"from typing import {', '.join(typing)}"]
+    pydantic = (["BaseModel", "ConfigDict"] if module == "common" else []) + (["Field"] if "Field(" in body else [])
+    if pydantic:
+        lines += ["", f"from pydantic import {', '.join(pydantic)}"]
+    uses = _uses(schemas, home, module)
+    if module != "common":
+        bases = {"_Request" if _is_request(class_name(n)) else "_Response" for n in names}
+        uses["common"] = uses.get("common", set()) | bases
+    if uses:
+        lines.append("")
+        for other in sorted(uses):
+            lines += _import(f"folio.models.{other}", uses[other])
+    models = ", ".join(class_name(n) for n in names)
+    footer = [f"for _model in ({models}{',' if len(names) == 1 else ''}):", "    _model.model_rebuild()", ""]
+    return "\n".join(lines) + "\n\n\n" + body + "\n\n\n" + "\n".join(footer)
+
+
+def _exported(source: str) -> list[str]:
+    """The public classes a module's source defines."""
+    return re.findall(r"^class ([A-Za-z]\w*)\(", source, re.M)
+
+
+def init_source(sources: Mapping[str, str]) -> str:
+    """``folio/models/__init__.py``: every model and options class, imported from its module."""
+    doc = PACKAGE_DOC + "".join(f"- ``{m}``: {MODULES[m][0]}\n" for m in MODULES) + '"""\n'
+    lines = [doc, "from __future__ import annotations", ""]
+    for module in sorted(sources):
+        lines += _import(f"folio.models.{module}", _exported(sources[module]))
+    exported = sorted(n for src in sources.values() for n in _exported(src))
+    lines += ["", "__all__ = [", *[f'    "{n}",' for n in exported], "]", ""]
+    return "\n".join(lines)
+
+
+def generate(openapi: Mapping[str, Any]) -> dict[str, str]:
+    """The files of the ``folio/models/`` package for an OpenAPI document: file name -> source."""
+    schemas: Mapping[str, Any] = openapi["components"]["schemas"]
+    home = homes(schemas)
+    order = graphlib.TopologicalSorter({m: set(_uses(schemas, home, m)) for m in MODULES})
+    try:
+        tuple(order.static_order())
+    except graphlib.CycleError as e:
+        raise ValueError(f"the modules of folio.models would import each other: {e.args[1]}") from None
+    sources = {m: module_source(m, schemas, home) for m in MODULES if m in home.values()}
+    return {"__init__.py": init_source(sources), **{f"{m}.py": src for m, src in sources.items()}}
+
+
+def write(target: Path, files: Mapping[str, str]) -> None:
+    """``files`` into the folder ``target``, whose other modules go (it holds generated files only)."""
+    target.mkdir(exist_ok=True)
+    for stale in target.glob("*.py"):
+        if stale.name not in files:
+            stale.unlink()
+    for name, source in files.items():
+        (target / name).write_text(source, encoding="utf-8")
 
 
 def live_openapi() -> dict[str, Any]:
@@ -248,10 +342,8 @@ def live_openapi() -> dict[str, Any]:
 
 
 def main() -> None:
-    from pathlib import Path
-
-    target = Path(__file__).with_name("models.py")
-    target.write_text(generate(live_openapi()), encoding="utf-8")
+    target = Path(__file__).with_name("models")
+    write(target, generate(live_openapi()))
     print(f"wrote {target}")
 
 

@@ -250,7 +250,7 @@ def blocks() -> dict[str, list[str]]:
     options_cls: type[BaseModel] = options_mod.AssemblyOptions
     client_cls: type[BaseModel] = settings_mod.ClientSettings
     return {
-        "settings": [f"From `Settings` in `{settings_cls.__module__}`:", "", *settings_rows(settings_cls)],
+        "settings": [f"From `Settings` in `{settings_mod.__name__}`:", "", *settings_rows(settings_cls)],
         "other-env": group_rows(client_cls, "client."),
         "test-env": test_switch_rows(),
         "assembly": [*doc_text(options_cls), "", *assembly_groups(options_cls)],

@@ -57,7 +57,7 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
         "folio/ingest/storage/store.py",
         "folio/retrieval/search.py",
         "folio/assembly/core.py",
-        "folio/client.py",
+        "folio/client/sync_client.py",
     ):
         assert path in names, path
     assert "folio = folio._cli:main" in entry_points

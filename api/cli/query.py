@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
 # The values of assembly's ``Strategy`` and the kernel's ``RetrievalStrategy``, for argparse's choices: importing
 # those modules (pydantic models) would cost a command that asks a server a third of its time. The API checks
-# the same values; tests/api/test_cli_ux.py keeps these equal to the Literals.
+# the same values; tests/api/cli/test_cli_ux.py keeps these equal to the Literals.
 STRATEGIES = ("auto", "raw", "window", "parent", "neighbors", "page")
 RETRIEVAL_STRATEGIES = ("hybrid", "bm25", "dense", "summary")
 REMOTE_TIMEOUT_S = 120.0  # folio.Client's: an ingest or a cold server may take that long

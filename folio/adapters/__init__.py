@@ -62,9 +62,9 @@ def check_options(options: dict[str, Any]) -> dict[str, Any]:
     """``options`` as given when each is a ``POST /v1/context`` field of the right type; else
     ``folio.errors.InvalidRequest`` naming the culprit (so a retriever fails when it is built, not at
     its first query)."""
-    from folio.client import _request_body  # function-level: httpx loads only when a retriever is built
+    from folio.client.calls import request_body  # function-level: httpx loads only when a retriever is built
 
-    _request_body(models.ContextRequest, "options check", options)
+    request_body(models.ContextRequest, "options check", options)
     return options
 
 

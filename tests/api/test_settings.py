@@ -52,7 +52,7 @@ def test_every_folio_variable_the_code_reads_is_known() -> None:
     names: set[str] = set()
     for pkg in ("ingest", "retrieval", "assembly", "api", "folio"):
         for path in (ROOT / pkg).rglob("*.py"):
-            if path.name == "settings.py":  # its doctests name misspellings on purpose
+            if path == ROOT / "folio" / "settings" / "misspelled.py":  # its doctests name misspellings on purpose
                 continue
             names |= set(re.findall(r"\"(FOLIO_[A-Z0-9_]+[A-Z0-9])\"", path.read_text(encoding="utf-8")))
     assert names and names <= known_env(), sorted(names - known_env())

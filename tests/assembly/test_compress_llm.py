@@ -1,6 +1,6 @@
 """``compress="llm"``: the compressed bodies written by a compressor callable (``assembly.packing.compress``),
 recounted and cut to fit, extractive with a note when the call fails. The API's compressor on a real
-HTTP endpoint is tested in ``tests/api/test_compress_llm.py``."""
+HTTP endpoint is tested in ``tests/api/http/test_compress_llm.py``."""
 
 from __future__ import annotations
 

@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from benchmarks import eval_quality as E
-from benchmarks import metrics as M
-from benchmarks import quality_report as R
-from benchmarks.peers import AUTO_KS, SEP, PeerItem, PeerRecordCache, pack_parts, pack_units, peer_packages
+from benchmarks.quality import folio_runs as F
+from benchmarks.quality import metrics as M
+from benchmarks.quality import peer_runs as P
+from benchmarks.quality import questions as Q
+from benchmarks.quality import records as RC
+from benchmarks.quality import report as R
+from benchmarks.quality.peers import AUTO_KS, SEP, PeerItem, PeerRecordCache, pack_parts, pack_units, peer_packages
 from folio.kernel.tokens import get_tokenizer
 
 TOK = get_tokenizer("cl100k_base")
@@ -92,7 +96,7 @@ def test_a_prefix_consistent_peer_is_asked_once_for_64_units() -> None:
 
 def test_halves_split_sorted_file_names_even_and_odd() -> None:
     qs = [{"id": f"q{i}", "doc": d} for i, d in enumerate(["c.pdf", "a.pdf", "b.pdf", "a.pdf", "d.pdf"])]
-    assert E.halves(qs) == {"q0": "A", "q1": "A", "q2": "B", "q3": "A", "q4": "B"}
+    assert Q.halves(qs) == {"q0": "A", "q1": "A", "q2": "B", "q3": "A", "q4": "B"}
 
 
 def test_monotonicity_counts_questions_whose_covered_gold_pages_shrink() -> None:
@@ -125,7 +129,7 @@ def test_reference_answer_eligibility_and_specific_pages() -> None:
 def test_reference_fields_of_a_record() -> None:
     q = {"gold_pages": [2, 5], "answer": "Blue Ridge", "answer_format": "Str"}
     info = {"gold_valid": True, "ref_eligible": True, "ref_specific": True}
-    f = E.reference_fields(q, info, [[2], [7], [2]], "the blue  ridge parkway")
+    f = RC.reference_fields(q, info, [[2], [7], [2]], "the blue  ridge parkway")
     assert f["covered_gold"] == [2] and f["coverage_ref"] == 0.5 and f["full_cov_ref"] == 0.0
     assert f["answer_ref"] == 1.0 and f["answer_ref_specific"] == 1.0 and f["pages_touched"] == 2
 
@@ -135,12 +139,12 @@ def test_an_answer_counts_on_a_gold_page_only_when_the_gold_pages_text_holds_it(
     gold page; the same string in page 2's text is both."""
     q = {"gold_pages": [2], "answer": "6", "answer_format": "Int"}
     info = {"gold_valid": True, "ref_eligible": True, "ref_specific": True, "ref_on_gold": False}
-    elsewhere = E.reference_fields(q, info, [[2], [7]], "six ways\n\nroom 6", gold_text="six ways")
+    elsewhere = RC.reference_fields(q, info, [[2], [7]], "six ways\n\nroom 6", gold_text="six ways")
     assert elsewhere["answer_ref"] == 1.0 and elsewhere["answer_gold"] == 0.0
     assert elsewhere["answer_on_gold"] == 0.0  # "6" is not in page 2's text layer: no package can do better
-    on_gold = E.reference_fields(q, info, [[2], [7]], "6 ways\n\nroom", gold_text="6 ways")
+    on_gold = RC.reference_fields(q, info, [[2], [7]], "6 ways\n\nroom", gold_text="6 ways")
     assert on_gold["answer_ref"] == 1.0 and on_gold["answer_gold"] == 1.0
-    assert E.reference_fields(q, info, [[2]], "6 ways")["answer_gold"] is None  # no gold text given
+    assert RC.reference_fields(q, info, [[2]], "6 ways")["answer_gold"] is None  # no gold text given
 
 
 def test_the_answer_on_gold_ceiling_reads_the_gold_pages_joined() -> None:
@@ -148,10 +152,10 @@ def test_the_answer_on_gold_ceiling_reads_the_gold_pages_joined() -> None:
     text packed from them); one found only off the gold pages is not."""
     q = {"gold_pages": [1, 2], "answer": "['Growth', 'Margin']", "answer_format": "List"}
     pages = ["growth was strong", "margin fell", "growth and margin"]
-    info = E.answer_info(q, pages, pages)
+    info = Q.answer_info(q, pages, pages)
     assert info["ref_eligible"] and info["ref_pages"] == [3] and info["ref_on_gold"]
-    assert E.reference_fields(q, info, [[3]], "growth and margin")["answer_on_gold"] == 1.0
-    off = E.answer_info({**q, "gold_pages": [2]}, pages, pages)
+    assert RC.reference_fields(q, info, [[3]], "growth and margin")["answer_on_gold"] == 1.0
+    off = Q.answer_info({**q, "gold_pages": [2]}, pages, pages)
     assert off["ref_eligible"] and not off["ref_on_gold"]
 
 
@@ -195,18 +199,18 @@ def test_half_selection_and_report_groups(tmp_path: Path) -> None:
     path = tmp_path / "questions.jsonl"
     path.write_text("".join(json.dumps(q) + "\n" for q in qs), encoding="utf-8")
     args = argparse.Namespace(only=None, half="B")
-    assert [q["id"] for q in E.set_questions("mmlb", path, args)] == ["m0", "m3"]  # b.pdf is the 2nd name
+    assert [q["id"] for q in Q.set_questions("mmlb", path, args)] == ["m0", "m3"]  # b.pdf is the 2nd name
     args.half = None
-    every = E.set_questions("mmlb", path, args)
+    every = Q.set_questions("mmlb", path, args)
     assert [q["_half"] for q in every] == ["B", "A", "A", "B"]
-    assert [q["_half"] for q in E.set_questions("wide", path, args)] == ["", "", "", ""]  # not a halved set
+    assert [q["_half"] for q in Q.set_questions("wide", path, args)] == ["", "", "", ""]  # not a halved set
     recs = [{"id": q["id"], "half": q["_half"]} for q in every]
-    groups = E.report_groups("mmlb", recs)
+    groups = Q.report_groups("mmlb", recs)
     assert [(g, [r["id"] for r in rs]) for g, rs in groups] == [
         ("mmlb-A", ["m1", "m2"]), ("mmlb-B", ["m0", "m3"]), ("mmlb", ["m0", "m1", "m2", "m3"])
     ]
-    assert [g for g, _ in E.report_groups("mmlb", recs[:1])] == ["mmlb-B"]
-    assert [g for g, _ in E.report_groups("wide", recs)] == ["wide"]
+    assert [g for g, _ in Q.report_groups("mmlb", recs[:1])] == ["mmlb-B"]
+    assert [g for g, _ in Q.report_groups("wide", recs)] == ["wide"]
 
 
 def test_a_document_folio_refuses_is_logged_and_its_questions_score_as_misses() -> None:
@@ -216,12 +220,12 @@ def test_a_document_folio_refuses_is_logged_and_its_questions_score_as_misses() 
                 raise ValueError("invalid doc_id")
             return doc_id
 
-    ids = E.ingest_all(Refusing(), Path("/nowhere"), ["good.pdf", "bad.pdf"])
+    ids = F.ingest_all(Refusing(), Path("/nowhere"), ["good.pdf", "bad.pdf"])
     assert ids["bad.pdf"] is None and ids["good.pdf"]
     q = {"id": "m1", "doc": "bad.pdf", "answer": "Blue", "gold_pages": [1], "lang": "en"}
     info = {"eligible": True, "rare_exact": True, "rare_keys": ["blue"], "gold_valid": True, "ref_eligible": True,
             "ref_specific": True}  # fmt: skip
-    r = E.failed_record(q, info, "folio-auto", 1000)
+    r = RC.failed_record(q, info, "folio-auto", 1000)
     assert r["coverage_ref"] == 0.0 and r["answer_ref"] == 0.0 and r["tokens"] == 0 and r["ingest_failed"]
 
 
@@ -230,16 +234,16 @@ def test_peer_answers_are_sought_in_the_context_not_in_the_question() -> None:
          "lang": "en"}  # fmt: skip
     info = {"eligible": True, "rare_exact": False, "rare_keys": [], "gold_valid": True, "ref_eligible": True,
             "ref_specific": False}  # fmt: skip
-    pkg = {"text": E.peer_head(q["question"]) + "the sky is red", "tokens": 12, "item_pages": [[1]],
+    pkg = {"text": P.peer_head(q["question"]) + "the sky is red", "tokens": 12, "item_pages": [[1]],
            "ranked_pages": [[1]], "latency_s": 0.0, "natural_tokens": 12, "k": 64}  # fmt: skip
-    r = E.peer_record(q, info, "raw-chunks", 1000, pkg)
+    r = P.peer_record(q, info, "raw-chunks", 1000, pkg)
     assert r["answer_ref"] == 0.0 and r["coverage_ref"] == 1.0
 
 
 def test_raw_chunks_keep_the_pages_own_text_and_overlap(tmp_path: Path) -> None:
     import numpy as np
 
-    from benchmarks.peers import CachedEncoder, RawChunks
+    from benchmarks.quality.peers import CachedEncoder, RawChunks
 
     class Zeros:
         def encode(self, texts: list[str]) -> Any:
@@ -261,7 +265,7 @@ def test_folio_coverage_counts_a_gold_page_only_once_some_of_its_text_is_packed(
         {"pages": [3], "text": "the blue line", "image_tokens": 0, "locators": []},
     ]
     pkg = {"retrieval": {"hits": []}, "items": items, "budget": {"used": 900, "breakdown": {}}}
-    r = E.folio_record(q, info, "folio-auto", 1000, pkg, 0.01)
+    r = RC.folio_record(q, info, "folio-auto", 1000, pkg, 0.01)
     assert r["coverage"] == 1.0  # the harness's own coverage: every item's pages
     assert r["coverage_ref"] == 0.5 and r["covered_gold"] == [3] and r["textless_pages"] == [2]
     assert r["answer_ref"] == 1.0 and r["image_items"] == 1
@@ -298,14 +302,14 @@ def test_an_unscoped_record_reports_the_share_of_tokens_from_its_own_document() 
     items = [{"pages": [3], "text": "the blue line", "image_tokens": 0, "locators": [], "doc_id": "d", "tokens": 300},
              {"pages": [1], "text": "other", "image_tokens": 0, "locators": [], "doc_id": "e", "tokens": 100}]
     pkg = {"retrieval": {"hits": []}, "items": items, "budget": {"used": 500, "breakdown": {}}}
-    mixed = E.folio_record(q, info, "folio-auto", 1000, pkg, 0.01, doc_id="d")
-    refused = E.folio_record({**q, "id": "m2"}, info, "folio-auto", 1000,
+    mixed = RC.folio_record(q, info, "folio-auto", 1000, pkg, 0.01, doc_id="d")
+    refused = RC.folio_record({**q, "id": "m2"}, info, "folio-auto", 1000,
                              {**pkg, "items": [], "refused": True}, 0.01, doc_id="d")
-    alone = E.folio_record({**q, "id": "m3"}, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01, doc_id="d")
+    alone = RC.folio_record({**q, "id": "m3"}, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01, doc_id="d")
     assert (mixed["body_tokens"], mixed["other_doc_tokens"], mixed["coverage_ref"]) == (300, 100, 1.0)
     assert R.own_doc_share([mixed, refused, alone]) == 600 / 700
     row = R.headline_table([mixed, refused, alone], ["folio-auto"], [1000])
     assert "own-document tokens %" in row[0] and row[2].endswith(" 85.7 | 1 |")
-    scoped = E.folio_record(q, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01)
+    scoped = RC.folio_record(q, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01)
     assert R.own_doc_share([scoped]) is None and "own-document" not in R.headline_table([scoped], ["folio-auto"],
                                                                                         [1000])[0]

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from benchmarks import metrics as M
+from benchmarks.quality import metrics as M
 from folio.kernel.tokens import get_tokenizer
 
 

@@ -18,7 +18,7 @@ import pytest
 from folio.api.cli import build_parser, main
 from tests.api.conftest import live_server, make_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 Q = "How fast must a priority-one incident be acknowledged?"
 
 

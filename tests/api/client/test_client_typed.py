@@ -18,7 +18,7 @@ import folio
 from folio import errors, models
 from tests.api.conftest import live_server, make_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 QUESTION = "How fast must a priority-one incident be acknowledged?"
 
 USER_CODE = '''

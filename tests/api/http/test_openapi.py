@@ -1,6 +1,6 @@
 """OpenAPI snapshot: the REST contract changes only on purpose.
 
-Regenerate with ``FOLIO_GEN_TEST_DATA=1 pytest tests/api/test_openapi.py`` and review the diff.
+Regenerate with ``FOLIO_GEN_TEST_DATA=1 pytest tests/api/http/test_openapi.py`` and review the diff.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from folio.api.http.app import create_app
 from folio.settings import Settings
 from tests.switches import switch
 
-GOLDEN = Path(__file__).parent / "data" / "openapi.json"
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "openapi.json"
 
 
 def test_openapi_matches_snapshot(tmp_path: Path) -> None:

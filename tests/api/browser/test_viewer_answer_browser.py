@@ -11,9 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.conftest import live_server, make_settings
-from tests.api.llm_standin import Reply, StandInLLM
-from tests.api.test_viewer_browser import (  # noqa: F401
+from tests.api.browser.test_viewer_browser import (  # noqa: F401
     ARTIFACTS,
     _assert_match,
     _expected,
@@ -21,6 +19,8 @@ from tests.api.test_viewer_browser import (  # noqa: F401
     as_locators,
     browser,
 )
+from tests.api.conftest import live_server, make_settings
+from tests.api.llm_standin import Reply, StandInLLM
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

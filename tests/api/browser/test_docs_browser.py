@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tests.api.browser.test_viewer_browser import ARGS, CHROMIUM
 from tests.api.conftest import live_server, make_settings
-from tests.api.test_viewer_browser import ARGS, CHROMIUM
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-if __package__ in (None, ""):  # run as a script: python benchmarks/quality_report.py
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if __package__ in (None, ""):  # run as a script: python benchmarks/quality/report.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks import metrics as M  # noqa: E402
+from benchmarks.quality import metrics as M  # noqa: E402
 
 HEADLINE = "folio-auto"
 
@@ -493,7 +493,7 @@ def render_headline(
 
 
 # --------------------------------------------------------------------------------------------------
-# Misses: python benchmarks/quality_report.py --misses SET SYSTEM BUDGET
+# Misses: python benchmarks/quality/report.py --misses SET SYSTEM BUDGET
 # --------------------------------------------------------------------------------------------------
 
 
@@ -544,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--misses", nargs=3, metavar=("SET", "SYSTEM", "BUDGET"), required=True,
                     help="e.g. mmlb-A folio-auto 4000 (a set, or a half of a halved set)")
     ap.add_argument("--all", action="store_true", help="every question, not only the misses")
-    ap.add_argument("--file", default=str(Path(__file__).resolve().parent / "results" / "quality.json.gz"))
+    ap.add_argument("--file", default=str(Path(__file__).resolve().parents[1] / "results" / "quality.json.gz"))
     args = ap.parse_args(argv)
     group, system, budget = args.misses[0], args.misses[1], int(args.misses[2])
     recs = select_records(load_records(Path(args.file)), group, system, budget)

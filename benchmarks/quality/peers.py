@@ -453,7 +453,7 @@ def pack_units(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> t
 def pack_parts(tok: Any, texts: Sequence[str], budget: int, head: str = "") -> tuple[list[str], int]:
     """``pack_units``' units as sent, one string per packed unit in rank order (the last one perhaps cut),
     and the tokens of the whole string sent."""
-    from benchmarks.metrics import truncate_to_tokens
+    from benchmarks.quality.metrics import truncate_to_tokens
 
     parts: list[str] = []
     for t in texts:

@@ -194,7 +194,7 @@ def _start_serve(data: Path, env: dict[str, str], out: Path) -> tuple[Any, str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "folio.api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
              "--data", str(data)],
-            env=env, cwd=Path(__file__).resolve().parents[2], stdout=log, stderr=subprocess.DEVNULL,
+            env=env, cwd=Path(__file__).resolve().parents[3], stdout=log, stderr=subprocess.DEVNULL,
         )
     return proc, f"http://127.0.0.1:{port}"
 
@@ -318,7 +318,7 @@ def test_a_server_that_cannot_load_says_why_and_exits_1(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "folio.api.cli", "serve", "--host", "127.0.0.1", "--port", str(free_port()),
          "--data", str(blocker / "data")],
-        env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=300,
+        env=env, cwd=Path(__file__).resolve().parents[3], capture_output=True, text=True, timeout=300,
     )
     assert out.returncode == 1, out.stderr
     assert "folio failed to start: NotADirectoryError" in out.stderr and "Traceback" not in out.stderr, out.stderr

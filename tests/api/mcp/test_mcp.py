@@ -103,7 +103,7 @@ def test_stdio_folio_mcp(data_copy: Path) -> None:
         command=sys.executable,
         args=["-m", "folio.api.cli", "mcp", "--data", str(data_copy)],
         env={**os.environ, "FOLIO_OCR": "0"},
-        cwd=str(Path(__file__).resolve().parents[2]),
+        cwd=str(Path(__file__).resolve().parents[3]),
     )
     run(check_tools, params)
 

@@ -1,0 +1,196 @@
+"""``folio.AsyncClient``: the same calls as ``folio.Client``, awaited on an ``httpx.AsyncClient``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal, Unpack, overload
+
+import httpx
+
+from folio import models
+from folio.client.calls import (
+    DEFAULT_TIMEOUT,
+    Call,
+    Calls,
+    FileInput,
+    FinishedJob,
+    M,
+    default_headers,
+    finished_job,
+    parse_response,
+    resolve_base_url,
+)
+from folio.client.events import SSE, AnswerEvent
+from folio.errors import APIConnectionError, APITimeoutError, ResponseError
+
+
+class AsyncClient:
+    """The same calls as ``Client``, awaited; use ``async with`` or ``await aclose()``."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        *,
+        api_key: str | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = resolve_base_url(base_url)
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, headers=default_headers(api_key, headers), timeout=timeout, transport=transport
+        )
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    @overload
+    async def _send(self, call: Call[M]) -> M: ...
+    @overload
+    async def _send(self, call: Call[Any]) -> Any: ...
+    async def _send(self, call: Call[Any]) -> Any:
+        try:
+            response = await self._http.request(
+                call.method, call.path, json=call.json, params=call.params, files=call.files, data=call.data
+            )
+        except httpx.TimeoutException as e:
+            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
+        except httpx.TransportError as e:
+            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
+        return parse_response(call, response)
+
+    async def health(self) -> models.HealthOut:
+        return await self._send(Calls.health())
+
+    async def list_documents(self) -> models.DocumentList:
+        return await self._send(Calls.list_documents())
+
+    async def get_document(self, doc_id: str) -> models.DocumentDetail:
+        return await self._send(Calls.get_document(doc_id))
+
+    async def list_pages(self, doc_id: str, version_id: str) -> models.PageList:
+        return await self._send(Calls.list_pages(doc_id, version_id))
+
+    @overload
+    async def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: Literal[True] = ...,
+    ) -> models.IngestResponse: ...
+    @overload
+    async def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: Literal[False],
+    ) -> models.JobOut: ...
+    @overload
+    async def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = ...,
+        doc_id: str | None = ...,
+        collection: str | None = ...,
+        wait: bool,
+    ) -> models.IngestResponse | models.JobOut: ...
+    async def upload(
+        self,
+        file: FileInput,
+        *,
+        filename: str | None = None,
+        doc_id: str | None = None,
+        collection: str | None = None,
+        wait: bool = True,
+    ) -> models.IngestResponse | models.JobOut:
+        """``Client.upload``, awaited."""
+        result: models.IngestResponse | models.JobOut = await self._send(
+            Calls.upload(file, filename, doc_id, collection, wait)
+        )
+        return result
+
+    async def delete(self, doc_id: str, version_id: str | None = None) -> models.DeleteResponse:
+        return await self._send(Calls.delete(doc_id, version_id))
+
+    async def job(self, job_id: str) -> models.JobOut:
+        return await self._send(Calls.job(job_id))
+
+    async def jobs(self) -> models.JobList:
+        return await self._send(Calls.jobs())
+
+    async def wait_for_job(
+        self, job: str | models.JobOut, *, timeout: float = 600.0, poll_interval: float = 0.5
+    ) -> FinishedJob:
+        """``Client.wait_for_job``, awaited."""
+        import asyncio
+        import time
+
+        job_id = job if isinstance(job, str) else job.job_id
+        deadline = time.monotonic() + timeout
+        while (found := finished_job(await self.job(job_id))) is None:
+            if time.monotonic() >= deadline:
+                raise APITimeoutError(f"job {job_id} did not finish within {timeout:g} s")
+            await asyncio.sleep(poll_interval)
+        return found
+
+    async def search(self, query: str, **options: Unpack[models.SearchOptions]) -> models.SearchResponse:
+        return await self._send(Calls.search(query, options))
+
+    async def context(self, query: str, **options: Unpack[models.ContextOptions]) -> models.ContextPackage:
+        return await self._send(Calls.context(query, options))
+
+    async def answer(self, query: str, **options: Unpack[models.AnswerOptions]) -> models.AnswerResponse:
+        return await self._send(Calls.answer(query, options, stream=False))
+
+    async def answer_stream(self, query: str, **options: Unpack[models.AnswerOptions]) -> AsyncIterator[AnswerEvent]:
+        call = Calls.answer(query, options, stream=True)
+        sse = SSE()
+        try:
+            async with self._http.stream(call.method, call.path, json=call.json) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    parse_response(call, response)
+                async for line in response.aiter_lines():
+                    found = sse.feed(line)
+                    if found is not None:
+                        yield found
+                        if found.event == "done":
+                            return
+        except httpx.TimeoutException as e:
+            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
+        except httpx.TransportError as e:
+            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
+        raise ResponseError("POST /v1/answer: the stream ended before its done event")
+
+    async def verify(
+        self,
+        answer: str,
+        *,
+        package: models.ContextPackage | Mapping[str, Any] | None = None,
+        context_request: Mapping[str, Any] | None = None,
+    ) -> models.VerifyReport:
+        return await self._send(Calls.verify(answer, package, context_request))
+
+    async def region(self, region_id: str) -> models.RegionOut:
+        return await self._send(Calls.region(region_id))
+
+    async def region_image(self, region_id: str) -> bytes:
+        data: bytes = await self._send(Calls.region_image(region_id))
+        return data
+
+    async def page_image(self, doc_id: str, version_id: str, page: int) -> bytes:
+        data: bytes = await self._send(Calls.page_image(doc_id, version_id, page))
+        return data
