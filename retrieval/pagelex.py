@@ -4,7 +4,7 @@ The text retrievers rank small units (sentences, paragraphs, table parts) one at
 full-text index scores them against collection statistics dominated by those small units. A page that
 holds an answer usually holds several of the question's words spread over its lines, none of which
 wins alone: whole-page BM25 is the ranking that finds it (the ``bm25-pages`` peer in
-``benchmarks/peers.py``, which this mirrors: k1 = 1.5, b = 0.75, idf ``log(1 + (N - n + 0.5) / (n + 0.5))``
+``benchmarks/quality/peers.py``, which this mirrors: k1 = 1.5, b = 0.75, idf ``log(1 + (N - n + 0.5) / (n + 0.5))``
 over the pages of one version, lower-cased word tokens, CJK runs as character bigrams), except that
 plural endings are folded (``fold_plural``: Harman's S-stemmer), so "asset" finds a page of "assets".
 
