@@ -252,7 +252,8 @@ def cmd_context(args: argparse.Namespace) -> int:
             if with_tokenizer is None:
                 return EXIT_USAGE
             settings = with_tokenizer
-        pkg = open_folio(settings).context(ContextRequest.model_validate(body)).model_dump(mode="json")
+        req = ContextRequest.model_validate(body)  # a bad option is a usage error before the store opens
+        pkg = open_folio(settings).context(req).model_dump(mode="json")
     if args.json:
         print(terminal_safe(json.dumps(pkg, indent=2, ensure_ascii=False)))
     else:
