@@ -16,7 +16,8 @@ Three backends compute the same mean-pooled, L2-normalised vectors (``FOLIO_EMBE
   2-core development machine, cosine to fp32 0.99 on average (0.97 at worst on corpus units).
 
 The ONNX files are exported once per machine from the torch model (needs ``onnx``) into
-``FOLIO_MODEL_CACHE`` (default ``~/.cache/folio/models``) and reused by every later process.
+``FOLIO_MODEL_CACHE`` (default ``~/.cache/folio/models``) and reused by every later process, whose sessions open
+them with their weights mapped from a file beside them (:func:`mapped_model_file`).
 Everything loads lazily and once per process (:func:`text_encoder`).
 
 Memory: ONNX Runtime gives its arena back after every call (``memory.enable_memory_arena_shrinkage``).
