@@ -46,7 +46,6 @@ from folio.api.schemas import (
     SearchResponse,
     VersionOut,
 )
-from folio.api.service.answer import Prepared, answer, prepare
 from folio.api.service.chat import require_llm
 from folio.api.service.context import (
     build_context,
@@ -56,7 +55,6 @@ from folio.api.service.context import (
     visible_region,
     visible_version,
 )
-from folio.api.service.highlight import highlighted_png
 from folio.api.service.jobs import IngestSpec, JobHandle, JobRunner, LocalJobRunner
 from folio.api.service.llm import ChatClient, client_from_settings
 from folio.api.service.model_calls import ModelCalls
@@ -74,6 +72,7 @@ if TYPE_CHECKING:
     from datetime import timedelta
 
     from folio.api.schemas import RegionOut, SearchRequest, VerifyRequest
+    from folio.api.service.answer import Prepared
     from folio.api.service.answer_schemas import AnswerRequest, AnswerResponse
     from folio.assembly.packing.compress import Compressor
     from folio.ingest.options import IngestOptions
@@ -234,10 +233,14 @@ class Folio:
 
     def prepare_answer(self, req: AnswerRequest, *, collections: Collections = None) -> Prepared:
         """The package and messages of an answer, before the model is called (``api.service.answer``'s steps)."""
+        from folio.api.service.answer import prepare  # function-level: a context or a listing never loads it
+
         return prepare(self.store, self.retriever, req, self.settings, collections=collections, client=self.llm)
 
     def answer(self, req: AnswerRequest, *, collections: Collections = None) -> AnswerResponse:
         """``POST /v1/answer`` without streaming: retrieve, assemble, ask the model, check the citations."""
+        from folio.api.service.answer import answer  # function-level: see prepare_answer
+
         return answer(self.store, self.retriever, req, self.settings, collections=collections, client=self.llm)
 
     # ------------------------------------------------------------------ documents and regions
@@ -357,6 +360,8 @@ class Folio:
         self, region_id: str, highlight: str, page: int | None = None, *, collections: Collections = None
     ) -> bytes:
         """The render of one of the region's pages with ``highlight``'s boxes painted (``api.service.highlight``)."""
+        from folio.api.service.highlight import highlighted_png  # function-level: the viewer asks, a command never
+
         r = visible_region(self.store, region_id, collections=collections)
         return highlighted_png(self.store, r, highlight, page)
 

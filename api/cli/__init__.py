@@ -29,6 +29,7 @@ from folio.api.cli.common import (
     validation_message,
 )
 from folio.kernel.errors import FolioError
+from folio.settings_light import any_unknown_env
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -72,12 +73,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     with one line on stderr each."""
     parser = build_parser()
     args = parser.parse_args(argv)  # --help and --version end here, before the settings load
-    from folio.settings import warn_unknown_env
-
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
-    warn_unknown_env()
+    if any_unknown_env():  # the settings tree (pydantic) loads to say which: a command that asks a server needs none
+        from folio.settings import warn_unknown_env
+
+        warn_unknown_env()
     try:
         code: int = args.func(args)
         return code

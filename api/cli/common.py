@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, get_args
 
 from folio.kernel.errors import FolioError
+from folio.settings_light import client_api_key, client_url, data_dir
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF, and a command that asks a server loads no more than it needs to.
@@ -132,22 +133,21 @@ def server_url(args: argparse.Namespace) -> str | None:
     """The server a query command sends its request to, or None to run it in-process: ``--server``, else
     ``$FOLIO_URL`` unless ``--data`` names a local store to read, else a ready ``folio serve`` on the data
     directory (``api.cli.discovery``; one line on stderr says so), unless ``--no-server``. A server answers in
-    milliseconds what in-process costs a second of loading the store and the query encoder."""
+    milliseconds what in-process costs a second of loading the store and the query encoder; the variables read
+    here come from ``folio.settings_light``, so that asking a server never loads the settings tree (pydantic)."""
     if args.server:
         if args.data:
             raise UsageError("--server and --data exclude each other: the server reads its own data")
         return str(args.server)
-    from folio.settings import ClientSettings
-
-    client = ClientSettings()
-    if not args.data and client.url:
-        return client.url
+    url = client_url()
+    if not args.data and url:
+        return url
     if args.no_server:
         return None
     from folio.api.cli.discovery import find_server
 
-    data = settings_for(args).storage.data
-    url = find_server(data, with_key=bool(client.api_key))
+    data = args.data or data_dir()
+    url = find_server(data, with_key=bool(client_api_key()))
     if url is not None:
         print(f"folio: asking the server at {url} (it serves {data}; --no-server runs here)", file=sys.stderr)
     return url

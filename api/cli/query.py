@@ -31,6 +31,7 @@ from folio.api.cli.common import (
 )
 from folio.kernel.errors import FolioError
 from folio.kernel.printable import terminal_safe
+from folio.settings_light import client_api_key
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -224,7 +225,7 @@ def exclusion_summary(excluded: list[dict[str, Any]], packed: set[str]) -> str:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    settings = settings_for(args)
+    """The package, from a server (``server_url``: then no settings, store or model loads here) or in-process."""
     url = server_url(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k}
     if args.budget is not None:
@@ -236,38 +237,50 @@ def cmd_context(args: argparse.Namespace) -> int:
     if args.retrieval:
         body["retrieval_strategy"] = args.retrieval
     if args.tokenizer:
-        name = args.tokenizer
-        if name.startswith("hf:") and url:
+        if args.tokenizer.startswith("hf:") and url:
             raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured "
                              "(--no-server runs here)")
-        if name.startswith("hf:"):  # the local user's own file: through the same named config as the server
-            from folio.kernel.tokens import register_tokenizer
-
-            name = "local"
-            tokenizers = {**settings.context.tokenizers, name: args.tokenizer[3:]}
-            settings = settings.model_copy(update={"tokenizers": tokenizers})
-            try:
-                register_tokenizer(name, args.tokenizer[3:])
-            except ValueError as e:
-                print(f"folio: --tokenizer: {e}", file=sys.stderr)
-                return EXIT_USAGE
-        body["tokenizer"] = name
-        if not url:  # a FOLIO_TOKENIZERS name: usable here as on a server
-            from folio.api.application import register_tokenizers
-
-            register_tokenizers(settings)
+        body["tokenizer"] = args.tokenizer
     if url:  # the server validates the request (a bad option is its 422: exit 2)
         pkg = post_json(url, "/v1/context", body)
     else:
         from folio.api.schemas import ContextRequest
 
-        req = ContextRequest.model_validate(body)
+        settings = settings_for(args)
+        if args.tokenizer:
+            with_tokenizer = _local_tokenizer(settings, body)
+            if with_tokenizer is None:
+                return EXIT_USAGE
+            settings = with_tokenizer
+        req = ContextRequest.model_validate(body)  # a bad option is a usage error before the store opens
         pkg = open_folio(settings).context(req).model_dump(mode="json")
     if args.json:
         print(terminal_safe(json.dumps(pkg, indent=2, ensure_ascii=False)))
     else:
         print(terminal_safe(format_package(pkg, prompt=not args.no_prompt)))
     return 0
+
+
+def _local_tokenizer(settings: Settings, body: dict[str, Any]) -> Settings | None:
+    """``--tokenizer`` in-process: a ``FOLIO_TOKENIZERS`` name, usable here as on a server, or ``hf:<dir>``, the
+    local user's own file, through the same named config as the server (``body`` then names it ``local``). The
+    settings that know it; None after an unusable file (said on stderr)."""
+    from folio.api.application import register_tokenizers
+
+    name: str = body["tokenizer"]
+    if name.startswith("hf:"):
+        from folio.kernel.tokens import register_tokenizer
+
+        body["tokenizer"] = "local"
+        tokenizers = {**settings.context.tokenizers, "local": name[3:]}
+        settings = settings.model_copy(update={"tokenizers": tokenizers})
+        try:
+            register_tokenizer("local", name[3:])
+        except ValueError as e:
+            print(f"folio: --tokenizer: {e}", file=sys.stderr)
+            return None
+    register_tokenizers(settings)
+    return settings
 
 
 def post_json(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -278,9 +291,7 @@ def post_json(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
     import urllib.error
     import urllib.request
 
-    from folio.settings import ClientSettings
-
-    key = ClientSettings().api_key
+    key = client_api_key()
     headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
     request = urllib.request.Request(f"{url.rstrip('/')}{path}", data=json.dumps(body).encode(), headers=headers,
                                      method="POST")

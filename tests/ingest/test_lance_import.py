@@ -1,5 +1,6 @@
 """LanceDB imported without building its REST client (``folio.ingest.storage.lance_import``): issue 34, item 2. The
-client's API classes load on first use, its models build their validators on first use, and both still work."""
+client's API classes load on first use, its models build their validators on first use, and both still work;
+``@override`` marks LanceDB's methods without checking them, as on Python 3.12."""
 
 from __future__ import annotations
 
@@ -24,8 +25,11 @@ class Later(BaseModel):
     x: int
 made = ListTablesResponse(tables=["a"])  # a deferred model builds when first used, and validates
 from lance_namespace_urllib3_client import TableApi  # the package's own names: its __init__ runs now
+import lancedb.db, overrides
+checks = sys.version_info >= (3, 12) or overrides.override.__module__ == "overrides.overrides"
 print(json.dumps({**before, "later_built": Later.__pydantic_complete__, "tables": made.tables,
-                  "table_api": TableApi.__name__}))
+                  "table_api": TableApi.__name__, "marked": lancedb.db.LanceDBConnection.open_table.__override__,
+                  "override_checks_again": checks}))
 """
 
 
@@ -40,6 +44,8 @@ def test_lancedb_imports_without_building_its_rest_client() -> None:
         "later_built": True,
         "tables": ["a"],
         "table_api": "TableApi",
+        "marked": True,  # LanceDB's methods carry @override's mark (EnforceOverrides reads it), unchecked
+        "override_checks_again": True,  # the package's own decorator is back once LanceDB is imported
     }
 
 
