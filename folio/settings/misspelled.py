@@ -12,7 +12,7 @@ from folio.settings.base import Group, env_names
 from folio.settings.groups import ClientSettings
 from folio.settings.tree import LEGACY_NAMES, Settings
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("folio.settings")  # the name users saw before the package split
 
 
 def setting_groups() -> list[type[Group]]:
