@@ -99,7 +99,7 @@ class Folio:
     on model calls (``model_calls``). Safe to share between threads (the store and retriever are; the
     retriever and the ingest indexers open once, under a lock)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913
         self,
         settings: Settings,
         store: ServiceStore,
@@ -397,7 +397,7 @@ class Folio:
         )
         return self.jobs.submit_ingest(spec)
 
-    def ingest_path(
+    def ingest_path(  # noqa: PLR0913
         self,
         path: Path,
         *,

@@ -58,7 +58,7 @@ from folio.kernel.index import RegionSource
 log = logging.getLogger(__name__)
 
 
-def assemble(
+def assemble(  # noqa: PLR0913
     query: str,
     hits: Sequence[Hit],
     source: RegionSource,
@@ -123,7 +123,7 @@ class _Plan:
     packable: list[Cand]
 
 
-def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, names: Mapping[str, str],
+def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, names: Mapping[str, str],  # noqa: PLR0913
           count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str],
           judged: Focus) -> _Plan:
     """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
@@ -157,7 +157,7 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     return plan
 
 
-def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: Frame,
+def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: Frame,  # noqa: PLR0913
               count: Callable[[str], int], tokenizer: str) -> tuple[list[Hit], Expander]:
     """The hits in priority order and the expander for them at this frame's room."""
     shits = by_priority(hits)
@@ -178,7 +178,7 @@ def _page_hits(shits: Sequence[Hit]) -> dict[tuple[str, int], int]:
     return out
 
 
-def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: Frame, ex: Expander, found: Found,
+def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: Frame, ex: Expander, found: Found,  # noqa: PLR0913
           count: Callable[[str], int], compressor: Compressor | None = None, notes: list[str] | None = None,
           keeps: Sequence[int] | None = None) -> None:
     """Set each candidate's status: greedy (with fallbacks and the compressed tail) or monotone packing,
@@ -205,7 +205,7 @@ def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: Frame
                       compressor if o.compress == "llm" else None, notes)
 
 
-def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,
+def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,  # noqa: PLR0913
             frame: Frame, count: Callable[[str], int]) -> tuple[PromptOut, int, list[Cand], str | None]:
     """The prompt of the packed items and its exact token count; refuses (no evidence) when it would
     exceed the limit, and sends nothing when even the prompt without evidence does not fit."""

@@ -131,7 +131,7 @@ def _same_key(alive: list[Unit], units: Sequence[Unit]) -> None:
                 first.expansions = (first.expansions - {"page_text", "page_paragraphs"}) | {"page_image"}
 
 
-def _page_excerpts(alive: list[Unit], units: Sequence[Unit]) -> None:
+def _page_excerpts(alive: list[Unit], units: Sequence[Unit]) -> None:  # noqa: C901
     """1b. Page excerpts: into the whole page when it is sent as text, else unioned per page; a page sent as
     its best paragraphs goes into the excerpt of a hit on it (the excerpt is centred on what matched)."""
     whole = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.excerpt is None and not u.image
@@ -249,7 +249,7 @@ def _page_images(alive: list[Unit], units: Sequence[Unit]) -> None:
                 break
 
 
-def _text_pages(alive: list[Unit], units: Sequence[Unit]) -> None:
+def _text_pages(alive: list[Unit], units: Sequence[Unit]) -> None:  # noqa: C901
     """6. A whole-text page repeats the spans on it: keep the precise span instead; a promoted page
     takes the spans lying wholly on it."""
     text_pages = [u for u in alive if u.kind == "page" and not u.image and not u.paras and not u.absorbed

@@ -177,7 +177,7 @@ def _shared(words: frozenset[str], units: Sequence[Region], need: int) -> list[t
     return [(-t[0], t[3]) for t in scored]
 
 
-def item_lines(triggers: Sequence[Region], region_ids: Sequence[str], pages: Sequence[int], sent: Sent,
+def item_lines(triggers: Sequence[Region], region_ids: Sequence[str], pages: Sequence[int], sent: Sent,  # noqa: PLR0913
                query_words: frozenset[str], source: RegionSource) -> list[LineOut]:
     """``ContextItem.lines`` for one packed item (module docstring); ``triggers`` are the regions of the
     item's carried hits in priority order (the first ``ITEM_TRIGGERS`` that give lines count)."""

@@ -77,7 +77,7 @@ def pages_label(pages: Sequence[int]) -> str:
     return "pp." + ",".join(str(p) for p in pages)
 
 
-def block_open(cid: str, modality: Modality, filename: str, pages: Sequence[int], section: str | None,
+def block_open(cid: str, modality: Modality, filename: str, pages: Sequence[int], section: str | None,  # noqa: PLR0913
                fmt: BlockFormat = "compact") -> str:
     """The line that opens a block: ``[S1] manual.pdf p.12 | Priority incidents`` (compact) or
     ``<block id="S1" type="text" source="manual.pdf p.12" section="Priority incidents">`` (tagged)."""

@@ -119,7 +119,7 @@ def _named(hits: Sequence[Hit], weak: Iterable[str]) -> frozenset[tuple[str, int
     return frozenset(refs & found)
 
 
-def _weak_docs(top: str, docs: set[str], referred: set[str], lex: dict[str, float],
+def _weak_docs(top: str, docs: set[str], referred: set[str], lex: dict[str, float],  # noqa: PLR0913
                dense: dict[str, float], words: _Words) -> dict[str, str]:
     top_lex, top_dense = max(lex.values(), default=0.0), max(dense.values(), default=0.0)
     most = max(words.per_doc.values(), default=0)

@@ -289,7 +289,7 @@ def bodies_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def main() -> int:  # noqa: C901
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
     ap.add_argument("--concurrency", type=int, default=4)

@@ -64,7 +64,7 @@ logger = logging.getLogger("eval_quality")
 SHARED = Path(os.environ.get("FOLIO_SHARED") or ROOT.parent / "shared")
 
 
-def run_set(
+def run_set(  # noqa: PLR0913
     name: str,
     questions: list[dict[str, Any]],
     pdf_dir: Path,

@@ -57,7 +57,7 @@ def one_page(
     return raw_pdf(objs)
 
 
-def _text_ops(text: str, *, x: float = 72, y: float = 720, size: float = 11, width: int = 90, mode: int = 0) -> bytes:
+def _text_ops(text: str, *, x: float = 72, y: float = 720, size: float = 11, width: int = 90, mode: int = 0) -> bytes:  # noqa: PLR0913
     words = text.split()
     lines: list[str] = []
     cur = ""

@@ -132,7 +132,7 @@ def py(value: Any) -> str:
     return repr(value)
 
 
-def annotation(node: Mapping[str, Any]) -> str:
+def annotation(node: Mapping[str, Any]) -> str:  # noqa: C901
     """The Python type of one JSON Schema node, as source text."""
     if "$ref" in node:
         return class_name(_ref_name(node["$ref"]))

@@ -330,7 +330,7 @@ class OnnxMiniLMEncoder:
 
     dim = TEXT_DIM
 
-    def __init__(
+    def __init__(  # noqa: PLR0913
         self,
         path: str | None = None,
         *,

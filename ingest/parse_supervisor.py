@@ -169,7 +169,7 @@ def _page_timeout(limits: IngestLimits, where: str) -> IngestTimeout:
     return IngestTimeout(f"ingest timeout: {where} took longer than {hard:g} s (FOLIO_PAGE_TIMEOUT_S)")
 
 
-def _supervise(
+def _supervise(  # noqa: C901
     proc: Any,
     recv: Connection,
     limits: IngestLimits,

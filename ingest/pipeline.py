@@ -132,7 +132,7 @@ class IngestSource:
     collection: str
 
     @classmethod
-    def check(
+    def check(  # noqa: PLR0913
         cls,
         data: bytes,
         *,
@@ -178,7 +178,7 @@ class Ingestion:
         return report.model_copy(update={"seconds": round(time.perf_counter() - self.started, 3)})
 
 
-def ingest(
+def ingest(  # noqa: PLR0913
     store: Store,
     source: IngestSource,
     options: IngestOptions,
@@ -227,7 +227,7 @@ def ingest(
     return run.timed(report)
 
 
-def ingest_bytes(
+def ingest_bytes(  # noqa: PLR0913
     store: Store,
     data: bytes,
     *,

@@ -32,7 +32,7 @@ def modality_of(kind: str) -> Modality:
     return MODALITY_BY_KIND.get(kind, "text")
 
 
-def resolve_scope(
+def resolve_scope(  # noqa: C901, PLR0913
     store: StoreReader,
     *,
     doc_ids: Sequence[str] | None = None,

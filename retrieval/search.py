@@ -71,7 +71,7 @@ class SearchResult:
 
 
 class Retriever:
-    def __init__(
+    def __init__(  # noqa: PLR0913
         self,
         store: StoreReader,
         *,
@@ -135,7 +135,7 @@ class Retriever:
         )
 
     # ------------------------------------------------------------------ search
-    def search(
+    def search(  # noqa: PLR0913
         self,
         query: str,
         *,
@@ -160,7 +160,7 @@ class Retriever:
             rerank=rerank,
         ).hits
 
-    def search_detailed(
+    def search_detailed(  # noqa: C901, PLR0913
         self,
         query: str,
         *,

@@ -32,7 +32,7 @@ from folio.kernel.printable import terminal_safe
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
 
-def cmd_ingest(args: argparse.Namespace) -> int:
+def cmd_ingest(args: argparse.Namespace) -> int:  # noqa: C901
     from folio.api.application import Folio
     from folio.ingest.options import IngestOptions
 

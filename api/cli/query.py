@@ -224,7 +224,7 @@ def exclusion_summary(excluded: list[dict[str, Any]], packed: set[str]) -> str:
     return ", ".join(f"{reasons[r]} {r}" for r in carried + rest)
 
 
-def cmd_context(args: argparse.Namespace) -> int:
+def cmd_context(args: argparse.Namespace) -> int:  # noqa: C901
     """The package, from a server (``server_url``: then no settings, store or model loads here) or in-process."""
     url = server_url(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k}

@@ -36,7 +36,7 @@ def _overall(jobs: list[dict[str, Any]]) -> tuple[str, int, int]:
     return (stages or "queued"), finished, len(jobs)
 
 
-def run(args: argparse.Namespace, paths: list[Path], settings: Settings, folio: Folio) -> int:
+def run(args: argparse.Namespace, paths: list[Path], settings: Settings, folio: Folio) -> int:  # noqa: C901
     """Submit ``paths`` to the cluster at ``args.ray``; print reports; exit code like ``folio ingest``."""
     from folio.api.cli.common import EXIT_FAILED, ProgressBar, format_report
     from folio.api.cluster.board import board, connect, job_spec

@@ -300,7 +300,7 @@ def _remote_task() -> Any:
 ingest_task = _LazyRemote(_remote_task)
 
 
-def job_spec(
+def job_spec(  # noqa: PLR0913
     store: ServiceStore, *, filename: str, doc_id: str | None, collection: str, settings: Settings,
     password: str | None = None,
 ) -> dict[str, Any]:

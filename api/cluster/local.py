@@ -129,7 +129,7 @@ def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: fl
 DEMO_PDFS = ("support-policy-v1.pdf", "support-policy-v2.pdf", "linnsequencer-brochure-scan.pdf")
 
 
-def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: int = 8100, stay: bool = True) -> int:
+def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: int = 8100, stay: bool = True) -> int:  # noqa: C901
     """The whole cluster on this machine (``scripts/cluster_demo.sh``): S3 server, Ray head and
     ``workers`` worker nodes, ``replicas`` API replicas; ingests the sample PDFs through Ray, asks
     every replica the same question, then keeps running until Ctrl-C (``stay=False``: stops)."""

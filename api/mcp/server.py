@@ -247,7 +247,7 @@ def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
         return _json_result(out)
 
     @server.tool(name="get_context", annotations=READ_ONLY)
-    async def get_context_tool(
+    async def get_context_tool(  # noqa: PLR0913
         ctx: Context[Any, Any],
         query: str,
         budget: int | None = None,

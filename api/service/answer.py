@@ -117,7 +117,7 @@ def schema_instruction(schema: dict[str, Any], name: str) -> str:
     return text
 
 
-def prepare(store: ServiceStore, retriever: Retriever, req: AnswerRequest, settings: Settings, *,
+def prepare(store: ServiceStore, retriever: Retriever, req: AnswerRequest, settings: Settings, *,  # noqa: PLR0913
             collections: Collection[str] | None = None, client: ChatClient | None = None) -> Prepared:
     """Check the endpoint is configured, then build the package (schema counted in the budget)."""
     client = require_llm(settings, client)
@@ -330,7 +330,7 @@ def _citation(item: Any) -> CitationOut:
         viewer_url=f"/viewer?region={quote(item.region_id, safe='@:')}")
 
 
-def answer(store: ServiceStore, retriever: Retriever, req: AnswerRequest, settings: Settings, *,
+def answer(store: ServiceStore, retriever: Retriever, req: AnswerRequest, settings: Settings, *,  # noqa: PLR0913
            collections: Collection[str] | None = None, client: ChatClient | None = None) -> AnswerResponse:
     """Retrieve, assemble, ask the configured model, check the citations (``POST /v1/answer``).
 

@@ -133,7 +133,7 @@ def search_hits(
     return result
 
 
-def build_context(
+def build_context(  # noqa: PLR0913
     store: ServiceStore,
     retriever: Retriever,
     req: ContextRequest,

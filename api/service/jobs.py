@@ -57,7 +57,7 @@ class IngestSpec:
     indexers: Sequence[VersionIndexer] = ()
 
 
-def ingest_job(
+def ingest_job(  # noqa: PLR0913
     store: Store,
     data: bytes,
     *,

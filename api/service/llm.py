@@ -112,7 +112,7 @@ class ChatClient:
             body["stream_options"] = {"include_usage": True}
         return body
 
-    async def achat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
+    async def achat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,  # noqa: PLR0913
                     response_format: dict[str, Any] | None = None, timeout: float | None = None,
                     deadline: Deadline | None = None) -> Completion:
         """One non-streaming completion, all of it within ``timeout`` seconds (or by ``deadline``)."""
@@ -135,7 +135,7 @@ class ChatClient:
         """The reply's text alone (rerankers, summaries): ``chat`` within ``timeout`` (default: the client's)."""
         return self.chat(messages, max_tokens=max_tokens, temperature=temperature, timeout=timeout).text
 
-    async def astream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
+    async def astream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,  # noqa: PLR0913
                       response_format: dict[str, Any] | None = None, timeout: float | None = None,
                       deadline: Deadline | None = None) -> AsyncIterator[str | Completion]:
         """Yield text deltas as they arrive, then the whole ``Completion`` last, all within
@@ -181,7 +181,7 @@ class _Stream:
         self.usage: dict[str, Any] = {}
         self.done = False
 
-    def feed(self, line: str) -> str:
+    def feed(self, line: str) -> str:  # noqa: C901
         """The text a ``data:`` line adds (``[DONE]`` sets ``done``)."""
         line = line.strip()
         if not line.startswith("data:"):

@@ -14,7 +14,7 @@ from folio.kernel.model import Region
 EXCERPT_SNAP = 80  # chars: an excerpt ends at a line end this near (or a quarter of its size), else a sentence end
 
 
-def cut_at(text: str, pos: int, floor: int, ceil: int, snap: int, *, start: bool) -> int:
+def cut_at(text: str, pos: int, floor: int, ceil: int, snap: int, *, start: bool) -> int:  # noqa: PLR0913
     """Where an excerpt starts (``start``) or ends near ``pos``, searching back from ``pos`` to no earlier
     than ``floor`` (and, for a start, no later than ``ceil``): the nearest line end within ``snap`` chars,
     else a sentence end, else a space; ``pos`` itself when none is there (``floor`` for an end).

@@ -43,7 +43,7 @@ class Expander:
     """Builds units for hits against one ``RegionSource``, reading its structure through ``structure``
     (``SourceStructure``: cached per source)."""
 
-    def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],
+    def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],  # noqa: PLR0913
                  parent_cap: int, tokenizer: str = "", query_words: frozenset[str] = frozenset(),
                  hit_ids: frozenset[str] = frozenset(), page_cap: int | None = None,
                  window_tokens: int | None = None,
@@ -109,7 +109,7 @@ class Expander:
         return None if text is None else table.model_copy(update={"text": text})
 
     # -- units -----------------------------------------------------------------------------
-    def _span(self, i: int, hit: Hit, r: Region, v: SectionView, lo: int, hi: int, full: bool,
+    def _span(self, i: int, hit: Hit, r: Region, v: SectionView, lo: int, hi: int, full: bool,  # noqa: PLR0913
               expansion: str) -> Unit:
         lo, hi = max(0, lo), min(len(v) - 1, hi)
         return Unit("span", ("span", v.key), r.doc_id, r.version_id, [i], hit.score, hit.rank,
@@ -150,7 +150,7 @@ class Expander:
             u.paras = self.structure.in_reading_order(page, paras)
             u.expansions = (u.expansions - {"page_text"}) | {"page_paragraphs"}
 
-    def expand(self, i: int, hit: Hit, r: Region) -> Unit | None:
+    def expand(self, i: int, hit: Hit, r: Region) -> Unit | None:  # noqa: C901
         """One unit for hit ``i`` (already resolved to region ``r``), or None if it has no content."""
         s = self.o.strategy
         if s == "page":
@@ -192,7 +192,7 @@ class Expander:
             pos = v.pos[r.region_id]
         return self._text(i, hit, r, v, pos)
 
-    def _text(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
+    def _text(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:  # noqa: C901
         s, o = self.o.strategy, self.o
         para = v.paragraph_span(pos)
         if r.kind == "paragraph":

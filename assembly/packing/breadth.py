@@ -24,7 +24,7 @@ from folio.assembly.types import AssemblyOptions
 from folio.kernel.model import Region
 
 
-def pack_breadth(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander,
+def pack_breadth(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander,  # noqa: PLR0913
                  regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int) -> int:
     """Breadth and depth in one budget-independent plan (``packing="breadth"``; see the module docstring).
     Returns the slack."""
@@ -118,7 +118,7 @@ class BreadthPlan:
             self.growing.remove(k)
 
 
-def _levels(c: Cand, full: Cand, f: Cand, step: int, ex: Expander, regions: Mapping[int, Region],
+def _levels(c: Cand, full: Cand, f: Cand, step: int, ex: Expander, regions: Mapping[int, Region],  # noqa: PLR0913
             count: Callable[[str], int], close_tokens: int) -> list[Cand]:
     """The forms of a candidate above its small form ``f``, each at most ``step`` tokens larger than the one
     before, ending with its full form; forms that would cover another page are left out."""
@@ -140,7 +140,7 @@ def _same_pages(big: Cand, small: Cand) -> bool:
     return set(big.body.pages) <= set(small.body.pages)
 
 
-def _small_form(c: Cand, o: AssemblyOptions, ex: Expander, regions: Mapping[int, Region],
+def _small_form(c: Cand, o: AssemblyOptions, ex: Expander, regions: Mapping[int, Region],  # noqa: PLR0913
                 count: Callable[[str], int], close_tokens: int) -> Cand | None:
     """``c`` itself when its text fits ``excerpt_tokens`` (and it has no image), else a copy at the largest
     rung of its ladder within twice that (a page excerpt within once), or None when no rung fits. A table

@@ -56,7 +56,7 @@ class Cand:
     duplicate_of: str | None = None  # status "duplicate": the packed item whose text holds this one's
 
 
-def make_candidates(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOptions,
+def make_candidates(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOptions,  # noqa: PLR0913
                     names: Mapping[str, str], count: Callable[[str], int], close_tokens: int) -> list[Cand]:
     """One candidate per surviving unit (with its body), in priority order, each with its citation id (see the
     module docstring); ``names``: file name by version id, for the open lines."""
@@ -74,7 +74,7 @@ def make_candidates(survivors: Sequence[Unit], bodies: Sequence[Body], o: Assemb
     return out
 
 
-def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, str],
+def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, str],  # noqa: PLR0913
           count: Callable[[str], int], close_tokens: int) -> Cand:
     """Unit ``u`` as the block ``cid``: its open line, image URL and exact costs."""
     cnt = count
@@ -126,7 +126,7 @@ def carried_pages(c: Cand) -> set[tuple[str, int]]:
     return {(c.unit.version_id, p) for p in c.body.pages if p}
 
 
-def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
+def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],  # noqa: PLR0913
              close_tokens: int) -> bool:
     """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``packing.fallback``."""
     u = c.unit
@@ -145,7 +145,7 @@ def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], c
                for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page))
 
 
-def take_rung(c: Cand, rung: Rung, slack: int, regions: Mapping[int, Region], count: Callable[[str], int],
+def take_rung(c: Cand, rung: Rung, slack: int, regions: Mapping[int, Region], count: Callable[[str], int],  # noqa: PLR0913
               close_tokens: int) -> bool:
     """Send ``rung`` in place of ``c``'s body when it fits ``slack`` and carries one of ``c``'s hits."""
     u, b = c.unit, rung.body
@@ -170,7 +170,7 @@ def take_rung(c: Cand, rung: Rung, slack: int, regions: Mapping[int, Region], co
     return True
 
 
-def grow(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],
+def grow(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],  # noqa: PLR0913
          close_tokens: int) -> Cand | None:
     """A copy of ``c`` at its largest representation below its full form that fits ``slack``: for a page
     sent as text, the page around its hits sized to the room (then its best paragraphs that fit); for
@@ -197,7 +197,7 @@ def section_of(u: Unit, b: Body) -> str | None:
     return r.heading_path[-1] if r is not None and r.heading_path else None
 
 
-def truncate(c: Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],
+def truncate(c: Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],  # noqa: PLR0913
              close_tokens: int, query_words: frozenset[str] = frozenset()) -> Cand | None:
     """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length); a table
     keeps its header and the rows that fit, best first (``fitted_rows``)."""

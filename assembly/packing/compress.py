@@ -70,7 +70,7 @@ def reserve(o: AssemblyOptions, room: int, cands: Sequence[Any] = ()) -> int:
     return held
 
 
-def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits: Sequence[Any],
+def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits: Sequence[Any],  # noqa: PLR0913
                   regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int,
                   reopen: Callable[[Any, Body], str], compressor: Compressor | None = None,
                   notes: list[str] | None = None) -> int:
@@ -127,7 +127,7 @@ def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits:
 _Fit = tuple[Body, str, int, int]  # body, open line, text tokens, total tokens
 
 
-def _fit_extractive(c: Any, qw: frozenset[str], trigger_regions: Sequence[Region], count: Callable[[str], int],
+def _fit_extractive(c: Any, qw: frozenset[str], trigger_regions: Sequence[Region], count: Callable[[str], int],  # noqa: PLR0913
                     cap: int, slack: int, close_tokens: int, reopen: Callable[[Any, Body], str]) -> _Fit | None:
     """The extractive body of ``c`` within ``cap`` text tokens whose block fits ``slack``."""
     body = compressed_body(c.unit, c.body, qw, trigger_regions, count, cap)
@@ -173,7 +173,7 @@ class _Model:
         return out.strip()
 
 
-def _fit_llm(c: Any, query: str, model: _Model, count: Callable[[str], int], cap: int, slack: int,
+def _fit_llm(c: Any, query: str, model: _Model, count: Callable[[str], int], cap: int, slack: int,  # noqa: PLR0913
              close_tokens: int, reopen: Callable[[Any, Body], str]) -> _Fit | None:
     """The model's compression of ``c``'s whole text, recounted and cut to fit ``cap`` and ``slack``."""
     b = c.body
@@ -216,7 +216,7 @@ def fit_tokens(text: str, limit: int, count: Callable[[str], int]) -> str:
     return best
 
 
-def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers: Sequence[Region],
+def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers: Sequence[Region],  # noqa: C901, PLR0913
                     count: Callable[[str], int], cap: int) -> Body | None:
     """The extractive compression of ``body`` within ``cap`` tokens, or None when nothing fits or
     nothing in it shares a word with the question or carries a hit.

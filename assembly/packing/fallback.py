@@ -174,7 +174,7 @@ def span_floor(u: Unit, anchors: Sequence[tuple[int, int]]) -> str | None:
     return runs_body(v, [(a, b)]).text
 
 
-def rungs(u: Unit, current: Body, anchors: Sequence[tuple[int, int]], ex: Expander, room: int | None = None,
+def rungs(u: Unit, current: Body, anchors: Sequence[tuple[int, int]], ex: Expander, room: int | None = None,  # noqa: PLR0913
           triggers: Sequence[tuple[int, Region]] = ()) -> Iterator[Rung]:
     """The ladder below ``current`` (the unit's full body), largest first; tables are cut in core.
     ``room`` (tokens left for the body) and ``triggers`` (the unit's hits with their regions, in priority

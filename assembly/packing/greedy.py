@@ -18,7 +18,7 @@ from folio.kernel.hit import Hit
 from folio.kernel.model import Region
 
 
-def pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],
+def pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],  # noqa: C901, PLR0913
                 regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int,
                 keeps: Sequence[int] | None = None) -> int:
     """Greedy in priority order; a candidate that does not fit walks its fallback ladder. ``keeps[k]``: tokens
@@ -64,7 +64,7 @@ def _reserve(rest: Sequence[Cand], n: int, window: int | None) -> int:
     return sum(min(r.cost, (window or 0) + r.wrapper_tokens) for r in rest[:n])
 
 
-def _shrink(c: Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],
+def _shrink(c: Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],  # noqa: PLR0913
             count: Callable[[str], int], close_tokens: int) -> bool:
     """Send ``c`` as its largest smaller form that fits ``slack`` (a table's header and best rows, else the first
     rung of its ladder that fits); False when none does."""

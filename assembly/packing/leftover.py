@@ -14,7 +14,7 @@ from folio.assembly.types import AssemblyOptions
 from folio.kernel.hit import Hit
 
 
-def truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shits: Sequence[Hit],
+def truncate_rest(packable: Sequence[Cand], slack: int, o: AssemblyOptions, shits: Sequence[Hit],  # noqa: PLR0913
                   count: Callable[[str], int], close_tokens: int, query_words: frozenset[str]) -> int:
     """Structural truncation of the candidates left out, into what is left; returns the slack. In greedy and
     breadth packing a truncated text already in a packed item (or holding one) is a duplicate, as in packing

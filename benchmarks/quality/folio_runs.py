@@ -98,7 +98,7 @@ class FolioInProcess:
         return out
 
 
-def unmerged_window_tokens(
+def unmerged_window_tokens(  # noqa: PLR0913
     question: str,
     hits: Any,
     source: Any,
@@ -183,7 +183,7 @@ def ingest_all(folio: Any, pdf_dir: Path, docs: Sequence[str]) -> dict[str, str 
     return out
 
 
-def run_folio(
+def run_folio(  # noqa: PLR0913
     questions: list[dict[str, Any]],
     pdf_dir: Path,
     data: Path,

@@ -47,7 +47,7 @@ def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int,
     )
 
 
-def run_peers(
+def run_peers(  # noqa: PLR0913
     questions: list[dict[str, Any]],
     pdf_dir: Path,
     data: Path,

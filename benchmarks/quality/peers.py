@@ -479,7 +479,7 @@ def _fills(tok: Any, items: Sequence[PeerItem], budget: int, head: str) -> bool:
     return int(tok.count(head + SEP.join(it.text for it in items))) >= budget
 
 
-def peer_packages(
+def peer_packages(  # noqa: PLR0913
     peer: Peer, doc_key: str, question: str, tok: Any, budgets: Sequence[int], head: str = ""
 ) -> dict[int, dict[str, Any]]:
     """What ``peer`` sends for ``question`` at each budget (see :func:`pack_units`).

@@ -10,7 +10,7 @@ from benchmarks.quality import metrics as M
 from benchmarks.quality.questions import evidence_kind
 
 
-def score_record(
+def score_record(  # noqa: PLR0913
     q: dict[str, Any],
     info: dict[str, Any],
     *,
@@ -102,7 +102,7 @@ def _box(b: Any) -> tuple[float, float, float, float]:
     return float(b[0]), float(b[1]), float(b[2]), float(b[3])
 
 
-def folio_record(
+def folio_record(  # noqa: PLR0913
     q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float,
     doc_id: str | None = None,
 ) -> dict[str, Any]:

@@ -143,7 +143,7 @@ def _row(a: dict[str, Any]) -> list[str]:
     ]  # fmt: skip
 
 
-def render_markdown(
+def render_markdown(  # noqa: C901, PLR0913
     summary: dict[str, Any],
     recs: Sequence[dict[str, Any]],
     systems: Sequence[str],

@@ -93,7 +93,7 @@ def parse_page_refs(query: str) -> list[PageRef]:
     return [r for _, r in sorted(found, key=lambda x: x[0])]
 
 
-def resolve(refs: Sequence[PageRef], labels: Sequence[str], page_count: int) -> list[int]:
+def resolve(refs: Sequence[PageRef], labels: Sequence[str], page_count: int) -> list[int]:  # noqa: C901
     """Physical 1-based pages for ``refs`` in one version: pages whose printed label is the number
     (or the page at that position), then the physical page of that index (when different), each
     once, label matches first.

@@ -80,7 +80,7 @@ def is_toc_block(b: Block) -> bool:
     return bool(lines) and sum(1 for t in lines if _LEADER.search(t)) >= max(1, (len(lines) + 1) // 2)
 
 
-def mark_furniture(pages: Sequence[PageData]) -> int:
+def mark_furniture(pages: Sequence[PageData]) -> int:  # noqa: C901
     """Re-label furniture and table-of-contents blocks in place; returns how many blocks changed.
 
     Scanned pages read by OCR take part too (their headers repeat as well); text larger than the body

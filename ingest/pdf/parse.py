@@ -86,7 +86,7 @@ def text_flags() -> int:
     return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP)
 
 
-def _first_pass(
+def _first_pass(  # noqa: C901, PLR0913
     page: pymupdf.Page,
     *,
     lanes: PageLanes,
@@ -241,7 +241,7 @@ def _not_rendered(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:120]
 
 
-def _render(
+def _render(  # noqa: PLR0913
     page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: str, scale: float, lanes: PageLanes,
     pending: list[Pending],
 ) -> None:
@@ -360,7 +360,7 @@ def _ocr_images(
     return out
 
 
-def parse_pdf(
+def parse_pdf(  # noqa: PLR0913
     pdf: CheckedPdf | bytes,
     *,
     doc_id: str,
@@ -435,7 +435,7 @@ def parse_pdf(
 MAX_PENDING_PAGES = 16  # pages whose lane work may be outstanding: bounds the pixels held in memory
 
 
-def _first_passes(
+def _first_passes(  # noqa: C901, PLR0913
     doc: pymupdf.Document,
     budget: OcrBudget | None,
     asset_dir: pathlib.Path | None,

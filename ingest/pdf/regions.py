@@ -120,7 +120,7 @@ class _TablePart:
     last_row: int
 
 
-def build_regions(
+def build_regions(  # noqa: PLR0913
     pages: list[PageData], toc: list[list[object]], doc_id: str, version_id: str, title: str, scale: float
 ) -> list[Region]:
     """Every region of a version, in reading order; sections last (their text is known only at the end)."""
@@ -192,7 +192,7 @@ class _RegionBuilder:
             return self.current
         return self.open_section(None, pno, (0.0, 0.0, pg.width, min(20.0, pg.height)))
 
-    def add(
+    def add(  # noqa: PLR0913
         self,
         kind: RegionKind,
         page: int,

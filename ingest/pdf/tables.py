@@ -183,7 +183,7 @@ def _cells_from_words(tb: Any, words: list[Box5], split: bool) -> list[list[str]
     return out
 
 
-def find_page_tables(
+def find_page_tables(  # noqa: C901
     page: pymupdf.Page, drawings: list[dict[str, Any]], words: list[Box5], *, baseline: bool = False
 ) -> list[TableData]:
     """Tables on a page; ``words`` are ``(x0, y0, x1, y1, text)`` in reading order. ``baseline``: the

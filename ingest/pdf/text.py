@@ -96,7 +96,7 @@ def center_in(b: Box, r: Box, pad: float = 1.0) -> bool:
 _BOLD_FLAG = 16
 
 
-def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:
+def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:  # noqa: C901
     """Lines from one TextPage, grouped into style-homogeneous blocks in PyMuPDF's reading order."""
     w, h = page.rect.width, page.rect.height
     rot = page.rotation

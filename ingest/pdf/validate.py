@@ -32,7 +32,7 @@ def _one_line(exc: BaseException) -> str:
     return text[:200] or type(exc).__name__
 
 
-def open_pdf(
+def open_pdf(  # noqa: C901
     data: bytes,
     *,
     password: str | None = None,

@@ -259,7 +259,7 @@ class Catalogue:
                     retry_conflicts(partial(t.add_columns, [WRITER_FIELD]))
             self._claim_columns_ok = True
 
-    def claim(
+    def claim(  # noqa: PLR0913
         self,
         doc_id: str,
         version_id: str,
@@ -310,7 +310,7 @@ class Catalogue:
                 time.sleep(pause)
                 pause = min(pause * 1.5, 1.0)
 
-    def _try_claim(
+    def _try_claim(  # noqa: PLR0913
         self,
         doc_id: str,
         version_id: str,

@@ -26,7 +26,7 @@ from folio.ingest.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
-def check(store: Store, *, repair: bool = False) -> dict[str, Any]:
+def check(store: Store, *, repair: bool = False) -> dict[str, Any]:  # noqa: C901
     """Verify the store; ``problems`` is empty when it is consistent. With ``repair``, crash cleanup
     (dead writers' claims and rows, orphan rows and assets) runs first and is listed in ``repaired``."""
     repaired: list[str] = []

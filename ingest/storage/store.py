@@ -215,7 +215,7 @@ class Store:
         return self.catalogue.ready_writers(keys)
 
     # ------------------------------------------------------------------ writing
-    def begin_version(
+    def begin_version(  # noqa: PLR0913
         self,
         doc_id: str,
         version_id: str,
@@ -281,7 +281,7 @@ class Store:
         """(Re)build a full-text index on ``column`` of a version-scoped table (summaries)."""
         self.database.index_text(table, column)
 
-    def commit_version(
+    def commit_version(  # noqa: PLR0913
         self,
         doc_id: str,
         version_id: str,

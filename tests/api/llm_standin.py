@@ -39,7 +39,7 @@ class StandInLLM:
     """``with StandInLLM() as llm:`` then ``llm.url`` (ends in /v1), ``llm.replies.append(Reply(...))``,
     ``llm.requests`` (each request's JSON body and Authorization header)."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # noqa: C901
         self.replies: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
         self.dripping = 0  # replies being dripped right now (a cancelled call stops its drip)

@@ -60,7 +60,7 @@ class _Layout:
         return r
 
 
-def _loc(page: int, x0: float, y0: float, x1: float, y1: float, lines: tuple[BBox, ...] = ()) -> Locator:
+def _loc(page: int, x0: float, y0: float, x1: float, y1: float, lines: tuple[BBox, ...] = ()) -> Locator:  # noqa: PLR0913
     return Locator(page=page, bbox=BBox(x0=x0, y0=y0, x1=x1, y1=y1), page_width=PAGE_W, page_height=PAGE_H,
                    line_boxes=lines)
 

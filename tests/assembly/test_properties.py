@@ -156,7 +156,7 @@ BREADTH_TRUNCATED_LEFTOVER = _case(
 @SETTINGS
 @given(cases())
 @example(TRUNCATED_REPEAT)
-def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[no-untyped-def]
+def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[no-untyped-def]  # noqa: C901
     regions, hits, opts, budget = case
     opts = opts.model_copy(update={"budget": budget})
     pkg = assemble("what is the pump pressure limit?", hits, RegionIndex(regions), opts)

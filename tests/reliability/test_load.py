@@ -55,7 +55,7 @@ def served(data_copy: Path, tmp_path: Path) -> object:
         log.close()
 
 
-def test_load_with_health_probes(served: tuple[str, Path]) -> None:
+def test_load_with_health_probes(served: tuple[str, Path]) -> None:  # noqa: C901
     url, server_log = served
     stop = time.monotonic() + SECONDS
     outcomes: Counter[str] = Counter()

@@ -82,7 +82,7 @@ def test_blank_query_rejected(retriever: Any) -> None:
         retriever.search("   ")
 
 
-def _region(doc: str, ver: str, page: int, kind: str, n: int, text: str, seq: int) -> Region:
+def _region(doc: str, ver: str, page: int, kind: str, n: int, text: str, seq: int) -> Region:  # noqa: PLR0913
     loc = Locator(page=page, bbox=BBox(x0=10, y0=10 * n, x1=200, y1=10 * n + 8), page_width=600, page_height=800)
     return Region(
         region_id=region_id_for(doc, ver, page, kind, n),  # type: ignore[arg-type]

@@ -119,7 +119,7 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, st
     },
     openapi_extra=_UPLOAD_BODY,
 )
-async def upload_document(
+async def upload_document(  # noqa: PLR0913
     request: Request,
     caller: WriterDep,
     settings: SettingsDep,

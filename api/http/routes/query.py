@@ -23,7 +23,7 @@ from folio.assembly.types import ContextPackage, VerifyReport
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=ForwardedJSON)
 
 
-async def _run(op: str, req: BaseModel, request: Request, pool: QueryPool, folio: Folio,
+async def _run(op: str, req: BaseModel, request: Request, pool: QueryPool, folio: Folio,  # noqa: PLR0913
                collections: frozenset[str] | None) -> Response:
     """``op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
     FastAPI would encode an ``async def`` route's return value on the event loop, where a large
