@@ -19,7 +19,7 @@ The steps, each in its own room:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from folio.assembly.budget import describe_formula, get_counter
@@ -41,6 +41,7 @@ from folio.assembly.packing.nesting import (
     nested_carries_more,
     nests,
     page_costs,
+    priority_keeps,
     text_pages,
 )
 from folio.assembly.priority import by_priority, prioritise
@@ -148,11 +149,19 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
         below = _plan(query, hits, source, half, names, count, tokenizer, None, [], judged)
         must = page_costs([c for c in below.packable if not added_by_documents(c, below.found.shits)])
         if not set(must) <= text_pages(packable):
+            ranked = make_candidates(survivors, bodies, options, names, count, frame.close_tokens)
+            in_rank = apply_caps(ranked, options)  # priority order, room kept for the carried pages
+            keeps, hard = priority_keeps(in_rank, must)
+            _pack(in_rank, query, options, frame, expander, found, count, compressor, notes, keeps, hard)
             again = make_candidates(survivors, bodies, options, names, count, frame.close_tokens)
             first = apply_caps(again, options)
-            order, keeps = nest_order(first, must)
+            order, keeps = nest_order(first, must)  # the carried pages first
             _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
-            if nested_carries_more(must.keys(), text_pages(order), text_pages(packable)):
+            kept = {name: len(must.keys() & text_pages(cs)) for name, cs in
+                    (("rank", in_rank), ("nest", order), ("plain", packable))}
+            if kept["rank"] >= kept["nest"] and kept["rank"] > kept["plain"]:
+                plan = _Plan(frame, found, ranked, in_rank)
+            elif nested_carries_more(must.keys(), text_pages(order), text_pages(packable)):
                 plan = _Plan(frame, found, again, first)
     return plan
 
@@ -180,14 +189,15 @@ def _page_hits(shits: Sequence[Hit]) -> dict[tuple[str, int], int]:
 
 def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: Frame, ex: Expander, found: Found,  # noqa: PLR0913
           count: Callable[[str], int], compressor: Compressor | None = None, notes: list[str] | None = None,
-          keeps: Sequence[int] | None = None) -> None:
+          keeps: Sequence[int] | None = None, hard: Collection[int] = ()) -> None:
     """Set each candidate's status: greedy (with fallbacks and the compressed tail) or monotone packing,
     then structural truncation into what is left when asked. ``keeps``: greedy, the tokens to leave free
     after each candidate (``packing.nesting``)."""
     room, close_tokens, shits = frame.room, frame.close_tokens, found.shits
     if o.packing == "greedy":
         held = compress_reserve(o, room, packable)  # room for the compressed tail (packing.compress)
-        slack = held + pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens, keeps)
+        slack = held + pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens, keeps,
+                                   hard)
     elif o.packing == "breadth":
         slack = pack_breadth(packable, room, o, ex, found.regions, count, close_tokens)
     else:

@@ -9,7 +9,7 @@ while it leaves room for the next candidates' small forms, else as a smaller for
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.packing.candidates import FLOOR_SLACK, Cand, drop_repeats, fallback, truncate
@@ -20,9 +20,10 @@ from folio.kernel.model import Region
 
 def pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander, shits: Sequence[Hit],  # noqa: C901, PLR0913
                 regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int,
-                keeps: Sequence[int] | None = None) -> int:
+                keeps: Sequence[int] | None = None, hard: Collection[int] = ()) -> int:
     """Greedy in priority order; a candidate that does not fit walks its fallback ladder. ``keeps[k]``: tokens
-    that candidate ``k`` must leave free (else ``breadth_reserve``'s). Returns slack."""
+    that candidate ``k`` should leave free (else ``breadth_reserve``'s); for the candidates in ``hard`` it must:
+    they are left out rather than take that room. Returns slack."""
     slack = room
     if room <= 0:
         return slack
@@ -44,6 +45,8 @@ def pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Exp
         elif keep and slack - keep >= close_tokens + FLOOR_SLACK and _shrink(
                 c, slack - keep, ex, shits, regions, count, close_tokens):
             slack -= c.cost
+        elif keep and k in hard:  # the room is kept for later candidates
+            continue
         elif keep and c.cost <= slack and fits:  # nothing smaller fits beside the next candidates
             c.status = "included"
             slack -= c.cost

@@ -42,6 +42,22 @@ def nest_order(packable: Sequence[Cand], must: Mapping[tuple[str, int], int]) ->
     return first + rest, keeps
 
 
+def priority_keeps(packable: Sequence[Cand], must: Mapping[tuple[str, int], int]) -> tuple[list[int], set[int]]:
+    """For ``packable`` in priority order, the tokens each candidate must leave free: what the pages of
+    ``must`` that only later candidates carry cost at half the budget (``NEST_SLACK`` times). A higher-ranked
+    new page then goes in before a lower-ranked carried page grows to its full form, and the carried page still
+    finds room for a form of at least its half-budget size. Also the candidates that carry none of those pages:
+    they keep that room strictly (``pack_greedy``'s ``hard``)."""
+    carried = [must.keys() & body_pages(c) for c in packable]
+    keeps: list[int] = []
+    seen: set[tuple[str, int]] = set()
+    for k, pages in enumerate(carried):
+        seen |= pages
+        later = set().union(*carried[k + 1:]) - seen
+        keeps.append(NEST_SLACK * sum(must[p] for p in later))
+    return keeps, {k for k, pages in enumerate(carried) if not pages}
+
+
 NEST_FLOOR = 400  # tokens of evidence room at half the budget below which packing does not nest
 NEST_SLACK = 2  # a page rung takes at most half of what is left (packing.fallback): room for twice the half cost
 
