@@ -128,9 +128,10 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
           count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str],
           judged: Focus) -> _Plan:
     """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
-    pages covered at half the budget stay covered, or as many of them as the nested order carries when that is
-    more than plain greedy keeps (``assembly.packing.nesting``). ``judged`` is the cross-document verdict on the
-    hits (``assembly.relevance``), the same at every budget."""
+    pages covered at half the budget stay covered: packed in priority order with room kept for them, or with
+    them first, whichever keeps more of them, when that is more than plain greedy keeps
+    (``assembly.packing.nesting``). ``judged`` is the cross-document verdict on the hits
+    (``assembly.relevance``), the same at every budget."""
     frame = frame_of(query, options, count)
     shits, expander = _expander(query, hits, source, options, frame, count, tokenizer)
     if options.whole_documents and options.packing == "greedy" and not judged.off_topic:
