@@ -158,9 +158,9 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
             first = apply_caps(again, options)
             order, keeps = nest_order(first, must)  # the carried pages first
             _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
-            kept = {name: len(must.keys() & text_pages(cs)) for name, cs in
+            held = {way: len(must.keys() & text_pages(cs)) for way, cs in
                     (("rank", in_rank), ("nest", order), ("plain", packable))}
-            if kept["rank"] >= kept["nest"] and kept["rank"] > kept["plain"]:
+            if held["rank"] >= held["nest"] and held["rank"] > held["plain"]:
                 plan = _Plan(frame, found, ranked, in_rank)
             elif nested_carries_more(must.keys(), text_pages(order), text_pages(packable)):
                 plan = _Plan(frame, found, again, first)
