@@ -154,6 +154,8 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
             in_rank = apply_caps(ranked, options)  # priority order, room kept for the carried pages
             keeps, hard = priority_keeps(in_rank, must)
             _pack(in_rank, query, options, frame, expander, found, count, compressor, notes, keeps, hard)
+            if set(must) <= text_pages(in_rank):  # all carried: no other order keeps more
+                return _Plan(frame, found, ranked, in_rank)
             again = make_candidates(survivors, bodies, options, names, count, frame.close_tokens)
             first = apply_caps(again, options)
             order, keeps = nest_order(first, must)  # the carried pages first
