@@ -246,9 +246,13 @@ class PackingOptions(_Frozen):
         "room, its pages that no hit touches are added after the hits (retriever 'document', in page order), so "
         "room left over goes to the rest of a short document instead of staying unused.",
     )
-    breadth_reserve: int = Field(0, ge=0, le=16, description="greedy packing: a candidate goes in whole only while "
+    breadth_reserve: int = Field(3, ge=0, le=16, description="greedy packing: a candidate goes in whole only while "
                                  "the next breadth_reserve candidates still fit beside it in their small forms (a "
-                                 "window each); otherwise it goes in as its largest smaller form that leaves them room")
+                                 "window each); otherwise it goes in as its largest smaller form that leaves them room "
+                                 "(from breadth_min_room tokens of evidence room up)")
+    breadth_min_room: int = Field(1500, ge=0, le=1_000_000, description="greedy packing: the evidence room from "
+                                  "which breadth_reserve holds room back (below it the candidates go in whole in "
+                                  "priority order: a small budget is best spent on the likeliest pages whole)")
     breadth_share: float = Field(0.5, gt=0.0, le=1.0, description="breadth packing: the share of the "
                                  "tokens that go to the small forms of the ranked candidates")
     excerpt_tokens: int = Field(160, ge=32, le=4096, description="breadth packing: the size of a candidate's small "

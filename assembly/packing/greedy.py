@@ -3,8 +3,9 @@
 A candidate whose full form does not fit walks its fallback ladder (``packing.fallback``; a table is cut to
 its header and best rows, ``packing.candidates.truncate``) and is sent as the largest smaller form that
 fits, unless ``fallbacks`` is off. Image parts are capped at ``max_image_share`` of the room. With
-``breadth_reserve`` (or the ``keeps`` of nested packing, ``packing.nesting``) a candidate goes in whole only
-while it leaves room for the next candidates' small forms, else as a smaller form that does.
+``breadth_reserve`` (from ``breadth_min_room`` tokens of room up; or the ``keeps`` of nested packing,
+``packing.nesting``) a candidate goes in whole only while it leaves room for the next candidates' small forms,
+else as a smaller form that does.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.packing.candidates import FLOOR_SLACK, Cand, drop_repeats, fallback, truncate
+from folio.assembly.packing.nesting import added_by_documents
 from folio.assembly.types import AssemblyOptions
 from folio.kernel.hit import Hit
 from folio.kernel.model import Region
@@ -30,13 +32,16 @@ def pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Exp
     img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
     img_used = 0
     sent: list[tuple[Cand, str]] = []  # packed text candidates with their flattened text
+    reserving = o.breadth_reserve > 0 and room >= o.breadth_min_room
+    # the reserve is for the hits: pages that whole_documents added follow them only with room to spare
+    hit_cands = [None if added_by_documents(c, shits) else c for c in packable] if reserving else []
     for k, c in enumerate(packable):
         if not o.fallbacks:
             keep = 0
         elif keeps is not None:
             keep = keeps[k]
         else:
-            keep = _reserve(packable[k + 1:], o.breadth_reserve, ex.window_tokens) if o.breadth_reserve else 0
+            keep = _reserve(hit_cands[k + 1:], o.breadth_reserve, ex.window_tokens) if reserving else 0
         fits = img_used + c.image_tokens <= img_cap
         if c.cost <= slack - keep and fits:
             c.status = "included"
@@ -62,9 +67,10 @@ def pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Exp
     return slack
 
 
-def _reserve(rest: Sequence[Cand], n: int, window: int | None) -> int:
-    """Tokens that the next ``n`` candidates need in their small forms (a window's size, or their cost)."""
-    return sum(min(r.cost, (window or 0) + r.wrapper_tokens) for r in rest[:n])
+def _reserve(rest: Sequence[Cand | None], n: int, window: int | None) -> int:
+    """Tokens that the next ``n`` candidates need in their small forms (a window's size, or their cost); None
+    stands for a candidate that holds no room (a page that ``whole_documents`` added)."""
+    return sum(min(r.cost, (window or 0) + r.wrapper_tokens) for r in [r for r in rest if r is not None][:n])
 
 
 def _shrink(c: Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],  # noqa: PLR0913

@@ -56,6 +56,7 @@ class AnswerRequest(_Request):
     nested: bool | None = None
     whole_documents: bool | None = None
     breadth_reserve: int | None = None
+    breadth_min_room: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
     page_max_tokens: int | None = None
@@ -121,6 +122,7 @@ class ContextRequest(_Request):
     nested: bool | None = None
     whole_documents: bool | None = None
     breadth_reserve: int | None = None
+    breadth_min_room: int | None = None
     breadth_share: float | None = None
     excerpt_tokens: int | None = None
     page_max_tokens: int | None = None
@@ -208,6 +210,7 @@ class AnswerOptions(TypedDict, total=False):
     nested: bool | None
     whole_documents: bool | None
     breadth_reserve: int | None
+    breadth_min_room: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
     page_max_tokens: int | None
@@ -272,6 +275,7 @@ class ContextOptions(TypedDict, total=False):
     nested: bool | None
     whole_documents: bool | None
     breadth_reserve: int | None
+    breadth_min_room: int | None
     breadth_share: float | None
     excerpt_tokens: int | None
     page_max_tokens: int | None

@@ -67,7 +67,8 @@ options = st.builds(
     max_image_share=st.sampled_from([None, 0.5, 0.2, 1.0]),
     packing=st.sampled_from(["greedy", "greedy", "monotone", "breadth"]),
     breadth_share=st.sampled_from([0.3, 0.5, 1.0]),
-    breadth_reserve=st.sampled_from([0, 0, 2]),
+    breadth_reserve=st.sampled_from([0, 0, 2, 3]),
+    breadth_min_room=st.sampled_from([0, 0, 1500]),
     excerpt_tokens=st.integers(32, 200),
 )
 budgets = st.integers(1, 3000)

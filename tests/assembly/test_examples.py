@@ -537,9 +537,14 @@ def test_breadth_reserve_leaves_room_for_the_next_candidates() -> None:
     roomy = assemble("pump pressure", hits, idx, AssemblyOptions(budget=10_000, strategy="page", include_images=False))
     cost = {i.pages[0]: i.tokens for i in roomy.items}
     budget = roomy.budget.used - cost[limits.first_page] // 2  # the first page fits, not both
-    opts = AssemblyOptions(budget=budget, strategy="page", include_images=False)
+    opts = AssemblyOptions(budget=budget, strategy="page", include_images=False, breadth_reserve=0)
     plain = assemble("pump pressure", hits, idx, opts)
-    reserved = assemble("pump pressure", hits, idx, opts.model_copy(update={"breadth_reserve": 1}))
+    reserved = assemble("pump pressure", hits, idx, opts.model_copy(update={"breadth_reserve": 1,
+                                                                          "breadth_min_room": 0}))
     assert [i.pages for i in plain.items] == [[first.first_page]]
     assert sorted(p for i in reserved.items for p in i.pages) == [first.first_page, limits.first_page]
     assert reserved.budget.used <= budget
+    # below breadth_min_room the reserve holds nothing back: the first page goes in whole, as without it
+    small_room = opts.model_copy(update={"breadth_reserve": 1, "breadth_min_room": budget})
+    assert assemble("pump pressure", hits, idx, small_room).model_dump() == plain.model_dump()
+    assert AssemblyOptions().breadth_reserve == 3 and AssemblyOptions().breadth_min_room == 1500
