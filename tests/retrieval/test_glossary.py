@@ -99,6 +99,7 @@ def test_a_ratio_question_gets_both_statements_it_is_computed_from(tmp_path: Pat
     res = Retriever(store).search_detailed(question, doc_ids=["filing"], k=20)
     listed = [h.pages[0] for h in res.hits if any(s.retriever == "statement" for s in h.sources)]
     assert "statement" in res.retrievers and set(listed[:2]) == {3, 4}  # both statements before the contents
+    assert sorted(listed) == [3, 4]  # one page per statement: the contents page that lists both is not listed
     top_pages = list(dict.fromkeys(h.pages[0] for h in res.hits))[:3]
     assert {3, 4} <= set(top_pages)
     off = Retriever(store, glossary=False).search_detailed(question, doc_ids=["filing"], k=20)
