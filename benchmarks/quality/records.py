@@ -37,8 +37,7 @@ def score_record(  # noqa: PLR0913
         "system": system,
         "budget": budget,
         "id": q["id"],
-        "doc": q["doc"],
-        "answer": q["answer"],
+        "doc": q["doc"],  # not the answer: records are committed, the question sets are not (CC BY-NC)
         "set": q.get("_set", ""),
         "evidence_kind": evidence_kind(q),
         "lang": q["lang"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -514,9 +514,23 @@ def select_records(payload: dict[str, Any], group: str, system: str, budget: int
     return [r for r in recs if r["system"] == system and r["budget"] == budget]
 
 
-def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False) -> list[str]:
+def answers_of(payload: dict[str, Any], group: str) -> dict[str, str]:
+    """The answers of a set's questions by id, read from the question file the run names (records do not carry
+    them: they are committed, the question sets are not); empty when that file is not on this machine."""
+    import json
+
+    path = Path((payload["sets"].get(group) or payload["sets"].get(group.partition("-")[0]) or {}).get(
+        "questions", ""))
+    if not path.name or not path.is_file():
+        return {}
+    with path.open(encoding="utf-8") as f:
+        return {q["id"]: str(q.get("answer", "")) for q in map(json.loads, filter(str.strip, f))}
+
+
+def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False,
+                 answers: Mapping[str, str] | None = None) -> list[str]:
     """One line per question: id, gold pages, packed pages (and those sent as images only, which do not count
-    as covered), covered gold pages, answer and whether it was found.
+    as covered), covered gold pages, answer (from ``answers``) and whether it was found.
     Only misses (a valid gold page not covered, or an eligible answer not found) unless ``show_all``."""
     lines = ["id\tkind\tgold\tpacked\timage-only\tcovered\tfound\tspecific\ttokens\tanswer"]
     for r in sorted(recs, key=lambda r: r["id"]):
@@ -531,7 +545,7 @@ def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False) -> list
         images = ",".join(str(p) for p in r.get("textless_pages") or []) or "-"
         lines.append(
             f"{r['id']}\t{r.get('doc_type', '')}\t{r.get('gold', '')}\t{packed}\t{images}\t{covered}\t{found}\t{spec}\t"
-            f"{r['tokens']}\t{str(r.get('answer', ''))[:80]}"
+            f"{r['tokens']}\t{str((answers or {}).get(r['id'], r.get('answer', '')))[:80]}"
         )
     return lines
 
@@ -547,11 +561,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--file", default=str(Path(__file__).resolve().parents[1] / "results" / "quality.json.gz"))
     args = ap.parse_args(argv)
     group, system, budget = args.misses[0], args.misses[1], int(args.misses[2])
-    recs = select_records(load_records(Path(args.file)), group, system, budget)
+    payload = load_records(Path(args.file))
+    recs = select_records(payload, group, system, budget)
     if not recs:
         logging.getLogger("quality_report").error("no records for %s %s %d in %s", group, system, budget, args.file)
         return 1
-    sys.stdout.write("\n".join(misses_lines(recs, args.all)) + "\n")
+    sys.stdout.write("\n".join(misses_lines(recs, args.all, answers_of(payload, group))) + "\n")
     return 0
 
 

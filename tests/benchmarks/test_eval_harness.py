@@ -4,6 +4,7 @@ the monotonicity count (synthetic inputs and the real cl100k tokenizer; nothing 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -283,6 +284,22 @@ def test_misses_listing_shows_only_misses_unless_asked() -> None:
     assert len(lines) == 2 and lines[1].split("\t")[:6] == ["m2", "Brochure", "12", "11,12", "12", ""]
     assert [x.split("\t")[0] for x in R.misses_lines(recs, show_all=True)[1:]] == ["m1", "m2"]
     assert R.misses_lines(recs, show_all=True)[1].split("\t")[6:8] == ["yes", "yes"]
+    assert R.misses_lines(recs, answers={"m2": "Eleven"})[1].split("\t")[-1] == "Eleven"
+
+
+def test_records_do_not_carry_the_answers_and_the_report_reads_them_from_the_question_file(tmp_path: Path) -> None:
+    """The records are committed (benchmarks/results) and the question sets may not be: no answer string in a
+    record; the misses report reads the answers from the question file the run names, when it is there."""
+    q = {"id": "m1", "doc": "d.pdf", "answer": "Blue", "gold_pages": [1], "lang": "en"}
+    info = {"eligible": False, "rare_exact": False, "rare_keys": [], "gold_valid": True, "ref_eligible": False}
+    pkg = {"retrieval": {"hits": []}, "budget": {"used": 9, "breakdown": {}},
+           "items": [{"pages": [1], "text": "the sky is blue", "image_tokens": 0, "locators": []}]}
+    r = RC.folio_record(q, info, "folio-auto", 1000, pkg, 0.01)
+    assert "answer" not in r and "Blue" not in json.dumps(r)
+    qfile = tmp_path / "questions.jsonl"
+    qfile.write_text(json.dumps(q) + "\n", encoding="utf-8")
+    assert R.answers_of({"sets": {"mmlb": {"questions": str(qfile)}}}, "mmlb-A") == {"m1": "Blue"}
+    assert R.answers_of({"sets": {"mmlb": {"questions": str(tmp_path / "gone.jsonl")}}}, "mmlb") == {}
 
 
 def test_the_headline_states_how_many_answers_the_gold_pages_hold() -> None:
