@@ -64,6 +64,15 @@ logger = logging.getLogger("eval_quality")
 SHARED = Path(os.environ.get("FOLIO_SHARED") or ROOT.parent / "shared")
 
 
+ANSWER_TEXT = frozenset({"answer", "keys", "rare_keys"})
+"""Fields that hold a question's answer or its words: the output is committed (benchmarks/results) and the question
+sets are not (mmlb and finance are CC BY-NC, for evaluation only), so they are never written out."""
+
+
+def without_answer_text(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k not in ANSWER_TEXT}
+
+
 def run_set(  # noqa: PLR0913
     name: str,
     questions: list[dict[str, Any]],
@@ -209,10 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "questions": str(qpath),
             "systems": systems,
             "peers": peer_names,
-            "answer_info": infos,
+            "answer_info": {qid: without_answer_text(i) for qid, i in infos.items()},
             "summary": summary,
             "groups": {g: summarize(rs, systems, budgets) for g, rs in groups},
-            "records": recs,
+            "records": [without_answer_text(r) for r in recs],  # (cached peer records may still carry it)
         }
         headline_parts.append(render_headline(groups, systems, budgets, qpath.parent / "REFERENCE.md"))
         md = render_markdown(summary, recs, systems, peer_names, budgets, command, len(questions), name, FOLIO_K)

@@ -300,6 +300,9 @@ def test_records_do_not_carry_the_answers_and_the_report_reads_them_from_the_que
     qfile.write_text(json.dumps(q) + "\n", encoding="utf-8")
     assert R.answers_of({"sets": {"mmlb": {"questions": str(qfile)}}}, "mmlb-A") == {"m1": "Blue"}
     assert R.answers_of({"sets": {"mmlb": {"questions": str(tmp_path / "gone.jsonl")}}}, "mmlb") == {}
+    cached = {**r, "answer": "Blue"}  # a peer record cached before records dropped the answer
+    assert E.without_answer_text(cached) == r
+    assert set(E.without_answer_text({"keys": ["blue"], "rare_keys": ["blue"], "eligible": True})) == {"eligible"}
 
 
 def test_the_headline_states_how_many_answers_the_gold_pages_hold() -> None:
