@@ -47,8 +47,8 @@ GLOSSARY: tuple[Entry, ...] = (
     Entry(("cash flow statement", "cash flow statements", "statement of cash flows", "cash flows statement"), _CASH,
           statements=(CSH,)),
     # line items asked by another name
-    Entry(("capital expenditure", "capital expenditures", "capital spending"),
-          "purchases of property plant and equipment additions to property", ("CAPEX", "CapEx", "Capex"), (CSH,)),
+    Entry(("capital expenditure", "capital expenditures", "capital spending", "capex"),  # "capex": no other word
+          "purchases of property plant and equipment additions to property", statements=(CSH,)),
     Entry(("property plant and equipment", "fixed assets"), "property plant and equipment net",
           ("PP&E", "PPE", "PPNE"), (BAL,)),
     Entry(("cost of goods sold",), "cost of sales cost of revenue", ("COGS",), (INC,)),

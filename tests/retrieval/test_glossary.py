@@ -34,6 +34,7 @@ def _pdf(pages: list[str]) -> bytes:
 def test_names_match_whole_words_and_abbreviations_only_in_capitals() -> None:
     assert "purchases of property plant and equipment" in expand(QUESTION)
     assert expand("what was CAPEX in 2020?") == expand("capital expenditures in 2020")
+    assert expand("the 3 year average of capex to revenue") == expand("CapEx") != ""  # capex is no other word
     assert "inventories" in expand("What is the inventory turnover ratio?")
     assert expand("What is ROA?") and expand("the roa of the river") == ""  # capitals only
     assert expand("Discuss the capital structure") == ""  # "capital" alone names no metric
