@@ -142,7 +142,7 @@ class ExpansionOptions(_Frozen):
         "compact",
         description="how a page sent as text reads: 'compact', rebuilt from its regions (a paragraph on one line, "
         "a table one line per row with its cells separated by ' | ', icon glyphs and lone bullets dropped; "
-        "assembly.pagetext), or 'stored', the parser's page text (lines as wrapped in the PDF, a table "
+        "assembly.expansion.pagetext), or 'stored', the parser's page text (lines as wrapped in the PDF, a table "
         "one cell per block). The item cites the same page either way.",
     )
     page_max_share: float = Field(0.7, gt=0.0, le=1.0, description="auto: the largest page sent whole as text, "
@@ -316,7 +316,7 @@ class CompressionOptions(_Frozen):
         "off",
         description="greedy packing: a candidate still excluded for budget after packing goes in compressed "
         "(its trigger sentences and the sentences sharing most words with the question, plus a 'Key terms:' "
-        "line), cited to its region, expansion 'compressed' (assembly.compress). Measured in the README. "
+        "line), cited to its region, expansion 'compressed' (assembly.packing.compress). Measured in the README. "
         "'llm': the configured LLM endpoint writes the compressed text (recounted and cut to fit; extractive "
         "when the call fails, with a note in retrieval.notes); needs FOLIO_LLM_BASE_URL and FOLIO_LLM_MODEL.",
     )
