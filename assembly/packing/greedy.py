@@ -11,6 +11,7 @@ else as a smaller form that does.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import islice
 
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.packing.candidates import FLOOR_SLACK, Cand, drop_repeats, fallback, truncate
@@ -70,7 +71,7 @@ def pack_greedy(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Exp
 def _reserve(rest: Sequence[Cand | None], n: int, window: int | None) -> int:
     """Tokens that the next ``n`` candidates need in their small forms (a window's size, or their cost); None
     stands for a candidate that holds no room (a page that ``whole_documents`` added)."""
-    return sum(min(r.cost, (window or 0) + r.wrapper_tokens) for r in [r for r in rest if r is not None][:n])
+    return sum(min(r.cost, (window or 0) + r.wrapper_tokens) for r in islice(filter(None, rest), n))
 
 
 def _shrink(c: Cand, slack: int, ex: Expander, shits: Sequence[Hit], regions: Mapping[int, Region],  # noqa: PLR0913
