@@ -59,6 +59,8 @@ GLOSSARY: tuple[Entry, ...] = (
     Entry(("earnings per share",), "earnings per share basic diluted net income", ("EPS",), (INC,)),
     Entry(("operating cash flow", "cash from operations", "cash flow from operations",
            "cash from operating activities"), "net cash provided by operating activities", ("CFO",), (CSH,)),
+    Entry(("operating cash flow ratio", "cash flow ratio"),
+          "net cash provided by operating activities total current liabilities", statements=(CSH, BAL)),
     Entry(("free cash flow", "free cash flows"),
           "net cash provided by operating activities purchases of property plant and equipment", ("FCF",), (CSH,)),
     Entry(("dividend payout ratio", "payout ratio", "dividends paid", "dividend payout"),
@@ -95,6 +97,12 @@ GLOSSARY: tuple[Entry, ...] = (
     Entry(("debt to equity", "debt to capital", "leverage ratio"),
           "long-term debt short-term borrowings total shareholders equity", statements=(BAL,)),
     Entry(("interest coverage", "times interest earned"), "operating income interest expense", statements=(INC,)),
+    # a ratio's denominator named by its line item ("capex to revenue", "wages as a percent of net sales",
+    # "R&D to asset ratio"): the statement that prints that line
+    Entry(tuple(f"{lead} {line}" for lead in ("to", "percent of", "percentage of")
+                for line in ("revenue", "revenues", "sales", "net sales")), "net sales revenue", statements=(INC,)),
+    Entry(tuple(f"{lead} {line}" for lead in ("to", "percent of", "percentage of")
+                for line in ("asset", "assets", "total assets")), "total assets", statements=(BAL,)),
     Entry(("effective tax rate",), "provision for income taxes income before income taxes", statements=(INC,)),
     Entry(("capital intensity", "capital intensive"),
           "property plant and equipment net total assets net sales revenue purchases of property plant and equipment",
