@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from folio.ingest.embed import MAX_LENGTH as EMBED_TOKENS
 from folio.kernel.model import PageIssue, Region
 
-MAX_PAGE_UNITS = 300  # a dense two-column page has about 60 sentences, tables and figures; a filing's statement
-# page up to about 230 (a figure or label per line: JPMorgan's 10-Qs, Walmart's 10-K), which 150 left partly unsearchable
+# A dense two-column page has about 60 sentences, tables and figures; a filing's statement page up to about 230
+# (a figure or a label per line: JPMorgan's 10-Qs, Walmart's 10-K), which a limit of 150 left partly unsearchable.
+MAX_PAGE_UNITS = 300
 MAX_DOCUMENT_TOKENS = 1_000_000  # a 300-page manual embeds about 450,000
 _COUNTED_CHARS = 16 * EMBED_TOKENS  # enough text to hold the tokens the encoder reads
 
