@@ -517,14 +517,13 @@ def select_records(payload: dict[str, Any], group: str, system: str, budget: int
 def answers_of(payload: dict[str, Any], group: str) -> dict[str, str]:
     """The answers of a set's questions by id, read from the question file the run names (records do not carry
     them: they are committed, the question sets are not); empty when that file is not on this machine."""
-    import json
+    from benchmarks.quality.questions import load_questions
 
     path = Path((payload["sets"].get(group) or payload["sets"].get(group.partition("-")[0]) or {}).get(
         "questions", ""))
     if not path.name or not path.is_file():
         return {}
-    with path.open(encoding="utf-8") as f:
-        return {q["id"]: str(q.get("answer", "")) for q in map(json.loads, filter(str.strip, f))}
+    return {q["id"]: str(q.get("answer", "")) for q in load_questions(str(path), None)}
 
 
 def misses_lines(recs: Sequence[dict[str, Any]], show_all: bool = False,
