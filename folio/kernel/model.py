@@ -33,7 +33,9 @@ from folio.kernel.geometry import BBox as BBox  # the rectangle type is geometry
 # 6: ligatures written out ("ﬁ" -> "fi")
 # 7: tables read from word positions replace ruled-table readings with fewer rows right (word_tables="repair"),
 #    tables carry a title and unit
-PARSER_VERSION = "7"
+# 8: keyword-numbered headings ("PART II", "Item 8.", "Note 3 -") found at the body's size
+#    (ingest/pdf/headings.py), and other headings nested under them
+PARSER_VERSION = "8"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]

@@ -20,6 +20,13 @@ _NUM_PREFIX = re.compile(
     r"^\s*(?:(?:chapter|appendix|section|part)\s+)?(?:\d+|[A-Z](?=\.\d))(?:\.\d+)*\.?\s+", re.I
 )
 _NONWORD = re.compile(r"[\W_]+")
+# A heading numbered after a keyword ("PART II", "Item 7A. Management's Discussion", "Note 8 – Debt"), as
+# filings, contracts and statutes number theirs: bold at the body's size, so neither size nor a bare number
+# finds it. The keyword gives the level: parts and chapters hold items, articles and sections; those hold notes.
+# A title follows the number after a stop, a dash or a capital ("Note 1 to paragraph (g)" is a sentence).
+KEYED = re.compile(r"^\s*((?i:part|chapter|item|article|section|note))\s+(?:\d{1,3}[A-Z]?|[IVX]{1,5})"
+                   r"(?=[.:]|\s*[-\u2013\u2014]|\s+[A-Z]|\s*$)")
+KEY_LEVEL = {"part": 1, "chapter": 1, "item": 2, "article": 2, "section": 2, "note": 3}
 
 
 @dataclass(slots=True)
@@ -28,6 +35,7 @@ class Heading:
     block: int  # index into that page's blocks; -1 = top of page (title not found)
     level: int
     title: str
+    in_body: bool = False  # the heading's block stays a paragraph too (a keyed heading: see headings_from_fonts)
 
 
 def norm(text: str) -> str:
@@ -111,9 +119,17 @@ def _running_heads(pages: list[list[Block]]) -> set[str]:
 
 
 def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
+    """Headings from font size, weight and numbering. Keyword-numbered headings (``KEYED``) take their
+    keyword's level, and every other heading nests under the last of them (a "737 MAX" heading in large
+    type inside "Note 13" stays inside it), so a filing's path reads "PART II > Item 8 > Note 13 > ...";
+    a document without them keeps the levels of size and numbering alone. A heading found by its keyword
+    alone is set like the body and often runs into it ("Item 2. Properties. Our principal office..."): its
+    block opens the section and stays a paragraph of it, so what is searchable does not change, only the
+    sections and their paths."""
     body = body_size(pages)
     heads = _running_heads(pages)
-    cands: list[tuple[int, int, float, str, int]] = []  # page, block, size, title, numbering depth
+    # page, block, size, title, level or depth, keyed, found by its keyword alone
+    cands: list[tuple[int, int, float, str, int, bool, bool]] = []
     for pno, blocks in enumerate(pages):
         for i, b in enumerate(blocks):
             if b.role != "para" or b.ocr:
@@ -122,17 +138,25 @@ def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
             words = text.split()
             if len(b.lines) > 3 or not 1 <= len(words) <= 16 or not any(c.isalpha() for c in text):
                 continue
-            if text[-1] in ".,;" or re.sub(r"\d+", "", norm(text)) in heads:
+            key = KEYED.match(text)
+            if (text[-1] in ".,;" and (key is None or text[-1] != ".")) or re.sub(r"\d+", "", norm(text)) in heads:
                 continue
             num = NUMBERED.match(text)
             size = b.size
-            if size >= body * 1.15 or (b.bold and (num is not None or size >= body * 1.05)):
-                depth = num.group(1).count(".") + 1 if num else 0
-                cands.append((pno, i, size, text, depth))
-    sizes = sorted({round(c[2] * 2) / 2 for c in cands}, reverse=True)
+            by_type = text[-1] not in ".,;" and (
+                size >= body * 1.15 or (b.bold and (num is not None or size >= body * 1.05)))
+            if by_type or (b.bold and key is not None):
+                depth = KEY_LEVEL[key.group(1).lower()] if key else num.group(1).count(".") + 1 if num else 0
+                cands.append((pno, i, size, text, depth, key is not None, not by_type))
+    sizes = sorted({round(c[2] * 2) / 2 for c in cands if not c[5]}, reverse=True)
     out: list[Heading] = []
-    for pno, i, size, text, depth in cands:
-        level = depth or min(6, sizes.index(round(size * 2) / 2) + 1)
-        pages[pno][i].role = "heading"
-        out.append(Heading(pno, i, level, text))
+    under = 0  # the level of the last keyed heading
+    for pno, i, size, text, depth, keyed, by_key in cands:
+        if keyed:
+            level = under = depth
+        else:
+            level = under + (depth or min(6, sizes.index(round(size * 2) / 2) + 1))
+        if not by_key:
+            pages[pno][i].role = "heading"
+        out.append(Heading(pno, i, level, text, in_body=by_key))
     return out

@@ -179,7 +179,8 @@ class _RegionBuilder:
         sec.region_id, _ = self.ids.next(page + 1, "section")
         sec.path = (sec.parent.path if sec.parent else ()) + (sec.title,)
         sec.add_box(page, box)
-        sec.body.append(sec.title)
+        if hd is None or not hd.in_body:  # else the heading's paragraph adds it
+            sec.body.append(sec.title)
         if hd is not None:
             self.stack.append(sec)
         self.sections.append(sec)
