@@ -139,12 +139,12 @@ def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
             if len(b.lines) > 3 or not 1 <= len(words) <= 16 or not any(c.isalpha() for c in text):
                 continue
             key = KEYED.match(text)
-            if (text[-1] in ".,;" and (key is None or text[-1] != ".")) or re.sub(r"\d+", "", norm(text)) in heads:
+            stop = text[-1] in ".,;"  # the end of a sentence, unless a keyed heading's period
+            if (stop and not (key and text[-1] == ".")) or re.sub(r"\d+", "", norm(text)) in heads:
                 continue
             num = NUMBERED.match(text)
             size = b.size
-            by_type = text[-1] not in ".,;" and (
-                size >= body * 1.15 or (b.bold and (num is not None or size >= body * 1.05)))
+            by_type = not stop and (size >= body * 1.15 or (b.bold and (num is not None or size >= body * 1.05)))
             if by_type or (b.bold and key is not None):
                 depth = KEY_LEVEL[key.group(1).lower()] if key else num.group(1).count(".") + 1 if num else 0
                 cands.append((pno, i, size, text, depth, key is not None, not by_type))
