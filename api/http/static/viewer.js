@@ -126,16 +126,29 @@ function renderPages() {
   }
 }
 
-async function loadImage(img) {
-  if (img.src || img.dataset.loading) return;
-  img.dataset.loading = "1";
+// A page image's load, once per image: showRegion and the lazy observer share it, and it settles after the
+// image's own load handler (registered first, in renderPages) has redrawn the highlight at the image's size.
+const loading = new WeakMap();
+
+function loadImage(img) {
+  if (img.complete && img.src) return Promise.resolve();
+  if (!loading.has(img)) loading.set(img, fetchImage(img));
+  return loading.get(img);
+}
+
+async function fetchImage(img) {
   try {
     const res = await fetch(img.dataset.src, { headers: state.key ? { "X-API-Key": state.key } : {} });
     if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const shown = new Promise((resolve) => {
+      img.addEventListener("load", resolve, { once: true });
+      img.addEventListener("error", resolve, { once: true });
+    });
     img.src = URL.createObjectURL(await res.blob());
+    await shown;
   } catch (e) {
     img.alt = `page image failed: ${e.message}`;
-    delete img.dataset.loading;
+    loading.delete(img);
   }
 }
 

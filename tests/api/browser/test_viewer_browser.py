@@ -43,9 +43,11 @@ def browser() -> Iterator[Any]:
 
 
 def _rects(page: Any) -> list[dict[str, float]]:
-    rects: list[dict[str, float]] = page.eval_on_selector_all(
-        ".hl",
-        "els => els.map(e => { const r = e.getBoundingClientRect(); const p = e.closest('.page');"
+    # One evaluation, so that a page image's load (which redraws every box) cannot land between the query and the
+    # measure and leave detached boxes of zero size.
+    rects: list[dict[str, float]] = page.evaluate(
+        "() => [...document.querySelectorAll('.hl')].map(e => {"
+        " const r = e.getBoundingClientRect(); const p = e.closest('.page');"
         " const i = p.querySelector('img').getBoundingClientRect();"
         " return {x: r.left - i.left, y: r.top - i.top, w: r.width, h: r.height,"
         " iw: i.width, page: +p.dataset.page}; })",
@@ -192,8 +194,11 @@ def test_a_highlight_scrolls_into_view_from_its_topmost_box(browser: Any, data_c
             "([d, l]) => showRegion(d.doc_id, d.version_id, d.filename, 'synthetic', l)", [doc, locators]
         )
         page.wait_for_selector(".hl")
-        edges = "e => [e.getBoundingClientRect().top, e.getBoundingClientRect().bottom]"
-        column = page.eval_on_selector("#pages", edges)
-        boxes = page.eval_on_selector_all(".hl", f"els => els.map({edges})")
+        # showRegion settles after its page's image has loaded and the boxes are drawn at the image's size; the
+        # measure is one evaluation, so a later image's redraw cannot detach the boxes between query and measure.
+        column, boxes = page.evaluate(
+            "() => { const edges = e => [e.getBoundingClientRect().top, e.getBoundingClientRect().bottom];"
+            " return [edges(document.getElementById('pages')), [...document.querySelectorAll('.hl')].map(edges)]; }"
+        )
         assert len(boxes) == 2
         assert all(column[0] <= top and bottom <= column[1] for top, bottom in boxes), (column, boxes)
