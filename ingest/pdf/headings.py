@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from folio.ingest.pdf.text import Block, _mk
 
@@ -118,6 +119,16 @@ def _running_heads(pages: list[list[Block]]) -> set[str]:
     return {t for t, c in counts.items() if c >= limit}
 
 
+class _Candidate(NamedTuple):
+    page: int
+    block: int
+    size: float
+    title: str
+    depth: int  # a keyed heading's level, else its numbering depth (0: none)
+    keyed: bool
+    by_key: bool  # found by its keyword alone (set like the body)
+
+
 def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
     """Headings from font size, weight and numbering. Keyword-numbered headings (``KEYED``) take their
     keyword's level, and every other heading nests under the last of them (a "737 MAX" heading in large
@@ -128,8 +139,7 @@ def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
     sections and their paths."""
     body = body_size(pages)
     heads = _running_heads(pages)
-    # page, block, size, title, level or depth, keyed, found by its keyword alone
-    cands: list[tuple[int, int, float, str, int, bool, bool]] = []
+    cands: list[_Candidate] = []
     for pno, blocks in enumerate(pages):
         for i, b in enumerate(blocks):
             if b.role != "para" or b.ocr:
@@ -147,8 +157,8 @@ def headings_from_fonts(pages: list[list[Block]]) -> list[Heading]:
             by_type = not stop and (size >= body * 1.15 or (b.bold and (num is not None or size >= body * 1.05)))
             if by_type or (b.bold and key is not None):
                 depth = KEY_LEVEL[key.group(1).lower()] if key else num.group(1).count(".") + 1 if num else 0
-                cands.append((pno, i, size, text, depth, key is not None, not by_type))
-    sizes = sorted({round(c[2] * 2) / 2 for c in cands if not c[5]}, reverse=True)
+                cands.append(_Candidate(pno, i, size, text, depth, key is not None, not by_type))
+    sizes = sorted({round(c.size * 2) / 2 for c in cands if not c.keyed}, reverse=True)
     out: list[Heading] = []
     under = 0  # the level of the last keyed heading
     for pno, i, size, text, depth, keyed, by_key in cands:

@@ -131,7 +131,6 @@ function renderPages() {
 const loading = new WeakMap();
 
 function loadImage(img) {
-  if (img.complete && img.src) return Promise.resolve();
   if (!loading.has(img)) loading.set(img, fetchImage(img));
   return loading.get(img);
 }
