@@ -23,7 +23,9 @@ Rules, applied in this order (each is budget-independent):
    overlapping or adjacent excerpts of one page, or excerpts at most ``BRIDGE_LINES`` lines apart, are
    unioned (the lines between them come along); excerpts of one page still apart travel as one item, the
    gaps marked ``[…]`` (as disjoint runs of one section do), so a page is never sent twice; and a page
-   sent as its best paragraphs merges into the strongest excerpt on it (rule 1b).
+   sent as its best paragraphs merges into the strongest excerpt on it (rule 1b). A page sent as its best
+   paragraphs that carry a table which is a hit of its own (``Expander.hit_tables``) takes the table's unit
+   when the page ranks first; otherwise its paragraphs leave the table to its unit (rule 1c).
 6. A page sent as its whole text repeats every sentence on it. When a text span of the same version
    has a sentence on that page, the page unit is merged into the strongest such span: the evidence
    is sent once, with the span's precise locators (line boxes) rather than a whole-page citation.
@@ -106,7 +108,7 @@ def dedupe(units: Sequence[Unit]) -> list[Unit]:
     alive = sorted(units, key=_prio)
     # Every rule takes (alive, units) so that they run as one list; only _table_crops reads ``units``
     # (a table merged away still absorbs the figures cropped from it).
-    for rule in (_same_key, _page_excerpts, _span_union, _tables_in_sections, _table_crops, _page_images,
+    for rule in (_same_key, _page_excerpts, _page_tables, _span_union, _tables_in_sections, _table_crops, _page_images,
                  _text_pages):
         rule(alive, units)
         alive = [u for u in alive if u.merged_into is None]
@@ -171,6 +173,30 @@ def _page_excerpts(alive: list[Unit], units: Sequence[Unit]) -> None:  # noqa: C
         paras_unit = by_paras.get(page_id)
         if paras_unit is not None and live:
             _absorb(live[0], paras_unit)
+
+
+def _page_tables(alive: list[Unit], units: Sequence[Unit]) -> None:
+    """1c. A page sent as its best paragraphs that carry a table hit (``Expander.hit_tables``): when the page
+    ranks before the table's own unit, the table merges into the page, which sends its header and best rows;
+    otherwise the table keeps its unit and the page's paragraphs leave it out (the page merges into the table
+    when nothing else is left of it)."""
+    tables = {part.region_id: u for u in alive if u.kind == "table" for part in u.regions}
+    if not tables:
+        return
+    for p in alive:
+        if p.kind != "page" or p.image or not p.paras or p.merged_into is not None:
+            continue
+        for r in list(p.paras):
+            t = tables.get(r.region_id)
+            if t is None or t.merged_into is not None:
+                continue
+            if _prio(p) <= _prio(t):
+                _absorb(p, t)
+            elif len(p.paras) > 1:
+                p.paras = [x for x in p.paras if x.region_id != r.region_id]
+            else:
+                _absorb(t, p)
+                break
 
 
 def _bridgeable(text: str, end: int, start: int) -> bool:

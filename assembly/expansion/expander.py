@@ -102,6 +102,16 @@ class Expander:
             total += n
         return out
 
+    def hit_tables(self, page: Region) -> frozenset[str]:
+        """The tables on ``page`` that are hits themselves. A page sent as its best paragraphs may carry them
+        (cut to their header and best rows), and a table's own unit then merges into the page's when the page
+        ranks first (``dedupe``, rule 1c): a statement page that a page list ranks first is sent as its
+        statement, not as the notes around it ("See accompanying Notes…") with the statement left to a later
+        candidate that the budget no longer reaches."""
+        pb = self.structure.blocks_of_page(page)
+        return frozenset(rid for rid, b in zip(pb.ids, pb.blocks, strict=True) if b.kind == "table"
+                         and rid in self.hit_ids)
+
     def table_rows(self, table: Region, limit: int) -> Region | None:
         """``table`` cut to its header and the rows sharing most query words that fit ``limit`` tokens,
         in table order (None when not even one row fits)."""
@@ -145,7 +155,7 @@ class Expander:
         u.paras = []
         if self.o.strategy != "auto" or self.count(page.text.strip()) <= self.page_cap:
             return
-        paras = self.best_paragraphs(page, self.page_cap)
+        paras = self.best_paragraphs(page, self.page_cap, self.hit_tables(page))
         if paras:
             u.paras = self.structure.in_reading_order(page, paras)
             u.expansions = (u.expansions - {"page_text"}) | {"page_paragraphs"}
