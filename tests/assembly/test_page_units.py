@@ -307,25 +307,28 @@ def test_a_page_sent_as_some_of_its_paragraphs_keeps_its_title() -> None:
     assert item.text.count("Maintenance Records") == 1
 
 
-def _statement_doc() -> list:  # type: ignore[type-arg]
-    """One page: a unit line, a long schedule table, the notes line under it (a statement page's layout)."""
+def _statement_page(first: str) -> tuple:  # type: ignore[type-arg]
+    """A one-page statement (a unit line, a long schedule table, the notes line under it) packed at 300 tokens
+    for a question on one row, with the page and its table both hits: ``first`` ("page" or "table") ranks
+    first, the other fifth. Returns (package, table region)."""
     rows = [[f"part {k:02d} of the pump", f"{100 * (k + 1)} hours"] for k in range(40)]
     rows[25] = ["coolant flush", "2000 hours"]
-    return make_doc("stmt", [("Schedule", [["Intervals in operating hours."], ("table", ["task", "interval"], rows),
+    regs = make_doc("stmt", [("Schedule", [["Intervals in operating hours."], ("table", ["task", "interval"], rows),
                                            ["See the accompanying notes."]])])
+    table = by_kind(regs, "table")[0]
+    page = next(p for p in by_kind(regs, "page") if p.first_page == table.first_page)
+    ranked = [hit(page, 0.9, 1, "pagelex"), hit(table, 0.3, 5, "bm25")] if first == "page" else \
+        [hit(table, 0.9, 1, "bm25"), hit(page, 0.3, 5, "pagelex")]
+    pkg = assemble("How often is the coolant flush due?", ranked, RegionIndex(regs), AssemblyOptions(budget=300))
+    assert pkg.budget.used <= 300 and pkg.budget.used == recount(pkg)
+    return pkg, table
 
 
 def test_a_page_ranked_before_its_table_sends_the_tables_rows_not_the_notes_around_it() -> None:
     """A page list ranks the page first and the table is a hit of its own further down: the page is too large
     for the cap, and its best paragraphs are the table's header and best rows (the table merges into it), not
     the two lines around the table with the table left to a candidate the budget never reaches."""
-    regs = _statement_doc()
-    idx = RegionIndex(regs)
-    table = by_kind(regs, "table")[0]
-    page = next(p for p in by_kind(regs, "page") if p.first_page == table.first_page)
-    q = "How often is the coolant flush due?"
-    pkg = assemble(q, [hit(page, 0.9, 1, "pagelex"), hit(table, 0.3, 5, "bm25")], idx, AssemblyOptions(budget=300))
-    assert pkg.budget.used <= 300 and pkg.budget.used == recount(pkg)
+    pkg, table = _statement_page("page")
     (item,) = [it for it in pkg.items if table.first_page in it.pages]
     assert item.expansion.startswith("page_paragraphs") and "| coolant flush | 2000 hours |" in item.text
     assert "| task | interval |" in item.text and "part 39" not in item.text
@@ -336,12 +339,6 @@ def test_a_page_ranked_before_its_table_sends_the_tables_rows_not_the_notes_arou
 
 def test_a_table_ranked_before_its_page_keeps_its_own_item() -> None:
     """The other way round the table goes as its own item, and the page's paragraphs do not repeat its rows."""
-    regs = _statement_doc()
-    idx = RegionIndex(regs)
-    table = by_kind(regs, "table")[0]
-    page = next(p for p in by_kind(regs, "page") if p.first_page == table.first_page)
-    q = "How often is the coolant flush due?"
-    pkg = assemble(q, [hit(table, 0.9, 1, "bm25"), hit(page, 0.3, 5, "pagelex")], idx, AssemblyOptions(budget=300))
-    assert pkg.budget.used <= 300 and pkg.budget.used == recount(pkg)
+    pkg, table = _statement_page("table")
     with_row = [it for it in pkg.items if "| coolant flush | 2000 hours |" in it.text]
     assert len(with_row) == 1 and with_row[0].region_id == table.region_id
