@@ -150,7 +150,8 @@ class Expander:
 
     def page_as_text(self, u: Unit) -> None:
         """Auto: a page sent as text is its whole text if that fits the page cap, else its
-        paragraphs that share most words with the question (up to the cap)."""
+        paragraphs and tables that share most words with the question (up to the cap), its tables that are
+        hits of their own among them (``hit_tables``)."""
         page = u.regions[0]
         u.paras = []
         if self.o.strategy != "auto" or self.count(page.text.strip()) <= self.page_cap:
