@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from folio.assembly import assemble
 from folio.assembly.expansion.pagetext import compact_page
-from folio.assembly.types import AssemblyOptions
+from folio.assembly.types import AssemblyOptions, ContextPackage
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
 from tests.assembly.builders import by_kind, find, hit, make_doc
@@ -307,7 +307,7 @@ def test_a_page_sent_as_some_of_its_paragraphs_keeps_its_title() -> None:
     assert item.text.count("Maintenance Records") == 1
 
 
-def _statement_page(first: str) -> tuple:  # type: ignore[type-arg]
+def _statement_page(first: str) -> tuple[ContextPackage, Region]:
     """A one-page statement (a unit line, a long schedule table, the notes line under it) packed at 300 tokens
     for a question on one row, with the page and its table both hits: ``first`` ("page" or "table") ranks
     first, the other fifth. Returns (package, table region)."""
