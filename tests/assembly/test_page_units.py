@@ -342,3 +342,21 @@ def test_a_table_ranked_before_its_page_keeps_its_own_item() -> None:
     pkg, table = _statement_page("table")
     with_row = [it for it in pkg.items if "| coolant flush | 2000 hours |" in it.text]
     assert len(with_row) == 1 and with_row[0].region_id == table.region_id
+
+
+def test_a_page_that_is_only_its_table_merges_into_the_tables_item() -> None:
+    """Rule 1c's third case: the table ranks first and the page's best paragraphs are the table alone, so
+    nothing is left of the page once the table is taken out; the page merges into the table's item (both hits
+    trigger it, the page is in the manifest as merged) instead of being sent as a second copy of the rows."""
+    rows = [[f"part {k:02d} of the pump", f"{100 * (k + 1)} hours"] for k in range(40)]
+    rows[25] = ["coolant flush", "2000 hours"]
+    regs = make_doc("stmt", [("Schedule", [("table", ["task", "interval"], rows)])])
+    table = by_kind(regs, "table")[0]
+    page = next(p for p in by_kind(regs, "page") if p.first_page == table.first_page)
+    pkg = assemble("How often is the coolant flush due?", [hit(table, 0.9, 1, "bm25"), hit(page, 0.3, 5, "pagelex")],
+                   RegionIndex(regs), AssemblyOptions(budget=300))
+    assert pkg.budget.used <= 300 and pkg.budget.used == recount(pkg)
+    (item,) = pkg.items
+    assert item.region_id == table.region_id and "| coolant flush | 2000 hours |" in item.text
+    assert set(item.trigger_ids) == {table.region_id, page.region_id}
+    assert [e.reason for e in pkg.excluded if e.region_id == page.region_id] == [f"merged_into:{item.citation_id}"]
