@@ -16,6 +16,8 @@ channel        model or method                          table        ingest-side
 =============  =======================================  ===========  =========================================
 ``bm25``       LanceDB's full-text index                ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
 ``dense``      the text encoder (MiniLM)                ``chunks``   ``ingest.pipeline.ChunkIndexer`` (always)
+               (and without the document's own name:
+               ``retrieval.scopenames``)
 ``clip``       an open_clip model (optional)            ``figures``  ``ClipFigureIndexer``
 ``colpali``    a colpali-engine model (optional)        ``pages``    ``ColPaliPageIndexer``
 ``pagelex``    BM25 over whole page texts               ``regions``  none: reads the page regions
@@ -48,10 +50,12 @@ from folio.kernel.pageref import parse_page_refs
 from folio.kernel.scope import Scope
 from folio.retrieval.clip import CLIP_ENABLE_HINT, FIGURES_TABLE, ClipFigureIndexer, ClipRetriever
 from folio.retrieval.colpali import COLPALI_ENABLE_HINT, PAGES_TABLE, ColPaliPageIndexer, ColPaliRetriever
+from folio.retrieval.fusion import DEFAULT_RRF_K
 from folio.retrieval.labelref import LabelRefs, parse_label_refs
 from folio.retrieval.named_pages import EXACT_REF_BOOST, REF_WEIGHT, named_pages
 from folio.retrieval.optional_models import load_clip, load_colpali, off_status, on_status
 from folio.retrieval.pagelex import PAGE_LEX_WEIGHT, PageLexRetriever
+from folio.retrieval.scopenames import ScopeNames, merge_ranked, scope_names, without_words
 from folio.retrieval.statements import STATEMENT_WEIGHT, StatementPages
 from folio.retrieval.text import Candidate, TextRetriever
 from folio.settings import Settings
@@ -244,18 +248,31 @@ class TextFullTextChannel:
 
 @dataclass
 class TextDenseChannel:
-    """Cosine similarity of the chunks' text vectors to the query's (``TextRetriever.dense``)."""
+    """Cosine similarity of the chunks' text vectors to the query's (``TextRetriever.dense``). In a scope of one
+    version, when the question names the document (``retrieval.scopenames``: "PepsiCo", "3M's"), the ranking for
+    the question without those words is merged with the ranking for the question as asked."""
 
     text: TextRetriever
+    names: ScopeNames | None = None  # None: the question as asked only
     name: str = "dense"
     table: str = "chunks"
     weight: float = 1.0
 
     def search(self, query: ChannelQuery) -> Ranking | None:
-        return Ranking(self.text.dense(query.text, query.scope, query.limit, region_ids=query.region_ids))
+        found = self.text.dense(query.text, query.scope, query.limit, region_ids=query.region_ids)
+        if self.names is None or len(query.scope.versions) != 1:
+            return Ranking(found)
+        words = scope_names(query.text, self.names.terms(*query.scope.versions[0]))
+        bare = without_words(query.text, words)
+        if not words or not bare.strip():
+            return Ranking(found)
+        unnamed = self.text.dense(bare, query.scope, query.limit, region_ids=query.region_ids)
+        return Ranking(merge_ranked(unnamed, found, DEFAULT_RRF_K, query.limit))
 
     def clear(self) -> None:
         self.text.clear()
+        if self.names is not None:
+            self.names.clear()
 
     def status(self) -> dict[str, Any] | None:
         return on_status(self.text.encoder.name)
@@ -422,7 +439,11 @@ def _open_colpali(context: ChannelContext) -> Channel | None:
 
 
 register(ChannelSpec("bm25", lambda c: TextFullTextChannel(c.text), strategies=FUSED | {"bm25"}))
-register(ChannelSpec("dense", lambda c: TextDenseChannel(c.text), strategies=FUSED | {"dense"}))
+def _open_dense(context: ChannelContext) -> Channel:
+    return TextDenseChannel(context.text, ScopeNames(context.store) if context.options["scope_names"] else None)
+
+
+register(ChannelSpec("dense", _open_dense, {"scope_names": True}, strategies=FUSED | {"dense"}))
 register(ChannelSpec("clip", _open_clip, {"clip": None}, from_settings=_clip_from_settings, indexer=_clip_indexer,
                      off=lambda: off_status("no CLIP model configured", CLIP_ENABLE_HINT)))
 register(ChannelSpec("colpali", _open_colpali, {"colpali": None}, from_settings=_colpali_from_settings,
