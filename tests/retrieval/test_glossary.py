@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pymupdf
 import pytest
 
 from folio.retrieval.glossary import GLOSSARY, expand, statements_for
+from tests.retrieval.textpdf import text_pdf
 
 # The cash flow statement never says "capital expenditure"; the narrative pages say "capital" and
 # "expenditure" in other senses, so the question's own words point away from the statement.
@@ -22,13 +22,6 @@ PAGES = [
 ]
 QUESTION = "What is the FY2018 capital expenditure amount?"
 
-
-def _pdf(pages: list[str]) -> bytes:
-    doc = pymupdf.open()
-    for text in pages:
-        page = doc.new_page(width=595, height=842)
-        page.insert_textbox(pymupdf.Rect(60, 80, 535, 600), text, fontsize=11)
-    return bytes(doc.tobytes())
 
 
 def test_names_match_whole_words_and_abbreviations_only_in_capitals() -> None:
@@ -64,7 +57,7 @@ def test_the_statement_page_is_found_only_through_its_line_items(tmp_path: Path,
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
-    ingest_bytes(store, _pdf(PAGES), filename="filing.pdf", doc_id="filing")
+    ingest_bytes(store, text_pdf(PAGES), filename="filing.pdf", doc_id="filing")
     res = Retriever(store, glossary=glossary).search_detailed(QUESTION, doc_ids=["filing"], k=20)
     lexical = [h.pages[0] for h in res.hits
                if any(s.retriever in ("pagelex", "bm25") for s in h.sources)]
@@ -104,7 +97,7 @@ def test_a_ratio_question_gets_both_statements_it_is_computed_from(tmp_path: Pat
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
-    ingest_bytes(store, _pdf(FILING), filename="filing.pdf", doc_id="filing")
+    ingest_bytes(store, text_pdf(FILING), filename="filing.pdf", doc_id="filing")
     question = "What is the FY2019 fixed asset turnover ratio?"
     res = Retriever(store).search_detailed(question, doc_ids=["filing"], k=20)
     listed = [h.pages[0] for h in res.hits if any(s.retriever == "statement" for s in h.sources)]

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pymupdf
-
 from folio.retrieval.scopenames import merge_ranked, name_terms, scope_names, without_words
 from folio.retrieval.text import Candidate
+from tests.retrieval.textpdf import text_pdf
 
 # A filing in miniature: the issuer's name on the cover and on most pages (exhibit list, signatures, properties),
 # and the one page the question is about, which does not name it.
@@ -24,13 +23,6 @@ PAGES = [
 ]
 QUESTION = "Has Zentrix reported any materially important ongoing legal battles?"
 
-
-def _pdf(pages: list[str]) -> bytes:
-    doc = pymupdf.open()
-    for text in pages:
-        page = doc.new_page(width=595, height=842)
-        page.insert_textbox(pymupdf.Rect(60, 80, 535, 600), text, fontsize=11)
-    return bytes(doc.tobytes())
 
 
 def test_a_name_is_on_the_cover_and_on_many_pages() -> None:
@@ -60,8 +52,8 @@ def test_the_page_the_question_is_about_ranks_above_the_pages_that_repeat_the_na
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
-    ingest_bytes(store, _pdf(PAGES), filename="zentrix.pdf", doc_id="zentrix")
-    ingest_bytes(store, _pdf(["Other Corp annual report", "Other Corp legal matters"]), filename="other.pdf",
+    ingest_bytes(store, text_pdf(PAGES), filename="zentrix.pdf", doc_id="zentrix")
+    ingest_bytes(store, text_pdf(["Other Corp annual report", "Other Corp legal matters"]), filename="other.pdf",
                  doc_id="other")
 
     def dense_pages(retriever: Retriever, doc_ids: list[str]) -> list[int]:
