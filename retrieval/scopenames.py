@@ -30,6 +30,7 @@ from folio.retrieval.version_cache import VersionCache
 # the manuals (benchmarks/results/README.md, "The document's own name"): 0.4 catches issuers named on 43-94% of
 # a filing's pages (Boeing 43%, 3M 49%, PepsiCo 67%, MGM 80%); 0.6 missed Boeing and 3M and gained less.
 SCOPE_NAME_SHARE = 0.4
+MIN_NAME_PAGES = 3  # ... and on at least this many pages: in a document of two pages every cover word would pass
 CACHE_VERSIONS = 256  # versions whose name terms are kept
 _TOKEN = re.compile(r"\S+")
 _EDGE = "?!.,;:()[]{}\"'“”‘’"
@@ -37,11 +38,13 @@ _POSSESSIVE = re.compile(r"['’]s$", re.I)
 
 
 def name_terms(page_texts: Sequence[str], share: float = SCOPE_NAME_SHARE) -> frozenset[str]:
-    """The terms of the first page that are also on at least ``share`` of the pages (``page_texts`` in page
-    order).
+    """The terms of the first page that are also on at least ``share`` of the pages and on ``MIN_NAME_PAGES``
+    pages at least (``page_texts`` in page order).
 
     >>> sorted(name_terms(["ACME Corp annual report", "ACME sales grew", "Costs of ACME", "Notes"]))
     ['acme']
+    >>> sorted(name_terms(["ACME Corp annual report", "ACME sales grew"]))
+    []
     """
     if not page_texts:
         return frozenset()
@@ -50,7 +53,7 @@ def name_terms(page_texts: Sequence[str], share: float = SCOPE_NAME_SHARE) -> fr
     for text in page_texts:
         for term in first.intersection(page_terms(text)):
             counts[term] += 1
-    need = share * len(page_texts)
+    need = max(share * len(page_texts), MIN_NAME_PAGES)
     return frozenset(t for t, n in counts.items() if n >= need)
 
 
