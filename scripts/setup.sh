@@ -23,5 +23,6 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 # torch==2.13.0 resolves to the CPU wheel on these machines; docs/install.md says how to use another build.
-.venv/bin/python -m pip install -q -e ".[server,dev${FOLIO_EXTRAS:+,$FOLIO_EXTRAS}]"
+# A large wheel (torch, PyMuPDF) can stall on a flaky registry connection: resume it and retry rather than fail.
+.venv/bin/python -m pip install -q --retries 10 --resume-retries 20 -e ".[server,dev${FOLIO_EXTRAS:+,$FOLIO_EXTRAS}]"
 echo "setup: ok ($(.venv/bin/python -c 'import torch, lancedb, pymupdf; print("torch", torch.__version__, "lancedb", lancedb.__version__, "pymupdf", pymupdf.VersionBind)'))" >&2
