@@ -433,16 +433,16 @@ def _open_clip(context: ChannelContext) -> Channel | None:
     return ClipChannel(ClipRetriever(context.store, model)) if model else None
 
 
+def _open_dense(context: ChannelContext) -> Channel:
+    return TextDenseChannel(context.text, ScopeNames(context.store) if context.options["scope_names"] else None)
+
+
 def _open_colpali(context: ChannelContext) -> Channel | None:
     model = context.options["colpali"]
     return ColPaliChannel(ColPaliRetriever(context.store, model)) if model else None
 
 
 register(ChannelSpec("bm25", lambda c: TextFullTextChannel(c.text), strategies=FUSED | {"bm25"}))
-def _open_dense(context: ChannelContext) -> Channel:
-    return TextDenseChannel(context.text, ScopeNames(context.store) if context.options["scope_names"] else None)
-
-
 register(ChannelSpec("dense", _open_dense, {"scope_names": True}, strategies=FUSED | {"dense"}))
 register(ChannelSpec("clip", _open_clip, {"clip": None}, from_settings=_clip_from_settings, indexer=_clip_indexer,
                      off=lambda: off_status("no CLIP model configured", CLIP_ENABLE_HINT)))

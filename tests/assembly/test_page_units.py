@@ -3,6 +3,8 @@ become one item, distinct pages are covered before one is deepened, and a page t
 
 from __future__ import annotations
 
+from typing import Any
+
 from folio.assembly import assemble
 from folio.assembly.expansion.pagetext import compact_page
 from folio.assembly.types import AssemblyOptions, ContextPackage
@@ -307,16 +309,24 @@ def test_a_page_sent_as_some_of_its_paragraphs_keeps_its_title() -> None:
     assert item.text.count("Maintenance Records") == 1
 
 
-def _statement_page(first: str) -> tuple[ContextPackage, Region]:
-    """A one-page statement (a unit line, a long schedule table, the notes line under it) packed at 300 tokens
-    for a question on one row, with the page and its table both hits: ``first`` ("page" or "table") ranks
-    first, the other fifth. Returns (package, table region)."""
+def _schedule(*, lines: bool) -> tuple[list[Region], Region, Region]:
+    """A one-page schedule: a long table (the row "coolant flush | 2000 hours" among 40), with a unit line above
+    it and a notes line under it when ``lines``. Returns (regions, table, page)."""
     rows = [[f"part {k:02d} of the pump", f"{100 * (k + 1)} hours"] for k in range(40)]
     rows[25] = ["coolant flush", "2000 hours"]
-    regs = make_doc("stmt", [("Schedule", [["Intervals in operating hours."], ("table", ["task", "interval"], rows),
-                                           ["See the accompanying notes."]])])
+    blocks: list[list[str] | tuple[Any, ...]] = [("table", ["task", "interval"], rows)]
+    if lines:
+        blocks = [["Intervals in operating hours."], *blocks, ["See the accompanying notes."]]
+    regs = make_doc("stmt", [("Schedule", blocks)])
     table = by_kind(regs, "table")[0]
     page = next(p for p in by_kind(regs, "page") if p.first_page == table.first_page)
+    return regs, table, page
+
+
+def _statement_page(first: str) -> tuple[ContextPackage, Region]:
+    """The schedule with its lines packed at 300 tokens for a question on one row, with the page and its table
+    both hits: ``first`` ("page" or "table") ranks first, the other fifth. Returns (package, table region)."""
+    regs, table, page = _schedule(lines=True)
     ranked = [hit(page, 0.9, 1, "pagelex"), hit(table, 0.3, 5, "bm25")] if first == "page" else \
         [hit(table, 0.9, 1, "bm25"), hit(page, 0.3, 5, "pagelex")]
     pkg = assemble("How often is the coolant flush due?", ranked, RegionIndex(regs), AssemblyOptions(budget=300))
@@ -348,11 +358,7 @@ def test_a_page_that_is_only_its_table_merges_into_the_tables_item() -> None:
     """Rule 1c's third case: the table ranks first and the page's best paragraphs are the table alone, so
     nothing is left of the page once the table is taken out; the page merges into the table's item (both hits
     trigger it, the page is in the manifest as merged) instead of being sent as a second copy of the rows."""
-    rows = [[f"part {k:02d} of the pump", f"{100 * (k + 1)} hours"] for k in range(40)]
-    rows[25] = ["coolant flush", "2000 hours"]
-    regs = make_doc("stmt", [("Schedule", [("table", ["task", "interval"], rows)])])
-    table = by_kind(regs, "table")[0]
-    page = next(p for p in by_kind(regs, "page") if p.first_page == table.first_page)
+    regs, table, page = _schedule(lines=False)
     pkg = assemble("How often is the coolant flush due?", [hit(table, 0.9, 1, "bm25"), hit(page, 0.3, 5, "pagelex")],
                    RegionIndex(regs), AssemblyOptions(budget=300))
     assert pkg.budget.used <= 300 and pkg.budget.used == recount(pkg)
