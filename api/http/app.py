@@ -227,6 +227,9 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
         openapi_tags=TAGS,
         lifespan=lifespan,
         redoc_url=None,  # served below, with a policy that keeps ReDoc's logo from its CDN
+        # No 307 from `/x/` to `/x`: Starlette writes the Location from the decoded path, so `versions/%2E%2E/`
+        # became `versions/..`, which a client that follows redirects resolved to the whole document (issue 44).
+        redirect_slashes=False,
     )
     settings = settings or Settings()
     app.state.settings = settings
