@@ -17,7 +17,7 @@
     ├── ModelUnavailable (RuntimeError)       an optional model (CLIP, ColPali, LLM) is not configured
     ├── VersionBusy (TimeoutError)            another live writer holds this version's claim
     ├── ClaimLost (RuntimeError)              this writer's claim was taken over or deleted before commit
-    ├── CollectionConflict (ValueError)       the doc_id already lives in another collection
+    ├── CollectionConflict (ValueError)       the doc_id is taken by another collection
     └── InvalidRequest (ValueError)           a query or option that cannot be served as asked
 
 ``code`` is the stable machine-readable name used in the REST error shape. The kernel knows nothing of HTTP:

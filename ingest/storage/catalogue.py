@@ -199,14 +199,13 @@ class Catalogue:
         """Raise ``CollectionConflict`` when ``doc_id`` has a ready version, or a live claim, in
         another collection (``rows``: that document's versions rows, else read from the cache).
 
-        The message does not name the other collection: the caller may not be allowed to see it."""
+        One answer for every taken id, which says nothing about where it is taken nor by what (a document or an
+        ingest under way): a key may not see the collection that holds it (issue 44). Doc ids are one name space
+        (region ids and citations carry them), so the answer cannot hide that the id is taken."""
         rows = self.rows(doc_id=doc_id) if rows is None else rows
         for r in rows:
             if row_collection(r) != collection and (r["status"] == "ready" or claim_alive(r)):
-                raise CollectionConflict(
-                    f"document {doc_id} already exists in another collection; a doc_id lives in one "
-                    f"collection, so upload to {collection} under another doc_id"
-                )
+                raise CollectionConflict(f"doc_id {doc_id} is taken: upload under another doc_id")
 
     def latest_versions(self, doc_ids: Sequence[str] | None = None) -> list[DocumentVersion]:
         vs = [v for v in self.list_versions() if v.latest]
@@ -454,20 +453,29 @@ class Catalogue:
 
     def _swap(self, claim: Claim, values: dict[str, Any]) -> None:
         """A replacement's flip: in one commit, this writer's pending row becomes the version's ready row and
-        the ready row it replaces goes, so a reader finds the old rows or the new ones, never neither."""
-        mine = [r for r in self.rows_now(claim.mine) if r["status"] == "pending"]
+        the ready row it replaces goes, so a reader finds the old rows or the new ones, never neither.
+
+        The new ready row names the writer whose rows it replaced (``retiring``) and when (``heartbeat``) until
+        those rows are removed (``recovery.retire``): a writer killed before it removed them leaves that note,
+        and the next store to open finishes the removal (``recovery.finish_retires``)."""
+        rows = self.rows_now(claim.key)
+        mine = [r for r in rows if r.get("writer") == claim.writer and r["status"] == "pending"]
         if not mine:
             raise ClaimLost(f"{claim.doc_id}@{claim.version_id} was taken over by another writer before it committed")
-        data = pa.Table.from_pylist([{**mine[0], **values}], schema=self.table.schema)
+        old = [r.get("writer") or "" for r in rows if r["status"] == "ready" and r.get("writer") != claim.writer]
         replaced = f"{claim.key} AND status = 'ready' AND (writer IS NULL OR writer != {_sql_str(claim.writer)})"
-        retry_conflicts(
-            lambda: (
+
+        def swap() -> Any:  # the time of each try: a retried commit must not seem older than it is
+            row = {**mine[0], **values, "heartbeat": time.time(), "retiring": old[0] if old else None}
+            data = pa.Table.from_pylist([row], schema=self.table.schema)
+            return (
                 self.table.merge_insert(["doc_id", "version_id", "writer"])
                 .when_matched_update_all()
                 .when_not_matched_by_source_delete(replaced)
                 .execute(data)
             )
-        )
+
+        retry_conflicts(swap)
 
     def release(self, doc_id: str, version_id: str) -> Claim | None:
         """Give up this store's claim on a version (a failed ingest); its rows are the caller's to remove."""

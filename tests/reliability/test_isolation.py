@@ -222,6 +222,25 @@ def test_read_keys_cannot_write_and_writes_stay_in_their_collections(iso_client:
     )
 
 
+def test_a_taken_doc_id_says_nothing_about_where(iso_client: TestClient, samples: Path) -> None:
+    """Issue 44: alpha's key uploading beta's doc_id got ``409 ... already exists in another collection`` (and a GET of
+    it a 404). Now every taken id gets one answer that names no collection and no reason. Doc ids are one name space
+    (region ids and citations carry them), so the 409 itself still says that the id is taken; nothing more."""
+    pdf = (samples / "support-policy-v1.pdf").read_bytes()
+    for wait in ("true", "false"):
+        resp = iso_client.post(
+            f"/v1/documents?wait={wait}",
+            files={"file": ("x.pdf", pdf, "application/pdf")},
+            data={"collection": "alpha", "doc_id": "policy-b"},
+            headers=auth("alpha-write"),
+        )
+        err = assert_error(resp, 409, "collection_conflict")
+        assert err["message"] == "doc_id policy-b is taken: upload under another doc_id", err
+        assert "detail" not in err
+    # The document stays beta's.
+    assert iso_client.get("/v1/documents/policy-b", headers=auth("beta-read")).json()["collection"] == "beta"
+
+
 def test_keys_rotate_without_restart(iso_client: TestClient, keys_file: Path) -> None:
     assert iso_client.get("/v1/documents", headers=auth("alpha-read")).status_code == 200
     write_key_file(keys_file, SECRETS, prefix="new-")
