@@ -6,7 +6,9 @@ before the route runs: a 9.6 MB ``/v1/verify`` package of 50,000 items took 10 s
 ``OFF_LOOP_BYTES`` is parsed and validated on a thread of the query pool (``api.http.pool``; a full pool
 is a 503 like any query), with FastAPI's own field validation, so the errors are the same. A valid
 body is handed to FastAPI as the validated model, which it accepts without validating again; an
-invalid one is the usual 422 ``validation_error``. Small bodies take FastAPI's path unchanged.
+invalid one is the usual 422 ``validation_error``, and one that is JSON but cannot be read (not UTF-8, an
+integer past Python's 4,300 digits) the 400 FastAPI gives a small one. Small bodies take FastAPI's path
+unchanged.
 
 That moves the work off the loop but not off the interpreter lock, which ``json.loads`` and
 pydantic-core hold for the whole call: the body's size, values and nesting are bounded before it
@@ -25,10 +27,12 @@ from typing import Any
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
 OFF_LOOP_BYTES = 64 * 1024
+UNREADABLE_BODY = "There was an error parsing the body"  # FastAPI's 400 for a body ``json.loads`` cannot read
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -42,7 +46,9 @@ def _is_json(content_type: str | None) -> bool:
 
 
 def _parse_and_validate(field: Any, body: bytes) -> tuple[Any, list[dict[str, Any]]]:
-    """The body as the route's model, or the errors FastAPI would give (on a worker thread)."""
+    """The body as the route's model, or the errors FastAPI would give (on a worker thread): a 422 for what is
+    not JSON or not the model, FastAPI's 400 for what ``json.loads`` refuses otherwise (a ``ValueError``: bytes
+    that are not UTF-8, an integer of more than 4,300 digits), as for a body under ``OFF_LOOP_BYTES``."""
     try:
         value = json.loads(body)
     except json.JSONDecodeError as e:
@@ -54,6 +60,8 @@ def _parse_and_validate(field: Any, body: bytes) -> tuple[Any, list[dict[str, An
             "ctx": {"error": e.msg},
         }
         return None, [error]
+    except ValueError:  # UnicodeDecodeError, int_max_str_digits: FastAPI answers a small body's with this 400
+        raise HTTPException(400, UNREADABLE_BODY) from None
     validated, errors = field.validate(value, {}, loc=("body",))
     return validated, list(errors)
 
