@@ -40,6 +40,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from folio.kernel.errors import FolioError, InvalidRequest
+from folio.kernel.handshake import key_proof, key_tag
 
 logger = logging.getLogger(__name__)
 
@@ -240,6 +241,19 @@ class KeyRing:
                 logger.info("keys file %s: %d keys", self.path, len(keys))
                 self._keys, self._stamp = keys, stamp
             return self._keys
+
+    def prove(self, nonce: str, tag: str) -> str | None:
+        """``key_proof`` of the key that ``tag`` names (``folio.kernel.handshake``), or None: how a server shows
+        a command on its data directory that it holds the command's key before the command sends it. Every
+        key is tried (no early exit)."""
+        hashes = [key.sha256 for key in self.keys()]
+        if self.legacy_key is not None:
+            hashes.append(hash_secret(self.legacy_key))
+        found: str | None = None
+        for digest in hashes:
+            if hmac.compare_digest(key_tag(digest, nonce), tag) and found is None:
+                found = key_proof(digest, nonce)
+        return found
 
     def authenticate(self, secret: str) -> Principal | None:
         """The principal a secret stands for, or None. Every hash is compared (no early exit)."""

@@ -473,6 +473,14 @@ class HealthOut(Schema):
     auth: bool = Field(description="whether /v1 endpoints need an API key")
 
 
+class HealthProofOut(Schema):
+    state: Literal["starting", "ready", "stopping", "failed"]
+    auth: bool = Field(description="whether /v1 endpoints need an API key")
+    instance_proof: str = Field(description="HMAC-SHA256 of the nonce under the server file's secret")
+    key_proof: str | None = Field(description="HMAC-SHA256 of the nonce under the key `key_tag` names; null when "
+                                  "no key of this server matches the tag, or no tag was sent")
+
+
 class ReadyOut(Schema):
     state: Literal["ready"]
     ready_after_s: float = Field(description="seconds from the server's start to ready")

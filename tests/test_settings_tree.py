@@ -184,7 +184,7 @@ def test_cluster_group_sizes_a_ray_task_and_keys_stay_behind(env: pytest.MonkeyP
 
 
 def test_client_settings_reach_the_client_and_the_cli(env: pytest.MonkeyPatch) -> None:
-    from folio.api.cli.common import server_url
+    from folio.api.cli.common import Remote, remote_server
     from folio.client import Client
 
     env.setenv("FOLIO_URL", "http://127.0.0.1:9/")
@@ -192,7 +192,7 @@ def test_client_settings_reach_the_client_and_the_cli(env: pytest.MonkeyPatch) -
     with Client() as client:
         assert client.base_url == "http://127.0.0.1:9"
         assert client._http.headers["X-API-Key"] == "k1"
-    assert server_url(argparse.Namespace(server=None, data=None)) == "http://127.0.0.1:9/"
+    assert remote_server(argparse.Namespace(server=None, data=None)) == Remote("http://127.0.0.1:9/", "k1")
     assert ClientSettings.from_env({}).url is None
 
 

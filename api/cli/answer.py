@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from folio.api.cli.common import add_command, add_server_arg, server_url
+from folio.api.cli.common import Remote, add_command, add_server_arg, remote_server
 from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
@@ -62,8 +62,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
         first = e.errors()[0]
         print(f"folio: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", file=sys.stderr)
         return EXIT_USAGE
-    url = server_url(args)
-    done = _remote_answer(url, body, streamed=not args.json) if url else _local_answer(settings, req, not args.json)
+    remote = remote_server(args)
+    done = _remote_answer(remote, body, not args.json) if remote else _local_answer(settings, req, not args.json)
     if done is None:
         return EXIT_FAILED
     if args.json:
@@ -100,14 +100,15 @@ def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any
     return done
 
 
-def _remote_answer(url: str, body: dict[str, Any], streamed: bool) -> dict[str, Any] | None:
-    """The answer from the server at ``url`` (``POST /v1/answer`` as server-sent events); None after
+def _remote_answer(remote: Remote, body: dict[str, Any], streamed: bool) -> dict[str, Any] | None:
+    """The answer from the server ``remote`` (``POST /v1/answer`` as server-sent events); None after
     an error, which is printed."""
     from folio import Client
     from folio.errors import ClientError
 
+    url = remote.url
     try:
-        with Client(url) as client:
+        with Client(url, api_key=remote.api_key or "") as client:
             for ev in client.answer_stream(**body):
                 if ev.event == "delta" and streamed:
                     sys.stdout.write(terminal_safe(str(ev.data.get("text", ""))))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from folio.kernel.errors import FolioError
@@ -129,28 +130,40 @@ def add_server_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def server_url(args: argparse.Namespace) -> str | None:
+@dataclass(frozen=True)
+class Remote:
+    """The server a command asks, and the key it may send there (None: send none)."""
+
+    url: str
+    api_key: str | None
+
+
+def remote_server(args: argparse.Namespace) -> Remote | None:
     """The server a query command sends its request to, or None to run it in-process: ``--server``, else
-    ``$FOLIO_URL`` unless ``--data`` names a local store to read, else a ready ``folio serve`` on the data
-    directory (``api.cli.discovery``; one line on stderr says so), unless ``--no-server``. A server answers in
-    milliseconds what in-process costs a second of loading the store and the query encoder; the variables read
-    here come from ``folio.settings_light``, so that asking a server never loads the settings tree (pydantic)."""
+    ``$FOLIO_URL`` unless ``--data`` names a local store to read (``$FOLIO_API_KEY`` goes with either: the user
+    named that server), else a ``folio serve`` on the data directory that proves itself (``api.cli.discovery``:
+    the key goes there only when the server proved it holds it; one line on stderr says which server), unless
+    ``--no-server``. A server answers in milliseconds what in-process costs a second of loading the store and
+    the query encoder; the variables read here come from ``folio.settings_light``, so that asking a server never
+    loads the settings tree (pydantic)."""
     if args.server:
         if args.data:
             raise UsageError("--server and --data exclude each other: the server reads its own data")
-        return str(args.server)
+        return Remote(str(args.server), client_api_key())
     url = client_url()
     if not args.data and url:
-        return url
+        return Remote(url, client_api_key())
     if args.no_server:
         return None
     from folio.api.cli.discovery import find_server
 
     data = args.data or data_dir()
-    url = find_server(data, with_key=bool(client_api_key()))
-    if url is not None:
-        print(f"folio: asking the server at {url} (it serves {data}; --no-server runs here)", file=sys.stderr)
-    return url
+    key = client_api_key()
+    found = find_server(data, api_key=key)
+    if found is None:
+        return None
+    print(f"folio: asking the server at {found.url} (it serves {data}; --no-server runs here)", file=sys.stderr)
+    return Remote(found.url, key if found.send_key else None)
 
 
 class UsageError(FolioError, ValueError):

@@ -21,17 +21,17 @@ from folio.api.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
     ProgressBar,
+    Remote,
     UsageError,
     add_command,
     add_data_arg,
     add_json_arg,
     add_server_arg,
-    server_url,
+    remote_server,
     settings_for,
 )
 from folio.kernel.errors import FolioError
 from folio.kernel.printable import terminal_safe
-from folio.settings_light import client_api_key
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -50,7 +50,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # the same values; tests/api/cli/test_cli_ux.py keeps these equal to the Literals.
 STRATEGIES = ("auto", "raw", "window", "parent", "neighbors", "page")
 RETRIEVAL_STRATEGIES = ("hybrid", "bm25", "dense", "summary")
-REMOTE_TIMEOUT_S = 120.0  # folio.Client's: an ingest or a cold server may take that long
+REMOTE_TIMEOUT_S = 120.0  # folio.Client's: an ingest or a cold server may take that long (in all, not per read)
+MAX_REMOTE_BYTES = 256 << 20  # a package at the largest budget is a few MB
 DEMO_QUESTIONS = (
     "How do I read a CSV file into R?",
     "How fast must a priority-one incident be acknowledged?",
@@ -136,7 +137,7 @@ class _ServeLifecycle:
     def on_ready(self, startup: Startup) -> None:
         from folio.api.cli.discovery import announce
 
-        path = announce(self.data, self.url, startup.instance)
+        path = announce(self.data, self.url, startup.instance, startup.secret)
         if path is not None:
             self._announced = (path, startup.instance)
         print(f"folio: ready at {self.url}/ after {startup.ready_after_s:.1f} s (viewer: {self.url}/viewer)",
@@ -225,8 +226,8 @@ def exclusion_summary(excluded: list[dict[str, Any]], packed: set[str]) -> str:
 
 
 def cmd_context(args: argparse.Namespace) -> int:  # noqa: C901
-    """The package, from a server (``server_url``: then no settings, store or model loads here) or in-process."""
-    url = server_url(args)
+    """The package, from a server (``remote_server``: then no settings, store or model loads here) or in-process."""
+    remote = remote_server(args)
     body: dict[str, Any] = {"query": args.question, "k": args.k}
     if args.budget is not None:
         body["budget"] = args.budget
@@ -237,12 +238,12 @@ def cmd_context(args: argparse.Namespace) -> int:  # noqa: C901
     if args.retrieval:
         body["retrieval_strategy"] = args.retrieval
     if args.tokenizer:
-        if args.tokenizer.startswith("hf:") and url:
+        if args.tokenizer.startswith("hf:") and remote:
             raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured "
                              "(--no-server runs here)")
         body["tokenizer"] = args.tokenizer
-    if url:  # the server validates the request (a bad option is its 422: exit 2)
-        pkg = post_json(url, "/v1/context", body)
+    if remote:  # the server validates the request (a bad option is its 422: exit 2)
+        pkg = post_json(remote, "/v1/context", body)
     else:
         from folio.api.schemas import ContextRequest
 
@@ -283,21 +284,24 @@ def _local_tokenizer(settings: Settings, body: dict[str, Any]) -> Settings | Non
     return settings
 
 
-def post_json(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    """POST ``body`` to the folio server at ``url`` (with ``$FOLIO_API_KEY`` when set); its JSON answer. A 422
-    (an option out of bounds) is a ``UsageError`` (exit 2), any other error or no answer a ``RemoteError``
-    (exit 1), each with the server's message. The standard library's HTTP client, not ``folio.Client``:
-    with httpx and the client's models, asking took three times as long as the server took to answer."""
+def post_json(remote: Remote, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` to the folio server ``remote`` (with the key it may be sent); its JSON answer, within
+    ``REMOTE_TIMEOUT_S`` in all (a server that drips its answer is given up on). A 422 (an option out of bounds)
+    is a ``UsageError`` (exit 2), any other error or no answer a ``RemoteError`` (exit 1), each with the server's
+    message. The standard library's HTTP client, not ``folio.Client``: with httpx and the client's models,
+    asking took three times as long as the server took to answer."""
     import urllib.error
     import urllib.request
 
-    key = client_api_key()
+    from folio.api.cli.discovery import deadline
+
+    url, key = remote.url, remote.api_key
     headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
     request = urllib.request.Request(f"{url.rstrip('/')}{path}", data=json.dumps(body).encode(), headers=headers,
                                      method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_S) as response:
-            out: dict[str, Any] = json.loads(response.read())
+        with deadline(REMOTE_TIMEOUT_S), urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_S) as response:
+            out: dict[str, Any] = json.loads(response.read(MAX_REMOTE_BYTES))
             return out
     except urllib.error.HTTPError as e:
         message = _error_message(e)
@@ -330,9 +334,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         body["doc_ids"] = args.doc
     if args.retrieval:
         body["strategy"] = args.retrieval
-    url = server_url(args)
-    if url:
-        out = post_json(url, "/v1/search", body)
+    remote = remote_server(args)
+    if remote:
+        out = post_json(remote, "/v1/search", body)
     else:
         from folio.api.schemas import SearchRequest
 

@@ -126,12 +126,12 @@ class ShedQueries:
         await self.app(scope, receive, send)
 
 
-OPEN_PATHS = frozenset({"/v1/health", "/v1/ready"})
+OPEN_PATHS = frozenset({"/v1/health", "/v1/health/proof", "/v1/ready"})
 _NO_BODY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def _keyed_path(path: str) -> bool:
-    """Paths behind the keys: ``/v1/...`` (except ``/v1/health`` and ``/v1/ready``) and ``/mcp``."""
+    """Paths behind the keys: ``/v1/...`` (except ``/v1/health``, its proof and ``/v1/ready``) and ``/mcp``."""
     return (path.startswith("/v1/") and path not in OPEN_PATHS) or path == "/mcp" or path.startswith("/mcp/")
 
 

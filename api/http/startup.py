@@ -32,13 +32,15 @@ RETRY_AFTER_S = 2
 
 
 class Startup:
-    """The state of one start of the app (``app.state.startup``), and ``instance``: a random id for this
-    start, which ``/v1/health`` reports and the server file (``api.cli.discovery``) names, so that a command finds
-    this very server and not whatever listens on its port later."""
+    """The state of one start of the app (``app.state.startup``), ``instance``: a random id for this start, which
+    ``/v1/health`` reports and the server file (``api.cli.discovery``) names, and ``secret``: 256 random bits that
+    only the server file (readable by its user alone) holds, and that ``/v1/health/proof`` proves without sending,
+    so that a command asks this very server and not whatever a copied file or a later program on the port says."""
 
     def __init__(self) -> None:
         self.state: State = "starting"
         self.instance = secrets.token_hex(8)
+        self.secret = secrets.token_hex(32)
         self._began = time.monotonic()
         self.ready_after_s: float | None = None
         self.error: str | None = None

@@ -17,12 +17,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 from folio.api.http.startup import Startup
-from folio.api.schemas import ErrorResponse, HealthOut, ReadyOut
+from folio.api.schemas import ErrorResponse, HealthOut, HealthProofOut, ReadyOut
+from folio.kernel.handshake import NONCE_PATTERN, instance_proof
 from folio.kernel.model import PARSER_VERSION
 from folio.settings import Settings
 
@@ -108,6 +109,25 @@ async def health(request: Request) -> HealthOut:
     counts = await cache.current()
     out = folio.health(counts=counts, version=cache.version, auth=auth)
     return out.model_copy(update={"state": startup.state, "instance": startup.instance})
+
+
+@router.get("/health/proof", summary="Proofs for folio's CLI: this server wrote its data directory's server file, "
+            "and holds a key", response_model=HealthProofOut,
+            responses={422: {"model": ErrorResponse, "description": "a nonce or tag that is not 64 hex digits"}})
+async def health_proof(
+    request: Request,
+    nonce: Annotated[str, Query(pattern=NONCE_PATTERN, description="64 hex digits, fresh for each call")],
+    key_tag: Annotated[str | None, Query(pattern=NONCE_PATTERN, description="names a key without sending it")] = None,
+) -> HealthProofOut:
+    """Open without an API key: it reveals nothing a caller did not already hold. ``instance_proof`` shows that
+    this server holds the secret of the ``server.json`` it wrote (readable by its user only); ``key_proof``, that
+    it holds the key ``key_tag`` names. A command on the data directory sends its question, and its key, only
+    after checking both (``api.cli.discovery``; the protocol is ``folio.kernel.handshake``)."""
+    startup: Startup = request.app.state.startup
+    keys = request.app.state.keys
+    proved = await asyncio.to_thread(keys.prove, nonce, key_tag) if key_tag and keys.enabled else None
+    return HealthProofOut(state=startup.state, auth=keys.enabled, instance_proof=instance_proof(startup.secret, nonce),
+                          key_proof=proved)
 
 
 @router.get(

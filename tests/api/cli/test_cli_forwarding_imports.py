@@ -19,12 +19,16 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from folio.kernel.handshake import instance_proof
 
 ROOT = Path(__file__).resolve().parents[3]
 Q = "How fast must a priority-one incident be acknowledged?"
 INSTANCE = "stand-in-1"
+SECRET = "stand-in-secret"
 # What a command that asks a server must not import (each was once on that path, or is a server's part).
 HEAVY = (
     "pydantic", "pydantic_settings", "httpx", "numpy", "pyarrow", "lancedb", "onnxruntime", "tiktoken",
@@ -57,7 +61,10 @@ class StandInServer:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                self._answer({"status": "ok", "state": "ready", "instance": INSTANCE, "auth": False})
+                nonce = parse_qs(urlsplit(self.path).query).get("nonce", [""])[0]
+                proof = instance_proof(SECRET, nonce)  # as /v1/health/proof: it holds the server file's secret
+                self._answer({"status": "ok", "state": "ready", "instance": INSTANCE, "auth": False,
+                              "instance_proof": proof, "key_proof": None})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -89,12 +96,14 @@ class StandInServer:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[StandInServer, Path]]:
-    """A stand-in server, announced in a data directory (``server.json``, as ``folio serve`` writes it; this
-    process's id, which is alive)."""
+    """A stand-in server, announced in a data directory (``server.json``, as ``folio serve`` writes it: readable by
+    its user only; this process's id, which holds the stand-in's listening socket)."""
     data = tmp_path / "data"
     data.mkdir()
     with StandInServer() as server:
-        (data / "server.json").write_text(json.dumps({"url": server.url, "pid": os.getpid(), "instance": INSTANCE}))
+        announced = {"url": server.url, "pid": os.getpid(), "instance": INSTANCE, "secret": SECRET}
+        (data / "server.json").write_text(json.dumps(announced))
+        (data / "server.json").chmod(0o600)
         yield server, data
 
 

@@ -277,8 +277,9 @@ def test_serve_is_alive_at_once_says_when_it_is_ready_and_commands_ask_it(data_c
             time.sleep(0.1)
         assert out.read_text().startswith(f"folio: ready at {url}/ after "), out.read_text()
         instance = httpx.get(f"{url}/v1/health", timeout=5).json()["instance"]
-        assert json.loads((data_copy / "server.json").read_text()) == {"url": url, "pid": server.pid,
-                                                                        "instance": instance}
+        announced = json.loads((data_copy / "server.json").read_text())
+        assert announced == {"url": url, "pid": server.pid, "instance": instance, "secret": announced["secret"]}
+        assert len(announced["secret"]) == 64 and (data_copy / "server.json").stat().st_mode & 0o777 == 0o600
 
         def context(*extra: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run([sys.executable, "-m", "folio.api.cli", "context", "P1 acknowledgement",
