@@ -456,7 +456,7 @@ def _first_passes(  # noqa: C901, PLR0913
     def failed(i: int, exc: Exception) -> None:
         logger.warning("page %d failed: %s", i + 1, exc)
         issues.append(PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
-        r = doc.load_page(i).rect if i < n else None
+        r = _page_rect(doc, i)
         pages[i] = PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0)
 
     def finish_oldest() -> None:
@@ -502,6 +502,15 @@ def _first_passes(  # noqa: C901, PLR0913
     finally:
         lanes.close()
     return pages, issues
+
+
+def _page_rect(doc: pymupdf.Document, i: int) -> pymupdf.Rect | None:
+    """Page ``i``'s size, or None when the page cannot even be loaded (the error that failed it, again)."""
+    try:
+        rect: pymupdf.Rect = doc.load_page(i).rect
+    except Exception:  # recorded already, as the page's issue
+        return None
+    return rect
 
 
 def _page_info(p: PageData) -> PageInfo:

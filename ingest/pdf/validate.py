@@ -1,8 +1,9 @@
 """Open untrusted PDF bytes safely, turning every failure into one specific ``InvalidDocument``.
 
 The checks run cheapest first: size limit, the ``%PDF`` signature, opening, encryption, page count,
-page limit. PyMuPDF repairs many damaged files silently; a file it has to repair *and* that then
-shows no pages, or whose first page cannot be loaded, is reported as corrupt rather than as empty.
+page limit, the first page, every page's place in the page tree. PyMuPDF repairs many damaged files
+silently; a file it has to repair *and* that then shows no pages, or whose first page cannot be loaded,
+is reported as corrupt rather than as empty.
 Error messages are one line and never contain a traceback, so the API can show them as they are.
 
 ``CheckedPdf`` is a file that passed: the ingest checks its bytes once, and the parse (in a process of its own,
@@ -80,12 +81,25 @@ def open_pdf(  # noqa: C901
             doc.load_page(0)
         except Exception as exc:
             raise CorruptPDF(f"corrupt PDF: the first page cannot be loaded ({_one_line(exc)})") from None
+        _check_page_tree(doc, n)
     except Exception:
         doc.close()
         raise
     if doc.is_repaired:
         logger.info("PDF needed repair when opening (%d pages recovered)", n)
     return doc
+
+
+def _check_page_tree(doc: pymupdf.Document, n: int) -> None:
+    """Every page of the tree can be found: ``CorruptPDF`` when MuPDF cannot reach one (a ``/Kids`` that
+    points back at an ancestor: "cycle in page tree"). The parse would meet it at that page only, after
+    the first pages were parsed. MuPDF walks the tree from its root for each page (its own cycle check);
+    2,000 pages take about 25 ms, and ``n`` is bounded: MuPDF refuses a page count past the file's object count."""
+    for i in range(n):
+        try:
+            doc.page_xref(i)
+        except Exception as exc:
+            raise CorruptPDF(f"corrupt PDF: the page tree is broken at page {i + 1} ({_one_line(exc)})") from None
 
 
 @dataclass(frozen=True)
