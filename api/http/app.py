@@ -5,7 +5,7 @@ the store, the retriever with MiniLM and CLIP / ColPali when configured, the vis
 ingest, the ingest job runner) and the query pool. Routes reach them through ``api.http.deps``.
 
 The viewer (``api/http/static``) is served by the same app at ``/viewer``; ``/`` redirects there. The API
-docs (``/docs``, ``/redoc``) load their scripts from this server, never from a CDN.
+docs (``/docs``, ``/redoc``: ``api.http.docs_pages``) load their scripts from this server, never from a CDN.
 """
 
 from __future__ import annotations
@@ -19,18 +19,14 @@ from contextlib import asynccontextmanager
 from importlib.util import find_spec
 from pathlib import Path
 
-from fastapi import Depends, FastAPI, Request
-from fastapi.openapi.docs import get_redoc_html
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
-from fastapi.staticfiles import StaticFiles
-from fastapi_offline import FastAPIOffline
-from starlette.responses import Response
-from starlette.types import Scope
+from fastapi import Depends, FastAPI
+from fastapi.responses import FileResponse, RedirectResponse
 
 from folio.api.application import Folio
 from folio.api.cluster.jobs import job_runner
 from folio.api.errors import install_error_handlers
 from folio.api.http.deps import canonical_ids
+from folio.api.http.docs_pages import FilesWithHeaders, add_docs, security_headers
 from folio.api.http.middleware import (
     HostOriginGuard,
     JsonBodyGuard,
@@ -61,28 +57,9 @@ VIEWER_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-# ReDoc's page: its script and the OpenAPI document from this server, the styles it injects, its search worker
-# (a blob: URL), and images only from here or inline (the sidebar's logo at cdn.redoc.ly is not fetched).
-REDOC_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-    "worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
-)
-VIEWER_HEADERS = {
-    "Content-Security-Policy": VIEWER_CSP,
-    "X-Frame-Options": "DENY",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-}
-
-
-class ViewerFiles(StaticFiles):
-    """The viewer's files (``/static``) with ``VIEWER_HEADERS`` on every response: the page is framed by no
-    other site whichever URL serves it (``/viewer`` or ``/static/index.html``)."""
-
-    async def get_response(self, path: str, scope: Scope) -> Response:
-        response = await super().get_response(path, scope)
-        response.headers.update(VIEWER_HEADERS)
-        return response
+# On /viewer and every file under /static: the page is framed by no other site whichever URL serves it
+# (``/viewer`` or ``/static/index.html``).
+VIEWER_HEADERS = security_headers(VIEWER_CSP)
 
 
 TAGS = [
@@ -179,22 +156,6 @@ async def _stop(app: FastAPI, pool: QueryPool, loading: asyncio.Future[None]) ->
             hooks.on_stop()
 
 
-def _add_redoc(app: FastAPI) -> None:
-    @app.get("/redoc", include_in_schema=False)
-    def redoc(request: Request) -> HTMLResponse:
-        """fastapi-offline's ReDoc page (scripts from this server), with ``REDOC_CSP``: ReDoc's bundle shows
-        its maker's logo from cdn.redoc.ly in the sidebar, and the policy keeps the browser from asking for it."""
-        root = request.scope.get("root_path", "")
-        page = get_redoc_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{root}/static-offline-docs/redoc.standalone.js",
-            redoc_favicon_url=f"{root}/static-offline-docs/favicon.png",
-            with_google_fonts=False,
-        )
-        return HTMLResponse(bytes(page.body), headers={"Content-Security-Policy": REDOC_CSP})
-
-
 def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> FastAPI:
     """Build the app; nothing heavy happens until the lifespan starts (``with TestClient(app)``,
     or uvicorn's startup). ``hooks``: how ``folio serve`` starts it (in the background, with a "ready"
@@ -205,9 +166,9 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
         app_version = version("folio")
     except PackageNotFoundError:
         app_version = "0"
-    # /docs and /redoc from Swagger UI and ReDoc files installed with fastapi-offline (served at
-    # /static-offline-docs), not from a CDN: the docs work on a machine without internet access.
-    app = FastAPIOffline(
+    # /docs and /redoc from Swagger UI and ReDoc files installed with fastapi-offline, with security headers
+    # (api.http.docs_pages), not from a CDN: the docs work on a machine without internet access.
+    app = FastAPI(
         title="folio",
         summary="PDFs in; cited, budgeted LLM context out.",
         description=(
@@ -226,7 +187,8 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
         version=app_version,
         openapi_tags=TAGS,
         lifespan=lifespan,
-        redoc_url=None,  # served below, with a policy that keeps ReDoc's logo from its CDN
+        docs_url=None,  # both served by add_docs below
+        redoc_url=None,
         # No 307 from `/x/` to `/x`: Starlette writes the Location from the decoded path, so `versions/%2E%2E/`
         # became `versions/..`, which a client that follows redirects resolved to the whole document (issue 44).
         redirect_slashes=False,
@@ -259,7 +221,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
                    health.router):
         app.include_router(router, prefix="/v1", dependencies=[Depends(canonical_ids)])
 
-    app.mount("/static", ViewerFiles(directory=STATIC), name="static")
+    app.mount("/static", FilesWithHeaders(directory=STATIC, headers=VIEWER_HEADERS), name="static")
     if find_spec("mcp") is not None:  # the [mcp] extra: the MCP tools at /mcp, behind the same keys
         from folio.api.http.mcp_mount import mount as mount_mcp  # function-level: the optional [mcp] extra
 
@@ -269,7 +231,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     def root() -> RedirectResponse:
         return RedirectResponse("/viewer")
 
-    _add_redoc(app)
+    add_docs(app)
 
     @app.get("/viewer", include_in_schema=False)
     def viewer() -> FileResponse:

@@ -277,10 +277,14 @@ def test_get_mcp_answers_405_at_once(tmp_path: Path) -> None:
         assert resp.headers["allow"] == "POST"
 
 
-@pytest.mark.parametrize("path", ["/viewer", "/static/index.html", "/static/viewer.js", "/static/viewer.css"])
+@pytest.mark.parametrize(
+    "path",
+    ["/viewer", "/static/index.html", "/static/viewer.js", "/static/viewer.css",
+     "/docs", "/redoc", "/static-offline-docs/swagger-ui-bundle.js", "/static-offline-docs/redoc.standalone.js"],
+)  # fmt: skip
 def test_viewer_headers(empty_client: TestClient, path: str) -> None:
     """The viewer has the same security headers whichever URL serves it (``/static/index.html`` had
-    none, issue 31), and so do its scripts and styles."""
+    none, issue 31), and so do its scripts and styles; so do the API docs (``/docs`` had none, issue 44)."""
     resp = empty_client.get(path)
     assert resp.status_code == 200
     csp = resp.headers["content-security-policy"]
