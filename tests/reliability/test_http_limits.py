@@ -79,6 +79,23 @@ def test_multipart_content_type_does_not_lift_the_json_body_limit(
     assert str(LIMIT) in str(err["message"])
 
 
+@pytest.mark.parametrize(
+    "spelling", ["MULTIPART/FORM-DATA; boundary", "Multipart/Form-Data; BOUNDARY", "multipart/form-data ; Boundary"]
+)
+def test_an_upload_media_type_in_any_case_is_multipart(empty_client: TestClient, spelling: str) -> None:
+    """Media types and parameter names are case-insensitive (RFC 9110): ``MULTIPART/FORM-DATA`` was refused with
+    ``422 send the PDF as multipart/form-data`` (issue 44, item 10). The boundary's value keeps its case."""
+    pdf = {"file": ("a.pdf", valid_pdf(1), "application/pdf")}
+    request = httpx.Request("POST", "http://x/v1/documents", files=pdf, data={"doc_id": "up"})
+    body, ctype = request.read(), request.headers["content-type"]
+    assert ctype.startswith("multipart/form-data; boundary=")
+    resp = empty_client.post("/v1/documents", content=body, headers={"Content-Type": ctype.replace(
+        "multipart/form-data; boundary", spelling)})  # fmt: skip
+    assert resp.status_code == 200 and resp.json()["doc_id"] == "up", resp.text
+    other = empty_client.post("/v1/documents", content=body, headers={"Content-Type": "text/plain"})
+    assert_error(other, 422, "invalid_request")
+
+
 def _chunks(total: int, size: int = 256 * 1024) -> Iterator[bytes]:
     sent = 0
     while sent < total:

@@ -84,8 +84,8 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, st
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"upload of {declared} bytes is over the limit of {max_bytes} bytes")
-    ctype = request.headers.get("content-type", "")
-    if not ctype.startswith("multipart/form-data"):
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()  # case-insensitive
+    if media_type != "multipart/form-data":
         raise InvalidRequest("send the PDF as multipart/form-data with a 'file' part")
     parser = MultiPartParser(request.headers, _limited(request, limit), max_files=1, max_fields=4)
     try:
