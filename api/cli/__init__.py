@@ -8,14 +8,14 @@ or changes a store calls the service (``api.application.Folio``).
 Every command but ``keys`` (which works on the keys file) takes ``--data DIR`` (default ``$FOLIO_DATA``,
 else ``~/.local/share/folio``); a command that reads a store refuses a directory that holds none.
 ``context``, ``search`` and ``ask`` ask a running server instead with ``--server URL`` or ``$FOLIO_URL``.
-Errors are one line on stderr and a non-zero exit code (2 for a wrong command line), never a traceback.
+Errors are one line on stderr (``common.say``: what a terminal would obey in them is escaped) and a non-zero exit
+code (2 for a wrong command line), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +26,7 @@ from folio.api.cli.common import (
     UsageError,
     add_verbose_everywhere,
     os_error_message,
+    say,
     validation_message,
 )
 from folio.kernel.errors import FolioError
@@ -84,22 +85,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
         return code
     except UsageError as e:  # a command line that cannot work
-        print(f"folio: {e}", file=sys.stderr)
+        say(f"folio: {e}")
         return EXIT_USAGE
     except FolioError as e:  # NoStore, a FileNotFoundError: the command line names a store that is not there
-        print(f"folio: {e}", file=sys.stderr)
+        say(f"folio: {e}")
         return EXIT_USAGE if isinstance(e, FileNotFoundError) else EXIT_FAILED
     except ValueError as e:  # pydantic's ValidationError is one: an option the API would answer with 422
         from pydantic import ValidationError  # function-level: a command that validates nothing never loads it
 
         if not isinstance(e, ValidationError):
             raise
-        print(f"folio: {validation_message(e)}", file=sys.stderr)
+        say(f"folio: {validation_message(e)}")
         return EXIT_USAGE
     except OSError as e:  # a file named on the command line that cannot be read or written
-        print(f"folio: {os_error_message(e)}", file=sys.stderr)
+        say(f"folio: {os_error_message(e)}")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("folio: interrupted", file=sys.stderr)
+        say("folio: interrupted")
         return 130
 

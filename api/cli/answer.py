@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from folio.api.cli.common import Remote, add_command, add_server_arg, remote_server
+from folio.api.cli.common import Remote, add_command, add_server_arg, remote_server, say
 from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
@@ -54,13 +54,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
         try:
             body["json_schema"] = json.loads(Path(args.schema).read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
-            print(f"folio: --schema {args.schema}: {e}", file=sys.stderr)
+            say(f"folio: --schema {args.schema}: {e}")
             return EXIT_USAGE
     try:
         req = AnswerRequest.model_validate(body)
     except ValidationError as e:
         first = e.errors()[0]
-        print(f"folio: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}", file=sys.stderr)
+        say(f"folio: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
         return EXIT_USAGE
     remote = remote_server(args)
     done = _remote_answer(remote, body, not args.json) if remote else _local_answer(settings, req, not args.json)
@@ -92,7 +92,7 @@ def _local_answer(settings: Settings, req: Any, streamed: bool) -> dict[str, Any
         elif event == "error":
             if streamed:
                 print()
-            print(f"folio: {data['error']['message']}", file=sys.stderr)
+            say(f"folio: {data['error']['message']}")
             return None
     assert done is not None
     if req.include_package:
@@ -118,7 +118,7 @@ def _remote_answer(remote: Remote, body: dict[str, Any], streamed: bool) -> dict
     except ClientError as e:
         if streamed:
             print()
-        print(f"folio: {url}: {e}", file=sys.stderr)
+        say(f"folio: {url}: {e}")
     return None
 
 

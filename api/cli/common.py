@@ -1,5 +1,6 @@
 """What every ``folio`` subcommand module shares: exit codes, ``--data``, settings, opening the service,
-the progress bar, and turning the errors a command may raise into one line on stderr.
+the progress bar, and turning the errors a command may raise into one line on stderr (``say``: every line the CLI
+writes to stderr, escaped for the terminal).
 
 ``api.cli`` (the entry point and the document commands) and the subcommand modules
 (``cli_query``, ``cli_keys``, ``cli_mcp``) import from here, never from each other.
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, get_args
 
 from folio.kernel.errors import FolioError
+from folio.kernel.printable import terminal_safe
 from folio.settings_light import client_api_key, client_url, data_dir
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
@@ -28,6 +30,15 @@ EXIT_USAGE = 2
 EXIT_FAILED = 1
 
 
+def say(line: str) -> None:
+    """``line`` on stderr, as one line whatever it holds: each character a terminal would obey rather than show
+    (ESC, which starts an escape sequence; a carriage return; a bidi override; a newline) written as its escape
+    (``kernel.printable.terminal_safe``). Every message the CLI writes to stderr comes here: they carry text from
+    outside (a server's error message, a file name from the command line, a PDF's text, a model's words), which
+    is shown, never obeyed. Only the progress bar writes there itself (its label goes through ``terminal_safe``)."""
+    print(terminal_safe(line, keep="\t"), file=sys.stderr, flush=True)
+
+
 class ProgressBar:
     """Ingest progress on stderr: a one-line bar on a terminal; elsewhere (a log, a pipe, CI) a plain
     line per stage and at most one every ``LINE_EVERY_S`` seconds, when ``lines`` (``-v``) asks for it."""
@@ -35,7 +46,7 @@ class ProgressBar:
     LINE_EVERY_S = 5.0
 
     def __init__(self, label: str, *, enabled: bool | None = None, lines: bool = False) -> None:
-        self.label = label
+        self.label = terminal_safe(label, keep="")  # a file name: shown, never obeyed (``say``)
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.lines = lines and not self.enabled
         self._last = 0.0
@@ -162,7 +173,7 @@ def remote_server(args: argparse.Namespace) -> Remote | None:
     found = find_server(data, api_key=key)
     if found is None:
         return None
-    print(f"folio: asking the server at {found.url} (it serves {data}; --no-server runs here)", file=sys.stderr)
+    say(f"folio: asking the server at {found.url} (it serves {data}; --no-server runs here)")
     return Remote(found.url, key if found.send_key else None)
 
 

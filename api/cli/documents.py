@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -24,6 +23,7 @@ from folio.api.cli.common import (
     add_json_arg,
     format_report,
     open_folio,
+    say,
     settings_for,
 )
 from folio.kernel.errors import FolioError
@@ -40,10 +40,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:  # noqa: C901
     paths = pdf_paths(args.paths)
     folio = Folio.open(settings)  # a new data directory becomes a store
     if args.doc_id and len(paths) != 1:
-        print("folio: --doc-id needs exactly one PDF", file=sys.stderr)
+        say("folio: --doc-id needs exactly one PDF")
         return EXIT_USAGE
     if args.ray and (args.redo_degraded or args.page_timeout is not None):
-        print("folio: --redo-degraded and --page-timeout run here, not on Ray", file=sys.stderr)
+        say("folio: --redo-degraded and --page-timeout run here, not on Ray")
         return EXIT_USAGE
     options = IngestOptions.from_settings(settings.ingest, redo_degraded=args.redo_degraded)
     if args.no_ocr:
@@ -77,7 +77,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:  # noqa: C901
         reports.append(out)
         if not args.json:
             if out["status"] == "failed":
-                print(terminal_safe(f"{p.name}: failed: {out['error']['message']}"), file=sys.stderr, flush=True)
+                say(f"{p.name}: failed: {out['error']['message']}")
             else:
                 print(terminal_safe(format_report(out)), flush=True)  # each document's report when it is done
     if any(r["status"] != "unchanged" for r in reports):
@@ -155,7 +155,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if result["ok"]:
         print("ok")
     elif not args.repair:
-        print("run `folio check --repair` to remove what dead writers left behind", file=sys.stderr)
+        say("run `folio check --repair` to remove what dead writers left behind")
     return 0 if result["ok"] else EXIT_FAILED
 
 
@@ -163,7 +163,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
     folio = open_folio(args)
     versions = folio.versions(args.doc_id)
     if args.doc_id and not versions:
-        print(f"folio: no such document: {args.doc_id}", file=sys.stderr)
+        say(f"folio: no such document: {args.doc_id}")
         return EXIT_FAILED
     if args.json:
         print(json.dumps({"data": [v.model_dump(mode="json") for v in versions], "count": len(versions)}, indent=2))

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from folio.api.cli.common import EXIT_FAILED, EXIT_USAGE, add_command, add_json_arg
+from folio.api.cli.common import EXIT_FAILED, EXIT_USAGE, add_command, add_json_arg, say
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -23,7 +22,7 @@ def _keys_path(args: argparse.Namespace) -> Path | None:
 
     raw = args.file or Settings().security.keys_file
     if not raw:
-        print("folio: no keys file: pass --file PATH or set FOLIO_KEYS_FILE", file=sys.stderr)
+        say("folio: no keys file: pass --file PATH or set FOLIO_KEYS_FILE")
         return None
     return Path(raw)
 
@@ -36,7 +35,7 @@ def cmd_keys_add(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     collections = [c.strip() for c in args.collections.split(",") if c.strip()]
     if not collections:
-        print("folio: --collections needs at least one name (or *)", file=sys.stderr)
+        say("folio: --collections needs at least one name (or *)")
         return EXIT_USAGE
     record, secret = add_key(path, collections, args.access)
     if args.json:
@@ -76,7 +75,7 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
     if path is None:
         return EXIT_USAGE
     if not revoke_key(path, args.key_id):
-        print(f"folio: no key {args.key_id} in {path}", file=sys.stderr)
+        say(f"folio: no key {args.key_id} in {path}")
         return EXIT_FAILED
     print(f"revoked {args.key_id}")
     return 0

@@ -7,10 +7,9 @@ The same tools are served over HTTP at ``/mcp`` by ``folio serve`` (``api.mcp.se
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from folio.api.cli.common import EXIT_USAGE, add_command, add_data_arg
+from folio.api.cli.common import EXIT_USAGE, add_command, add_data_arg, say
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
@@ -21,7 +20,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from folio.api.mcp.server import serve_stdio
     except ImportError as e:
-        print(f"folio: the MCP server needs the mcp package: pip install 'folio[mcp]' ({e})", file=sys.stderr)
+        say(f"folio: the MCP server needs the mcp package: pip install 'folio[mcp]' ({e})")
         return EXIT_USAGE
     settings = Settings()
     if args.data:

@@ -13,7 +13,6 @@ import ipaddress
 import json
 import logging
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from folio.api.cli.common import (
     add_json_arg,
     add_server_arg,
     remote_server,
+    say,
     settings_for,
 )
 from folio.kernel.errors import FolioError
@@ -86,15 +86,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         processes = default_concurrency()
     settings = settings.model_copy(update={"host": host, "port": port, "query_processes": processes})
     if not is_loopback(host) and not settings.security.api_key and not settings.security.keys_file:
-        print(
+        say(
             f"folio: WARNING: listening on {host} without API keys: anyone who can reach this port can "
-            "read and delete documents. Set FOLIO_KEYS_FILE (see `folio keys add`).",
-            file=sys.stderr,
+            "read and delete documents. Set FOLIO_KEYS_FILE (see `folio keys add`)."
         )
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     url = f"http://{shown}:{port}"
-    print(f"folio: starting on {url}/ with {settings.storage.data}: /v1/health answers now, /v1/ready once "
-          "the models are loaded", file=sys.stderr, flush=True)
+    say(
+        f"folio: starting on {url}/ with {settings.storage.data}: /v1/health answers now, /v1/ready once the "
+        "models are loaded"
+    )
     # One access-log line per request (api.http.middleware), also without --verbose.
     logging.getLogger("folio.api.http.middleware").setLevel(logging.INFO)
     lifecycle = _ServeLifecycle(settings.storage.data, url)
@@ -278,7 +279,7 @@ def _local_tokenizer(settings: Settings, body: dict[str, Any]) -> Settings | Non
         try:
             register_tokenizer("local", name[3:])
         except ValueError as e:
-            print(f"folio: --tokenizer: {e}", file=sys.stderr)
+            say(f"folio: --tokenizer: {e}")
             return None
     register_tokenizers(settings)
     return settings
@@ -345,7 +346,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(terminal_safe(json.dumps(out, indent=2, ensure_ascii=False)))
         return 0
     for note in out.get("notes", []):
-        print(f"note: {note}")
+        print(terminal_safe(f"note: {note}"))  # the server's words
     for h in out["data"]:
         pages = ",".join(str(p) for p in h["pages"])
         text = " ".join((h.get("text") or "").split())
@@ -366,7 +367,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     try:
         package = ContextPackage.model_validate_json(Path(args.package).read_text(encoding="utf-8"))
     except ValueError as e:
-        print(f"folio: {args.package} is not a context package: {str(e).splitlines()[0]}", file=sys.stderr)
+        say(f"folio: {args.package} is not a context package: {str(e).splitlines()[0]}")
         return EXIT_USAGE
     answer = args.answer if args.answer is not None else Path(args.answer_file).read_text(encoding="utf-8")
     report = verify_answer(answer, package)
@@ -393,7 +394,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     samples = Path(args.samples) if args.samples else ROOT / "sample_pdfs"
     pdfs = sorted(samples.glob("*.pdf"))
     if not pdfs:
-        print(f"folio: no PDFs in {samples}", file=sys.stderr)
+        say(f"folio: no PDFs in {samples}")
         return EXIT_USAGE
     folio = Folio.open(settings)
     print(f"data: {folio.uri}")

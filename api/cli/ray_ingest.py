@@ -38,8 +38,9 @@ def _overall(jobs: list[dict[str, Any]]) -> tuple[str, int, int]:
 
 def run(args: argparse.Namespace, paths: list[Path], settings: Settings, folio: Folio) -> int:  # noqa: C901
     """Submit ``paths`` to the cluster at ``args.ray``; print reports; exit code like ``folio ingest``."""
-    from folio.api.cli.common import EXIT_FAILED, ProgressBar, format_report
+    from folio.api.cli.common import EXIT_FAILED, ProgressBar, format_report, say
     from folio.api.cluster.board import board, connect, job_spec
+    from folio.kernel.printable import terminal_safe
 
     connect(args.ray)
     ray = sys.modules["ray"]
@@ -80,9 +81,9 @@ def run(args: argparse.Namespace, paths: list[Path], settings: Settings, folio: 
                 if not args.json:
                     bar.close()
                     if out["status"] == "failed":
-                        print(f"{out['filename']}: failed: {out['error']['message']}", file=sys.stderr)
+                        say(f"{out['filename']}: failed: {out['error']['message']}")
                     else:
-                        print(format_report(out))
+                        print(terminal_safe(format_report(out)))  # file names and PDF text: shown, never obeyed
             if pending:
                 time.sleep(POLL_S)
     finally:
@@ -91,5 +92,5 @@ def run(args: argparse.Namespace, paths: list[Path], settings: Settings, folio: 
     if any(r["status"] not in ("unchanged", "failed") for r in ordered):
         folio.maintain()  # compact what this run wrote, as a local `folio ingest` does
     if args.json:
-        print(json.dumps({"data": ordered, "count": len(ordered)}, indent=2, ensure_ascii=False))
+        print(terminal_safe(json.dumps({"data": ordered, "count": len(ordered)}, indent=2, ensure_ascii=False)))
     return EXIT_FAILED if any(r["status"] == "failed" for r in ordered) else 0

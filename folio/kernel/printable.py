@@ -36,16 +36,19 @@ def display_name(name: str) -> str:
     return "".join("?" if _obeyed(ch) else ch for ch in name)
 
 
-def terminal_safe(text: str) -> str:
-    """``text`` for a terminal: such characters (but newline and tab) written as JSON escapes (``\\u001b``,
-    ``\\u202e``), so that JSON text stays valid JSON of the same value.
+def terminal_safe(text: str, *, keep: str = "\n\t") -> str:
+    """``text`` for a terminal: such characters (but those in ``keep``: newline and tab) written as JSON escapes
+    (``\\u001b``, ``\\u202e``), so that JSON text stays valid JSON of the same value. ``keep="\\t"`` keeps a
+    message on one line (a newline in it becomes ``\\u000a``).
 
     >>> print(terminal_safe("a\\x1b[31mred\\u202e b"))
     a\\u001b[31mred\\u202e b
+    >>> print(terminal_safe("one\\nline", keep="\\t"))
+    one\\u000aline
     """
     if text.isprintable():
         return text
-    return "".join(_escape(ch) if ch not in "\n\t" and _obeyed(ch) else ch for ch in text)
+    return "".join(_escape(ch) if ch not in keep and _obeyed(ch) else ch for ch in text)
 
 
 def _escape(ch: str) -> str:
