@@ -28,6 +28,7 @@ from folio.api.errors import install_error_handlers
 from folio.api.http.deps import canonical_ids
 from folio.api.http.docs_pages import FilesWithHeaders, add_docs, security_headers
 from folio.api.http.middleware import (
+    HeadLimits,
     HostOriginGuard,
     JsonBodyGuard,
     KeyBeforeBody,
@@ -200,7 +201,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     app.state.keys = KeyRing(settings.security.keys_file, settings.security.api_key)
     install_error_handlers(app)
     # Added innermost first: the request context wraps everything, so even a refused Host gets a
-    # request id and an access-log line; a shed query has passed the Host and Origin checks; a
+    # request id and an access-log line (an oversized head too); a shed query has passed the Host and Origin checks; a
     # request without a key is turned away before its body is read, and a body is measured before it is parsed.
     app.add_middleware(JsonBodyGuard, max_body_bytes=settings.server.max_request_bytes)
     app.add_middleware(KeyBeforeBody)
@@ -216,6 +217,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
             allow_headers=["Authorization", "X-API-Key", "Content-Type", "X-Request-ID"],
             expose_headers=["X-Request-ID", "Retry-After", "Location"],
         )
+    app.add_middleware(HeadLimits)  # a head past its limits is refused before anything else reads it
     app.add_middleware(RequestContext)
     for router in (*(m.router for m in (documents, jobs, query, answer, regions)), documents.images, regions.images,
                    health.router):

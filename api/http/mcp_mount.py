@@ -5,6 +5,7 @@ the MCP server lives here, with the app, so that the MCP room needs nothing of H
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -13,10 +14,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from folio.api.errors import folio_error_response
 from folio.api.http.deps import authenticate
+from folio.api.http.middleware import read_body, replay
 from folio.api.http.startup import service
 from folio.api.keys import Principal
 from folio.api.mcp.server import build_server
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 PRINCIPAL_KEY = "folio_principal"  # where the HTTP mount leaves the caller in the ASGI scope's state
+INVALID_REQUEST = -32600  # JSON-RPC 2.0
 
 
 def mount(app: FastAPI, path: str = "/mcp") -> None:
@@ -105,4 +109,31 @@ class _Authenticated:
         if self.manager is None:  # the app was not started (no lifespan): nothing can serve MCP
             raise RuntimeError("the MCP session manager runs in the app's lifespan, which has not started")
         scope.setdefault("state", {})[PRINCIPAL_KEY] = caller
-        await self.manager.handle_request(scope, receive, send)
+        body = await read_body(receive, self.settings.server.max_request_bytes)  # measured by JsonBodyGuard
+        if body is None:  # the client left
+            return
+        if _bad_id(body):
+            message = "Invalid Request: a JSON-RPC id must be a string or an integer"
+            error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
+            await JSONResponse(error, status_code=400)(scope, receive, send)
+            return
+        await self.manager.handle_request(scope, replay(body, receive), send)
+
+
+def _bad_id(body: bytes) -> bool:
+    """Whether a message of ``body`` (one, or a batch) has an ``id`` that MCP does not allow: anything but a string
+    or an integer (an object, an array, null, a boolean, a fraction). The SDK took such a request for a
+    notification (its ``id`` ignored) and answered 202 with nothing (issue 44). The body is at most 1 MB and 20,000
+    values (``api.http.body_limits``); one that is not JSON is the SDK's to answer (a parse error)."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False
+    messages = parsed if isinstance(parsed, list) else [parsed]
+    for m in messages:
+        if isinstance(m, dict) and "id" in m:
+            rid = m["id"]
+            if not isinstance(rid, str) and (not isinstance(rid, int) or isinstance(rid, bool)):
+                return True
+    return False
+

@@ -9,6 +9,8 @@ Outermost first:
   standard 500 body. Answering it here, instead of letting it escape to uvicorn, keeps the
   keep-alive connection usable: uvicorn closes the socket, without ``Connection: close``, when an
   exception leaves the app after the response was sent.
+- ``HeadLimits``: a request head over ``MAX_HEAD_BYTES``, a header over ``MAX_HEADER_BYTES`` or more than
+  ``MAX_HEADERS`` headers (``api.http.protocol``) gets its ``431`` before anything reads it.
 - ``HostOriginGuard``: only ``Host`` values the server was configured for (DNS rebinding), no
   state-changing request from another site (a web page can ``POST`` a form or a ``no-cors`` fetch
   to a loopback server), and a size limit on every request body but uploads' (which have their own),
@@ -40,6 +42,7 @@ from folio.api.errors import REQUEST_ID, error_response, folio_error_response, i
 from folio.api.http.body_limits import BodyLimits, limits_for, refusal
 from folio.api.http.deps import authenticate
 from folio.api.http.offloop import OFF_LOOP_BYTES
+from folio.api.http.protocol import MAX_HEAD_BYTES, MAX_HEADER_BYTES, MAX_HEADERS
 from folio.kernel.errors import FolioError
 from folio.settings import Settings
 
@@ -101,6 +104,41 @@ class RequestContext:
                 (time.perf_counter() - started) * 1000,
                 request_id,
             )
+
+
+class HeadLimits:
+    """``431 limit_exceeded`` for a request whose head is past a limit of ``api.http.protocol``, under any server
+    (h11 measures only a head that arrives in more than one read, and has no limit on one header or their
+    number): a 60 KB header or 10,000 headers reached the routes."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refused = head_refusal(scope)
+            if refused is not None:
+                await error_response(431, "limit_exceeded", refused)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def head_refusal(scope: Scope) -> str | None:
+    """Why the request's head is too large, or None. A header counts its name and value; the head, the request
+    line and every header line (``name: value`` and its line break)."""
+    headers = scope.get("headers", ())
+    if len(headers) > MAX_HEADERS:
+        return f"request has {len(headers)} headers, over the limit of {MAX_HEADERS}"
+    head = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"") + 16
+    for name, value in headers:
+        size = len(name) + len(value)
+        if size > MAX_HEADER_BYTES:
+            shown = name[:64].decode("latin-1")
+            return f"request header {shown!r} is {size} bytes, over the limit of {MAX_HEADER_BYTES}"
+        head += size + 4
+    if head > MAX_HEAD_BYTES:
+        return f"request head is {head} bytes, over the limit of {MAX_HEAD_BYTES}"
+    return None
 
 
 QUERY_PATHS = frozenset({"/v1/search", "/v1/context", "/v1/verify"})
@@ -186,7 +224,7 @@ class JsonBodyGuard:
             await _too_large(limits, path)(scope, receive, send)
             return
         try:
-            body = await _read_body(receive, limits.max_bytes)
+            body = await read_body(receive, limits.max_bytes)
             if body is None:  # the client left before sending all of it
                 return
             refused = await _measure(scope, body, limits)
@@ -200,7 +238,7 @@ class JsonBodyGuard:
             status, code, message = refused
             await error_response(status, code, message)(scope, receive, send)
             return
-        await self.app(scope, _replay(body, receive), send)
+        await self.app(scope, replay(body, receive), send)
 
 
 def _too_large(limits: BodyLimits, path: str) -> Any:
@@ -208,7 +246,7 @@ def _too_large(limits: BodyLimits, path: str) -> Any:
     return error_response(413, "limit_exceeded", message)
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
+async def read_body(receive: Receive, limit: int) -> bytes | None:
     """The whole body, at most ``limit + 1`` bytes of it (enough to refuse), or None on a disconnect."""
     chunks: list[bytes] = []
     size = 0
@@ -232,19 +270,19 @@ async def _measure(scope: Scope, body: bytes, limits: BodyLimits) -> tuple[int, 
     return found
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+def replay(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that gives the app ``body`` in one message, then whatever the client sends next
     (its disconnect: an answer being written stops when its client leaves)."""
     sent = False
 
-    async def replay() -> Message:
+    async def next_message() -> Message:
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return replay
+    return next_message
 
 
 def _host_name(host: str) -> str:

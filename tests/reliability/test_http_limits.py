@@ -287,6 +287,28 @@ def test_mcp_get_region_does_not_echo_a_huge_id(empty_client: TestClient) -> Non
     assert "region_not_found" in resp.json()["result"]["content"][0]["text"]
 
 
+@pytest.mark.parametrize("rid", [{"a": 1}, [1], None, True, 1.5])
+def test_an_mcp_request_with_an_id_mcp_does_not_allow_is_an_invalid_request(empty_client: TestClient, rid: Any) -> None:
+    """MCP ids are strings or integers. The SDK took a request with an object (array, null ...) id for a
+    notification and answered 202 with an empty body (issue 44); now it is JSON-RPC's invalid request."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    for body in ({"jsonrpc": "2.0", "id": rid, "method": "tools/list"},
+                 [{"jsonrpc": "2.0", "id": rid, "method": "tools/list"}]):  # fmt: skip
+        resp = empty_client.post("/mcp", json=body, headers=headers)
+        assert resp.status_code == 400, (resp.status_code, resp.text)
+        assert resp.json() == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": "Invalid Request: a JSON-RPC id must be a string or an integer"},
+        }
+    # Ids MCP allows, and a notification (no id), are served as before.
+    for ok in (7, "seven"):
+        resp = empty_client.post("/mcp", json={"jsonrpc": "2.0", "id": ok, "method": "tools/list"}, headers=headers)
+        assert resp.status_code == 200 and resp.json()["id"] == ok and resp.json()["result"]["tools"], resp.text
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert empty_client.post("/mcp", json=note, headers=headers).status_code == 202
+
+
 def test_get_mcp_answers_405_at_once(tmp_path: Path) -> None:
     with live_server(make_settings(tmp_path / "data")) as url:
         resp = httpx.get(f"{url}/mcp", headers={"Accept": "text/event-stream"}, timeout=5)
