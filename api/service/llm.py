@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from folio.api.service.llm_http import (
-    ENDPOINT,
     MAX_ERROR_MESSAGE,
     MAX_ERROR_READ,
     Deadline,
@@ -41,8 +40,8 @@ from folio.api.service.llm_http import (
     raise_for_status,
     read_body,
     run_sync,
-    scrub,
 )
+from folio.api.service.redact import ENDPOINT, scrub
 from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ class ChatClient:
     @contextlib.contextmanager
     def _hidden(self) -> Iterator[None]:
         """Upstream errors without this endpoint's address or key: their text (an error body, the start
-        of a reply that is not JSON, an error in a stream) may echo either (``llm_http.scrub``). The
+        of a reply that is not JSON, an error in a stream) may echo either, in any spelling (``redact.scrub``). The
         original is not chained, so the key stays out of the server log too."""
         try:
             yield

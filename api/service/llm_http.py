@@ -9,7 +9,8 @@ decoding: a compressed reply is decoded a bounded piece at a time (``decoded_chu
 
 The async functions serve the server's event loop; ``run_sync`` and ``iterate_sync`` drive them from
 plain threads (query workers, ingest, the CLI). Errors never name the endpoint's URL (it may be an
-internal host, and ``/v1/answer/status`` keeps it hidden); the server log has it. The HTTP statuses are
+internal host, and ``/v1/answer/status`` keeps it hidden); the server log has it, never the key (a
+caller scrubs the text an endpoint echoes: ``redact``). The HTTP statuses are
 the classes' own ``http_status`` (the api layer's errors, ``folio.api.errors.status_for``):
 
     ModelUnavailable (503)       folio.kernel.errors
@@ -21,17 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
-import re
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
 
+from folio.api.service.redact import ENDPOINT, hide_key
 from folio.kernel.errors import ModelUnavailable
 
 if TYPE_CHECKING:
@@ -45,9 +44,8 @@ MAX_REPLY_BYTES = 16 * 1024 * 1024
 MAX_ERROR_READ = 64 * 1024
 """The most of an upstream error's text read and kept in the error raised here."""
 MAX_ERROR_MESSAGE = 400
-"""The most of an upstream error's message a client is shown: cut after it was scrubbed (``scrub``), as a
+"""The most of an upstream error's message a client is shown: cut after it was scrubbed (``redact.scrub``), as a
 cut before could leave the start of the key in it."""
-ENDPOINT = "the LLM endpoint"
 ACCEPT_ENCODING = "gzip, deflate"
 """What a model call accepts as ``Content-Encoding`` (sent as ``Accept-Encoding``), besides none."""
 DECODE_STEP = 64 * 1024
@@ -93,44 +91,6 @@ class Deadline:
             raise self.expired() from exc
 
 
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1", "0.0.0.0")
-
-
-def scrub(text: str, url: str, key: str | None = None) -> str:
-    """``text`` without the endpoint's address or key, which an upstream error may echo in any
-    spelling: every URL (any scheme, any case), the endpoint's host with or without its port (any
-    case; every loopback name when it is a loopback host), its port alone, a bearer token and the key.
-
-    >>> scrub("see HTTP://LocalHost:8799/v1, localhost:8799 or port 8799; key sk-1", "http://127.0.0.1:8799/v1", "sk-1")
-    'see the LLM endpoint, the LLM endpoint or port [port]; key [key]'
-    """
-    if key:
-        text = text.replace(key, "[key]")
-    return _address_pattern(url).sub(_hidden, text)
-
-
-def _hidden(m: re.Match[str]) -> str:
-    if m.group("bearer"):
-        return "Bearer [key]"
-    return "[port]" if m.group("port") else ENDPOINT
-
-
-@functools.lru_cache(maxsize=16)
-def _address_pattern(url: str) -> re.Pattern[str]:
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    names = {host, f"[{host}]"} if ":" in host else {host}
-    if host in LOOPBACK_NAMES or host.startswith("127."):
-        names.update(LOOPBACK_NAMES)
-    hosts = "|".join(re.escape(n) for n in sorted(names - {""}, key=len, reverse=True))
-    alternatives = [r"(?P<bearer>\bBearer\s+[^\s'\"]+)", r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>]*[^\s'\"<>.,;:!?)\]}]"]
-    if hosts:
-        alternatives.append(rf"(?<![\w.-])(?:{hosts})(?::\d+)?(?![\w-])")
-    if parts.port is not None:
-        alternatives.append(rf"(?P<port>(?<!\d){parts.port}(?!\d))")
-    return re.compile("|".join(alternatives), re.IGNORECASE)
-
-
 @contextlib.asynccontextmanager
 async def post(
     url: str, body: dict[str, Any], headers: dict[str, str], deadline: Deadline
@@ -152,10 +112,18 @@ async def post(
     except httpx.TimeoutException as exc:
         raise deadline.expired() from exc
     except httpx.HTTPError as exc:
-        logger.warning("LLM call to %s failed: %s: %s", url, type(exc).__name__, exc)
+        # httpx's text may quote the reply (h11: "illegal status line: b'...'"): never the key it was sent
+        why = hide_key(f"{type(exc).__name__}: {exc}", _sent_key(headers))
+        logger.warning("LLM call to %s failed: %s", url, why)
         raise LLMUpstreamError(
             f"cannot reach {ENDPOINT} ({type(exc).__name__}); the server log has the details"
         ) from exc
+
+
+def _sent_key(headers: dict[str, str]) -> str | None:
+    """The key a call sends (``Authorization: Bearer <key>``), for ``hide_key``."""
+    scheme, _, key = headers.get("Authorization", "").partition(" ")
+    return (key.strip() or None) if scheme.lower() == "bearer" else None
 
 
 async def decoded_chunks(resp: httpx.Response, deadline: Deadline) -> AsyncIterator[bytes]:
@@ -164,10 +132,11 @@ async def decoded_chunks(resp: httpx.Response, deadline: Deadline) -> AsyncItera
     however far the body would expand (a few KB of zstd can make 400 MB). An encoding folio did not ask for
     (``ACCEPT_ENCODING``: no ``br``, no ``zstd``, which cannot be decoded a bounded piece at a time here) is
     ``LLMUpstreamError``, before any of it is decoded."""
-    encoding = resp.headers.get("content-encoding", "").strip().lower()
+    sent = resp.headers.get("content-encoding", "").strip()
+    encoding = sent.lower()
     if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
-        raise LLMUpstreamError(
-            f"{ENDPOINT} replied with Content-Encoding {encoding[:40]!r}, which folio does not accept (it asks for "
+        raise LLMUpstreamError(  # as sent, whole: the caller scrubs it (a cut or lower-cased key is harder to find)
+            f"{ENDPOINT} replied with Content-Encoding {sent!r}, which folio does not accept (it asks for "
             f"{ACCEPT_ENCODING}, or none)"
         )
     inflater = zlib.decompressobj(32 + zlib.MAX_WBITS) if encoding not in ("", "identity") else None  # gzip or zlib

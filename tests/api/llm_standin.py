@@ -6,7 +6,7 @@ Each ``Reply`` can also misbehave the ways real servers do: an error status, a b
 JSON, a stream cut off before its end, a stall longer than the client's timeout, a reply dripped
 one byte at a time (each read well inside any per-read timeout), a huge body, a raw event stream, a
 compressed body (``encoded`` with its ``Content-Encoding``, e.g. a small zstd body that expands a
-thousandfold).
+thousandfold), raw bytes in place of the whole response (``head``: a malformed status line).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class Reply:
     raw_stream: str | None = None  # sent as a text/event-stream body as it is
     encoded: bytes | None = None  # sent as the body as it is, with Content-Encoding: `encoding`
     encoding: str = ""
+    head: bytes | None = None  # sent as the whole response as it is (a malformed status line, say)
 
 
 class StandInLLM:
@@ -61,7 +62,10 @@ class StandInLLM:
                 reply = outer.replies.pop(0) if outer.replies else Reply("stand-in default reply")
                 if reply.delay:
                     time.sleep(reply.delay)
-                if reply.drip:
+                if reply.head is not None:
+                    self.wfile.write(reply.head)
+                    self.close_connection = True
+                elif reply.drip:
                     self._drip(reply, body)
                 elif reply.encoded is not None:
                     self._send_bytes(200, reply.encoded, "application/json", {"Content-Encoding": reply.encoding})
