@@ -3,15 +3,15 @@
 An item records what its candidate was sent as (``expansion``: the unit's expansions, or the fallback
 rung; ``:truncated`` when cut), the hits it carries (``trigger_ids``), its exact cost and, for an image,
 what the image shows as text (``alt_text``); its ``lines`` are the line boxes of the hits it carries
-(``assembly.lines``). ``breakdown`` splits the tokens used into system text, question, wrappers, text,
-images and message overhead.
+(``assembly.lines``), and its ``viewer_url`` opens the viewer with those lines highlighted. ``breakdown``
+splits the tokens used into system text, question, wrappers, text, images and message overhead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from folio.assembly.lines import Sent, item_lines
+from folio.assembly.lines import Sent, item_lines, viewer_url
 from folio.assembly.packing.candidates import Cand, section_of
 from folio.assembly.render import locators_of
 from folio.assembly.room import Frame
@@ -53,6 +53,7 @@ def context_item(c: Cand, names: Mapping[str, str], shits: Sequence[Hit], lines:
         section=section_of(u, b),
         fallback_from=c.fallback_from,
         lines=lines,
+        viewer_url=viewer_url(b.context_id, lines),
     )
     return item
 

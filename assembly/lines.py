@@ -29,15 +29,23 @@ the larger share of the unit's own words, then the item's order) give their line
 check's support: it points at the lines a reader should look at; it is not a faithfulness judge.
 
 Nothing here changes the packed text, its tokens or the budget: lines are read beside the package.
+
+Viewer links (``viewer_url``): ``/viewer?region=<region id>&lines=<page>:<x0>,<y0>,<x1>,<y1>;...``, the item's
+lines as whole PDF points rounded outward (so each box still covers its line), at most ``MAX_ITEM_LINES``. The
+viewer highlights those boxes on the region's pages instead of the region's box (a page item's box is the page),
+and trusts nothing in them: it reads only unsigned integers, at most ``MAX_ITEM_LINES`` boxes, on the region's
+own pages, clipped to the page (``api/http/static/viewer.js``, ``linkLines``).
 """
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from urllib.parse import quote
 
 from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines, VerifyReport
 from folio.assembly.verify import strip_citations
@@ -240,3 +248,15 @@ def answer_lines(check: VerifyReport, items: Mapping[str, ContextItem], source: 
             support, lines = supporting_lines(text, it, cache[cid])
             out.append(SentenceLines(sentence_index=n, citation_id=cid, support=support, lines=lines))
     return out
+
+
+def viewer_url(region_id: str, lines: Sequence[LineOut]) -> str:
+    """The viewer's link to ``region_id`` with ``lines`` highlighted (module docstring); a relative URL."""
+    boxes = []
+    for ln in lines[:MAX_ITEM_LINES]:
+        b = ln.bbox
+        if all(math.isfinite(v) for v in (b.x0, b.y0, b.x1, b.y1)):
+            x0, y0 = max(0, math.floor(b.x0)), max(0, math.floor(b.y0))
+            boxes.append(f"{ln.page}:{x0},{y0},{max(x0, math.ceil(b.x1))},{max(y0, math.ceil(b.y1))}")
+    url = f"/viewer?region={quote(region_id, safe='@:')}"
+    return f"{url}&lines={';'.join(boxes)}" if boxes else url

@@ -443,6 +443,9 @@ class ContextItem(_Frozen):
         "of its sentences sharing most question words (assembly.lines); at most 24, hit order. A viewer "
         "highlights these instead of the locators' boxes (a page item's locator is the whole page). Not in "
         "the prompt, not counted in budget.used")
+    viewer_url: str | None = Field(None, max_length=2048, pattern=r"^/viewer\?region=", description="the viewer at "
+                                   "this region, its lines highlighted: /viewer?region=ID&lines=PAGE:x0,y0,x1,y1;... "
+                                   "(whole points, rounded outward; assembly.lines.viewer_url)")
 
 
 class ExcludedEntry(_Frozen):

@@ -33,7 +33,6 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from folio.api.errors import error_body, status_for
 from folio.api.service.answer_schemas import (
@@ -51,7 +50,7 @@ from folio.api.service.llm_http import Deadline
 from folio.api.service.schema_check import MAX_VALUE_DEPTH, depth
 from folio.api.service.schema_check import validate as bounded_validate
 from folio.assembly.budget import get_counter
-from folio.assembly.lines import answer_lines
+from folio.assembly.lines import answer_lines, viewer_url
 from folio.assembly.types import ContextPackage
 from folio.assembly.verify import cited_ids, verify_answer
 from folio.kernel.errors import FolioError, InvalidRequest
@@ -326,8 +325,7 @@ def _citation(item: Any) -> CitationOut:
         citation_id=item.citation_id, region_id=item.region_id, region_ids=list(item.region_ids),
         doc_id=item.doc_id, version_id=item.version_id, filename=item.filename, modality=item.modality,
         expansion=item.expansion, pages=list(item.pages), locators=list(item.locators), lines=list(item.lines),
-        image_url=item.image_url,
-        viewer_url=f"/viewer?region={quote(item.region_id, safe='@:')}")
+        image_url=item.image_url, viewer_url=viewer_url(item.region_id, item.lines))
 
 
 def answer(store: ServiceStore, retriever: Retriever, req: AnswerRequest, settings: Settings, *,  # noqa: PLR0913

@@ -122,7 +122,8 @@ class CitationOut(Schema):
         default_factory=list,
         description="the item's lines: the line boxes of what made it relevant (ContextItem.lines)")
     image_url: str | None = None
-    viewer_url: str = Field(description="the viewer opened at this region")
+    viewer_url: str = Field(description="the viewer opened at this region with the item's lines highlighted "
+                            "(/viewer?region=ID&lines=PAGE:x0,y0,x1,y1;..., ContextItem.viewer_url)")
 
 
 class StructuredCheck(Schema):

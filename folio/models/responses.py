@@ -101,6 +101,7 @@ class ContextItem(_Response):
     section: str | None = None
     fallback_from: str | None = None
     lines: list[LineOut] | None = None
+    viewer_url: str | None = None
 
 
 class ContextPackage(_Response):

@@ -79,7 +79,7 @@ function citeChip(id, check, n = null) {
     if (li) li.classList.add("active");
     try {
       const where = support ? linesAsLocators(support.lines) : highlightOf(it);
-      await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, where);
+      await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, where, support ? it.locators : outlineOf(it));
     } catch (e) {
       setStatus(e.message, true);
     }

@@ -17,7 +17,7 @@ const state = {
   doc: null,          // {doc_id, version_id, filename}
   pages: [],          // [{page, width, height, image_url}]
   pkg: null,          // last ContextPackage
-  highlight: null,    // {boxes: [{page, box:[x0,y0,x1,y1], line}], regionId}
+  highlight: null,    // {boxes: [{page, box:{x0,y0,x1,y1}, line}], outline: [{page, box}], regionId}
 };
 window.folio = state;  // for tests and debugging
 
@@ -193,6 +193,40 @@ function highlightOf(it) {
   return it.lines && it.lines.length ? linesAsLocators(it.lines) : it.locators;
 }
 
+// What is outlined faintly around those lines: the item's locators (its page, for a page item), when lines are shown.
+function outlineOf(it) {
+  return it.lines && it.lines.length ? it.locators : null;
+}
+
+// A citation link's lines (ContextItem.viewer_url, an answer's viewer_url): `&lines=PAGE:x0,y0,x1,y1;...`, in
+// whole PDF points (assembly.lines.viewer_url). Anyone can write such a link, so nothing in it is trusted: a
+// spec over LINK_MAX_CHARS or with more than LINK_MAX_BOXES boxes is ignored whole; a box is kept only when it is
+// five unsigned integers (no sign, fraction, exponent, NaN or markup), on one of the region's own pages, with
+// x0 <= x1 and y0 <= y1, within the page (LINK_MARGIN points of slack, then clipped). The boxes only ever become
+// numbers in style properties. None kept: the region is highlighted as without lines.
+const LINK_MAX_BOXES = 24;
+const LINK_MAX_CHARS = LINK_MAX_BOXES * 32;
+const LINK_MARGIN = 2;
+const LINK_BOX = /^(\d{1,5}):(\d{1,5}),(\d{1,5}),(\d{1,5}),(\d{1,5})$/;
+
+function linkLines(spec, locators) {
+  if (typeof spec !== "string" || !spec || spec.length > LINK_MAX_CHARS) return [];
+  const parts = spec.split(";");
+  if (parts.length > LINK_MAX_BOXES) return [];
+  const out = [];
+  for (const part of parts) {
+    const m = LINK_BOX.exec(part);
+    if (!m) continue;
+    const [page, x0, y0, x1, y1] = m.slice(1).map(Number);
+    const loc = (locators || []).find((l) => l.page === page);
+    if (!loc || x0 > x1 || y0 > y1) continue;
+    const w = loc.page_width, h = loc.page_height;
+    if (!(x1 <= w + LINK_MARGIN && y1 <= h + LINK_MARGIN)) continue;
+    out.push({ page, bbox: { x0: Math.min(x0, w), y0: Math.min(y0, h), x1: Math.min(x1, w), y1: Math.min(y1, h) } });
+  }
+  return out;
+}
+
 // One box shape everywhere in the API: {x0, y0, x1, y1} in PDF points, origin top-left (BBox).
 function asList(b) {
   return [b.x0, b.y0, b.x1, b.y1];
@@ -202,28 +236,34 @@ function drawHighlight() {
   document.querySelectorAll(".overlay").forEach((o) => (o.innerHTML = ""));
   const h = state.highlight;
   if (!h) return;
-  for (const { page, box, line } of h.boxes) {
-    const div = pageDiv(page);
-    const info = state.pages.find((p) => p.page === page);
-    if (!div || !info) continue;
-    const img = div.querySelector("img");
-    const shownWidth = img && img.complete && img.naturalWidth ? img.getBoundingClientRect().width : div.clientWidth;
-    const scale = shownWidth / info.width;
-    const [x0, y0, x1, y1] = asList(box);
-    const r = document.createElement("div");
-    r.className = line ? "hl line" : "hl";
-    r.dataset.region = h.regionId;
-    r.style.left = `${x0 * scale}px`;
-    r.style.top = `${y0 * scale}px`;
-    r.style.width = `${Math.max(1, (x1 - x0) * scale)}px`;
-    r.style.height = `${Math.max(1, (y1 - y0) * scale)}px`;
-    div.querySelector(".overlay").appendChild(r);
-  }
+  for (const { page, box } of h.outline) drawBox(page, box, "region-outline", h.regionId);
+  for (const { page, box, line } of h.boxes) drawBox(page, box, line ? "hl line" : "hl", h.regionId);
 }
 
-async function showRegion(docId, versionId, filename, regionId, locators) {
+function drawBox(page, box, className, regionId) {
+  const div = pageDiv(page);
+  const info = state.pages.find((p) => p.page === page);
+  if (!div || !info) return;
+  const img = div.querySelector("img");
+  const shownWidth = img && img.complete && img.naturalWidth ? img.getBoundingClientRect().width : div.clientWidth;
+  const scale = shownWidth / info.width;
+  const [x0, y0, x1, y1] = asList(box);
+  const r = document.createElement("div");
+  r.className = className;
+  r.dataset.region = regionId;
+  r.style.left = `${x0 * scale}px`;
+  r.style.top = `${y0 * scale}px`;
+  r.style.width = `${Math.max(1, (x1 - x0) * scale)}px`;
+  r.style.height = `${Math.max(1, (y1 - y0) * scale)}px`;
+  div.querySelector(".overlay").appendChild(r);
+}
+
+// Highlight `locators` (their line boxes where they have them); `outline`, when given, is drawn faintly around
+// them (the item's own box: its page, for a page item whose lines are shown).
+async function showRegion(docId, versionId, filename, regionId, locators, outline = null) {
   await openVersion(docId, versionId, filename);
-  state.highlight = { regionId, boxes: boxesOf(locators) };
+  const faint = (outline || []).map((l) => ({ page: l.page, box: l.bbox }));
+  state.highlight = { regionId, boxes: boxesOf(locators), outline: faint };
   const first = state.highlight.boxes[0];
   const div = first && pageDiv(first.page);
   if (div) {
@@ -264,7 +304,7 @@ function renderPackage(pkg) {
       document.querySelectorAll("#items li.active").forEach((x) => x.classList.remove("active"));
       li.classList.add("active");
       try {
-        await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, highlightOf(it));
+        await showRegion(it.doc_id, it.version_id, it.filename, it.region_id, highlightOf(it), outlineOf(it));
       } catch (e) {
         setStatus(e.message, true);
       }
@@ -344,6 +384,16 @@ async function upload() {
 }
 
 // --------------------------------------------------------------------------------------- boot
+// /viewer?region=ID[&lines=...]: the region, with the link's lines highlighted (linkLines) inside its faint outline.
+async function openLink(regionId, spec) {
+  const r = await api(`/v1/regions/${encodeURIComponent(regionId)}`);
+  const lines = linkLines(spec, r.locators);
+  if (lines.length) await showRegion(r.doc_id, r.version_id, r.filename, r.region_id, linesAsLocators(lines), r.locators);
+  else await showRegion(r.doc_id, r.version_id, r.filename, r.region_id, r.locators);
+  const shown = lines.length ? ` · ${lines.length} line${lines.length > 1 ? "s" : ""}` : spec ? " · the link's lines were not usable" : "";
+  setStatus(`${r.region_id} (${r.kind}, p. ${r.pages.join(", ")})${shown}`);
+}
+
 async function boot() {
   $("api-key").value = state.key;
   $("key-form").addEventListener("submit", (e) => e.preventDefault());
@@ -362,9 +412,7 @@ async function boot() {
   const docId = params.get("doc");
   try {
     if (regionId) {
-      const r = await api(`/v1/regions/${encodeURIComponent(regionId)}`);
-      await showRegion(r.doc_id, r.version_id, r.filename, r.region_id, r.locators);
-      setStatus(`${r.region_id} (${r.kind}, p. ${r.pages.join(", ")})`);
+      await openLink(regionId, params.get("lines"));
     } else if (docId) {
       await openLatest(docId);
     } else if (state.docs.length) {
