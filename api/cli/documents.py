@@ -148,6 +148,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"  {name:12} {n:>9} rows")
     for name, n in result["sizes"].items():
         print(f"  {name:12} {_mb(n):>13}")
+    for item in result["finished"]:
+        print(f"finished: {item} (a re-parse whose writer died before removing the rows it replaced)")
     for item in result["repaired"]:
         print(f"repaired: {item}")
     for p in result["problems"]:

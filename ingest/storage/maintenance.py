@@ -10,7 +10,8 @@ commits (``Store.maintain``) and at the end of ``folio ingest``; ``folio compact
 ``check`` verifies what the store promises: every ready version complete (its row counts match
 what its versions row recorded at commit), no rows of unknown, dead or superseded writers, no
 duplicated region ids within a version, no asset folder without a version. ``repair=True`` runs
-the crash cleanup (``Store.recover``) first.
+the crash cleanup (``Store.recover``) first. A re-parse that a dead writer left after its swap is finished
+first in any case (``Store.finish_retires``): it committed, and only the rows it replaced were left to go.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ from typing import Any
 
 from folio.ingest.storage.claims import claim_alive
 from folio.ingest.storage.compaction import sizes
+from folio.ingest.storage.recovery import retiring
 from folio.ingest.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
 def check(store: Store, *, repair: bool = False) -> dict[str, Any]:  # noqa: C901
     """Verify the store; ``problems`` is empty when it is consistent. With ``repair``, crash cleanup
-    (dead writers' claims and rows, orphan rows and assets) runs first and is listed in ``repaired``."""
-    repaired: list[str] = []
-    if repair:
-        repaired = [f"{d}@{v}" for d, v in store.recover()]
+    (dead writers' claims and rows, orphan rows and assets) runs first and is listed in ``repaired``; re-parses
+    that dead writers left after their swap are finished first in any case (``finished``)."""
+    finished = store.finish_retires(wait=True)
+    repaired = [f"{d}@{v}" for d, v in store.recover()] if repair else []
     tables = {t.name: t for t in store.version_tables()}
     # Rows first, then versions: a writer claims before its first row, so every row listed here
     # belongs to a claim the later versions read sees (no false orphans from a starting writer).
@@ -58,10 +60,12 @@ def check(store: Store, *, repair: bool = False) -> dict[str, Any]:  # noqa: C90
     for key, n in dup_ready.items():
         if n > 1:
             problems.append({"kind": "duplicate_version_rows", "version": f"{key[0]}@{key[1]}", "rows": n})
-    known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in versions}
-    # A writer's rows before its commit (a new version, or new rows for a ready one: redo_degraded) repeat no
-    # id that readers see.
-    claimed = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in pending}
+    # The rows a live re-parse replaced are its own to remove (readers that resolved the version before its
+    # swap may still read them), like a writer's rows before its commit (a new version, or new rows for a ready
+    # one: redo_degraded): neither repeats an id that readers see.
+    replaced = retiring(versions)
+    known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in versions} | replaced
+    claimed = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in pending} | replaced
 
     for name, rows in present.items():
         per_key: Counter[tuple[str, str, str]] = Counter()
@@ -100,6 +104,7 @@ def check(store: Store, *, repair: bool = False) -> dict[str, Any]:  # noqa: C90
         "sizes": sizes(store),
         "problems": problems,
         "repaired": repaired,
+        "finished": [f"{d}@{v}" for d, v in finished],
     }
 
 

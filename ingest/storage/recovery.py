@@ -2,15 +2,18 @@
 
 Deleting flips visibility first: the versions row goes, then the rows and assets behind it
 (``purge``). Crash cleanup runs in writers (dead writers' claims, before each claim) or explicitly
-(``recover``, ``folio check --repair``); readers never write.
+(``recover``, ``folio check --repair``); readers write nothing but the end of a re-parse whose writer died
+after its swap (``finish_retires``, when a store opens): the swap is committed, so the rows it replaced only
+wait to be removed.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
+import time
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
 from folio.ingest.storage.assets import Assets
 from folio.ingest.storage.catalogue import Catalogue, version_key, writer_key
@@ -18,10 +21,14 @@ from folio.ingest.storage.chunks import ChunkTable
 from folio.ingest.storage.claims import claim_alive, retry_conflicts
 from folio.ingest.storage.database import Database
 from folio.ingest.storage.regions import RegionTable
-from folio.ingest.storage.sql import sql_str
+from folio.ingest.storage.sql import row_collection, sql_str
 from folio.kernel.errors import DocumentNotFound
 
 logger = logging.getLogger(__name__)
+
+# Seconds the rows of a replaced version stay after the swap (``retire``), for the readers that resolved the
+# version just before it and read its rows just after.
+RETIRE_AFTER_S = 2.0
 
 
 class StoreParts(Protocol):
@@ -93,8 +100,11 @@ def delete_document(store: StoreParts, doc_id: str) -> list[str]:
 
 def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None:
     """Remove the rows ``writer`` wrote of a version whose ready row now names another writer (its rows were
-    replaced); nothing while ``writer``'s rows are the ready ones, or when the version is gone (its rows
-    went with it). Assets are shared by name: the replacing writer already put its own in their place."""
+    replaced), rebuild the collection's full-text index without them (BM25 counts every row an index was built
+    over, removed or not), then clear the ready row's note of them (``retiring``): a writer killed at any step
+    leaves the note, and the next store to open does it all again (``finish_retires``). Nothing while
+    ``writer``'s rows are the ready ones, or when the version is gone (its rows went with it). Assets are
+    shared by name: the replacing writer already put its own in their place."""
     ready = [r for r in store.catalogue.rows_now(version_key(doc_id, version_id)) if r["status"] == "ready"]
     if not ready or any((r.get("writer") or "") == writer for r in ready):
         return
@@ -103,9 +113,39 @@ def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None
         for t in store.database.version_tables():
             if "writer" in t.schema.names:
                 retry_conflicts(partial(t.delete, mine))
-        store.chunk_table.fts_dirty = True
+        store.chunk_table.dirty.add(row_collection(ready[0]))
+        store.ensure_fts()
         store.region_table.forget(doc_id, version_id)
+        if "retiring" in store.catalogue.table.schema.names:
+            noted = f"{version_key(doc_id, version_id)} AND status = 'ready' AND retiring = {sql_str(writer)}"
+            retry_conflicts(lambda: store.catalogue.table.update(where=noted, values={"retiring": None}))
         store.committed()
+
+
+def finish_retires(store: StoreParts, *, wait: bool = False) -> list[tuple[str, str]]:
+    """Finish the re-parses whose writer died between its swap and removing the rows it replaced (``retire``):
+    a store does it when it opens and before each claim, ``folio check`` first of all (``wait``: it sleeps out a
+    dead writer's young swap instead of leaving it). A swap younger than ``RETIRE_AFTER_S`` is left (a reader
+    may still read the rows it replaced), and so is one whose writer lives (it removes them itself). Cheap when
+    there is nothing to do: one read of the small versions table, which readers make anyway."""
+    if "retiring" not in store.catalogue.table.schema.names:
+        return []  # no writer of this folio has written here yet
+    done: list[tuple[str, str]] = []
+    for r in store.catalogue.rows(status="ready"):
+        if r.get("retiring") is None or claim_alive(r):
+            continue
+        left = RETIRE_AFTER_S - (time.time() - float(r.get("heartbeat") or 0.0))
+        if left > 0:
+            if not wait:
+                continue
+            time.sleep(left)
+        logger.warning(
+            "finishing the re-parse of %s@%s: its writer died before removing the rows it replaced (writer %s)",
+            r["doc_id"], r["version_id"], r["retiring"] or "?",
+        )  # fmt: skip
+        retire(store, r["doc_id"], r["version_id"], r["retiring"])
+        done.append((r["doc_id"], r["version_id"]))
+    return done
 
 
 def purge(store: StoreParts, doc_id: str, version_id: str) -> None:
@@ -127,9 +167,9 @@ def recover(store: StoreParts) -> list[tuple[str, str]]:
     Rows and asset folders are listed *before* the versions table is read: a writer adds its
     claim before its first row, so anything listed belongs to a claim the later read sees.
     """
-    removed: list[tuple[str, str]] = []
     with store.database.write_lock:
         store.catalogue.ensure_claim_columns()
+        removed = finish_retires(store, wait=True)
         tables = store.database.version_tables()
         present = {
             id(t): t.search().select(["doc_id", "version_id", "writer"]).limit(None).to_arrow().to_pylist()
@@ -139,6 +179,7 @@ def recover(store: StoreParts) -> list[tuple[str, str]]:
         removed += remove_dead_claims(store)
         rows = store.catalogue.rows_now()
         known = {(r["doc_id"], r["version_id"], r.get("writer") or "") for r in rows}
+        known |= retiring(rows)  # a live re-parse's replaced rows: readers may still read them; it removes them
         for t in tables:
             keys = {(p["doc_id"], p["version_id"], p.get("writer") or "") for p in present[id(t)]}
             for doc, ver, writer in keys - known:
@@ -153,3 +194,9 @@ def recover(store: StoreParts) -> list[tuple[str, str]]:
             store.chunk_table.fts_dirty = True
             store.ensure_fts()
     return removed
+
+
+def retiring(rows: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """(doc, version, writer) of the rows a re-parse replaced that are still to be removed (``retire``), from
+    versions rows: no orphans, and no longer visible but to readers that resolved the version before the swap."""
+    return {(r["doc_id"], r["version_id"], r["retiring"]) for r in rows if r.get("retiring") is not None}

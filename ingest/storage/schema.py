@@ -103,6 +103,9 @@ class VersionRow(LanceModel):
     counts: str | None = None
     # The document's collection (store docstring); older data dirs get it from their first writer.
     collection: str | None = None
+    # On a ready row that replaced another writer's rows (a re-parse): that writer, until its rows are removed
+    # (``recovery.retire``); ``heartbeat`` is then when the swap happened. None: nothing left to remove.
+    retiring: str | None = None
 
 
 class VersionScopedRow(LanceModel):
@@ -225,8 +228,9 @@ CHUNK_TEXT_SCHEMA = arrow_schema(ChunkTextRow)  # every collection's full-text t
 ASSETS = TableSpec("assets", AssetRow)
 
 VERSIONS_SCHEMA = VERSIONS.schema
+# The versions columns a writer adds to a table written by an older folio (``Catalogue.ensure_claim_columns``).
 CLAIM_FIELDS: tuple[pa.Field, ...] = tuple(
-    VERSIONS_SCHEMA.field(n) for n in ("writer", "writer_host", "writer_start", "heartbeat", "counts")
+    VERSIONS_SCHEMA.field(n) for n in ("writer", "writer_host", "writer_start", "heartbeat", "counts", "retiring")
 )
 # Version-scoped tables without their ``writer`` column (the store tags rows with it: ``Catalogue.tagged``).
 REGIONS_SCHEMA = REGIONS.schema.remove(REGIONS.schema.get_field_index("writer"))

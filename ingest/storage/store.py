@@ -43,6 +43,12 @@ sees. **Readers never write**: crash cleanup runs in writers (dead writers' clai
 claim) or explicitly (``Store.recover``, ``folio check --repair``). Deleting flips visibility
 first too: the versions row goes, then the rows and assets behind it.
 
+A re-parse of a ready version (``begin_version(replacing=True)``) writes its rows beside the ready ones and
+swaps its row in, in one commit; its new ready row names the writer whose rows it replaced (``retiring``)
+until the writer has removed them, ``RETIRE_AFTER_S`` later. A writer killed in between leaves that note,
+and the next store to open (or writer to claim, or ``folio check``) finishes the removal once
+``RETIRE_AFTER_S`` has passed (``recovery.finish_retires``): the one write a reader's open may make.
+
 Maintenance (``ingest/storage/maintenance.py``): LanceDB keeps every table version and deleted row until
 told otherwise, so writers compact and clean up old versions every ``COMPACT_EVERY`` commits.
 
@@ -102,7 +108,7 @@ REGION_CACHE_SIZE = 64
 COMPACT_EVERY = 20
 # Seconds the rows of a replaced version stay after the swap (``retire_rows``), for the readers that resolved
 # the version just before it and read its rows just after.
-RETIRE_AFTER_S = 2.0
+RETIRE_AFTER_S = recovery.RETIRE_AFTER_S
 
 
 class Store:
@@ -120,7 +126,8 @@ class Store:
     ) -> None:
         """Open (creating when absent) the store at ``uri``. Opening never writes to existing data
         (except the one-time migrations of data from an older folio: the ``fts`` column, the
-        collections' full-text tables); ``recover=True`` runs
+        collections' full-text tables; and the end of a re-parse whose writer died after its swap:
+        ``finish_retires``); ``recover=True`` runs
         the crash cleanup, which only a writer should ask for. ``storage_options``: LanceDB's
         object-store options (default: from the environment, ``ingest.storage.objstore``)."""
         self.uri = str(uri or default_data_dir())
@@ -148,6 +155,8 @@ class Store:
         self._claims, self._index_cache = self.catalogue.claims, self.region_table.cache
         if recover:
             self.recover()
+        else:
+            self._finish_retires_on_open()
 
     # ------------------------------------------------ the parts' tables, as before
     @property
@@ -240,6 +249,7 @@ class Store:
         check_collection(collection)
         self.catalogue.ensure_claim_columns()
         recovery.remove_dead_claims(self)
+        recovery.finish_retires(self)
         return self.catalogue.claim(
             doc_id, version_id, filename, size_bytes, parser_version, collection=collection, wait=wait,
             remove_claim=lambda d, v, w: recovery.remove_claim(self, d, v, w), replacing=replacing,
@@ -347,6 +357,16 @@ class Store:
 
     def delete_document(self, doc_id: str) -> list[str]:
         return recovery.delete_document(self, doc_id)
+
+    def finish_retires(self, *, wait: bool = False) -> list[tuple[str, str]]:
+        """Remove the rows that re-parses killed after their swap left (``recovery.finish_retires``)."""
+        return recovery.finish_retires(self, wait=wait)
+
+    def _finish_retires_on_open(self) -> None:
+        try:
+            self.finish_retires()
+        except (OSError, RuntimeError, ValueError) as exc:  # a read-only store, say: readers never see those rows
+            logger.warning("could not finish a re-parse that a dead writer left in %s: %s", self.uri, exc)
 
     def recover(self) -> list[tuple[str, str]]:
         """Crash cleanup (writers and ``folio check --repair`` only): ``ingest.storage.recovery.recover``."""
