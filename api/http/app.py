@@ -200,25 +200,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     app.state.startup = Startup()  # replaced by each start of the lifespan
     app.state.keys = KeyRing(settings.security.keys_file, settings.security.api_key)
     install_error_handlers(app)
-    # Added innermost first: the request context wraps everything, so even a refused Host gets a
-    # request id and an access-log line (an oversized head too); a shed query has passed the Host and Origin checks; a
-    # request without a key is turned away before its body is read, and a body is measured before it is parsed.
-    app.add_middleware(JsonBodyGuard, max_body_bytes=settings.server.max_request_bytes)
-    app.add_middleware(KeyBeforeBody)
-    app.add_middleware(ShedQueries)
-    app.add_middleware(HostOriginGuard, **guard_options(settings))
-    if settings.security.cors_origins:
-        from starlette.middleware.cors import CORSMiddleware
-
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.security.cors_origins,
-            allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "X-API-Key", "Content-Type", "X-Request-ID"],
-            expose_headers=["X-Request-ID", "Retry-After", "Location"],
-        )
-    app.add_middleware(HeadLimits)  # a head past its limits is refused before anything else reads it
-    app.add_middleware(RequestContext)
+    _add_middleware(app, settings)
     for router in (*(m.router for m in (documents, jobs, query, answer, regions)), documents.images, regions.images,
                    health.router):
         app.include_router(router, prefix="/v1", dependencies=[Depends(canonical_ids)])
@@ -240,3 +222,25 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
         return FileResponse(STATIC / "index.html", media_type="text/html", headers=VIEWER_HEADERS)
 
     return app
+
+
+def _add_middleware(app: FastAPI, settings: Settings) -> None:
+    """Added innermost first: the request context wraps everything, so even a refused Host or an oversized head
+    gets a request id and an access-log line; a shed query has passed the Host and Origin checks; a request
+    without a key is turned away before its body is read, and a body is measured before it is parsed."""
+    app.add_middleware(JsonBodyGuard, max_body_bytes=settings.server.max_request_bytes)
+    app.add_middleware(KeyBeforeBody)
+    app.add_middleware(ShedQueries)
+    app.add_middleware(HostOriginGuard, **guard_options(settings))
+    if settings.security.cors_origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.security.cors_origins,
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "X-API-Key", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID", "Retry-After", "Location"],
+        )
+    app.add_middleware(HeadLimits)  # a head past its limits is refused before anything else reads it
+    app.add_middleware(RequestContext)
