@@ -163,8 +163,10 @@ def open_folio(settings: Settings) -> Folio:
     return Folio.open(settings, must_exist=True)
 
 
-def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
-    """Human-readable package: budget, packed items with citation ids and pages, exclusions, prompt."""
+def format_package(pkg: dict[str, Any], *, prompt: bool = True, server: str = "") -> str:
+    """Human-readable package: budget, packed items with citation ids, pages and viewer links (on ``server``'s
+    viewer when the package came from one; else relative, for whichever ``folio serve`` holds the data),
+    exclusions, prompt."""
     b = pkg["budget"]
     lines = [f"question: {pkg['query']}", f"budget:   {b['used']} / {b['limit']} tokens ({b['tokenizer']})"]
     if pkg.get("refused"):
@@ -177,15 +179,7 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
         packed += f" (in the prompt: {', '.join(it['citation_id'] for it in pkg['items'])})"
     lines.append(packed)
     for it in items:
-        pages = ",".join(str(p) for p in it["pages"])
-        text = " ".join(it["text"].split())
-        text = text[:150] + ("…" if len(text) > 150 else "")
-        lines.append(
-            f"  [{it['citation_id']}] {it['filename']} p.{pages} {it['modality']}/{it['expansion']} "
-            f"{it['tokens']} tok  {it['region_id']}"
-        )
-        if text:
-            lines.append(f"        {text}")
+        lines.extend(_item_lines(it, server))
     if pkg["excluded"]:
         lines.append("excluded: " + exclusion_summary(pkg["excluded"], {it["citation_id"] for it in items}))
     if prompt:
@@ -198,6 +192,22 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True) -> str:
             lines.append(f"--- {m['role']} ---")
             lines.append(str(content))
     return "\n".join(lines)
+
+
+def _item_lines(it: dict[str, Any], server: str) -> list[str]:
+    """One packed item: its id, file, pages, form, cost and region; the start of its text; its viewer link."""
+    pages = ",".join(str(p) for p in it["pages"])
+    text = " ".join(it["text"].split())
+    text = text[:150] + ("…" if len(text) > 150 else "")
+    out = [
+        f"  [{it['citation_id']}] {it['filename']} p.{pages} {it['modality']}/{it['expansion']} "
+        f"{it['tokens']} tok  {it['region_id']}"
+    ]
+    if text:
+        out.append(f"        {text}")
+    if it.get("viewer_url"):
+        out.append(f"        viewer: {server}{it['viewer_url']}")
+    return out
 
 
 def _citation_number(cid: str) -> tuple[str, int]:
@@ -259,7 +269,8 @@ def cmd_context(args: argparse.Namespace) -> int:  # noqa: C901
     if args.json:
         print(terminal_safe(json.dumps(pkg, indent=2, ensure_ascii=False)))
     else:
-        print(terminal_safe(format_package(pkg, prompt=not args.no_prompt)))
+        server = remote.url.rstrip("/") if remote else ""
+        print(terminal_safe(format_package(pkg, prompt=not args.no_prompt, server=server)))
     return 0
 
 
