@@ -21,6 +21,11 @@ For every question (restricted to its own document) and every system and budget 
   retrieved texts joined by blank lines, token-truncated so the total fits the budget (no system text
   is counted for peers, which favours them). ``over``: prompts above the budget.
 * ``natural_tokens`` (peers): the same count with the uncut k=8 output; how often it exceeds each budget.
+* readability (``benchmarks/quality/readability.py``), folio and peers alike: ``statement_items`` (packed items that
+  hold a financial statement), ``statement_rows`` (those as rows with a unit and a period),
+  ``statement_one_per_line`` (those with figures one per line); ``contents_tokens``: tokens packed from contents
+  pages of the text layer (None when the question asks for contents); ``answer_cut``: 1 when a specific answer's
+  gold page is packed but the answer is not (the ids per set, half and budget under ``readability``).
 * ``latency``: per question, retrieval + assembly (folio) or retrieval + post-processing (peers); index
   building is excluded. In ``--server`` mode folio's latency is the HTTP round trip.
 
@@ -56,6 +61,7 @@ from benchmarks.quality.questions import (  # noqa: E402
     report_groups,
     set_questions,
 )
+from benchmarks.quality.readability import contents_pages, readability_summary  # noqa: E402
 from benchmarks.quality.report import HEADLINE as HEADLINE_VARIANT  # noqa: E402
 from benchmarks.quality.report import render_headline, render_markdown, summarize  # noqa: E402
 
@@ -92,7 +98,9 @@ def run_set(  # noqa: PLR0913
     data.mkdir(parents=True, exist_ok=True)
     pages = {d: page_texts(pdf_dir / d) for d in docs}
     norm_pages = {d: [M.normalize(t) for t in ps] for d, ps in pages.items()}
-    infos = {q["id"]: answer_info(q, norm_pages[q["doc"]], pages[q["doc"]]) for q in questions}
+    contents = {d: contents_pages(ps) for d, ps in pages.items()}
+    infos = {q["id"]: {**answer_info(q, norm_pages[q["doc"]], pages[q["doc"]]), "contents_pages": contents[q["doc"]]}
+             for q in questions}  # fmt: skip
     recs: list[dict[str, Any]] = []
     if not args.no_folio:
         recs.extend(run_folio(questions, pdf_dir, data, budgets, variants, args, infos))
@@ -221,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "answer_info": {qid: without_answer_text(i) for qid, i in infos.items()},
             "summary": summary,
             "groups": {g: summarize(rs, systems, budgets) for g, rs in groups},
+            "readability": readability_summary(groups, systems, budgets),  # answer-cut questions by id, no answers
             "records": [without_answer_text(r) for r in recs],  # (cached peer records may still carry it)
         }
         headline_parts.append(render_headline(groups, systems, budgets, qpath.parent / "REFERENCE.md"))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.quality.questions import file_sha
+from benchmarks.quality.readability import Unit
 from benchmarks.quality.records import score_record
 
 logger = logging.getLogger("eval_quality")
@@ -44,7 +45,26 @@ def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int,
         extra={"natural_tokens": natural, "natural_over": float(natural > budget), "peer_k": pkg["k"]},
         gold_text=None if "units" not in pkg else "\n\n".join(
             str(text) for pages, text in pkg["units"] if set(pages) & set(q["gold_pages"])),
+        units=peer_units(pkg),
     )
+
+
+def peer_units(pkg: dict[str, Any]) -> list[Unit] | None:
+    """The package's units as (pages, text, tokens) for the readability fields (tokens from ``unit_tokens``, where
+    :func:`with_unit_tokens` put them); None for a package cached before units were kept."""
+    if "units" not in pkg:
+        return None
+    tokens = pkg.get("unit_tokens") or [None] * len(pkg["units"])
+    return [(pages, str(text), n) for (pages, text), n in zip(pkg["units"], tokens, strict=True)]
+
+
+def with_unit_tokens(pkg: dict[str, Any], contents: Sequence[int], tok: Any) -> dict[str, Any]:
+    """The package with ``unit_tokens``: the tokens of each unit on a contents page, None for the others (the
+    readability fields count only those). A copy: the cached package stays as it was."""
+    if "units" not in pkg:
+        return pkg
+    cp = set(contents)
+    return {**pkg, "unit_tokens": [int(tok.count(t)) if cp & set(p) else None for p, t in pkg["units"]]}
 
 
 def run_peers(  # noqa: PLR0913
@@ -90,8 +110,10 @@ def run_peers(  # noqa: PLR0913
                 if fresh_n % 20 == 0:
                     cache.save()
                     enc.flush()
+            contents = infos[q["id"]].get("contents_pages") or []
             for b in budgets:
-                recs.append(peer_record(q, infos[q["id"]], peer.name, b, pkgs[b]))  # type: ignore[arg-type]
+                pkg = with_unit_tokens(pkgs[b], contents, tok)  # type: ignore[arg-type]
+                recs.append(peer_record(q, infos[q["id"]], peer.name, b, pkg))
         cache.save()
         enc.flush()
         logger.info("peer %s: %d questions run, %d from the cache (%.1fs)", peer.name, fresh_n,

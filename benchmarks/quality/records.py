@@ -8,6 +8,7 @@ from typing import Any
 
 from benchmarks.quality import metrics as M
 from benchmarks.quality.questions import evidence_kind
+from benchmarks.quality.readability import Unit, readability_fields
 
 
 def score_record(  # noqa: PLR0913
@@ -25,10 +26,12 @@ def score_record(  # noqa: PLR0913
     extra: dict[str, Any] | None = None,
     text_item_pages: Sequence[Sequence[int]] | None = None,
     gold_text: str | None = None,
+    units: Sequence[Unit] | None = None,
 ) -> dict[str, Any]:
     """One package's record. ``text_item_pages``: the pages of the items that carry text (default: all
     items); REFERENCE.md's coverage counts a gold page only once some of its text is packed. ``gold_text``:
-    the packed text of the items (units) on a gold page, where answers are sought for ``answer_gold``."""
+    the packed text of the items (units) on a gold page, where answers are sought for ``answer_gold``.
+    ``units``: the packed items as (pages, text as read, tokens), for the readability fields."""
     gold = q["gold_pages"]
     cov = M.page_coverage(item_pages, gold)
     ov = M.bbox_overlap(locators, q.get("gold_bboxes") or []) if locators is not None else None
@@ -61,6 +64,7 @@ def score_record(  # noqa: PLR0913
     }
     rec.update(reference_fields(q, info, item_pages if text_item_pages is None else text_item_pages, packed_text,
                                 gold_text))
+    rec.update(readability_fields(q, info, units, rec["covered_gold"], rec["answer_exact_rare"]))
     if extra:
         rec.update(extra)
     return rec
@@ -143,12 +147,19 @@ def folio_record(  # noqa: PLR0913
         extra=extra,
         text_item_pages=[it["pages"] for it in items if (it.get("text") or "").strip()],
         gold_text="\n\n".join(it.get("text") or "" for it in items if set(it["pages"]) & set(q["gold_pages"])),
+        units=[(it["pages"], as_read(it), int(it.get("tokens") or 0)) for it in items],
     )
+
+
+def as_read(item: dict[str, Any]) -> str:
+    """An item's text as a model reads it: its section (in the block tag), then its text."""
+    text = str(item.get("text") or "")
+    return f"{item['section']}\n{text}" if item.get("section") else text
 
 
 def failed_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int) -> dict[str, Any]:
     """The record of a question whose document folio refused to ingest: nothing packed."""
     return score_record(
         q, info, system=name, budget=budget, ranked_pages=[], item_pages=[], packed_text="", locators=[],
-        tokens=0, latency_s=0.0, extra={"refused": True, "ingest_failed": True},
+        tokens=0, latency_s=0.0, extra={"refused": True, "ingest_failed": True}, units=[],
     )  # fmt: skip

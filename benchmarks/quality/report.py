@@ -13,6 +13,7 @@ if __package__ in (None, ""):  # run as a script: python benchmarks/quality/repo
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.quality import metrics as M  # noqa: E402
+from benchmarks.quality.readability import READABILITY_NOTE, readability_table  # noqa: E402
 
 HEADLINE = "folio-auto"
 
@@ -280,7 +281,7 @@ def render_markdown(  # noqa: C901, PLR0913
         f"## Per question ({HEADLINE})",
         "",
         "R@10 before assembly vs coverage after: a gold page in R@10 but not packed is a packing drop; "
-        "missing from the hits is a retrieval miss.",
+        "missing from the hits is a retrieval miss; (cut): the answer's gold page was packed, the answer was not.",
         "",
     ]
     lines.append(
@@ -297,7 +298,8 @@ def render_markdown(  # noqa: C901, PLR0913
                 cells.append("–")
                 continue
             first = first or r
-            cells.append(f"{_f(r['recall@10'])} / {_f(r['coverage'])} / {_f(r['answer_exact'])}")
+            cut = " (cut)" if r.get("answer_cut") else ""  # a specific answer on a packed gold page, not sent
+            cells.append(f"{_f(r['recall@10'])} / {_f(r['coverage'])} / {_f(r['answer_exact'])}{cut}")
         if first:
             lines.append(
                 f"| {qid} | {first['evidence_kind']} | {first['lang']} | {first['gold']} | "
@@ -472,6 +474,7 @@ def render_headline(
         reach = answer_reach(recs)
         if reach:
             lines += [reach, ""]
+        lines += [f"### {name}: Readability", "", *readability_table(recs, systems, budgets), ""]
     whole_name, whole = groups[-1]
     lines += [f"### {whole_name} by document kind (coverage % / specific answers %)", ""]
     lines += [*kind_table(whole, systems, budgets), ""]
@@ -487,6 +490,8 @@ def render_headline(
         "`budget.used` (the whole prompt); peers the exact string sent (question, blank line, units joined by blank "
         "lines, the last unit cut at the budget). Monotonicity violations: questions whose covered gold pages at a "
         "larger budget are not a superset of those at a smaller one.",
+        "",
+        READABILITY_NOTE,
         "",
     ]
     return "\n".join(lines)
