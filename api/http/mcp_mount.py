@@ -42,6 +42,7 @@ def mount(app: FastAPI, path: str = "/mcp") -> None:
     The route is added to the app itself (not a sub-app mount), so the app's middleware (request
     ids, Host/Origin guard, body limits) applies; the MCP session manager runs inside the app's
     lifespan."""
+
     def folio() -> Folio:
         return service(app.state)  # opened in the app's lifespan; NotReady while it loads
 
@@ -136,4 +137,3 @@ def _bad_id(body: bytes) -> bool:
             if not isinstance(rid, str) and (not isinstance(rid, int) or isinstance(rid, bool)):
                 return True
     return False
-

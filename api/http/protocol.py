@@ -74,7 +74,6 @@ class HeaderDeadlineH11(H11Protocol):
             )
             self.transport.close()
 
-
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request h11 could not read, in folio's error shape: ``431`` for a head over
         ``MAX_HEAD_BYTES``, else ``400 bad_request``; then the connection is closed, as uvicorn does."""
