@@ -3,9 +3,10 @@
 Before expansion, each hit in priority order is kept or given its fate (``expand_hits``): the whole list is
 ``below_threshold`` when retrieval is too weak to answer from (``min_relevance``) or the question is off-topic
 (``assembly.relevance``); a hit is a ``duplicate`` of an earlier hit on the same region, a ``weak_document``
-when its document is left out, ``below_threshold`` under ``score_threshold``, a ``missing_region`` or
-``no_content``. After candidates are made, ``max_items`` and ``modality_slots`` cap the list
-(``apply_caps``), before the budget, so that a bigger budget never drops an item.
+when its document is left out, ``below_threshold`` under ``score_threshold``, a ``missing_region``,
+``navigation`` when it lies on a table of contents page and the question does not ask about the layout
+(``assembly.navigation``), or ``no_content``. After candidates are made, ``max_items`` and ``modality_slots``
+cap the list (``apply_caps``), before the budget, so that a bigger budget never drops an item.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.expansion.units import Unit
+from folio.assembly.navigation import asks_for_layout
 from folio.assembly.packing.candidates import Cand
 from folio.assembly.relevance import Focus
 from folio.assembly.types import AssemblyOptions
@@ -35,8 +37,8 @@ class Found:
     fate: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
-def expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, options: AssemblyOptions,
-                judged: Focus) -> Found:
+def expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, options: AssemblyOptions,  # noqa: PLR0913
+                judged: Focus, query: str) -> Found:
     """One unit per usable hit, in priority order; every other hit gets its fate (``judged``: the documents
     left out and the off-topic verdict, ``assembly.relevance``)."""
     found = Found(shits=list(shits))
@@ -44,6 +46,7 @@ def expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, 
     seen: dict[str, int] = {}
     top = shits[0].score if shits else 0.0
     weak = _weak_retrieval(shits, options) or judged.off_topic
+    layout = asks_for_layout(query)
     for i, h in enumerate(shits):
         if weak:
             fate[i] = ("below_threshold", weak)
@@ -62,6 +65,9 @@ def expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, 
         r = source.get(h.region_id)
         if r is None:
             fate[i] = ("missing_region", "region not found in the source (deleted version?)")
+            continue
+        if not layout and expander.structure.on_contents_page(r):
+            fate[i] = ("navigation", "on a table of contents page (a question about the contents gets it)")
             continue
         found.regions[i] = r
         u = expander.expand(i, h, r)

@@ -34,7 +34,7 @@ CandidateStatus = Packed | Literal["excluded_budget", "excluded_slot", "excluded
 text already inside another packed item)."""
 Exclusion = Literal[
     "excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region",
-    "no_content", "weak_document",
+    "no_content", "weak_document", "navigation",
 ]
 """Why a hit is not in the prompt: packing's reasons, then those decided before packing."""
 MergedInto = Annotated[str, Field(pattern=r"^merged_into:[A-Z]+[0-9]+$")]

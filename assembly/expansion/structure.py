@@ -19,6 +19,7 @@ from folio.assembly.expansion.excerpts import char_span, excerpt_bounds
 from folio.assembly.expansion.pagetext import CompactPage, compact_page
 from folio.assembly.expansion.sections import SectionView, reading_key
 from folio.assembly.expansion.tables import table_markdown
+from folio.assembly.navigation import is_contents_page
 from folio.assembly.words import content_words
 from folio.kernel.index import RegionSource
 from folio.kernel.model import Region, RegionKind
@@ -52,6 +53,7 @@ class _SourceCache:
         self.scanned: dict[str, bool] = {}  # page region id -> scanned
         self.excerpts: dict[tuple[str, int, str, str], tuple[int, int]] = {}  # excerpt's bounds
         self.compact: dict[str, tuple[Region, CompactPage]] = {}  # page region id -> sent_page
+        self.contents: dict[str, bool] = {}  # page region id -> a table of contents page (on_contents_page)
 
 
 # The structure derived from each source, kept while the source object lives (see the module docstring).
@@ -87,6 +89,7 @@ class SourceStructure:
         self._scanned = cache.scanned
         self._excerpts = cache.excerpts
         self._compact = cache.compact
+        self._contents = cache.contents
         self._tok = tokenizer
 
     # -- sections and tables ----------------------------------------------------------------
@@ -226,6 +229,16 @@ class SourceStructure:
                     page = None
             self._one_page[r.region_id] = page
         return None if page is None else self.sent_page(page)
+
+    def on_contents_page(self, r: Region) -> bool:
+        """Whether ``r`` lies on one page that is a table of contents (``assembly.navigation``), as sent."""
+        page = self.page_of(r)
+        if page is None:
+            return False
+        known = self._contents.get(page.region_id)
+        if known is None:
+            known = self._contents[page.region_id] = is_contents_page(page.text)
+        return known
 
     def sent_page(self, page: Region) -> Region:
         """``page`` with the text it is sent with: its compact text (``expansion.pagetext``; a copy of the

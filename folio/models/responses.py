@@ -127,7 +127,7 @@ class Coverage(_Response):
 class ExcludedEntry(_Response):
     region_id: str
     pages: list[int]
-    reason: Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content", "weak_document"] | str
+    reason: Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content", "weak_document", "navigation"] | str
     tokens: int
     detail: str = ""
 
@@ -164,7 +164,7 @@ class ManifestEntry(_Response):
     rank: int
     score: float
     pages: list[int]
-    fate: Literal["included", "truncated"] | Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content", "weak_document"] | str
+    fate: Literal["included", "truncated"] | Literal["excluded_budget", "excluded_slot", "excluded_max_items", "duplicate", "below_threshold", "missing_region", "no_content", "weak_document", "navigation"] | str
     tokens: int
     reason: str
     citation_id: str | None = None

@@ -1,0 +1,80 @@
+"""Navigation pages: a table of contents is not evidence unless the question asks about the document's layout.
+
+A contents page matches most questions (it names every section), so retrieval finds it and a package spent
+549 tokens of a 2,000-token budget on a 10-K's contents page for "What are the main risk factors related to
+supply chain?" while the risk factor itself went as one sentence. The parser keeps contents lines set with dot
+leaders out of the regions (``ingest.pdf.furniture``); a filing's contents page has none: ``Item 1A. Risk
+Factors. 5``, the page number after a space, one entry a line.
+
+``is_contents_page`` reads the text a page is sent with: at least ``MIN_ENTRIES`` lines that end in a page
+reference after a word (``Item 7. Management's Discussion ... 22``), making up ``ENTRY_SHARE`` of its lines,
+whose page references run forward (``ASCENDING_SHARE`` of consecutive pairs do not go back). A statement's rows
+end in figures after figures (``994 983 1,031``), a table's rows are cells (``item-4 | 4``: the parser reads a
+contents page as no table), and a back-of-book index runs alphabetically, with page numbers that jump back and
+forth: none is a contents page. ``asks_for_layout`` is the exception: a question
+naming the contents, an outline, chapters, sections or pages (in English, German, French, Spanish, Italian, Japanese
+or Chinese: "Auf welcher Seite beginnt laut Inhaltsverzeichnis ...") gets the contents page like any other.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_ENTRIES = 8
+ENTRY_SHARE = 0.5
+ASCENDING_SHARE = 0.8
+MAX_ENTRY_WORDS = 20
+
+# an entry: words (a letter at least), optional dot leaders, then a page reference at the line's end
+_ENTRY = re.compile(r"^(?=.*[^\W\d_]).*?[^\d\s,.$%()](?:[\s.·…_]*)\s(\d{1,4}|[ivxlc]{1,6})\s*$", re.IGNORECASE)
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+_LAYOUT = re.compile(  # English, German, French, Spanish, Italian; Japanese and Chinese without word boundaries
+    r"\b(?:contents|toc|outline|chapters?|sections?|parts?|headings?|index|pages?\s+numbers?|(?:which|what)\s+pages?"
+    r"|inhalt\w*|seite\w*|kapitel\w*|abschnitt\w*|sommaire|mati[eè]res|chapitres?|pages?"
+    r"|[ií]ndices?|cap[ií]tulos?|secci[oó]n\w*|p[aá]ginas?|capitol[oi]|sezion[ei])\b"
+    r"|目次|目录|目錄|索引|ページ|页码|頁|章",
+    re.IGNORECASE,
+)
+
+
+def _page_number(ref: str) -> int:
+    """A page reference as a number; roman numerals (front matter) count before page 1.
+
+    >>> _page_number("12"), _page_number("iv")
+    (12, -996)
+    """
+    if ref.isdigit():
+        return int(ref)
+    total = 0
+    values = [_ROMAN[c] for c in ref.lower()]
+    for i, v in enumerate(values):
+        total += -v if i + 1 < len(values) and v < values[i + 1] else v
+    return total - 1000
+
+
+def is_contents_page(text: str) -> bool:
+    """Whether a page's text is a table of contents (see the module docstring).
+
+    >>> toc = "Table of Contents\\n" + "\\n".join(f"Note {i}. Segment results {3 * i}" for i in range(1, 11))
+    >>> is_contents_page(toc), is_contents_page("Net sales 994 983 1,031\\n" * 10)
+    (True, False)
+    """
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    refs = []
+    for ln in lines:
+        m = _ENTRY.match(ln)
+        if m is not None and "|" not in ln and len(ln.split()) <= MAX_ENTRY_WORDS:  # "|": a table's row
+            refs.append(_page_number(m.group(1)))
+    if len(refs) < MIN_ENTRIES or len(refs) < ENTRY_SHARE * len(lines):
+        return False
+    forward = sum(1 for a, b in zip(refs, refs[1:], strict=False) if b >= a)
+    return forward >= ASCENDING_SHARE * (len(refs) - 1)
+
+
+def asks_for_layout(query: str) -> bool:
+    """Whether a question asks about the document's layout (its contents, chapters, sections, pages).
+
+    >>> asks_for_layout("Which section covers risk factors?"), asks_for_layout("What drove the gross margin?")
+    (True, False)
+    """
+    return _LAYOUT.search(query) is not None

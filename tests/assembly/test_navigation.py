@@ -1,0 +1,77 @@
+"""Issue 45, item 4: a table of contents page is not evidence unless the question asks about the layout.
+
+A 10-K's contents page (``Item 1A. Risk Factors. 5``, one entry a line, no dot leaders) ranked second for "What
+are the main risk factors related to supply chain?" and took 549 of 2,000 tokens while the risk factor went as
+one sentence. Its hits now get the fate ``navigation``; a question about sections or pages still gets it."""
+
+from __future__ import annotations
+
+from folio.assembly import assemble
+from folio.assembly.navigation import asks_for_layout, is_contents_page
+from folio.assembly.types import AssemblyOptions
+from folio.kernel.index import RegionIndex
+from folio.kernel.model import Region
+from tests.assembly.builders import find, hit, make_doc
+
+ENTRIES = ["Item 1. Business. 1", "Item 1A. Risk Factors. 5", "Item 1B. Unresolved Staff Comments. 19",
+           "Item 2. Properties. 19", "Item 3. Legal Proceedings. 19", "PART II 19",
+           "Item 6. Selected Financial Data. 21", "Item 7. Management's Discussion and Analysis. 22",
+           "Overview 22", "Liquidity and Capital Resources 33", "Item 8. Financial Statements. 42",
+           "Note 1. Basis of Presentation 50"]  # fmt: skip
+
+
+def _filing() -> list[Region]:
+    filler = [[f"Routine disclosure sentence number {k} about the company's reporting."] for k in range(34)]
+    return make_doc("filing", [
+        ("Table of Contents", [[e] for e in ENTRIES] + filler),
+        ("Item 1A. Risk Factors", [["Disruptions of our supply chain could harm our results: a supplier that "
+                                    "fails to deliver raw materials stops production at our plants."]]),
+    ])  # fmt: skip
+
+
+def test_a_contents_page_is_left_out_unless_the_question_asks_for_the_layout() -> None:
+    regs = _filing()
+    toc, risk = find(regs, "Item 1A. Risk Factors. 5"), find(regs, "supply chain could harm")
+    assert toc.first_page != risk.first_page
+    hits = [hit(toc, 0.9, 1), hit(risk, 0.8, 2)]
+    pkg = assemble("What are the main risk factors related to supply chain?", hits, RegionIndex(regs),
+                   AssemblyOptions(budget=2000, whole_documents=False))
+    fates = {m.region_id: m.fate for m in pkg.manifest}
+    assert fates[toc.region_id] == "navigation"
+    assert [it.pages for it in pkg.items] == [[risk.first_page]]
+    assert not any("Unresolved Staff Comments" in it.text for it in pkg.items)
+
+    asked = assemble("Which section covers the risk factors?", hits, RegionIndex(regs),
+                     AssemblyOptions(budget=2000, whole_documents=False))
+    assert toc.first_page in {p for it in asked.items for p in it.pages}
+
+
+def test_contents_pages_are_told_from_statements_and_indexes() -> None:
+    assert is_contents_page("Table of Contents\n" + "\n".join(ENTRIES))
+    assert is_contents_page("CONTENTS\n" + "\n".join(f"{t} {'.' * 12} {p}" for t, p in
+                                                     [("Introduction", "iii"), ("Scope", 1), ("Safety", 3),
+                                                      ("Setup", 7), ("Operation", 12), ("Care", 20),
+                                                      ("Faults", 24), ("Parts", 31), ("Index", 40)]))
+    statement = "\n".join(f"{label} {a:,} {b:,} {c:,}" for label, a, b, c in
+                          [("Net sales", 26004, 26268, 26076), ("Cost of products sold", 17830, 17347, 17043),
+                           ("Gross profit", 8174, 8921, 9033), ("SG&A", 3178, 3190, 2927),
+                           ("Operating income", 4996, 5731, 6106), ("Interest expense", 1361, 1284, 1234),
+                           ("Other expense", 952, 168, 627), ("Net income", 1935, 10192, 11009),
+                           ("Depreciation", 994, 983, 1031)])  # fmt: skip
+    assert not is_contents_page(statement)
+    index = "\n".join(f"{w}, {p}" for w, p in [("anchor", 40), ("bolt", 12), ("cable", 3), ("drain", 31),
+                                                 ("engine", 7), ("fuse", 22), ("gasket", 5), ("hose", 18),
+                                                 ("inlet", 2), ("jack", 29)])  # fmt: skip
+    assert not is_contents_page(index)  # alphabetical: the page numbers jump back and forth
+    assert not is_contents_page("\n".join(f"item-{k} | {k}" for k in range(40)))  # a table's rows
+    prose = "The plan covers 12 sites.\nEach site reports every 3 months.\nAudits follow in 2020."
+    assert not is_contents_page(prose)
+
+
+def test_questions_about_the_layout_are_told_apart() -> None:
+    assert asks_for_layout("On which page does the MD&A start?")
+    assert asks_for_layout("How many chapters does the report have?")
+    assert asks_for_layout("Auf welcher Seite beginnt laut Inhaltsverzeichnis der Abschnitt 4.3?")
+    assert asks_for_layout("目次の第3章は何ページから始まりますか")
+    assert not asks_for_layout("What are the main risk factors related to supply chain?")
+    assert not asks_for_layout("What was total revenue in FY2019?")
