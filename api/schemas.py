@@ -58,13 +58,13 @@ class ErrorResponse(Schema):
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses=`` entries documenting the common error shape."""
     text = {
-        400: "Host header not accepted",
+        400: "the body is not JSON or nests too deep, or the Host header is not accepted",
         401: "missing or wrong API key",
         403: "cross-site request refused, or the key may not do this (read-only, other collection)",
         404: "not found (also anything outside the key's collections)",
         405: "method not allowed",
         409: "doc_id in another collection, or the version is being written",
-        413: "upload over the size or page limit",
+        413: "over a size limit: an upload's bytes or pages, a JSON body's bytes or members",
         422: "invalid request or document",
         503: "a model is not available, or the server is busy (Retry-After)",
     }

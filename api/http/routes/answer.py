@@ -51,7 +51,7 @@ class ClientClosed(FolioError, ConnectionError):
     response_model=AnswerResponse,
     responses={
         200: {"content": {"text/event-stream": {}}, "description": "JSON, or server-sent events with stream=true"},
-        **error_responses(401, 404, 422, 502, 503, 504),
+        **error_responses(400, 401, 404, 413, 422, 502, 503, 504),
     },
 )
 async def answer(

@@ -40,7 +40,7 @@ async def _run(op: str, req: BaseModel, request: Request, pool: QueryPool, folio
     "/search",
     summary="Ranked hits on small units (sentences, tables, figures, pages)",
     response_model=SearchResponse,
-    responses=error_responses(401, 404, 422, 503),
+    responses=error_responses(400, 401, 404, 413, 422, 503),
 )
 async def search(
     req: SearchRequest, request: Request, folio: FolioDep, pool: QueryPoolDep, caller: CallerDep,
@@ -53,7 +53,7 @@ async def search(
     "/context",
     summary="Retrieve and pack a cited context package under a token budget",
     response_model=ContextPackage,
-    responses=error_responses(401, 404, 422, 503),
+    responses=error_responses(400, 401, 404, 413, 422, 503),
 )
 async def context(
     req: ContextRequest,
@@ -73,7 +73,7 @@ async def context(
     "/verify",
     summary="Check an answer's citations against the package it was written from",
     response_model=VerifyReport,
-    responses=error_responses(401, 404, 422, 503),
+    responses=error_responses(400, 401, 404, 413, 422, 503),
 )
 async def verify(
     req: VerifyRequest,
