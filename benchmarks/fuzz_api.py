@@ -225,6 +225,20 @@ def reproducer(case: Any, caller: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ the store after
+def settle(url: str, timeout: float = 300.0) -> None:
+    """Wait until the server has no ingest job queued or running: a fuzzed upload can be a PDF (schemathesis
+    sends a minimal one for a binary part), and with ``wait=false`` its job runs on after the answer."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        jobs = httpx.get(f"{url}/v1/jobs", headers=CALLERS["write"], timeout=30).json()["data"]
+        if not any(job["status"] in ("queued", "running") for job in jobs):
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"ingest jobs still running after {timeout:g} s")
+
+
 def store_state(data: Path) -> dict[str, Any]:
     """What must survive the run: the documents and versions listed, and ``folio check``'s verdict."""
     from folio.ingest.storage.maintenance import check
@@ -358,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         store = build_store(tmp)
         with serve(store) as url:
             results = run_all(store, url, args.examples)
+            settle(url)
         after = store_problems(store, store_state(store.data))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
