@@ -104,8 +104,9 @@ class InvalidBody(FolioError, ValueError):
         return str(self.args[0])
 
     @classmethod
-    def of(cls, errors: Sequence[Mapping[str, Any]]) -> InvalidBody:
-        return cls(*validation_message(errors))
+    def of(cls, errors: Sequence[Mapping[str, Any]], annotation: Any = None) -> InvalidBody:
+        """The 422 for pydantic's ``errors`` of a body of the route's ``annotation`` (its "did you mean")."""
+        return cls(*validation_message(errors, annotation=annotation))
 
 
 class NoStore(FolioError, FileNotFoundError):
@@ -269,10 +270,15 @@ def nearest_field(model: type[BaseModel], loc: Sequence[str | int]) -> str | Non
     return close[0] if close else None
 
 
-def _suggest_fields(request: Request, errors: list[dict[str, Any]]) -> None:
-    """Add "did you mean" to the message of each unknown body field that is near a known one (``budgt``)."""
+def body_annotation(request: Request) -> Any:
+    """The annotation of the body of ``request``'s route (its model), None without one."""
     body = getattr(getattr(request.scope.get("route"), "body_field", None), "field_info", None)
-    models = _models_in(getattr(body, "annotation", None))
+    return getattr(body, "annotation", None)
+
+
+def _suggest_fields(annotation: Any, errors: list[dict[str, Any]]) -> None:
+    """Add "did you mean" to the message of each unknown body field that is near a known one (``budgt``)."""
+    models = _models_in(annotation)
     for err in errors:
         loc = err.get("loc") or ()
         if err.get("type") != "extra_forbidden" or not models or not loc or loc[0] != "body":
@@ -283,16 +289,19 @@ def _suggest_fields(request: Request, errors: list[dict[str, Any]]) -> None:
 
 
 def validation_message(
-    every: Sequence[Mapping[str, Any]], request: Request | None = None
+    every: Sequence[Mapping[str, Any]], request: Request | None = None, *, annotation: Any = None
 ) -> tuple[str, list[dict[str, Any]]]:
-    """The message and detail of a 422 ``validation_error`` for pydantic's ``errors``; with the ``request``, an
-    unknown body field near a known one says which (``_suggest_fields``)."""
+    """The message and detail of a 422 ``validation_error`` for pydantic's ``errors``; with the ``request`` (or
+    its body's ``annotation``, where the body is validated without the request: another process), an unknown
+    body field near a known one says which (``_suggest_fields``)."""
     from fastapi.encoders import jsonable_encoder  # function-level: see the module's imports
 
     # Only the errors shown are encoded: 50,000 bad items must not cost 50,000 encodings on the loop.
     errors: list[dict[str, Any]] = jsonable_encoder(list(every[:MAX_DETAIL_ERRORS]), exclude={"input", "ctx", "url"})
     if request is not None:
-        _suggest_fields(request, errors)
+        annotation = body_annotation(request)
+    if annotation is not None:
+        _suggest_fields(annotation, errors)
     first = errors[0] if errors else {}
     where = ".".join(str(p) for p in first.get("loc", ()))
     message = f"invalid request: {where}: {first.get('msg', 'invalid value')}" if first else "invalid request"

@@ -10,8 +10,8 @@ the bytes or the members, 413 ``limit_exceeded``; nested too deep, 400 ``bad_req
 parser would raise ``RecursionError`` on it, at any size).
 
 Only ``/v1/verify`` takes a large body (a whole context package); every other JSON route has a small
-one (``SMALL_BODY_BYTES``). With query processes, a large body for ``/v1/search``, ``/v1/context`` or
-``/v1/verify`` is parsed and validated in a worker process, never in the server's (``api.http.offloop``).
+one (``SMALL_BODY_BYTES``). A body over 64 KB that gets through is parsed and validated in another process,
+never in the server's (``api.http.offloop``): a query worker process, or with query threads a body-parsing one.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ processes instead (``api.http.query_worker``; ``run_query``), so their Python ru
 event loop, which answers ``/v1/health``, no longer shares one interpreter lock with them. The
 threads stay for the work that must see the server's own state (answers, MCP tools). Waiting
 requests count against one capacity either way.
+
+Large request bodies are parsed in a process too (``parse``; ``api.http.offloop``): in a worker process, or,
+without them, in one body-parsing process started by the first such body.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from folio.api.errors import Overloaded
@@ -36,8 +40,9 @@ T = TypeVar("T")
 
 
 class QueryPool:
-    def __init__(self, workers: int, queue: int, *, retry_after: int = 1, processes: int = 0,
-                 settings: Settings | None = None) -> None:
+    def __init__(
+        self, workers: int, queue: int, *, retry_after: int = 1, processes: int = 0, settings: Settings | None = None
+    ) -> None:
         if workers < 1 or queue < 0 or processes < 0:
             raise ValueError(f"need workers >= 1, queue >= 0 and processes >= 0, got {workers}, {queue}, {processes}")
         self.workers = max(workers, processes)
@@ -53,11 +58,16 @@ class QueryPool:
                 raise ValueError("query processes need the settings to open the store with")
             # spawn, not fork: the server process already runs LanceDB's and ONNX Runtime's threads. Each
             # worker is told this process's id, to leave as soon as it is gone (query_worker.init).
-            self.processes = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=query_worker.init, initargs=(settings, os.getpid()))
+            self.processes = ProcessPoolExecutor(
+                processes,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=query_worker.init,
+                initargs=(settings, os.getpid()),
+            )
             for _ in range(processes):  # start them (and load their models) now, not on the first query
                 self.processes.submit(query_worker.ready)
         self.process_count = processes
+        self._parser: ProcessPoolExecutor | None = None  # without processes: started by the first large body
         self._lock = threading.Lock()
         self._pending = 0  # running + queued; decremented when the work ends, not when the client leaves
 
@@ -87,8 +97,9 @@ class QueryPool:
         call: Callable[[], T] = functools.partial(fn, *args, **kwargs)
         return await self._submit(self._executor, ctx.run, call)
 
-    async def run_query(self, op: str, req_json: str | bytes, collections: frozenset[str] | None,
-                        local: Callable[[], str]) -> str:
+    async def run_query(
+        self, op: str, req_json: str | bytes, collections: frozenset[str] | None, local: Callable[[], str]
+    ) -> str:
         """Query ``op`` (``api.http.query_ops``) in a worker process when the pool has them, else ``local()``
         on a worker thread. ``req_json``: the request as JSON, validated here or not yet (a large body
         passed on unparsed, ``api.http.offloop.ForwardedJSON``)."""
@@ -98,6 +109,34 @@ class QueryPool:
         from folio.api.http import query_worker
 
         return await self._submit(self.processes, query_worker.call, op, req_json, collections)
+
+    async def parse(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn`` in another process: a worker process when the pool has them, else the body parser, one process
+        started on first use. For work that holds the interpreter lock for its whole length (``json.loads``
+        and pydantic-core over a large body): on a thread it would hold up the event loop as long. ``fn``, its
+        arguments and its result cross pickled. A parser that died (killed) is replaced on the next call."""
+        executor = self.processes or self._body_parser()
+        try:
+            return await self._submit(executor, functools.partial(fn, *args, **kwargs))
+        except BrokenProcessPool:
+            with self._lock:
+                if self._parser is executor:
+                    self._parser = None
+            raise self.overloaded() from None
+
+    def _body_parser(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._parser is None:
+                from folio.api.http import query_worker  # function-level: its watcher, see __init__
+
+                # spawn, as the worker processes; it leaves when this process is gone (exit_with_parent)
+                self._parser = ProcessPoolExecutor(
+                    1,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=query_worker.exit_with_parent,
+                    initargs=(os.getpid(),),
+                )
+            return self._parser
 
     async def _submit(self, executor: Executor, fn: Callable[..., T], *args: Any) -> T:
         with self._lock:
@@ -138,14 +177,19 @@ class QueryPool:
         its workers loaded left them running, with the resource tracker, for as long as they loaded and
         then some (issue 31); a query in flight at shutdown has no client left to answer."""
         self._executor.shutdown(wait=False, cancel_futures=True)
-        if self.processes is None:
-            return
-        # ProcessPoolExecutor has no public way to end its workers before Python 3.14 (terminate_workers);
-        # _processes is the pid -> Process map it has kept since 3.2.
-        workers = list(getattr(self.processes, "_processes", {}).values())
-        self.processes.shutdown(wait=False, cancel_futures=True)
-        for p in workers:
-            if p.is_alive():
-                p.terminate()
-        for p in workers:
-            p.join(timeout=5)
+        for executor in (self.processes, self._parser):
+            if executor is not None:
+                _end(executor)
+
+
+def _end(executor: ProcessPoolExecutor) -> None:
+    """Stop ``executor`` and end its processes now."""
+    # ProcessPoolExecutor has no public way to end its workers before Python 3.14 (terminate_workers);
+    # _processes is the pid -> Process map it has kept since 3.2.
+    workers = list((getattr(executor, "_processes", None) or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        if p.is_alive():
+            p.terminate()
+    for p in workers:
+        p.join(timeout=5)

@@ -37,7 +37,7 @@ def init(settings: Settings, parent: int) -> None:
     collection over the models and store handles took about 175 ms, and it would land on whichever query
     was running."""
     global _FOLIO
-    _exit_with_parent(parent)
+    exit_with_parent(parent)
     # function-level: the store and models load after the watcher runs, so a worker whose server is stopped
     # while it loads (seconds of imports) leaves at once instead of after loading
     from folio.api.application import Folio
@@ -50,7 +50,7 @@ def init(settings: Settings, parent: int) -> None:
 PARENT_CHECK_S = 0.5
 
 
-def _exit_with_parent(parent: int) -> None:
+def exit_with_parent(parent: int) -> None:
     """Leave when the server process ``parent`` is gone. A server stopped with SIGTERM (or killed, or crashed)
     left its workers running with PID 1 as their parent, each holding its models and store handle (the
     process pool's shutdown never reached them); a watcher thread ends the worker instead. ``parent`` comes
@@ -88,7 +88,7 @@ def call(op: str, req_json: str | bytes, collections: Collections) -> str:
     try:
         req = model.model_validate_json(req_json)
     except ValidationError as e:
-        raise InvalidBody.of([{**err, "loc": ("body", *err["loc"])} for err in e.errors()]) from None
+        raise InvalidBody.of([{**err, "loc": ("body", *err["loc"])} for err in e.errors()], model) from None
     try:
         return fn(req, _FOLIO, collections)
     except Exception as e:

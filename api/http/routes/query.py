@@ -12,14 +12,14 @@ from pydantic import BaseModel
 
 from folio.api.application import Folio
 from folio.api.http.deps import CallerDep, FolioDep, QueryPoolDep, require_key
-from folio.api.http.offloop import ForwardedJSON, forwarded_body
+from folio.api.http.offloop import ForwardedJSON, answered_apart, forwarded_body
 from folio.api.http.pool import QueryPool
 from folio.api.http.query_ops import OPS
 from folio.api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
 from folio.assembly.types import ContextPackage, VerifyReport
 
-# Large JSON bodies are parsed and validated on the query pool, or, with query processes, only in the
-# worker process that runs the query (api.http.offloop).
+# Large JSON bodies are parsed and validated in a process of the query pool: with query processes, the worker
+# process that runs the query (api.http.offloop).
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=ForwardedJSON)
 
 
@@ -27,7 +27,11 @@ async def _run(op: str, req: BaseModel, request: Request, pool: QueryPool, folio
                collections: frozenset[str] | None) -> Response:
     """``op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
     FastAPI would encode an ``async def`` route's return value on the event loop, where a large
-    package would hold up every other request. A large body goes to the worker process as it came."""
+    package would hold up every other request. A large body goes to the worker process as it came; without
+    worker processes, a large package to verify was answered where it was parsed (``answered_apart``)."""
+    answered = answered_apart(request)
+    if answered is not None:
+        return Response(answered, media_type="application/json")
     fn = OPS[op][1]
     local = functools.partial(fn, req, folio, collections)
     forwarded = forwarded_body(request)
