@@ -139,7 +139,7 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
         more = whole_documents(kept, source, frame.room, count, lambda p: expander.structure.sent_page(p).text)
         if len(more) > len(kept):
             shits, expander = _expander(query, [*hits, *more[len(kept):]], source, options, frame, count, tokenizer)
-    found = expand_hits(shits, source, expander, options, judged, query)
+    found = expand_hits(shits, expander, options, judged, query)
     survivors, bodies = prioritise(dedupe(found.units), options)
     cands = make_candidates(survivors, bodies, options, names, count, frame.close_tokens)
     packable = apply_caps(cands, options)

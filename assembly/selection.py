@@ -21,7 +21,6 @@ from folio.assembly.packing.candidates import Cand
 from folio.assembly.relevance import Focus
 from folio.assembly.types import AssemblyOptions
 from folio.kernel.hit import Hit
-from folio.kernel.index import RegionSource
 from folio.kernel.model import Region
 
 
@@ -37,10 +36,9 @@ class Found:
     fate: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
-def expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, options: AssemblyOptions,  # noqa: PLR0913
-                judged: Focus, query: str) -> Found:
+def expand_hits(shits: Sequence[Hit], expander: Expander, options: AssemblyOptions, judged: Focus, query: str) -> Found:
     """One unit per usable hit, in priority order; every other hit gets its fate (``judged``: the documents
-    left out and the off-topic verdict, ``assembly.relevance``)."""
+    left out and the off-topic verdict, ``assembly.relevance``). Regions are read from the expander's source."""
     found = Found(shits=list(shits))
     fate = found.fate
     seen: dict[str, int] = {}
@@ -62,7 +60,7 @@ def expand_hits(shits: Sequence[Hit], source: RegionSource, expander: Expander, 
         if _below(h.score, top, options):
             fate[i] = ("below_threshold", f"score {h.score:.4g} below threshold")
             continue
-        r = source.get(h.region_id)
+        r = expander.source.get(h.region_id)
         if r is None:
             fate[i] = ("missing_region", "region not found in the source (deleted version?)")
             continue
