@@ -119,6 +119,17 @@ def test_malformed_server_files_are_passed_over(tmp_path: Path) -> None:
         assert discovery.find_server(str(tmp_path), api_key=KEY) is None
 
 
+def test_the_installed_command_passes_malformed_files_over_without_a_traceback(tmp_path: Path) -> None:
+    """Item 7 through ``folio search``: each file is passed over and the command runs here (on no store: exit 2)."""
+    for body in [{"url": "http://127.0.0.1:9", "pid": 2**32 + 1, "instance": "x", "secret": SECRET},
+                 "[" * 100_000 + "]" * 100_000]:
+        _announce(tmp_path, body)
+        out = subprocess.run([str(FOLIO), "search", "q", "--data", str(tmp_path)], capture_output=True, text=True,
+                             timeout=120, env=_env())
+        assert "Traceback" not in out.stderr and "Error" not in out.stderr, out.stderr
+        assert out.returncode == 2 and "no folio store" in out.stderr, out.stderr
+
+
 def test_a_live_pid_that_does_not_hold_the_port_is_passed_over(tmp_path: Path) -> None:
     with StandIn(auth=False) as server:
         _announce(tmp_path, {"url": server.url, "pid": 1, "instance": "i", "secret": SECRET})
