@@ -63,7 +63,7 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         403: "cross-site request refused, or the key may not do this (read-only, other collection)",
         404: "not found (also anything outside the key's collections)",
         405: "method not allowed",
-        409: "doc_id in another collection, or the version is being written",
+        409: "doc_id taken (by any collection: the answer says not which), or the version is being written",
         413: "over a size limit: an upload's bytes or pages, a JSON body's bytes or members",
         422: "invalid request or document",
         503: "a model is not available, or the server is busy (Retry-After)",
