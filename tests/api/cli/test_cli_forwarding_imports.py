@@ -14,9 +14,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from folio.kernel.handshake import instance_proof
+from tests.api.cli.standin import JsonHandler, LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[3]
 Q = "How fast must a priority-one incident be acknowledged?"
@@ -51,7 +50,7 @@ PACKAGE = {
 SEARCH = {"data": [], "count": 0, "notes": []}
 
 
-class StandInServer:
+class StandInServer(LoopbackServer):
     """A stand-in for ``folio serve`` on loopback: ``/v1/health`` says ready (with ``INSTANCE``), ``POST
     /v1/context`` and ``/v1/search`` answer ``PACKAGE`` and ``SEARCH``; the request bodies are kept."""
 
@@ -59,39 +58,19 @@ class StandInServer:
         self.bodies: list[tuple[str, dict[str, Any]]] = []
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 nonce = parse_qs(urlsplit(self.path).query).get("nonce", [""])[0]
                 proof = instance_proof(SECRET, nonce)  # as /v1/health/proof: it holds the server file's secret
-                self._answer({"status": "ok", "state": "ready", "instance": INSTANCE, "auth": False,
+                self.answer({"status": "ok", "state": "ready", "instance": INSTANCE, "auth": False,
                               "instance_proof": proof, "key_proof": None})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stand_in.bodies.append((self.path, body))
-                self._answer(PACKAGE if self.path == "/v1/context" else SEARCH)
+                self.answer(PACKAGE if self.path == "/v1/context" else SEARCH)
 
-            def _answer(self, found: dict[str, Any]) -> None:
-                raw = json.dumps(found).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *_: Any) -> None:  # quiet
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> StandInServer:
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture

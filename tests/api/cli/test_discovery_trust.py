@@ -22,7 +22,6 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -31,6 +30,7 @@ import pytest
 
 from folio.api.cli import discovery
 from folio.kernel.handshake import instance_proof, key_proof, key_tag, sha256_hex
+from tests.api.cli.standin import JsonHandler, LoopbackServer
 
 FOLIO = Path(sys.executable).with_name("folio")
 SECRET = "s" * 64
@@ -248,7 +248,7 @@ def with_suppressed(call: Any, *args: Any) -> object:
 
 
 # ----------------------------------------------------------------------------- a stand-in for folio serve
-class StandIn:
+class StandIn(LoopbackServer):
     """Answers ``/v1/health/proof`` as ``folio serve`` does, with a given secret and keys (sha256 hex), or with a
     forged key proof; records what it was asked and the key each POST carried."""
 
@@ -258,7 +258,7 @@ class StandIn:
         self.posted: list[tuple[str, str | None]] = []
         stand_in = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 stand_in.requests.append(self.path)
                 query = parse_qs(urlsplit(self.path).query)
@@ -269,32 +269,12 @@ class StandIn:
                         proved = key_proof(digest, nonce)
                 if forge_key_proof:
                     proved = "0" * 64
-                self._answer({"state": "ready", "auth": auth, "instance_proof": instance_proof(secret, nonce),
+                self.answer({"state": "ready", "auth": auth, "instance_proof": instance_proof(secret, nonce),
                               "key_proof": proved})
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers["Content-Length"]))
                 stand_in.posted.append((self.path, self.headers.get("X-API-Key")))
-                self._answer({"data": [], "count": 0, "notes": []})
+                self.answer({"data": [], "count": 0, "notes": []})
 
-            def _answer(self, found: dict[str, Any]) -> None:
-                raw = json.dumps(found).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> StandIn:
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
