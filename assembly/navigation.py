@@ -8,8 +8,12 @@ Factors. 5``, the page number after a space, one entry a line.
 
 ``is_contents_page`` reads the text a page is sent with: at least ``MIN_ENTRIES`` lines that end in a page
 reference after a word (``Item 7. Management's Discussion ... 22``), making up ``ENTRY_SHARE`` of its lines,
-whose page references run forward (``ASCENDING_SHARE`` of consecutive pairs do not go back). A statement's rows
-end in figures after figures (``994 983 1,031``), a table's rows are cells (``item-4 | 4``: the parser reads a
+whose page references run forward (``ASCENDING_SHARE`` of them in one subsequence that never goes back, so
+that ``ITEM 2`` between ``Unresolved Staff Comments 16`` and ``Properties 16`` does not count against it); or
+labels ending in leaders with their page numbers as a column of their own (``Consolidated Balance Sheets …``
+and ``59``, ``60``, ... on lines of their own: an index to the financial statements), or leaders throughout
+when the page numbers are not in the text at all. A statement's rows end in
+figures after figures (``994 983 1,031``), a table's rows are cells (``item-4 | 4``: the parser reads a
 contents page as no table), and a back-of-book index runs alphabetically, with page numbers that jump back and
 forth: none is a contents page. ``asks_for_layout`` is the exception: a question
 naming the contents, an outline, chapters, sections or pages (in English, German, French, Spanish, Italian, Japanese
@@ -19,14 +23,20 @@ or Chinese: "Auf welcher Seite beginnt laut Inhaltsverzeichnis ...") gets the co
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 
 MIN_ENTRIES = 8
 ENTRY_SHARE = 0.5
-ASCENDING_SHARE = 0.8
+ASCENDING_SHARE = 0.7
 MAX_ENTRY_WORDS = 20
+MIN_COLUMN = 6  # page numbers one a line, beside labels that end in leaders
+MIN_DOTTED = 3  # leaders
+LEADER_LINE_SHARE = 0.4  # lines with leaders, of a page whose page numbers are not in its text
+MAX_PAGE_DIGITS = 4
 
 # an entry: words (a letter at least), optional dot leaders, then a page reference at the line's end
 _ENTRY = re.compile(r"^(?=.*[^\W\d_]).*?[^\d\s,.$%()](?:[\s.·…_]*)\s(\d{1,4}|[ivxlc]{1,6})\s*$", re.IGNORECASE)
+_LEADER = re.compile(r"(?:…|\.{3,}|(?:\. ){3,}\.?)(?=\s|$)")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 _LAYOUT = re.compile(  # English, German, French, Spanish, Italian; Japanese and Chinese without word boundaries
     r"\b(?:contents|toc|outline|chapters?|sections?|parts?|headings?|index|pages?\s+numbers?|(?:which|what)\s+pages?"
@@ -60,6 +70,8 @@ def is_contents_page(text: str) -> bool:
     (True, False)
     """
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if _numbers_beside_leaders(lines) or _leaders_throughout(lines):
+        return True
     refs = []
     for ln in lines:
         m = _ENTRY.match(ln)
@@ -67,8 +79,46 @@ def is_contents_page(text: str) -> bool:
             refs.append(_page_number(m.group(1)))
     if len(refs) < MIN_ENTRIES or len(refs) < ENTRY_SHARE * len(lines):
         return False
-    forward = sum(1 for a, b in zip(refs, refs[1:], strict=False) if b >= a)
-    return forward >= ASCENDING_SHARE * (len(refs) - 1)
+    forward = _longest_forward_run(refs)
+    return forward >= MIN_ENTRIES and forward >= ASCENDING_SHARE * len(refs)
+
+
+def _longest_forward_run(refs: list[int]) -> int:
+    """The length of the longest subsequence of ``refs`` that never goes back: the entries in page order, with
+    the numbers of lines such as ``ITEM 2`` between them left out.
+
+    >>> _longest_forward_run([1, 4, 10, 16, 2, 16, 3, 17, 4, 17]), _longest_forward_run([40, 12, 3, 31, 7, 22])
+    (7, 3)
+    """
+    tails: list[int] = []
+    for r in refs:
+        k = bisect_right(tails, r)
+        if k == len(tails):
+            tails.append(r)
+        else:
+            tails[k] = r
+    return len(tails)
+
+
+def _numbers_beside_leaders(lines: list[str]) -> bool:
+    """The other layout of a contents page: its labels end in leaders (``Consolidated Balance Sheets …``) and its
+    page numbers come as a column of their own, one a line, running forward.
+
+    >>> _numbers_beside_leaders(["Index", "Balance Sheets …", "Income …", "Cash Flows …", *"59 60 61 62 63 64".split()])
+    True
+    """
+    column = [int(ln) for ln in lines if ln.isdigit() and len(ln) <= MAX_PAGE_DIGITS]
+    dotted = sum(len(_LEADER.findall(ln)) for ln in lines)  # a wrapped paragraph may join several labels
+    if len(column) < MIN_COLUMN or dotted < MIN_DOTTED:
+        return False
+    return all(b >= a for a, b in zip(column, column[1:], strict=False))
+
+
+def _leaders_throughout(lines: list[str]) -> bool:
+    """A contents page whose page numbers are not in its text: ``2 * MIN_ENTRIES`` leaders or more, on 40% of
+    its lines (``Item 1. Business …``; one line may join several entries, and part headings have none)."""
+    counts = [len(_LEADER.findall(ln)) for ln in lines]
+    return sum(counts) >= 2 * MIN_ENTRIES and sum(1 for c in counts if c) >= LEADER_LINE_SHARE * len(lines)
 
 
 def asks_for_layout(query: str) -> bool:

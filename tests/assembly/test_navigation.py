@@ -52,6 +52,21 @@ def test_contents_pages_are_told_from_statements_and_indexes() -> None:
                                                      [("Introduction", "iii"), ("Scope", 1), ("Safety", 3),
                                                       ("Setup", 7), ("Operation", 12), ("Care", 20),
                                                       ("Faults", 24), ("Parts", 31), ("Index", 40)]))
+    index = ["ITEM 8. FINANCIAL STATEMENTS", "INDEX TO CONSOLIDATED FINANCIAL STATEMENTS", "Page No.",
+             "Consolidated Balance Sheets …", "Consolidated Statements of Income … Consolidated Statements of Cash "
+             "Flows … Notes to Consolidated Financial Statements …", "Report of the Independent Accounting Firm …",
+             "All schedules have been omitted.", *"59 60 61 62 63 64 104".split()]
+    assert is_contents_page("\n".join(index))  # the page numbers as a column of their own
+    leaders = ["TABLE OF CONTENTS", "PART I", "Item 1. Business …", "Item 1A. Risk Factors … Item 1B. Unresolved "
+               "Staff Comments … Item 2. Properties … Item 3. Legal Proceedings …", "PART II",
+               "Item 5. Market for Common Equity … Item 6. Selected Financial Data … Item 7. MD&A … Item 7A. Market "
+               "Risk … Item 8. Financial Statements … Item 9. Changes in Accountants … Item 9A. Controls …",
+               "PART III", "Item 10. Directors … Item 11. Executive Compensation … Item 12. Ownership …",
+               "PART IV", "Item 15. Exhibits … Signatures …"]
+    assert is_contents_page("\n".join(leaders))  # page numbers not in the text layer at all
+    quote = "He said: wait … then … and … again …"
+    assert not is_contents_page("\n".join([quote, "A plain line.", "Another plain line.", quote]))
+    assert not is_contents_page("\n".join(["Steps …", "Wait …", "Check …", *"3 1 2 5 4 6".split()]))  # not forward
     statement = "\n".join(f"{label} {a:,} {b:,} {c:,}" for label, a, b, c in
                           [("Net sales", 26004, 26268, 26076), ("Cost of products sold", 17830, 17347, 17043),
                            ("Gross profit", 8174, 8921, 9033), ("SG&A", 3178, 3190, 2927),
