@@ -6,18 +6,18 @@ supply chain?" while the risk factor itself went as one sentence. The parser kee
 leaders out of the regions (``ingest.pdf.furniture``); a filing's contents page has none: ``Item 1A. Risk
 Factors. 5``, the page number after a space, one entry a line.
 
-``is_contents_page`` reads the text a page is sent with: at least ``MIN_ENTRIES`` lines that end in a page
-reference after a word (``Item 7. Management's Discussion ... 22``), making up ``ENTRY_SHARE`` of its lines,
-whose page references run forward (``ASCENDING_SHARE`` of them in one subsequence that never goes back, so
-that ``ITEM 2`` between ``Unresolved Staff Comments 16`` and ``Properties 16`` does not count against it); or
-labels ending in leaders with their page numbers as a column of their own (``Consolidated Balance Sheets …``
-and ``59``, ``60``, ... on lines of their own: an index to the financial statements), or leaders throughout
-when the page numbers are not in the text at all. A statement's rows end in
-figures after figures (``994 983 1,031``), a table's rows are cells (``item-4 | 4``: the parser reads a
-contents page as no table), and a back-of-book index runs alphabetically, with page numbers that jump back and
-forth: none is a contents page. ``asks_for_layout`` is the exception: a question
-naming the contents, an outline, chapters, sections or pages (in English, German, French, Spanish, Italian, Japanese
-or Chinese: "Auf welcher Seite beginnt laut Inhaltsverzeichnis ...") gets the contents page like any other.
+``is_contents_page`` reads the text a page is sent with. A contents page has at least ``MIN_ENTRIES`` lines that
+end in a page reference after a word (``Item 7. Management's Discussion ... 22``), making up ``ENTRY_SHARE`` of
+its lines, with ``ASCENDING_SHARE`` of the references in one subsequence that never goes back (so ``ITEM 2``
+between ``Unresolved Staff Comments 16`` and ``Properties 16`` does not count against it); or labels ending in
+leaders with the page numbers as a column of their own (``Consolidated Balance Sheets …`` and ``59``, ``60``, ...
+on lines of their own: an index to the financial statements); or leaders throughout when the page numbers are not
+in the text at all. A statement's rows end in figures after figures (``994 983 1,031``); a contents page the
+parser read as a table (``5. | Revenue | 89``) counts unless its numbers count its rows (``item-4 | 4``:
+``COUNTING_SHARE`` of the steps are 1); a back-of-book index runs alphabetically, with page numbers that jump back
+and forth. ``asks_for_layout`` is the exception: a question naming the contents, an outline, chapters, sections or
+pages (in English, German, French, Spanish, Italian, Japanese or Chinese: "Auf welcher Seite beginnt laut
+Inhaltsverzeichnis ...") gets the contents page like any other.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ MIN_ENTRIES = 8
 ENTRY_SHARE = 0.5
 ASCENDING_SHARE = 0.7
 MAX_ENTRY_WORDS = 20
+COUNTING_SHARE = 0.8  # of the steps between the numbers of a table's rows that are 1: it counts its rows
 MIN_COLUMN = 6  # page numbers one a line, beside labels that end in leaders
 MIN_DOTTED = 3  # leaders
 LEADER_LINE_SHARE = 0.4  # lines with leaders, of a page whose page numbers are not in its text
@@ -72,13 +73,17 @@ def is_contents_page(text: str) -> bool:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if _numbers_beside_leaders(lines) or _leaders_throughout(lines):
         return True
-    refs = []
+    refs, rows = [], 0
     for ln in lines:
         m = _ENTRY.match(ln)
-        if m is not None and "|" not in ln and len(ln.split()) <= MAX_ENTRY_WORDS:  # "|": a table's row
+        if m is not None and len(ln.split()) <= MAX_ENTRY_WORDS:
             refs.append(_page_number(m.group(1)))
+            rows += "|" in ln
     if len(refs) < MIN_ENTRIES or len(refs) < ENTRY_SHARE * len(lines):
         return False
+    steps = [b - a for a, b in zip(refs, refs[1:], strict=False)]
+    if rows and steps.count(1) >= COUNTING_SHARE * len(steps):
+        return False  # a table numbering its rows (1, 2, 3, ...), not one listing the pages its sections start on
     forward = _longest_forward_run(refs)
     return forward >= MIN_ENTRIES and forward >= ASCENDING_SHARE * len(refs)
 

@@ -78,7 +78,11 @@ def test_contents_pages_are_told_from_statements_and_indexes() -> None:
                                                  ("engine", 7), ("fuse", 22), ("gasket", 5), ("hose", 18),
                                                  ("inlet", 2), ("jack", 29)])  # fmt: skip
     assert not is_contents_page(index)  # alphabetical: the page numbers jump back and forth
-    assert not is_contents_page("\n".join(f"item-{k} | {k}" for k in range(40)))  # a table's rows
+    assert not is_contents_page("\n".join(f"item-{k} | {k}" for k in range(40)))  # a table numbering its rows
+    as_table = ["Index to Financial Statements", "Page", *(f"{k}. | Note on {w} | {p}" for k, (w, p) in enumerate(
+        [("policies", 75), ("restructuring", 81), ("investments", 84), ("acquisitions", 86), ("revenue", 89),
+         ("inventories", 91), ("leases", 92), ("income taxes", 93), ("property", 97), ("goodwill", 97)], 1))]
+    assert is_contents_page("\n".join(as_table))  # a contents page the parser read as a table
     prose = "The plan covers 12 sites.\nEach site reports every 3 months.\nAudits follow in 2020."
     assert not is_contents_page(prose)
 
