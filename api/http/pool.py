@@ -193,3 +193,9 @@ def _end(executor: ProcessPoolExecutor) -> None:
             p.terminate()
     for p in workers:
         p.join(timeout=5)
+    # Its manager thread closes its wake-up pipe when it sees the workers gone; at exit, Python 3.11's
+    # _python_exit writes to that pipe, and a close still under way makes that write an EBADF traceback on
+    # stderr (CI saw one from a server that failed to load). Let the manager finish first.
+    manager = getattr(executor, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=5)

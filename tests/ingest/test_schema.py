@@ -21,11 +21,13 @@ from folio.ingest.storage.store import Store
 
 S, I32, I64, F64 = pa.string(), pa.int32(), pa.int64(), pa.float64()
 
-# The hand-written schemas of folio before issue 13 (data dirs on disk have these columns, plus ``writer``).
+# The hand-written schemas of folio before issue 13 (data dirs on disk have these columns, plus ``writer``), and the
+# columns added since, which the first writer adds to an older table (``versions.retiring``: issue 44, item 9).
 WRITTEN_BEFORE = {
     "versions": {"doc_id": S, "version_id": S, "filename": S, "pages": I32, "size_bytes": I64, "parser_version": S,
                  "created_at": F64, "regions": I32, "status": S, "writer_pid": I64, "report": S, "writer": S,
-                 "writer_host": S, "writer_start": I64, "heartbeat": F64, "counts": S, "collection": S},
+                 "writer_host": S, "writer_start": I64, "heartbeat": F64, "counts": S, "collection": S,
+                 "retiring": S},
     "regions": {"region_id": S, "doc_id": S, "version_id": S, "kind": S, "text": S, "page": I32, "locators": S,
                 "parent_id": S, "section_id": S, "heading_path": S, "level": I32, "seq": I32, "tokens": I32,
                 "meta": S, "writer": S},
