@@ -123,7 +123,7 @@ def find_server(data: str, *, api_key: str | None, timeout: float = PROBE_TIMEOU
     query = {"nonce": nonce}
     if api_key:
         query["key_tag"] = key_tag(sha256_hex(api_key), nonce)
-    answer = get_json(url, f"{PROOF_PATH}?{urllib.parse.urlencode(query)}", timeout)
+    answer = _get_json(where, f"{PROOF_PATH}?{urllib.parse.urlencode(query)}", timeout)
     proof = answer.get("instance_proof")
     if not isinstance(proof, str) or not hmac.compare_digest(proof, instance_proof(secret, nonce)):
         return None
@@ -201,14 +201,9 @@ def _serves(pid: object, port: int) -> bool:
         sockets = _listening_sockets(port)
         if not sockets:
             return False
-        return any(os.readlink(fd) in sockets for fd in _fds(proc))
+        return any(os.readlink(proc / "fd" / fd) in sockets for fd in os.listdir(proc / "fd"))
     except OSError:
         return False
-
-
-def _fds(proc: Path) -> Iterator[str]:
-    for name in os.listdir(proc / "fd"):
-        yield str(proc / "fd" / name)
 
 
 def _listening_sockets(port: int) -> set[str]:
@@ -254,11 +249,9 @@ def deadline(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def get_json(url: str, path: str, timeout: float) -> dict[str, Any]:
-    """``GET url+path`` as JSON within ``timeout`` seconds in all; ``{}`` on any failure."""
-    where = loopback_address(url)
-    if where is None:
-        return {}
+def _get_json(where: tuple[str, int], path: str, timeout: float) -> dict[str, Any]:
+    """``GET path`` at ``where`` (a ``loopback_address``) as JSON within ``timeout`` seconds in all; ``{}`` on any
+    failure."""
     connection = http.client.HTTPConnection(where[0], where[1], timeout=timeout)
     try:
         with deadline(timeout):
