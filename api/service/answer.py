@@ -325,7 +325,8 @@ def _citation(item: Any) -> CitationOut:
         citation_id=item.citation_id, region_id=item.region_id, region_ids=list(item.region_ids),
         doc_id=item.doc_id, version_id=item.version_id, filename=item.filename, modality=item.modality,
         expansion=item.expansion, pages=list(item.pages), locators=list(item.locators), lines=list(item.lines),
-        image_url=item.image_url, viewer_url=viewer_url(item.region_id, item.lines))
+        image_url=item.image_url,
+        viewer_url=item.viewer_url or viewer_url(item.region_id, item.lines))  # the item's link, built once
 
 
 def answer(store: ServiceStore, retriever: Retriever, req: AnswerRequest, settings: Settings, *,  # noqa: PLR0913
