@@ -278,3 +278,28 @@ class StandIn(LoopbackServer):
                 self.answer({"data": [], "count": 0, "notes": []})
 
         super().__init__(Handler)
+
+
+# ----------------------------------------------------------------------------- the server's side
+def test_the_servers_proofs_are_the_ones_the_command_checks(data_copy: Path) -> None:
+    """``GET /v1/health/proof`` on the real app: the instance proof under this start's secret, a key proof only for
+    a tag made from a key the server holds (the keys file's or the legacy key), open without a key, and bounded."""
+    from fastapi.testclient import TestClient
+
+    from folio.api.cli.discovery import PROOF_PATH
+    from folio.api.http.app import create_app
+    from folio.api.keys import add_key
+    from tests.api.conftest import make_settings
+
+    keys_file = data_copy.parent / "keys.json"
+    _, secret = add_key(keys_file, ["*"], "read")
+    nonce = "ab" * 32
+    with TestClient(create_app(make_settings(data_copy, keys_file=str(keys_file), api_key=KEY))) as client:
+        start_secret = client.app.state.startup.secret  # type: ignore[attr-defined]
+        for key in (secret, KEY):
+            got = client.get(PROOF_PATH, params={"nonce": nonce, "key_tag": key_tag(sha256_hex(key), nonce)}).json()
+            assert got["auth"] is True and got["instance_proof"] == instance_proof(start_secret, nonce)
+            assert got["key_proof"] == key_proof(sha256_hex(key), nonce)
+        wrong = client.get(PROOF_PATH, params={"nonce": nonce, "key_tag": key_tag(sha256_hex("guess"), nonce)})
+        assert wrong.status_code == 200 and wrong.json()["key_proof"] is None
+        assert client.get(PROOF_PATH, params={"nonce": "xyz"}).status_code == 422
