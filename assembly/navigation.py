@@ -69,8 +69,10 @@ def is_contents_page(text: str) -> bool:
     >>> toc = "Table of Contents\\n" + "\\n".join(f"Note {i}. Segment results {3 * i}" for i in range(1, 11))
     >>> is_contents_page(toc), is_contents_page("Net sales 994 983 1,031\\n" * 10)
     (True, False)
+    >>> is_contents_page("\\n".join(f"Note {i}|Segment results|{3 * i}" for i in range(1, 11)))  # a table's rows
+    True
     """
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [" ".join(ln.replace("|", " | ").split()) for ln in text.splitlines() if ln.strip()]  # cells: "a|72"
     if _numbers_beside_leaders(lines) or _leaders_throughout(lines):
         return True
     refs, rows = [], 0
@@ -133,3 +135,88 @@ def asks_for_layout(query: str) -> bool:
     (True, False)
     """
     return _LAYOUT.search(query) is not None
+
+
+# --------------------------------------------------------------------------------------------------
+# Filing boilerplate: signature blocks, exhibit indexes, the forward-looking-statements caution
+# --------------------------------------------------------------------------------------------------
+
+MIN_SIGNED = 3  # "/s/ Name" lines of a signature page
+MIN_EXHIBITS = 8  # numbered exhibit lines of an exhibit index ...
+EXHIBIT_SHARE = 0.4  # ... taking this share of its lines
+_SIGNED = re.compile(r"(?:^|\s)/s/\s*\S", re.IGNORECASE)
+_EXHIBIT_LINE = re.compile(r"^\(?\d{1,3}(?:\.[0-9A-Z]{1,4}){0,3}[*†‡#+]*\)?(?:[\s|:.]|$)")
+_EXHIBIT_HEAD = re.compile(r"\bexhibits?\b", re.IGNORECASE)
+_CAUTION = re.compile(r"forward[-\s]looking\s+statements?", re.IGNORECASE)
+_CAUTION_TELL = re.compile(
+    r"safe\s+harbor|private\s+securities\s+litigation\s+reform\s+act|actual\s+results\s+(?:could|may|might|will)"
+    r"\s+differ\s+materially|undue\s+reliance|undertakes?\s+no\s+(?:obligation|duty)",
+    re.IGNORECASE,
+)
+_ASKS = {
+    "signatures": re.compile(r"\b(?:who|sign\w*|officers?|directors?|chief|ceo|cfo|president|secretary|treasurer"
+                             r"|controller|chair\w*)\b", re.IGNORECASE),
+    "exhibits": re.compile(r"\b(?:exhibits?|agreements?|indentures?|certifications?|filed|incorporated)\b",
+                           re.IGNORECASE),
+    "caution": re.compile(r"forward[-\s]looking|cautionary|safe\s+harbor", re.IGNORECASE),
+}
+_WHAT = {
+    "contents": "on a table of contents page (a question about the contents gets it)",
+    "signatures": "on a signature page (a question about who signed gets it)",
+    "exhibits": "on an exhibit index (a question about the exhibits gets it)",
+    "caution": "the forward-looking-statements caution (a question about it gets it)",
+}
+
+
+def page_kind(text: str) -> str | None:
+    """What a page is when it is no evidence for most questions: ``"contents"`` (``is_contents_page``),
+    ``"signatures"`` (``MIN_SIGNED`` lines signed ``/s/``), ``"exhibits"`` (an exhibit index: the word exhibit,
+    and ``MIN_EXHIBITS`` lines opening with an exhibit number such as ``10.1*`` or ``31.2``, ``EXHIBIT_SHARE`` of
+    its lines), or None.
+
+    >>> page_kind("SIGNATURES\\n/s/ Ann Lee\\nChief Executive Officer\\n/s/ Bo Ng\\nDirector\\n/s/ Cy Fox\\nDirector")
+    'signatures'
+    >>> page_kind("Exhibit Index\\n" + "\\n".join(f"10.{i}* Credit Agreement, incorporated" for i in range(9)))
+    'exhibits'
+    >>> page_kind("Net sales 994 983 1,031\\n" * 10) is None
+    True
+    """
+    return "contents" if is_contents_page(text) else boilerplate_kind(text)
+
+
+def boilerplate_kind(text: str) -> str | None:
+    """``"signatures"`` or ``"exhibits"`` (``page_kind``), or None; read from the stored text too, whose lines are
+    the PDF's (the sent text has a paragraph a line)."""
+    if len(_SIGNED.findall(text)) >= MIN_SIGNED:
+        return "signatures"
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    numbered = sum(1 for ln in lines if _EXHIBIT_LINE.match(ln) and any(ch.isalpha() for ch in ln))
+    if numbered >= MIN_EXHIBITS and numbered >= EXHIBIT_SHARE * len(lines) and _EXHIBIT_HEAD.search(text):
+        return "exhibits"
+    return None
+
+
+def is_caution(text: str) -> bool:
+    """Whether a passage is the forward-looking-statements caution of a filing or a release: it names
+    forward-looking statements and says what such a caution says (a safe harbor, results that may differ
+    materially, no undue reliance, no duty to update).
+
+    >>> is_caution("This report contains forward-looking statements. Actual results may differ materially.")
+    True
+    >>> is_caution("Our forward-looking statements about revenue")
+    False
+    """
+    return bool(_CAUTION.search(text)) and bool(_CAUTION_TELL.search(text))
+
+
+def asks_for(kind: str, query: str) -> bool:
+    """Whether the question asks about what a page or passage of ``kind`` holds (contents: ``asks_for_layout``)."""
+    if kind == "contents":
+        return asks_for_layout(query)
+    pattern = _ASKS.get(kind)
+    return pattern is not None and pattern.search(query) is not None
+
+
+def why_left_out(kind: str) -> str:
+    """The manifest's reason for a hit left out as ``kind``."""
+    return _WHAT.get(kind, kind)

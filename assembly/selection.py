@@ -4,8 +4,9 @@ Before expansion, each hit in priority order is kept or given its fate (``expand
 ``below_threshold`` when retrieval is too weak to answer from (``min_relevance``) or the question is off-topic
 (``assembly.relevance``); a hit is a ``duplicate`` of an earlier hit on the same region, a ``weak_document``
 when its document is left out, ``below_threshold`` under ``score_threshold``, a ``missing_region``,
-``navigation`` when it lies on a table of contents page and the question does not ask about the layout
-(``assembly.navigation``), or ``no_content``. After candidates are made, ``max_items`` and ``modality_slots``
+``navigation`` when it lies on a table of contents page, a signature page or an exhibit index, or is the
+forward-looking-statements caution, and the question does not ask about that (``assembly.navigation``), or
+``no_content``. After candidates are made, ``max_items`` and ``modality_slots``
 cap the list (``apply_caps``), before the budget, so that a bigger budget never drops an item.
 """
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.expansion.units import Unit
-from folio.assembly.navigation import asks_for_layout
+from folio.assembly.navigation import asks_for, why_left_out
 from folio.assembly.packing.candidates import Cand
 from folio.assembly.relevance import Focus
 from folio.assembly.types import AssemblyOptions
@@ -44,7 +45,6 @@ def expand_hits(shits: Sequence[Hit], expander: Expander, options: AssemblyOptio
     seen: dict[str, int] = {}
     top = shits[0].score if shits else 0.0
     weak = _weak_retrieval(shits, options) or judged.off_topic
-    layout = asks_for_layout(query)
     for i, h in enumerate(shits):
         if weak:
             fate[i] = ("below_threshold", weak)
@@ -64,8 +64,9 @@ def expand_hits(shits: Sequence[Hit], expander: Expander, options: AssemblyOptio
         if r is None:
             fate[i] = ("missing_region", "region not found in the source (deleted version?)")
             continue
-        if not layout and expander.structure.on_contents_page(r):
-            fate[i] = ("navigation", "on a table of contents page (a question about the contents gets it)")
+        kind = expander.structure.navigation_kind(r)
+        if kind is not None and not asks_for(kind, query):
+            fate[i] = ("navigation", why_left_out(kind))
             continue
         found.regions[i] = r
         u = expander.expand(i, h, r)

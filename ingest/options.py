@@ -37,7 +37,7 @@ class IngestOptions:
     max_pages: int | None = DEFAULT_MAX_PAGES
     render_scale: float = 1.5
     limits: IngestLimits = field(default_factory=IngestLimits)
-    word_tables: WordTables = "repair"
+    word_tables: WordTables = "all"
     row_units: bool = False
     redo_degraded: bool = False
     reparse_outdated: bool = True

@@ -2,13 +2,15 @@
 
 A window of a section's sentences carries only that section's prose; a slice of the page text around the
 hit (``excerpt_bounds``) carries what sits beside it on the page too, such as table cells, captions and
-list items. ``char_span`` is where a region lies in its page's text (its char locator).
+list items. ``char_span`` is where a region lies in its page's text (its char locator). ``answer_line``: the
+line of the page that shares most of the question's words, which the slice stretches to keep when it fits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from folio.assembly.words import content_words
 from folio.kernel.model import Region
 
 EXCERPT_SNAP = 80  # chars: an excerpt ends at a line end this near (or a quarter of its size), else a sentence end
@@ -62,3 +64,33 @@ def excerpt_bounds(text: str, a: int, b: int, limit: int, count: Callable[[str],
         hi = cut
         n = count(text[lo:hi])
     return lo, hi
+
+
+ANSWER_MIN_SHARED = 2  # question words a line outside the slice shares before the slice stretches to keep it
+
+
+def answer_line(text: str, lo: int, hi: int, query_words: frozenset[str]) -> tuple[int, int] | None:
+    """``[start, end)`` of the line of ``text`` outside ``[lo, hi)`` that shares most of ``query_words`` (the first
+    of equals), when it shares at least ``ANSWER_MIN_SHARED`` and no fewer than the best line inside: the row or
+    sentence that answers is often a few lines past a slice cut around the words that found the page (a
+    statement's row below the sentence that names it). None when there is none.
+
+    >>> t = "Revenue grew in 2019.\\nOther notes here.\\nTotal revenue 2019 was 5,300"
+    >>> answer_line(t, 0, 21, frozenset({"total", "revenue", "2019"}))
+    (40, 68)
+    >>> answer_line(t, 0, len(t), frozenset({"total", "revenue", "2019"})) is None
+    True
+    """
+    if not query_words:
+        return None
+    inside, best, pos = 0, None, 0
+    best_n = ANSWER_MIN_SHARED - 1
+    for line in text.split("\n"):
+        a, b = pos, pos + len(line)
+        pos = b + 1
+        n = len(query_words & content_words(line))
+        if lo <= a and b <= hi:
+            inside = max(inside, n)
+        elif (b <= lo or a >= hi) and n > best_n:
+            best, best_n = (a, b), n
+    return best if best is not None and best_n >= inside else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from folio.assembly.expansion.pagetext import compact_table
 from folio.assembly.expansion.sections import SectionView, token_window
 from folio.assembly.expansion.structure import SourceStructure
 from folio.assembly.expansion.tables import fitted_rows, table_markdown
@@ -115,7 +116,8 @@ class Expander:
     def table_rows(self, table: Region, limit: int) -> Region | None:
         """``table`` cut to its header and the rows sharing most query words that fit ``limit`` tokens,
         in table order (None when not even one row fits)."""
-        text = fitted_rows(table_markdown(table), self.query_words, limit, self.count)
+        rows = table_markdown(table) if self.o.page_render == "stored" else compact_table(table)
+        text = fitted_rows(rows, self.query_words, limit, self.count)
         return None if text is None else table.model_copy(update={"text": text})
 
     # -- units -----------------------------------------------------------------------------
@@ -261,7 +263,7 @@ class Expander:
         if page is None or span is None:
             return None
         text = page.text
-        lo, hi = self.structure.excerpt(r, text, span, limit)
+        lo, hi = self.structure.excerpt(r, text, span, limit, self.query_words)
         if lo == 0 and hi >= len(text.rstrip()):
             return self._whole_page(i, hit, r, page)
         return Unit("page", ("excerpt", page.region_id, str(lo)), r.doc_id, r.version_id, [i], hit.score,

@@ -15,11 +15,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from folio.assembly.expansion.excerpts import char_span, excerpt_bounds
-from folio.assembly.expansion.pagetext import CompactPage, compact_page
+from folio.assembly.expansion.excerpts import answer_line, char_span, excerpt_bounds
+from folio.assembly.expansion.pagetext import CompactPage, compact_page, compact_table
 from folio.assembly.expansion.sections import SectionView, reading_key
 from folio.assembly.expansion.tables import table_markdown
-from folio.assembly.navigation import is_contents_page
+from folio.assembly.navigation import boilerplate_kind, is_caution, page_kind
 from folio.assembly.words import content_words
 from folio.kernel.index import RegionSource
 from folio.kernel.model import Region, RegionKind
@@ -48,12 +48,12 @@ class _SourceCache:
         self.views: dict[str, SectionView] = {}
         self.cont: dict[tuple[str, str], dict[str, Region]] = {}
         self.page_paras: dict[tuple[str, str, str], dict[int, list[Region]]] = {}
-        self.page_blocks: dict[tuple[str, str, int], PageBlocks] = {}
+        self.page_blocks: dict[tuple[str, str, int, bool], PageBlocks] = {}  # ..., tables as rows
         self.one_page: dict[str, Region | None] = {}  # region id -> the page it lies on wholly (page_of)
         self.scanned: dict[str, bool] = {}  # page region id -> scanned
-        self.excerpts: dict[tuple[str, int, str, str], tuple[int, int]] = {}  # excerpt's bounds
+        self.excerpts: dict[tuple[str, int, str, str, frozenset[str]], tuple[int, int]] = {}  # excerpt's bounds
         self.compact: dict[str, tuple[Region, CompactPage]] = {}  # page region id -> sent_page
-        self.contents: dict[str, bool] = {}  # page region id -> a table of contents page (on_contents_page)
+        self.contents: dict[str, str | None] = {}  # page region id -> its navigation_kind
 
 
 # The structure derived from each source, kept while the source object lives (see the module docstring).
@@ -181,10 +181,14 @@ class SourceStructure:
 
     def blocks_of_page(self, page: Region) -> PageBlocks:
         """The paragraphs and tables that start on ``page``'s page (``PageBlocks``)."""
-        key = (page.doc_id, page.version_id, page.first_page)
+        rows = self.page_render != "stored"
+        key = (page.doc_id, page.version_id, page.first_page, rows)
         pb = self._page_blocks.get(key)
         if pb is None:
-            pb = self._page_blocks[key] = PageBlocks([*self.paragraphs_on(page), *self.tables_on(page)])
+            tables = self.tables_on(page)
+            if rows:  # a page's table goes as rows, as it would in the whole page's text
+                tables = [t.model_copy(update={"text": compact_table(t)}) for t in tables]
+            pb = self._page_blocks[key] = PageBlocks([*self.paragraphs_on(page), *tables])
         return pb
 
     def block_tokens(self, pb: PageBlocks) -> list[int]:
@@ -232,13 +236,27 @@ class SourceStructure:
 
     def on_contents_page(self, r: Region) -> bool:
         """Whether ``r`` lies on one page that is a table of contents (``assembly.navigation``), as sent."""
+        return self.navigation_kind(r) == "contents"
+
+    def navigation_kind(self, r: Region) -> str | None:
+        """What ``r`` is when it is no evidence for most questions (``assembly.navigation``): on one page that is a
+        table of contents, a signature page or an exhibit index (the page as sent), or a passage of the
+        forward-looking-statements caution (its text, its paragraph's or its heading); else None."""
+        if r.kind in ("sentence", "paragraph", "section"):
+            parent = self.source.get(r.parent_id) if r.kind == "sentence" and r.parent_id else None
+            texts = [r.text, parent.text if parent is not None else "", *r.heading_path[-1:]]
+            if any(is_caution(t) for t in texts) or is_caution(" ".join(texts)):
+                return "caution"
         page = self.page_of(r)
         if page is None:
-            return False
-        known = self._contents.get(page.region_id)
-        if known is None:
-            known = self._contents[page.region_id] = is_contents_page(page.text)
-        return known
+            return None
+        if page.region_id not in self._contents:
+            stored = self._one_page.get(r.region_id)
+            kind = page_kind(page.text)
+            if kind is None and stored is not None and stored.text != page.text:
+                kind = boilerplate_kind(stored.text)
+            self._contents[page.region_id] = kind
+        return self._contents[page.region_id]
 
     def sent_page(self, page: Region) -> Region:
         """``page`` with the text it is sent with: its compact text (``expansion.pagetext``; a copy of the
@@ -265,13 +283,20 @@ class SourceStructure:
         a = cp.to_compact(span[0])
         return a, max(a, cp.to_compact(max(span[0], span[1] - 1)) + 1)
 
-    def excerpt(self, r: Region, text: str, span: tuple[int, int], limit: int) -> tuple[int, int]:
+    def excerpt(self, r: Region, text: str, span: tuple[int, int], limit: int,
+                query_words: frozenset[str] = frozenset()) -> tuple[int, int]:
         """``excerpt_bounds`` of ``span`` (where ``r`` lies) in ``text`` (its page as sent), of about ``limit``
-        tokens; kept with the source per region, limit and tokenizer (few limits: the window size)."""
-        key = (r.region_id, limit, self._tok, self.page_render)
+        tokens, stretched to keep the page's ``answer_line`` for ``query_words`` when both fit the limit; kept
+        with the source per region, limit, tokenizer and question words (few limits: the window size)."""
+        key = (r.region_id, limit, self._tok, self.page_render, query_words)
         kept = self._excerpts.get(key) if self._tok else None
         if kept is None:
             kept = excerpt_bounds(text, span[0], span[1], limit, self.count)
+            line = answer_line(text, kept[0], kept[1], query_words)
+            if line is not None:
+                a, b = min(span[0], line[0]), max(span[1], line[1])
+                if self.count(text[a:b]) <= limit:
+                    kept = excerpt_bounds(text, a, b, limit, self.count)
             if self._tok:
                 if len(self._excerpts) >= EXCERPT_CACHE_SIZE:  # the limit follows the budget, which clients choose
                     self._excerpts.clear()

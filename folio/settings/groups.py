@@ -190,10 +190,11 @@ class IngestSettings(Group):
         description="`0`: parse in-process, without the time and memory limits (no forkserver child)",
     )
     word_tables: Literal["off", "repair", "all"] = Field(
-        "repair",
-        description="tables read from word positions (statements, `ingest/pdf/wordtables.py`): `repair` replaces "
-        "a ruled-table reading that gets fewer rows right (figures inside label cells), `all` also adds them "
-        "where no table was found (unruled statements), `off`: the ruled-table reader alone (parser v6)",
+        "all",
+        description="tables read from word positions (statements, `ingest/pdf/wordtables.py`): `all` (default) "
+        "adds them where no table was found (unruled statements: a label and its figures in one row under the "
+        "title, unit and periods) and replaces a ruled-table reading that gets fewer rows right; `repair`: the "
+        "replacing only; `off`: the ruled-table reader alone (parser v6)",
     )
 
     @field_validator("timeout_s", "page_timeout_s", "memory_mb", "ocr_budget_s", mode="before")

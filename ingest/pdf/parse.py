@@ -75,7 +75,7 @@ class PagePlan:
 
     soft_s: float | None = None
     modes: Mapping[int, PageMode] = field(default_factory=dict)
-    word_tables: WordTables = "repair"
+    word_tables: WordTables = "all"
 
 
 def text_flags() -> int:
@@ -96,7 +96,7 @@ def _first_pass(  # noqa: C901, PLR0913
     scale: float,
     soft_s: float | None = None,
     mode: PageMode = "full",
-    words_mode: WordTables = "repair",
+    words_mode: WordTables = "all",
 ) -> tuple[PageData, list[Pending]]:
     """Everything of one page that needs MuPDF. What runs on the lanes (PNG writes, Tesseract) comes
     back as ``Pending`` work; ``_finish_page`` applies it and builds the page text.
@@ -375,7 +375,7 @@ def parse_pdf(  # noqa: PLR0913
     ocr_budget: OcrBudget | None = None,
     page_timeout_s: float | None = None,
     page_modes: Mapping[int, PageMode] | None = None,
-    word_tables: WordTables = "repair",
+    word_tables: WordTables = "all",
 ) -> ParsedDocument:
     """Parse a PDF into regions (see the module docstring and ``ingest.model``): bytes, checked here
     (``password``, ``max_pages``, ``max_bytes``), or a ``CheckedPdf`` the ingest checked already.

@@ -7,7 +7,7 @@ one sentence. Its hits now get the fate ``navigation``; a question about section
 from __future__ import annotations
 
 from folio.assembly import assemble
-from folio.assembly.navigation import asks_for_layout, is_contents_page
+from folio.assembly.navigation import asks_for_layout, is_caution, is_contents_page, page_kind
 from folio.assembly.types import AssemblyOptions
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
@@ -94,3 +94,56 @@ def test_questions_about_the_layout_are_told_apart() -> None:
     assert asks_for_layout("目次の第3章は何ページから始まりますか")
     assert not asks_for_layout("What are the main risk factors related to supply chain?")
     assert not asks_for_layout("What was total revenue in FY2019?")
+
+
+SIGNERS = ["SIGNATURES", "Pursuant to the requirements of the Exchange Act, this report has been signed.",
+           "/s/ Ann Lee", "Chief Executive Officer and Director", "/s/ Bo Ng", "Chief Financial Officer",
+           "/s/ Cy Fox", "Director", "/s/ Di Ray", "Director"]  # fmt: skip
+EXHIBITS = ["EXHIBIT INDEX", *(f"10.{k}* Supply agreement number {k}, incorporated by reference to the Form 8-K"
+                               for k in range(1, 10))]  # fmt: skip
+CAUTION = ("This report contains forward-looking statements about our supply chain and results. Actual results may "
+           "differ materially, and readers should not place undue reliance on them.")
+
+
+def _boilerplate_filing() -> list[Region]:
+    """A signature page, an exhibit index, and a page with the caution and a risk factor (each list long enough
+    to fill its page)."""
+    more_signers = [f"/s/ Director {chr(65 + k % 26)}{chr(97 + k // 26)}" for k in range(34)]
+    more_exhibits = [f"10.{k}* Supply agreement number {k}, incorporated by reference" for k in range(10, 44)]
+    return make_doc("bp", [
+        ("Signatures", [SIGNERS + more_signers]),
+        ("Exhibits", [EXHIBITS + more_exhibits]),
+        ("Forward-Looking Statements", [[CAUTION]]),
+        ("Item 1A. Risk Factors", [["Disruptions of our supply chain could harm our results: a supplier that "
+                                    "fails to deliver raw materials stops production at our plants."]]),
+    ])  # fmt: skip
+
+
+def test_signatures_exhibit_indexes_and_the_caution_stay_out_unless_asked() -> None:
+    regs = _boilerplate_filing()
+    signed, listed = find(regs, "/s/ Bo Ng"), find(regs, "Supply agreement number 3")
+    caution, risk = find(regs, "forward-looking statements about"), find(regs, "supply chain could harm")
+    assert len({signed.first_page, listed.first_page, risk.first_page}) == 3
+    hits = [hit(signed, 0.95, 1), hit(listed, 0.93, 2), hit(caution, 0.92, 3), hit(risk, 0.8, 4)]
+    opts = AssemblyOptions(budget=2000, whole_documents=False)
+    pkg = assemble("What are the main risks related to the supply chain?", hits, RegionIndex(regs), opts)
+    fates = {m.region_id: (m.fate, m.reason) for m in pkg.manifest}
+    assert fates[signed.region_id][0] == fates[listed.region_id][0] == fates[caution.region_id][0] == "navigation"
+    assert "signature page" in fates[signed.region_id][1] and "exhibit index" in fates[listed.region_id][1]
+    assert "forward-looking" in fates[caution.region_id][1]
+    assert {p for it in pkg.items for p in it.pages} == {risk.first_page}  # (sent whole, the page keeps the caution)
+
+    who = assemble("Who signed the report as Chief Financial Officer?", hits, RegionIndex(regs), opts)
+    assert any("/s/ Bo Ng" in it.text for it in who.items)
+    exhibit = assemble("Which exhibit is the supply agreement?", hits, RegionIndex(regs), opts)
+    assert any("Supply agreement number 3" in it.text for it in exhibit.items)
+    asked = assemble("What does the forward-looking statements caution say?", hits, RegionIndex(regs), opts)
+    assert {m.region_id: m.fate for m in asked.manifest}[caution.region_id] != "navigation"
+
+
+def test_boilerplate_pages_are_told_from_evidence() -> None:
+    assert page_kind("\n".join(SIGNERS)) == "signatures"
+    assert page_kind("\n".join(EXHIBITS)) == "exhibits"
+    numbered = ["Steps", *(f"1.{k} Open valve {k} and wait for the pressure to settle" for k in range(1, 10))]
+    assert page_kind("\n".join(numbered)) is None  # numbered steps: no exhibit named
+    assert is_caution(CAUTION) and not is_caution("We make forward-looking statements about demand in our outlook.")

@@ -1,5 +1,5 @@
 """Compact page text (``assembly.expansion.pagetext``): a real PDF with a ruled table, parsed by folio's parser, is sent
-with its table as rows (cells separated by " | ", no blank lines inside cells) and its wrapped paragraph on one
+with its table as rows (cells separated by "|", no blank lines inside cells) and its wrapped paragraph on one
 line, in fewer tokens than the stored page text, and hits still find their place in it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pymupdf
 
 from folio.assembly import assemble
 from folio.assembly.budget import get_counter
-from folio.assembly.expansion.pagetext import compact_page, table_rows
+from folio.assembly.expansion.pagetext import compact_page, figure_rows, table_rows
 from folio.assembly.types import AssemblyOptions
 from folio.ingest.pdf.parse import parse_pdf
 from folio.kernel.index import RegionIndex
@@ -55,8 +55,8 @@ def test_a_table_is_rows_and_a_paragraph_one_line() -> None:
     cp = compact_page(page, [r for r in regs if r.kind == "paragraph"], tables)
     lines = cp.text.split("\n")
     assert "" not in lines  # no blank lines
-    assert "P-200 | Not using the standard measuring posture | 6 bar" in lines
-    assert "Model | Flow rate | Pressure" in lines and "P-100 | 42 l/min | 8 bar" in lines
+    assert "P-200|Not using the standard measuring posture|6 bar" in lines
+    assert "Model|Flow rate|Pressure" in lines and "P-100|42 l/min|8 bar" in lines
     assert PROSE in lines  # the hard-wrapped paragraph on one line
     count = get_counter("cl100k_base").count
     assert count(cp.text) < count(page.text.strip())
@@ -89,7 +89,7 @@ def test_the_page_item_is_sent_compact_and_cites_the_page() -> None:
     (item,), (old,) = pkg.items, stored.items
     assert item.expansion == old.expansion == "page_text" and item.region_id == old.region_id == page.region_id
     assert item.locators == old.locators
-    assert "P-200 | Not using the standard measuring posture | 6 bar" in item.text
+    assert "P-200|Not using the standard measuring posture|6 bar" in item.text
     assert "\n\n" not in item.text and "\n\n" in old.text
     assert item.tokens < old.tokens
     assert pkg.budget.used == recount(pkg) and pkg.budget.used <= 2000
@@ -98,6 +98,42 @@ def test_the_page_item_is_sent_compact_and_cites_the_page() -> None:
 def test_a_figure_after_a_dash_stays_under_its_period() -> None:
     """A dash is an empty cell: dropping it would put the next figure under the wrong period's header."""
     md = "| Sheet (In millions) | 2015 | 2014 | 2013 |\n| --- | --- | --- | --- |\n| Deferred taxes |  | 95,279 |  |"
-    assert table_rows(md) == ["Sheet (In millions) | 2015 | 2014 | 2013", "Deferred taxes |  | 95,279"]
+    assert table_rows(md) == ["Sheet (In millions)|2015|2014|2013", "Deferred taxes||95,279"]
     unnamed = "| Severity |  | Owner |\n| --- | --- | --- |\n| P1 |  | pager |"  # a column without a name
-    assert table_rows(unnamed) == ["Severity | Owner", "P1 | pager"]
+    assert table_rows(unnamed) == ["Severity|Owner", "P1|pager"]
+
+
+def _statement_page(mode: str) -> tuple[Region, list[Region], list[Region]]:
+    from tests.ingest.test_pdf_wordtables import statement_pdf
+
+    regs = parse_pdf(statement_pdf(), doc_id="s", filename="s.pdf", assets_dir=None, ocr=False, word_tables=mode)
+    page = next(r for r in regs.regions if r.kind == "page")
+    return page, [r for r in regs.regions if r.kind == "paragraph"], [r for r in regs.regions if r.kind == "table"]
+
+
+def test_a_statement_read_without_its_table_gets_its_figures_back_on_their_labels() -> None:
+    """The text layer of an unruled statement holds a figure a line (``Total inventories`` ⏎ ``4,366`` ⏎ ``4,034``):
+    without a table reading (``word_tables="off"``) the page is still sent a row a line, at the same offsets."""
+    page, paras, tables = _statement_page("off")
+    assert not tables and "\nTotal inventories\n4,366\n4,034\n" in page.text
+    cp = compact_page(page, paras, tables)
+    lines = cp.text.split("\n")
+    assert "Total inventories 4,366 4,034" in lines and "Cash and cash equivalents $ 2,853 $ 3,053" in lines
+    assert not any(ln in ("4,366", "$", "2,853") for ln in lines)
+    k = page.text.index("Finished goods")
+    assert cp.text[cp.to_compact(k):].startswith("Finished goods 2,120 1,915")  # hits still find their place
+
+
+def test_figure_rows_leave_labels_and_figures_in_columns_of_their_own() -> None:
+    columns = "Net sales\nCost of sales\nGross profit\nOperating income\n3,909\n3,115\n794\n252"
+    assert figure_rows(columns) == columns  # which figure is whose cannot be read from the lines
+    prose = "Revenue rose.\nIt was 12\n14\nas planned.\nMore text here.\nAnd more.\nThe end."
+    assert figure_rows(prose) == prose  # one label followed by figures is not a statement
+
+
+def test_a_statement_table_replaces_the_title_and_unit_lines_its_header_repeats() -> None:
+    page, paras, tables = _statement_page("all")
+    text = compact_page(page, paras, tables).text
+    assert text.count("Consolidated Balance Sheets") == 1 and text.count("In millions") == 1
+    head = text.split("\n")[0]
+    assert "Consolidated Balance Sheets" in head and "2018" in head and "2017" in head

@@ -78,10 +78,10 @@ def test_the_source_is_checked_before_anything_is_stored(tmp_path: Path, policy:
 
 
 def test_options_from_settings_with_changes() -> None:
-    env = {"FOLIO_WORD_TABLES": "all", "FOLIO_MAX_PAGES": "9", "FOLIO_INGEST_ISOLATE": "0"}
+    env = {"FOLIO_WORD_TABLES": "repair", "FOLIO_MAX_PAGES": "9", "FOLIO_INGEST_ISOLATE": "0"}
     settings = IngestSettings.from_env(env)
     options = IngestOptions.from_settings(settings, row_units=True)
-    assert (options.word_tables, options.max_pages, options.limits.isolate) == ("all", 9, False)
+    assert (options.word_tables, options.max_pages, options.limits.isolate) == ("repair", 9, False)
     assert options.row_units
     assert options.max_bytes == settings.max_upload_bytes
 
