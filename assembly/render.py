@@ -12,7 +12,7 @@ from functools import cached_property
 
 from folio.assembly.expansion.pagetext import page_title
 from folio.assembly.expansion.sections import SectionView
-from folio.assembly.expansion.tables import ranked_rows, split_table, table_markdown, table_text
+from folio.assembly.expansion.tables import left_out_note, ranked_rows, split_table, table_markdown, table_text
 from folio.assembly.expansion.units import Unit
 from folio.assembly.types import LocatorOut
 from folio.kernel.model import BBox, Region
@@ -156,7 +156,7 @@ def truncations(u: Unit, trigger_regions: set[str], query_words: frozenset[str] 
     Spans shrink to contiguous sentence runs around the highest-priority trigger sentence (so the
     matched sentence survives and the cut happens at sentence boundaries); tables keep their header
     and the rows sharing most words with the question (``ranked_rows``; the leading rows when none
-    does), in table order. Images yield nothing.
+    does), in table order, and say how many rows they left out. Images yield nothing.
     """
     if u.kind == "span" and u.view is not None:
         v = u.view
@@ -173,7 +173,8 @@ def truncations(u: Unit, trigger_regions: set[str], query_words: frozenset[str] 
         order = ranked_rows(rows, query_words)
         for k in range(len(rows) - 1, 0, -1):
             keep = sorted(order[:k])
-            yield Body("\n".join(header + [rows[i] for i in keep]), tuple(u.regions), u.regions[0],
+            note = left_out_note(len(rows) - k, len(rows))
+            yield Body("\n".join([*header, *(rows[i] for i in keep), note]), tuple(u.regions), u.regions[0],
                        u.regions[0].region_id)
 
 

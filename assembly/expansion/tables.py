@@ -7,6 +7,7 @@ fit keeps its header and the rows sharing most words with the question, in table
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from folio.assembly.words import content_words
@@ -30,23 +31,40 @@ ROW_PREFIX_MIN = 12  # tokens of room below which a cut row says nothing
 ROW_PREFIX_SPAN = 3  # a best row up to this many times the room is cut to fit; a longer one is a layout cell
 
 
+_TOTAL = re.compile(r"^\W*(?:total|totals|net|subtotal|gesamt|insgesamt|summe|totale?|totaux|合計|合计|总计|小計|小计)\b",
+                    re.IGNORECASE)
+
+
+def is_total(row: str) -> bool:
+    """Whether a row's label opens with a total (``Total assets``, ``Net income``, ``Summe``, ``合計``).
+
+    >>> is_total("| Total current assets | 87,830 |"), is_total("Net sales|9"), is_total("| Cash | 1 |")
+    (True, True, False)
+    """
+    return bool(_TOTAL.match(row.strip().lstrip("|").strip()))
+
+
 def ranked_rows(rows: Sequence[str], query_words: frozenset[str]) -> list[int]:
-    """Row indices, the rows sharing most words with the question first, then table order: a row is
-    found through its labels and the header words it repeats, and a table cut to fit keeps it.
+    """Row indices, the rows sharing most words with the question first, totals before other rows that share as
+    many, then table order: a row is found through its labels and the header words it repeats, and a table cut
+    to fit keeps it, and the totals that sum up what was left out.
 
     >>> ranked_rows(["| a | 1 |", "| total revenue | 9 |", "| b | 2 |"], frozenset({"total", "revenue"}))
     [1, 0, 2]
+    >>> ranked_rows(["a|1", "b|2", "Total|3"], frozenset({"x"}))
+    [2, 0, 1]
     """
     shared = [len(query_words & content_words(r)) for r in rows]
-    return sorted(range(len(rows)), key=lambda i: (-shared[i], i))
+    return sorted(range(len(rows)), key=lambda i: (-shared[i], not is_total(rows[i]), i))
 
 
 def fitted_rows(md: str, query_words: frozenset[str], limit: int, count: Callable[[str], int]) -> str | None:
     """Markdown table ``md`` cut to its header and the rows that fit ``limit`` tokens, taken in
     ``ranked_rows`` order and skipping any row too long for what is left (a layout table can hold a
-    whole page in one cell), in table order; None when not even one row fits. When the row sharing
-    most words with the question is too long but at most ``ROW_PREFIX_SPAN`` times the room, the
-    table is its header and that row's prefix (a row's label and first cells name the answer)."""
+    whole page in one cell), in table order, and a last line saying how many rows were left out; None when
+    not even one row fits. When the row sharing most words with the question is too long but at most
+    ``ROW_PREFIX_SPAN`` times the room, the table is its header and that row's prefix (a row's label and
+    first cells name the answer)."""
     header, rows = split_table(md)
     used = count("\n".join(header))
     keep: list[int] = []
@@ -56,14 +74,27 @@ def fitted_rows(md: str, query_words: frozenset[str], limit: int, count: Callabl
         if n > room and ROW_PREFIX_MIN <= room and n <= ROW_PREFIX_SPAN * room:
             cut = row_prefix(rows[order[0]], room - 1, count)
             return None if cut is None else "\n".join([*header, cut])
+    note = count(left_out_note(len(rows), len(rows))) + 1
     for i in order:
         n = count(rows[i]) + 1
-        if used + n <= limit:
+        if used + n + note <= limit or (used + n <= limit and len(keep) + 1 == len(rows)):
             keep.append(i)
             used += n
     if not keep:
         return None
-    return "\n".join(header + [rows[i] for i in sorted(keep)])
+    out = header + [rows[i] for i in sorted(keep)]
+    if len(keep) < len(rows):
+        out.append(left_out_note(len(rows) - len(keep), len(rows)))
+    return "\n".join(out)
+
+
+def left_out_note(left: int, rows: int) -> str:
+    """The line a cut table ends with: how many of its rows were left out (the model knows the table goes on).
+
+    >>> left_out_note(23, 40)
+    '(23 of 40 rows left out)'
+    """
+    return f"({left} of {rows} rows left out)"
 
 
 def row_prefix(row: str, limit: int, count: Callable[[str], int]) -> str | None:

@@ -136,7 +136,8 @@ def test_table_whole_truncation_keeps_header_and_figure_image() -> None:
     assert tr.items[0].status == "truncated" and tr.manifest[0].fate == "truncated"
     lines = tr.items[0].text.splitlines()
     assert lines[0] == "| Model | Power | Mass |" and lines[1].startswith("|---")
-    assert all(ln.startswith("| model-") and ln.endswith("|") for ln in lines[2:])
+    assert all(ln.startswith("| model-") and ln.endswith("|") for ln in lines[2:-1])
+    assert lines[-1] == f"({40 - len(lines[2:-1])} of 40 rows left out)"  # it says what it left out
     assert tr.budget.used <= small
     # tables are cut by the fallback ladder even without structural_truncation; with fallbacks off
     # and no structural truncation the table is skipped whole
