@@ -46,6 +46,8 @@ TABLE_PARA_WORDS = 8  # a paragraph of at most this many words, all the table's,
 TABLE_OWNED = 0.5  # a table goes as rows only when the blocks it owns hold this share of its words: a layout
 # table around paragraphs (sent as paragraphs anyway) would repeat them
 TABLE_GROWTH = 1.25  # ... and when its rows are at most this many times as long as those blocks
+TABLE_MIXED = 0.25  # a block whose lines a table owns hold this share of its words (and MIXED_WORDS) is read
+MIXED_WORDS = 3  # a line at a time
 REPEAT_WORDS = 24  # a line of at most this many words, all in a table's header row, is the header's repeat
 
 
@@ -286,7 +288,7 @@ def compact_page(page: Region, paragraphs: Sequence[Region], tables: Sequence[Re
         for t in tables
         if (rows := table_rows(t.meta_get("markdown") or t.text))
     ]
-    pieces = _pieces(page, paragraphs)
+    pieces = _split_mixed(text, _pieces(page, paragraphs), tabs)
     owners = _owners(text, pieces, tabs)
     out = _Builder()
     for k, ((a, b, _), owner) in enumerate(zip(pieces, owners, strict=True)):
@@ -302,6 +304,26 @@ def compact_page(page: Region, paragraphs: Sequence[Region], tables: Sequence[Re
     return replace(cp, text=figure_rows(cp.text))
 
 
+def _split_mixed(text: str, pieces: list[tuple[int, int, bool]], tabs: Sequence[_Table]) -> list[tuple[int, int, bool]]:
+    """``pieces`` with each block that is partly a table's (``TABLE_MIXED``) split into its lines: the text layer
+    can put a statement's last rows and the note under it in one block ("Interest $ 149 ... See accompanying notes"),
+    which no table owns whole, so the rows went twice (once in the table, once as text)."""
+    out: list[tuple[int, int, bool]] = []
+    for a, b, para in pieces:
+        words = _words(text[a:b])
+        if para or not tabs or "\n" not in text[a:b] or _owner(words, tabs) is not None:
+            out.append((a, b, para))
+            continue
+        lines, pos = [], a
+        for line in text[a:b].split("\n"):
+            if line.strip():
+                lines.append((pos, pos + len(line), False))
+            pos += len(line) + 1
+        owned = sum(len(w) for x, y, _ in lines if (w := _words(text[x:y])) and _owner(w, tabs) is not None)
+        out.extend(lines if owned >= max(MIXED_WORDS, TABLE_MIXED * len(words)) else [(a, b, para)])
+    return out
+
+
 def _owners(text: str, pieces: Sequence[tuple[int, int, bool]], tabs: Sequence[_Table]) -> list[_Table | None]:
     """The table each piece belongs to (None: its own line): the blocks a table owns (``_owner``), and the short
     lines just above it that its header row repeats word for word (a statement's title, unit and period lines),
@@ -315,6 +337,8 @@ def _owners(text: str, pieces: Sequence[tuple[int, int, bool]], tabs: Sequence[_
         if owner is not None:
             owner.owned += len(words)
             owner.owned_chars += b - a
+        elif not words and owners and not para:  # a sign between a table's cells ("$"), left by a split block
+            owner = owners[-1]
         elif words and len(words) <= REPEAT_WORDS:
             repeats[k] = [t for t, h in zip(tabs, heads, strict=True) if h.issuperset(words)]
         owners.append(owner)

@@ -31,8 +31,9 @@ ROW_PREFIX_MIN = 12  # tokens of room below which a cut row says nothing
 ROW_PREFIX_SPAN = 3  # a best row up to this many times the room is cut to fit; a longer one is a layout cell
 
 
-_TOTAL = re.compile(r"^\W*(?:total|totals|net|subtotal|gesamt|insgesamt|summe|totale?|totaux|合計|合计|总计|小計|小计)\b",
-                    re.IGNORECASE)
+_TOTAL = re.compile(
+    r"^\W*(?:total|totals|net|subtotal|gesamt|insgesamt|summe|totale?|totaux|合計|合计|总计|小計|小计)\b", re.IGNORECASE
+)
 
 
 def is_total(row: str) -> bool:

@@ -137,3 +137,22 @@ def test_a_statement_table_replaces_the_title_and_unit_lines_its_header_repeats(
     assert text.count("Consolidated Balance Sheets") == 1 and text.count("In millions") == 1
     head = text.split("\n")[0]
     assert "Consolidated Balance Sheets" in head and "2018" in head and "2017" in head
+
+
+def test_a_block_holding_a_tables_last_rows_and_the_note_under_it_sends_the_rows_once() -> None:
+    """The text layer put a statement's last rows and its note in one block, which no table owns whole: read a line
+    at a time, the rows go with the table (once) and the note on its own; the "$" signs between cells go too."""
+    from folio.kernel.model import region_id_for
+    from tests.assembly.builders import _loc
+
+    stored = ("Cash flows from operating activities:\n\nNet income\n$\n1,058  $\n815 \nTrade payables\n(429) \n711 \n\n"
+              "Interest\n$\n149  $\n138 \nSee accompanying notes to the financial statements.")
+    md = ("| Cash flows from operating activities: | 2023 | 2022 |\n| --- | --- | --- |\n| Net income | $1,058 | $815 |"
+          "\n| Trade payables | (429) | 711 |\n| Interest | $149 | $138 |")
+    page = Region(region_id=region_id_for("cf", "0123456789abcdef", 1, "page", 1), doc_id="cf",
+                  version_id="0123456789abcdef", kind="page", text=stored, locators=(_loc(1, 0, 0, 612, 792),))
+    table = page.model_copy(update={"region_id": region_id_for("cf", "0123456789abcdef", 1, "table", 1),
+                                    "kind": "table", "text": md})
+    lines = compact_page(page, [], [table]).text.split("\n")
+    assert lines.count("Interest|$149|$138") == 1 and not any(ln.startswith(("Interest ", "149")) for ln in lines)
+    assert "$" not in lines and lines[-1] == "See accompanying notes to the financial statements."
