@@ -50,7 +50,7 @@ from folio.assembly.relevance import NO_FOCUS, Focus, focus
 from folio.assembly.room import Frame, frame_of, page_cap, parent_cap, window_tokens
 from folio.assembly.selection import Found, apply_caps, expand_hits
 from folio.assembly.types import AssemblyOptions, BudgetInfo, ContextPackage, PromptOut
-from folio.assembly.wholedoc import whole_documents
+from folio.assembly.wholedoc import after_every_hit, whole_documents
 from folio.assembly.words import content_words
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit
@@ -136,7 +136,8 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     shits, expander = _expander(query, hits, source, options, frame, count, tokenizer)
     if options.whole_documents and options.packing == "greedy" and not judged.off_topic:
         kept = [h for h in hits if h.doc_id not in judged.weak_docs]  # a weak document is not made whole
-        more = whole_documents(kept, source, frame.room, count, lambda p: expander.structure.sent_page(p).text)
+        more = after_every_hit(whole_documents(kept, source, frame.room, count,
+                                               lambda p: expander.structure.sent_page(p).text), len(kept), hits)
         if len(more) > len(kept):
             shits, expander = _expander(query, [*hits, *more[len(kept):]], source, options, frame, count, tokenizer)
     found = expand_hits(shits, expander, options, judged, query)

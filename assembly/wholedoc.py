@@ -67,3 +67,16 @@ def whole_documents(
                 )
             )
     return out
+
+
+def after_every_hit(more: list[Hit], kept: int, hits: Sequence[Hit]) -> list[Hit]:
+    """``more`` (``whole_documents`` of the first ``kept`` of them) with the added hits ranked after every one of
+    ``hits``: a weak document's hits are left out of the pages made whole but keep their ranks, and an added page
+    ranked after the kept hits only could share a rank with one of them."""
+    last = max((h.rank for h in hits), default=0)
+    top = max((h.rank for h in more[:kept]), default=0)
+    if last <= top:
+        return more
+    shift = last - top
+    return [*more[:kept], *(h.model_copy(update={"rank": h.rank + shift, "sources": tuple(
+        s.model_copy(update={"rank": s.rank + shift}) for s in h.sources)}) for h in more[kept:])]

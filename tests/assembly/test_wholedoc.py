@@ -86,3 +86,18 @@ def test_added_pages_keep_every_item_of_the_package_without_them() -> None:
         assert on.budget.used <= budget and on.budget.used == recount(on)
         kept = {(it.region_id, it.text) for it in on.items}
         assert {(it.region_id, it.text) for it in off.items} <= kept, budget
+
+
+def test_added_pages_rank_after_every_hit_even_those_of_a_document_left_out() -> None:
+    """A weak document's hits are left out of the pages made whole but keep their ranks: the added pages rank after
+    them (they took the ranks after the kept hits, so two hits could share a rank: a property test found it)."""
+    from folio.assembly.wholedoc import after_every_hit, whole_documents
+
+    regs = _deck(filler=38)
+    kept = [hit(find(regs, "Slide 2 lists"), 0.9, 1)]
+    weak = hit(find(regs, "Slide 3 lists"), 0.5, 7)  # a hit of a document left out (any region serves here)
+    more = whole_documents(kept, RegionIndex(regs), 16_000, lambda t: len(t.split()))
+    assert [x.rank for x in more[1:]][0] == 2  # after the kept hit only
+    added = after_every_hit(more, 1, [*kept, weak])[1:]
+    assert added and [x.rank for x in added] == list(range(8, 8 + len(added)))
+    assert all(x.sources[0].rank == x.rank for x in added)
