@@ -8,6 +8,7 @@ line of the page that shares most of the question's words, which the slice stret
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from folio.assembly.words import content_words
@@ -69,26 +70,28 @@ def excerpt_bounds(text: str, a: int, b: int, limit: int, count: Callable[[str],
 ANSWER_MIN_SHARED = 2  # question words a line outside the slice shares before the slice stretches to keep it
 
 
-def answer_line(text: str, lo: int, hi: int, query_words: frozenset[str]) -> tuple[int, int] | None:
-    """``[start, end)`` of the line of ``text`` outside ``[lo, hi)`` that shares most of ``query_words`` (the first
-    of equals), when it shares at least ``ANSWER_MIN_SHARED`` and no fewer than the best line inside: the row or
-    sentence that answers is often a few lines past a slice cut around the words that found the page (a
-    statement's row below the sentence that names it). None when there is none.
+_SEGMENT = re.compile(r"[^\n]+?(?:[.!?](?=\s)|(?=\n)|$)")
 
-    >>> t = "Revenue grew in 2019.\\nOther notes here.\\nTotal revenue 2019 was 5,300"
-    >>> answer_line(t, 0, 21, frozenset({"total", "revenue", "2019"}))
-    (40, 68)
+
+def answer_line(text: str, lo: int, hi: int, query_words: frozenset[str]) -> tuple[int, int] | None:
+    """``[start, end)`` of the line (or sentence of a line) of ``text`` outside ``[lo, hi)`` that shares most of
+    ``query_words`` (the first of equals), when it shares at least ``ANSWER_MIN_SHARED`` and no fewer than the best
+    one inside: the row or sentence that answers is often a few lines past a slice cut around the words that found
+    the page (a statement's row below the sentence that names it). None when there is none.
+
+    >>> t = "Revenue grew in 2019.\\nOther notes here. Total revenue 2019 was 5,300. More."
+    >>> a, b = answer_line(t, 0, 21, frozenset({"total", "revenue", "2019"})); t[a:b]
+    ' Total revenue 2019 was 5,300.'
     >>> answer_line(t, 0, len(t), frozenset({"total", "revenue", "2019"})) is None
     True
     """
     if not query_words:
         return None
-    inside, best, pos = 0, None, 0
+    inside, best = 0, None
     best_n = ANSWER_MIN_SHARED - 1
-    for line in text.split("\n"):
-        a, b = pos, pos + len(line)
-        pos = b + 1
-        n = len(query_words & content_words(line))
+    for m in _SEGMENT.finditer(text):
+        a, b = m.span()
+        n = len(query_words & content_words(m.group()))
         if lo <= a and b <= hi:
             inside = max(inside, n)
         elif (b <= lo or a >= hi) and n > best_n:

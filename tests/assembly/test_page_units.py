@@ -366,3 +366,21 @@ def test_a_page_that_is_only_its_table_merges_into_the_tables_item() -> None:
     assert item.region_id == table.region_id and "| coolant flush | 2000 hours |" in item.text
     assert set(item.trigger_ids) == {table.region_id, page.region_id}
     assert [e.reason for e in pkg.excluded if e.region_id == page.region_id] == [f"merged_into:{item.citation_id}"]
+
+
+def test_an_excerpt_stretches_to_keep_the_line_that_answers() -> None:
+    """The hit that found the page ("inspection of the housing") is at its top; the line that shares most of the
+    question's words ("flow rate at full load ... litres per minute") is further down: the excerpt keeps both,
+    where a slice around the hit alone cut the answer out."""
+    filler = [[f"Filler sentence number {k} about routine inspection of the housing."] for k in range(14)]
+    regs = make_doc("pump", [("Operation", [*filler, ["The flow rate at full load is 42 litres per minute."]])])
+    idx = RegionIndex(regs)
+    a = find(regs, "number 9 about")
+    q = "What is the flow rate at full load in litres per minute, per the inspection of the housing?"
+    answer = find(regs, "flow rate at full load")
+    assert answer.first_page == a.first_page
+    pkg = assemble(q, [hit(a, 0.9, 1)], idx, AssemblyOptions(budget=250, whole_documents=False))
+    item = pkg.items[0]
+    assert item.expansion == "page_excerpt" and "number 9 about" in item.text
+    assert "42 litres per minute" in item.text
+    assert pkg.budget.used <= 250 and pkg.budget.used == recount(pkg)
