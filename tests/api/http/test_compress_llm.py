@@ -19,8 +19,9 @@ from tests.api.llm_standin import Reply, StandInLLM
 
 Q = "How fast must a priority-one incident be acknowledged?"
 # at this budget and share a span ranked below the page goes in compressed (assembly is deterministic; at 300 the
-# page carries its table and nothing is left to compress)
-BODY = {"query": Q, "doc_ids": ["support-policy"], "budget": 280, "compress_share": 0.3}
+# page carries its table and nothing is left to compress). The stored page text: sent compact (tables a row a line,
+# cells between "|"), this one-page policy costs so little that no budget leaves a tail to compress
+BODY = {"query": Q, "doc_ids": ["support-policy"], "budget": 280, "compress_share": 0.3, "page_render": "stored"}
 
 
 @pytest.fixture(scope="module")
