@@ -71,7 +71,8 @@ NUMBERED = re.compile(
     re.IGNORECASE,
 )
 ASKS_CONTENTS = re.compile(
-    r"\b(?:contents|index(?:es)?|indices|page\s+numbers?|inhalt\w*|seitenzahl\w*)\b|目次|目录|目錄|索引|页码|ページ番号",
+    r"\b(?:contents|index(?:es)?|indices|page\s+numbers?|chapters?|inhalt\w*|seitenzahl\w*|kapitel\w*)\b"
+    r"|目次|目录|目錄|索引|页码|ページ番号|章",
     re.IGNORECASE,
 )
 
@@ -237,10 +238,13 @@ def contents_pages(page_texts: Sequence[str]) -> list[int]:
 
 
 def asks_for_contents(question: str) -> bool:
-    """Whether a question asks for contents, an index or page numbers (then contents pages are fair evidence).
+    """Whether a question asks for contents, an index, page numbers or chapters (then contents pages are fair
+    evidence: "How many chapters are in this report?" is answered by its contents page).
 
     >>> asks_for_contents("On which page number does Part II start?"), asks_for_contents("Total revenue in 2019?")
     (True, False)
+    >>> asks_for_contents("How many chapters are in this report?")
+    True
     """
     return bool(ASKS_CONTENTS.search(question))
 
