@@ -35,7 +35,8 @@ from folio.kernel.geometry import BBox as BBox  # the rectangle type is geometry
 #    tables carry a title and unit
 # 8: keyword-numbered headings ("PART II", "Item 8.", "Note 3 -") found at the body's size
 #    (ingest/pdf/headings.py), and other headings nested under them
-PARSER_VERSION = "8"
+# 9: unruled statements read as tables by default (word_tables="all"): a store written before reads them again
+PARSER_VERSION = "9"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]
