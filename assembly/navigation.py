@@ -39,6 +39,10 @@ MAX_PAGE_DIGITS = 4
 _ENTRY = re.compile(r"^(?=.*[^\W\d_]).*?[^\d\s,.$%()](?:[\s.·…_]*)\s(\d{1,4}|[ivxlc]{1,6})\s*$", re.IGNORECASE)
 _LEADER = re.compile(r"(?:…|\.{3,}|(?:\. ){3,}\.?)(?=\s|$)")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+_NUMBERING = re.compile(
+    r"(?:item|part|note|chapter|section|schedule|article|kapitel|abschnitt|teil|chapitre|partie|cap[ií]tulo|capitolo)"
+    r"\s+[\w.]{1,5}", re.IGNORECASE,
+)
 _LAYOUT = re.compile(  # English, German, French, Spanish, Italian; Japanese and Chinese without word boundaries
     r"\b(?:contents|toc|outline|chapters?|sections?|parts?|headings?|index|pages?\s+numbers?|(?:which|what)\s+pages?"
     r"|inhalt\w*|seite\w*|kapitel\w*|abschnitt\w*|sommaire|mati[eè]res|chapitres?|pages?"
@@ -71,10 +75,13 @@ def is_contents_page(text: str) -> bool:
     (True, False)
     >>> is_contents_page("\\n".join(f"Note {i}|Segment results|{3 * i}" for i in range(1, 11)))  # a table's rows
     True
+    >>> is_contents_page("\\n".join(f"Item {i}\\nTitle of part {chr(64 + i)} {5 * i + 3}" for i in range(1, 11)))
+    True
     """
     lines = [" ".join(ln.replace("|", " | ").split()) for ln in text.splitlines() if ln.strip()]  # cells: "a|72"
     if _numbers_beside_leaders(lines) or _leaders_throughout(lines):
         return True
+    lines = [ln for ln in lines if not _NUMBERING.fullmatch(ln)]  # "Item 7" on a line of its own: a label's number
     refs, rows = [], 0
     for ln in lines:
         m = _ENTRY.match(ln)
