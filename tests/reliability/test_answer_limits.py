@@ -467,7 +467,8 @@ def test_errors_and_notes_do_not_show_the_endpoint(data: Path) -> None:
         r = c.post("/v1/answer", json={"query": Q, "doc_ids": DOC})
         assert_error(r, 502, "llm_upstream_error")
         ctx = c.post(  # at this budget a span ranked below the page is left to compression (as in test_compress_llm)
-            "/v1/context", json={"query": Q, "doc_ids": DOC, "compress": "llm", "budget": 280, "compress_share": 0.3}
+            "/v1/context", json={"query": Q, "doc_ids": DOC, "compress": "llm", "budget": 280, "compress_share": 0.3,
+                                 "page_render": "stored"}  # compact, the page leaves no tail to compress
         )
         assert ctx.status_code == 200
         notes = json.dumps(ctx.json()["retrieval"])

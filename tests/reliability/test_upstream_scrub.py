@@ -227,7 +227,8 @@ def test_llm_compression_notes_show_no_spelling_of_the_key(
     llm.replies.extend(Reply(status=401, raw=json.dumps({"error": echo})) for _ in range(20))
     with caplog.at_level(logging.WARNING):
         r = ac.post(  # at this budget a span ranked below the page is left to compression (test_answer_limits)
-            "/v1/context", json={"query": Q, "doc_ids": DOC, "compress": "llm", "budget": 280, "compress_share": 0.3}
+            "/v1/context", json={"query": Q, "doc_ids": DOC, "compress": "llm", "budget": 280, "compress_share": 0.3,
+                                 "page_render": "stored"}  # compact, the page leaves no tail to compress
         )
     assert r.status_code == 200, r.text
     notes = json.dumps(r.json()["retrieval"])
