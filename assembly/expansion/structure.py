@@ -234,10 +234,6 @@ class SourceStructure:
             self._one_page[r.region_id] = page
         return None if page is None else self.sent_page(page)
 
-    def on_contents_page(self, r: Region) -> bool:
-        """Whether ``r`` lies on one page that is a table of contents (``assembly.navigation``), as sent."""
-        return self.navigation_kind(r) == "contents"
-
     def navigation_kind(self, r: Region) -> str | None:
         """What ``r`` is when it is no evidence for most questions (``assembly.navigation``): on one page that is a
         table of contents, a signature page or an exhibit index (the page as sent), or a passage of the
@@ -245,7 +241,7 @@ class SourceStructure:
         if r.kind in ("sentence", "paragraph", "section"):
             parent = self.source.get(r.parent_id) if r.kind == "sentence" and r.parent_id else None
             texts = [r.text, parent.text if parent is not None else "", *r.heading_path[-1:]]
-            if any(is_caution(t) for t in texts) or is_caution(" ".join(texts)):
+            if is_caution(" ".join(texts)):  # one of them, or the heading over the passage
                 return "caution"
         page = self.page_of(r)
         if page is None:
