@@ -65,7 +65,7 @@ from benchmarks.quality.questions import (  # noqa: E402
 from benchmarks.quality.readability import contents_pages, readability_summary  # noqa: E402
 from benchmarks.quality.records import SetRun  # noqa: E402
 from benchmarks.quality.report import HEADLINE as HEADLINE_VARIANT  # noqa: E402
-from benchmarks.quality.report import render_headline, render_markdown, summarize  # noqa: E402
+from benchmarks.quality.report import SetReport, render_headline, render_markdown, summarize  # noqa: E402
 
 logger = logging.getLogger("eval_quality")
 
@@ -242,7 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "records": [without_answer_text(r) for r in recs],  # (cached peer records may still carry it)
         }
         headline_parts.append(render_headline(groups, systems, budgets, qpath.parent / "REFERENCE.md"))
-        md = render_markdown(summary, recs, systems, peer_names, budgets, command, len(questions), name, FOLIO_K)
+        md = render_markdown(
+            SetReport(summary, recs, systems, peer_names, budgets, command, len(questions), name, FOLIO_K)
+        )
         skipped = len(load_questions(str(qpath), None)) - len(questions)
         if skipped:
             md += f"\nNot evaluated in this run (filtered by --only/--half): {skipped} questions.\n"

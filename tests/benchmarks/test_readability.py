@@ -258,6 +258,7 @@ def test_the_per_question_table_marks_an_answer_cut() -> None:
             "evidence_kind": "table", "lang": "en", "in_text_layer": "True", "gold": "5", "tokens": 900, "over": 0.0,
             "latency_s": 0.1}  # fmt: skip
     recs = [{**base, "id": "f7", "answer_cut": 1.0}, {**base, "id": "f8", "answer_cut": 0.0}]
-    md = R.render_markdown(R.summarize(recs, ["folio-auto"], [2000]), recs, ["folio-auto"], [], [2000], "cmd", 2)
+    summary = R.summarize(recs, ["folio-auto"], [2000])
+    md = R.render_markdown(R.SetReport(summary, recs, ["folio-auto"], [], [2000], "cmd", 2))
     assert "| f7 | table | en | 5 | 100 / 100 / 0 (cut) |" in md
     assert "| f8 | table | en | 5 | 100 / 100 / 0 |" in md
