@@ -289,7 +289,7 @@ def bodies_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:  # noqa: C901
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
     ap.add_argument("--concurrency", type=int, default=4)
@@ -304,7 +304,11 @@ def main() -> int:  # noqa: C901
     ap.add_argument(
         "--server-tree", default=str(ROOT), help="run the server from this checkout (e.g. a worktree of an old commit)"
     )
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> int:
+    args = _parser().parse_args()
     tree = str(Path(args.server_tree).resolve())
 
     data = Path(tempfile.mkdtemp(prefix="folio-bench-api-"))
@@ -327,73 +331,104 @@ def main() -> int:  # noqa: C901
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                health = httpx.get(f"{base}/v1/health", timeout=2)
-                # ready: a server that says so (state), or an older one that answers only once loaded
-                if health.status_code == 200 and health.json().get("state", "ready") == "ready":
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start; see {data / 'server.log'}")
-            time.sleep(0.3)
-        with httpx.Client(base_url=base, timeout=300) as c:
-            for name, doc_id, blob in [
-                ("support-policy-v1.pdf", "support-policy", (SAMPLES / "support-policy-v1.pdf").read_bytes()),
-                ("register.pdf", "register", _excerpt(SAMPLES / "federal-register-2020-17221.pdf", 3)),
-            ]:
-                r = c.post("/v1/documents", files={"file": (name, blob)}, data={"doc_id": doc_id})
-                r.raise_for_status()
-            for q in QUESTIONS:  # warm-up
-                c.post("/v1/context", json={"query": q, "budget": 1500}).raise_for_status()
-
-        if args.bodies:
-            table = bodies_table(bodies(base, args.seconds, args.health_clients))
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).with_name("api-bodies.md").write_text(table + "\n")
-            print(table)
+        _wait_ready(base, server, data)
+        _load_samples(base)
+        if _other_phases(args, base):
             return 0
-        if args.scaling:
-            res = scaling(base, args.seconds, [int(n) for n in args.scaling.split(",")], args.health_clients)
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).with_name("api-scaling.json").write_text(json.dumps(res, indent=2) + "\n")
-            table = scaling_table(res)
-            Path(args.out).with_name("api-scaling.md").write_text(table + "\n")
-            print(table)
-            return 0
-        idle = run_phase(base, args.seconds, args.concurrency, args.max_requests)
-
-        ingest_pdf = _excerpt(SAMPLES / "federal-register-2020-17221.pdf", args.ingest_pages)
-        stop_ingest = threading.Event()
-        ingests: list[dict[str, Any]] = []
-
-        def ingest_loop() -> None:
-            with httpx.Client(base_url=base, timeout=600) as c:
-                n = 0
-                while not stop_ingest.is_set():
-                    n += 1
-                    t0 = time.perf_counter()
-                    r = c.post(
-                        "/v1/documents",
-                        files={"file": ("load.pdf", ingest_pdf)},
-                        data={"doc_id": f"load-{n}"},
-                    )
-                    ingests.append({"status": r.status_code, "seconds": round(time.perf_counter() - t0, 1)})
-
-        loader = threading.Thread(target=ingest_loop)
-        loader.start()
-        time.sleep(1.0)  # let the job get into parsing
-        busy = run_phase(base, args.seconds, args.concurrency, args.max_requests)
-        stop_ingest.set()
-        loader.join()
+        idle, busy, ingests = _under_ingest(args, base)
     finally:
         server.terminate()
         server.wait(30)
         log.close()
         shutil.rmtree(data, ignore_errors=True)
+    return _report(args, idle, busy, ingests)
 
+
+def _wait_ready(base: str, server: subprocess.Popen[bytes], data: Path) -> None:
+    """Until the server at ``base`` says it is ready (at most 180 s; one that exits fails at once)."""
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            health = httpx.get(f"{base}/v1/health", timeout=2)
+            # ready: a server that says so (state), or an older one that answers only once loaded
+            if health.status_code == 200 and health.json().get("state", "ready") == "ready":
+                break
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"server did not start; see {data / 'server.log'}")
+        time.sleep(0.3)
+
+
+def _load_samples(base: str) -> None:
+    """The two sample documents ingested, then one context request per question (warm-up)."""
+    with httpx.Client(base_url=base, timeout=300) as c:
+        for name, doc_id, blob in [
+            ("support-policy-v1.pdf", "support-policy", (SAMPLES / "support-policy-v1.pdf").read_bytes()),
+            ("register.pdf", "register", _excerpt(SAMPLES / "federal-register-2020-17221.pdf", 3)),
+        ]:
+            r = c.post("/v1/documents", files={"file": (name, blob)}, data={"doc_id": doc_id})
+            r.raise_for_status()
+        for q in QUESTIONS:  # warm-up
+            c.post("/v1/context", json={"query": q, "budget": 1500}).raise_for_status()
+
+
+def _other_phases(args: argparse.Namespace, base: str) -> bool:
+    """``--bodies`` or ``--scaling``: run it, write its files beside ``--out`` and print its table; False when
+    neither is asked for."""
+    if args.bodies:
+        table = bodies_table(bodies(base, args.seconds, args.health_clients))
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).with_name("api-bodies.md").write_text(table + "\n")
+        print(table)
+        return True
+    if args.scaling:
+        res = scaling(base, args.seconds, [int(n) for n in args.scaling.split(",")], args.health_clients)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).with_name("api-scaling.json").write_text(json.dumps(res, indent=2) + "\n")
+        table = scaling_table(res)
+        Path(args.out).with_name("api-scaling.md").write_text(table + "\n")
+        print(table)
+        return True
+    return False
+
+
+def _under_ingest(
+    args: argparse.Namespace, base: str
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """The context phase idle, then again while a thread ingests a PDF over and over: (idle, busy, ingests)."""
+    idle = run_phase(base, args.seconds, args.concurrency, args.max_requests)
+
+    ingest_pdf = _excerpt(SAMPLES / "federal-register-2020-17221.pdf", args.ingest_pages)
+    stop_ingest = threading.Event()
+    ingests: list[dict[str, Any]] = []
+
+    def ingest_loop() -> None:
+        with httpx.Client(base_url=base, timeout=600) as c:
+            n = 0
+            while not stop_ingest.is_set():
+                n += 1
+                t0 = time.perf_counter()
+                r = c.post(
+                    "/v1/documents",
+                    files={"file": ("load.pdf", ingest_pdf)},
+                    data={"doc_id": f"load-{n}"},
+                )
+                ingests.append({"status": r.status_code, "seconds": round(time.perf_counter() - t0, 1)})
+
+    loader = threading.Thread(target=ingest_loop)
+    loader.start()
+    time.sleep(1.0)  # let the job get into parsing
+    busy = run_phase(base, args.seconds, args.concurrency, args.max_requests)
+    stop_ingest.set()
+    loader.join()
+    return idle, busy, ingests
+
+
+def _report(
+    args: argparse.Namespace, idle: dict[str, Any], busy: dict[str, Any], ingests: list[dict[str, Any]]
+) -> int:
+    """``--out`` written and the table printed; 0 when the target is met, else 1."""
     ratio = busy["p99_ms"] / idle["p99_ms"] if idle["p99_ms"] else float("nan")
     result = {
         "benchmark": "api_context_under_ingest",
@@ -420,7 +455,6 @@ def main() -> int:  # noqa: C901
         f"{len(ingests)} ingests of {args.ingest_pages} pages ran; target met: {result['target_met']}"
     )
     return 0 if result["target_met"] else 1
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -268,7 +268,7 @@ def _child(args: list[str]) -> dict[str, Any]:
     return result
 
 
-def main() -> None:  # noqa: C901
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
     ap.add_argument("--files", nargs="*")
@@ -282,33 +282,46 @@ def main() -> None:  # noqa: C901
     ap.add_argument("--parse-ratio", action="store_true", help="structure parse / get_text per document, old vs new")
     ap.add_argument("--parse-one", help=argparse.SUPPRESS)
     ap.add_argument("--tables-baseline", action="store_true", help="parse with the table path before issue 9")
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    a = _parser().parse_args()
     if a.tables_baseline:
         use_tables_baseline()
+    if not _other_mode(a):
+        _corpus_run(a)
+
+
+def _other_mode(a: argparse.Namespace) -> bool:
+    """Run the mode ``a`` asks for other than the corpus table (a child's one document, the parse ratio, the
+    pipeline comparison), printing its result; False when it asks for none."""
     if a.parse_one:
         print(json.dumps(parse_ratio_one(a.parse_one)))
-        return
-    if a.parse_ratio:
+    elif a.parse_ratio:
         files = a.files or sorted(str(p) for p in pathlib.Path(a.corpus).glob("*.pdf"))
         print(parse_ratio_table(files))
-        return
-    if a.pipeline_one:
+    elif a.pipeline_one:
         print(json.dumps(pipeline_run(a.pipeline_one)))
-        return
-    if a.pipeline:
+    elif a.pipeline:
         files = a.files or sorted(str(p) for p in pathlib.Path(a.corpus).glob("*.pdf"))
         table = pipeline_table(files, a.old_tree)
         print(table)
         out = ROOT / "benchmarks" / "results"
         out.mkdir(parents=True, exist_ok=True)
         (out / "ingest-pipeline.md").write_text(table + "\n")
-        return
-    if a.one:
+    elif a.one:
         print(json.dumps(measure(a.one, a.sample_pages)))
-        return
-    if a.rss:
+    elif a.rss:
         print(json.dumps(rss_only(a.rss, a.fraction)))
-        return
+    else:
+        return False
+    return True
+
+
+def _corpus_run(a: argparse.Namespace) -> None:
+    """Every corpus file measured in a child process, then the peak RSS of the longest at three fractions:
+    ``ingest.json`` and the table in ``ingest.md`` (``benchmarks/results``)."""
     files = a.files or sorted(str(p) for p in pathlib.Path(a.corpus).glob("*.pdf"))
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
@@ -319,16 +332,24 @@ def main() -> None:  # noqa: C901
         (out / "ingest.partial.json").write_text(json.dumps(rows, indent=2))  # progress survives a crash
     longest = max(files, key=lambda f: next(r["pages"] for r in rows if r["file"] == pathlib.Path(f).name))
     rss = [_child(["--rss", longest, "--fraction", str(fr)]) for fr in (0.25, 0.5, 1.0)]
-    pages = sum(r["pages"] for r in rows)
-    sampled = sum(r["sample_pages"] for r in rows)
+    total = _total(rows)
+    table = "\n".join(_corpus_table(rows, total, rss, a.sample_pages, pathlib.Path(longest).name))
+    print(table)
+    (out / "ingest.partial.json").unlink(missing_ok=True)
+    (out / "ingest.json").write_text(json.dumps({"documents": rows, "total": total, "rss": rss}, indent=2))
+    (out / "ingest.md").write_text(table + "\n")
+
+
+def _total(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The TOTAL row: rates over all pages (pages / total seconds), counts summed, the highest peak RSS."""
 
     def tot(key: str, n_key: str = "pages") -> float:  # pages / total seconds
         return float(sum(r[n_key] for r in rows) / sum(r[n_key] / r[key] for r in rows))
 
-    total = {
+    return {
         "file": "TOTAL",
-        "pages": pages,
-        "sample_pages": sampled,
+        "pages": sum(r["pages"] for r in rows),
+        "sample_pages": sum(r["sample_pages"] for r in rows),
         "dict_pps": tot("dict_pps"),
         "parse_pps": tot("parse_pps"),
         "ocr_pps": tot("ocr_pps"),
@@ -338,9 +359,15 @@ def main() -> None:  # noqa: C901
         "parse_sample_pps": tot("parse_sample_pps", "sample_pages"),
         "parse_rss_mb": max(r["parse_rss_mb"] for r in rows),
     }
+
+
+def _corpus_table(
+    rows: list[dict[str, Any]], total: dict[str, Any], rss: list[dict[str, Any]], sample_pages: int, longest: str
+) -> list[str]:
+    """The Markdown of ``ingest.md``: one row per file and the total, then the peak RSS of ``longest``."""
     lines = [
         "| file | pages | dict p/s | structure p/s | dict/structure | OCR-on p/s (OCR pages) | "
-        f"embed p/s (first {a.sample_pages}) | pymupdf4llm p/s (first {a.sample_pages}) | "
+        f"embed p/s (first {sample_pages}) | pymupdf4llm p/s (first {sample_pages}) | "
         "structure/pymupdf4llm | structure peak RSS MB |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -353,13 +380,13 @@ def main() -> None:  # noqa: C901
         )
     lines += [
         "",
-        f"pymupdf4llm and the embedding column run on the first {a.sample_pages} pages of each document "
+        f"pymupdf4llm and the embedding column run on the first {sample_pages} pages of each document "
         "(pymupdf4llm runs at ~0.5 pages/s here); structure/pymupdf4llm compares folio's structure parse on "
         "those same pages. OCR-on = the whole document with OCR enabled (scanned pages and large text images "
         "only). Embed = structure parse + MiniLM over sentences, tables and figures. Single runs on a shared "
         "2-core machine.",
         "",
-        f"Peak RSS, structure parse with page renders streamed to disk, {pathlib.Path(longest).name} "
+        f"Peak RSS, structure parse with page renders streamed to disk, {longest} "
         "(no torch in the process; PyMuPDF's find_tables imports pymupdf4llm.layout and onnxruntime itself):",
         "",
         "| pages parsed | peak RSS MB | pages/s with renders |",
@@ -369,12 +396,7 @@ def main() -> None:  # noqa: C901
             for r in rss
         ],
     ]
-    table = "\n".join(lines)
-    print(table)
-    (out / "ingest.partial.json").unlink(missing_ok=True)
-    (out / "ingest.json").write_text(json.dumps({"documents": rows, "total": total, "rss": rss}, indent=2))
-    (out / "ingest.md").write_text(table + "\n")
-
+    return lines
 
 if __name__ == "__main__":
     main()

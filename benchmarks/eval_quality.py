@@ -44,6 +44,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +63,9 @@ from benchmarks.quality.questions import (  # noqa: E402
     set_questions,
 )
 from benchmarks.quality.readability import contents_pages, readability_summary  # noqa: E402
+from benchmarks.quality.records import SetRun  # noqa: E402
 from benchmarks.quality.report import HEADLINE as HEADLINE_VARIANT  # noqa: E402
-from benchmarks.quality.report import render_headline, render_markdown, summarize  # noqa: E402
+from benchmarks.quality.report import SetReport, render_headline, render_markdown, summarize  # noqa: E402
 
 logger = logging.getLogger("eval_quality")
 
@@ -79,17 +81,22 @@ def without_answer_text(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k not in ANSWER_TEXT}
 
 
-def run_set(  # noqa: PLR0913
-    name: str,
-    questions: list[dict[str, Any]],
-    pdf_dir: Path,
-    data: Path,
-    budgets: list[int],
-    variants: dict[str, dict[str, Any]],
-    args: argparse.Namespace,
-    tok: Any,
+@dataclass(frozen=True)
+class Plan:
+    """What every question set is run with: the budgets, folio's variants (name -> ``AssemblyOptions``
+    overrides), the command line's arguments and the tokenizer peers count with."""
+
+    budgets: list[int]
+    variants: dict[str, dict[str, Any]]
+    args: argparse.Namespace
+    tok: Any
+
+
+def run_set(
+    name: str, questions: list[dict[str, Any]], pdf_dir: Path, data: Path, plan: Plan
 ) -> tuple[list[dict[str, Any]], list[str], dict[str, Any]]:
-    """Every system on one question set: (records, peer names, answer info per question)."""
+    """Every system on one question set (PDFs in ``pdf_dir``, stores and caches in ``data``): (records, peer
+    names, answer info per question)."""
     from benchmarks.quality.peers import page_texts
 
     for q in questions:
@@ -101,12 +108,14 @@ def run_set(  # noqa: PLR0913
     contents = {d: contents_pages(ps) for d, ps in pages.items()}
     infos = {q["id"]: {**answer_info(q, norm_pages[q["doc"]], pages[q["doc"]]), "contents_pages": contents[q["doc"]]}
              for q in questions}  # fmt: skip
+    run = SetRun(questions, infos, pdf_dir, data, plan.budgets)
+    args = plan.args
     recs: list[dict[str, Any]] = []
     if not args.no_folio:
-        recs.extend(run_folio(questions, pdf_dir, data, budgets, variants, args, infos))
+        recs.extend(run_folio(run, plan.variants, args))
     peer_names: list[str] = []
     if not args.no_peers:
-        peer_recs, peer_names = run_peers(questions, pdf_dir, data, pages, infos, budgets, tok, args.peers)
+        peer_recs, peer_names = run_peers(run, pages, plan.tok, args.peers)
         recs.extend(peer_recs)
     gold = {q["id"]: ",".join(str(p) for p in q["gold_pages"]) for q in questions}
     for r in recs:
@@ -218,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not questions:
             continue
         data = data_root if args.questions else data_root / name
-        recs, peer_names, infos = run_set(name, questions, pdf_dir, data, budgets, variants, args, tok)
+        recs, peer_names, infos = run_set(name, questions, pdf_dir, data, Plan(budgets, variants, args, tok))
         systems = ([] if args.no_folio else list(variants)) + peer_names
         summary = summarize(recs, systems, budgets)
         groups = report_groups(name, recs)
@@ -233,7 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "records": [without_answer_text(r) for r in recs],  # (cached peer records may still carry it)
         }
         headline_parts.append(render_headline(groups, systems, budgets, qpath.parent / "REFERENCE.md"))
-        md = render_markdown(summary, recs, systems, peer_names, budgets, command, len(questions), name, FOLIO_K)
+        md = render_markdown(
+            SetReport(summary, recs, systems, peer_names, budgets, command, len(questions), name, FOLIO_K)
+        )
         skipped = len(load_questions(str(qpath), None)) - len(questions)
         if skipped:
             md += f"\nNot evaluated in this run (filtered by --only/--half): {skipped} questions.\n"

@@ -57,7 +57,15 @@ def one_page(
     return raw_pdf(objs)
 
 
-def _text_ops(text: str, *, x: float = 72, y: float = 720, size: float = 11, width: int = 90, mode: int = 0) -> bytes:  # noqa: PLR0913
+_TEXT_X, _TEXT_Y = 72, 720  # where the text starts (PDF points, origin bottom-left)
+_TEXT_SIZE = 11  # font size, points; the leading is 1.3 times it
+_TEXT_WIDTH = 90  # characters per line at most
+
+
+def _text_ops(text: str, *, mode: int = 0) -> bytes:
+    """Content-stream operators that show ``text`` in Helvetica (``/F1``) from the top left of a letter page,
+    wrapped at ``_TEXT_WIDTH`` characters; ``mode`` is the text render mode (3: invisible)."""
+    x, y, size, width = _TEXT_X, _TEXT_Y, _TEXT_SIZE, _TEXT_WIDTH
     words = text.split()
     lines: list[str] = []
     cur = ""

@@ -111,11 +111,10 @@ class ChatClient:
             body["stream_options"] = {"include_usage": True}
         return body
 
-    async def achat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,  # noqa: PLR0913
-                    response_format: dict[str, Any] | None = None, timeout: float | None = None,
-                    deadline: Deadline | None = None) -> Completion:
-        """One non-streaming completion, all of it within ``timeout`` seconds (or by ``deadline``)."""
-        deadline = deadline or Deadline(timeout or self.timeout)
+    async def achat(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
+                    response_format: dict[str, Any] | None = None, deadline: Deadline | None = None) -> Completion:
+        """One non-streaming completion, all of it by ``deadline`` (default: the client's ``timeout`` from now)."""
+        deadline = deadline or Deadline(self.timeout)
         body = self._body(messages, max_tokens, temperature, response_format, stream=False)
         with self._hidden():
             async with post(self.url, body, self._headers(), deadline) as resp:
@@ -127,20 +126,21 @@ class ChatClient:
              response_format: dict[str, Any] | None = None, timeout: float | None = None) -> Completion:
         """``achat`` from plain code."""
         return run_sync(lambda: self.achat(messages, max_tokens=max_tokens, temperature=temperature,
-                                           response_format=response_format, timeout=timeout))
+                                           response_format=response_format,
+                                           deadline=Deadline(timeout or self.timeout)))
 
     def complete(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 512, temperature: float = 0.0,
                  timeout: float | None = None) -> str:
         """The reply's text alone (rerankers, summaries): ``chat`` within ``timeout`` (default: the client's)."""
         return self.chat(messages, max_tokens=max_tokens, temperature=temperature, timeout=timeout).text
 
-    async def astream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,  # noqa: PLR0913
-                      response_format: dict[str, Any] | None = None, timeout: float | None = None,
+    async def astream(self, messages: Sequence[dict[str, Any]], *, max_tokens: int = 1024, temperature: float = 0.0,
+                      response_format: dict[str, Any] | None = None,
                       deadline: Deadline | None = None) -> AsyncIterator[str | Completion]:
-        """Yield text deltas as they arrive, then the whole ``Completion`` last, all within
-        ``timeout`` seconds (or by ``deadline``). A stream that ends without a ``finish_reason`` or
-        ``[DONE]`` is truncated: ``LLMUpstreamError``."""
-        deadline = deadline or Deadline(timeout or self.timeout)
+        """Yield text deltas as they arrive, then the whole ``Completion`` last, all by ``deadline``
+        (default: the client's ``timeout`` from the first step). A stream that ends without a
+        ``finish_reason`` or ``[DONE]`` is truncated: ``LLMUpstreamError``."""
+        deadline = deadline or Deadline(self.timeout)
         body = self._body(messages, max_tokens, temperature, response_format, stream=True)
         with self._hidden():
             async with post(self.url, body, self._headers(), deadline) as resp:
@@ -166,7 +166,8 @@ class ChatClient:
                ) -> Iterator[str | Completion]:
         """``astream`` from plain code."""
         yield from iterate_sync(lambda: self.astream(messages, max_tokens=max_tokens, temperature=temperature,
-                                                     response_format=response_format, timeout=timeout))
+                                                     response_format=response_format,
+                                                     deadline=Deadline(timeout or self.timeout)))
 
 
 class _Stream:
@@ -180,7 +181,7 @@ class _Stream:
         self.usage: dict[str, Any] = {}
         self.done = False
 
-    def feed(self, line: str) -> str:  # noqa: C901
+    def feed(self, line: str) -> str:
         """The text a ``data:`` line adds (``[DONE]`` sets ``done``)."""
         line = line.strip()
         if not line.startswith("data:"):
@@ -189,6 +190,17 @@ class _Stream:
         if payload == "[DONE]":
             self.done = True
             return ""
+        text = self._choices_text(self._chunk(payload))
+        self.chars += len(text)
+        if self.chars > MAX_REPLY_CHARS:
+            raise LLMUpstreamError(f"the reply of {ENDPOINT} is longer than {MAX_REPLY_CHARS} characters")
+        if text:
+            self.parts.append(text)
+        return text
+
+    def _chunk(self, payload: str) -> dict[str, Any]:
+        """One chunk's JSON object, its ``model`` and ``usage`` kept; an error chunk or one of another shape is
+        ``LLMUpstreamError``."""
         chunk = parse_json(payload, "sent a stream chunk")
         if not isinstance(chunk, dict):
             raise LLMUpstreamError(f"{ENDPOINT} sent a stream chunk that is not an object")
@@ -199,6 +211,10 @@ class _Stream:
             self.model = chunk["model"]
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
+        return chunk
+
+    def _choices_text(self, chunk: dict[str, Any]) -> str:
+        """The text deltas of a chunk's choices, joined (a ``finish_reason`` among them is kept)."""
         choices = chunk.get("choices") or []
         if not isinstance(choices, list):
             raise LLMUpstreamError(f"{ENDPOINT} sent a stream chunk whose choices is not a list")
@@ -212,11 +228,6 @@ class _Stream:
                 text += piece
             if choice.get("finish_reason"):
                 self.finish = _finish_reason(choice["finish_reason"])
-        self.chars += len(text)
-        if self.chars > MAX_REPLY_CHARS:
-            raise LLMUpstreamError(f"the reply of {ENDPOINT} is longer than {MAX_REPLY_CHARS} characters")
-        if text:
-            self.parts.append(text)
         return text
 
     def completion(self) -> Completion:

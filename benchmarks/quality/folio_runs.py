@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.quality.questions import doc_id_for
-from benchmarks.quality.records import failed_record, folio_record
+from benchmarks.quality.records import SetRun, failed_record, folio_record
 
 logger = logging.getLogger("eval_quality")
 
@@ -83,6 +83,10 @@ class FolioInProcess:
         source = self.retriever.source_for(hits)
         t_search = time.perf_counter() - t0
         names = version_filenames(self.store)
+
+        def alone(hit: Any, options: AssemblyOptions) -> Any:
+            return assemble(question, [hit], source, options, filenames=names)
+
         out = {}
         for name, overrides in variants.items():
             for b in budgets:
@@ -91,24 +95,16 @@ class FolioInProcess:
                 pkg = assemble(question, hits, source, opts, filenames=names)
                 dt = time.perf_counter() - t1
                 d = pkg.model_dump()
-                d["_unmerged_window_tokens"] = unmerged_window_tokens(
-                    question, hits, source, opts, d, names, assemble
-                )
+                d["_unmerged_window_tokens"] = unmerged_window_tokens(hits, opts, d, alone)
                 out[(name, b)] = (d, t_search + dt)
         return out
 
 
-def unmerged_window_tokens(  # noqa: PLR0913
-    question: str,
-    hits: Any,
-    source: Any,
-    opts: Any,
-    pkg: dict[str, Any],
-    names: Any,
-    assemble: Callable[..., Any],
-) -> int | None:
+def unmerged_window_tokens(hits: Any, opts: Any, pkg: dict[str, Any], alone: Callable[..., Any]) -> int | None:
     """For a window package: the body tokens its merged window items would cost had every trigger's
-    window been sent on its own (each trigger assembled alone, same options, generous budget)."""
+    window been sent on its own (each trigger assembled alone, same options, generous budget).
+    ``alone(hit, options)``: the package of that one hit with those options (the question's source and file
+    names)."""
     if opts.strategy != "window":
         return None
     by_id = {h.region_id: h for h in hits}
@@ -119,9 +115,7 @@ def unmerged_window_tokens(  # noqa: PLR0913
             total += it["tokens"]
             continue
         for t in trig:
-            single = assemble(
-                question, [by_id[t]], source, opts.model_copy(update={"budget": 100_000}), filenames=names
-            )
+            single = alone(by_id[t], opts.model_copy(update={"budget": 100_000}))
             total += sum(x.tokens for x in single.items) if single.items else 0
     return total
 
@@ -183,22 +177,17 @@ def ingest_all(folio: Any, pdf_dir: Path, docs: Sequence[str]) -> dict[str, str 
     return out
 
 
-def run_folio(  # noqa: PLR0913
-    questions: list[dict[str, Any]],
-    pdf_dir: Path,
-    data: Path,
-    budgets: list[int],
-    variants: dict[str, dict[str, Any]],
-    args: argparse.Namespace,
-    infos: dict[str, Any],
-) -> list[dict[str, Any]]:
+def run_folio(run: SetRun, variants: dict[str, dict[str, Any]], args: argparse.Namespace) -> list[dict[str, Any]]:
     """folio on every question (ingest first: identical bytes are a no-op in a reused data dir)."""
+    questions, infos, budgets = run.questions, run.infos, run.budgets
     folio: Any = (
         FolioREST(args.server, unscoped=args.unscoped)
         if args.server
-        else FolioInProcess(str(data / "folio"), json.loads(args.retriever_options or "{}"), unscoped=args.unscoped)
+        else FolioInProcess(
+            str(run.data / "folio"), json.loads(args.retriever_options or "{}"), unscoped=args.unscoped
+        )
     )
-    doc_ids = ingest_all(folio, pdf_dir, sorted({q["doc"] for q in questions}))
+    doc_ids = ingest_all(folio, run.pdf_dir, sorted({q["doc"] for q in questions}))
     recs: list[dict[str, Any]] = []
     ok = [q for q in questions if doc_ids[q["doc"]]]
     if ok:
@@ -209,8 +198,7 @@ def run_folio(  # noqa: PLR0913
                 recs.extend(failed_record(q, infos[q["id"]], vname, b) for b in budgets)
             continue
         results = folio.run(q["question"], doc_ids[q["doc"]], budgets, variants)
-        for (vname, b), (pkg, lat) in results.items():
-            recs.append(folio_record(q, infos[q["id"]], vname, b, pkg, lat,
-                                     doc_ids[q["doc"]] if args.unscoped else None))
+        for cell, result in results.items():
+            recs.append(folio_record(q, infos[q["id"]], cell, result, doc_ids[q["doc"]] if args.unscoped else None))
         logger.info("folio %s done", q["id"])
     return recs

@@ -6,12 +6,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from benchmarks.quality.questions import file_sha
 from benchmarks.quality.readability import Unit
-from benchmarks.quality.records import score_record
+from benchmarks.quality.records import Packed, SetRun, score_record
 
 logger = logging.getLogger("eval_quality")
 
@@ -31,11 +30,7 @@ def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int,
     head = peer_head(q["question"])
     text = str(pkg["text"])
     context = text[len(head) :] if head and text.startswith(head) else text  # answers are sought in the context
-    return score_record(
-        q,
-        info,
-        system=name,
-        budget=budget,
+    packed = Packed(
         ranked_pages=pkg["ranked_pages"],
         item_pages=pkg["item_pages"],
         packed_text=context,
@@ -47,6 +42,7 @@ def peer_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int,
             str(text) for pages, text in pkg["units"] if set(pages) & set(q["gold_pages"])),
         units=peer_units(pkg),
     )
+    return score_record(q, info, system=name, budget=budget, packed=packed)
 
 
 def peer_units(pkg: dict[str, Any]) -> list[Unit] | None:
@@ -67,19 +63,15 @@ def with_unit_tokens(pkg: dict[str, Any], contents: Sequence[int], tok: Any) -> 
     return {**pkg, "unit_tokens": [int(tok.count(t)) if cp & set(p) else None for p, t in pkg["units"]]}
 
 
-def run_peers(  # noqa: PLR0913
-    questions: list[dict[str, Any]],
-    pdf_dir: Path,
-    data: Path,
-    pages: dict[str, list[str]],
-    infos: dict[str, Any],
-    budgets: list[int],
-    tok: Any,
-    names: Sequence[str] | None,
+def run_peers(
+    run: SetRun, pages: dict[str, list[str]], tok: Any, names: Sequence[str] | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every peer on every question, packed to each budget; packages come from the peer cache
-    (``<data>/peer-records``) when the question, document bytes, budget and harness version match."""
-    from benchmarks.quality.peers import CachedEncoder, PeerRecordCache, make_peers, peer_packages
+    """Every peer (``names``; None: all) on every question, packed to each budget; packages come from the peer
+    cache (``<data>/peer-records``) when the question, document bytes, budget and harness version match.
+    ``pages``: each document's page texts."""
+    from benchmarks.quality.peers import CachedEncoder, PeerAsk, PeerRecordCache, make_peers, peer_packages
+
+    questions, infos, budgets, pdf_dir, data = run.questions, run.infos, run.budgets, run.pdf_dir, run.data
 
     enc = CachedEncoder(data / "peer-cache")
     peers = make_peers(enc, tok, names)
@@ -102,7 +94,8 @@ def run_peers(  # noqa: PLR0913
                     built.add(q["doc"])
                     logger.info("peer %s built %s in %.1fs (%d new embeddings so far)", peer.name, q["doc"],
                                 time.perf_counter() - t, enc.encoded)
-                fresh = peer_packages(peer, shas[q["doc"]], q["question"], tok, budgets, peer_head(q["question"]))
+                ask = PeerAsk(shas[q["doc"]], q["question"], peer_head(q["question"]))
+                fresh = peer_packages(peer, ask, tok, budgets)
                 for b in budgets:
                     cache.put(keys[b], fresh[b])
                     pkgs[b] = fresh[b]

@@ -479,14 +479,24 @@ def _fills(tok: Any, items: Sequence[PeerItem], budget: int, head: str) -> bool:
     return int(tok.count(head + SEP.join(it.text for it in items))) >= budget
 
 
-def peer_packages(  # noqa: PLR0913
-    peer: Peer, doc_key: str, question: str, tok: Any, budgets: Sequence[int], head: str = ""
-) -> dict[int, dict[str, Any]]:
-    """What ``peer`` sends for ``question`` at each budget (see :func:`pack_units`).
+@dataclass(frozen=True)
+class PeerAsk:
+    """One question put to a peer: the document it is asked of (its key, the bytes' hash), the question, and
+    ``head``, what the string sent starts with (``peer_runs.peer_head``: the question, or nothing)."""
+
+    doc_key: str
+    question: str
+    head: str = ""
+
+
+def peer_packages(peer: Peer, ask: PeerAsk, tok: Any, budgets: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """What ``peer`` sends for ``ask`` at each budget (see :func:`pack_units`).
 
     A prefix-consistent peer's top-64 output is packed at every budget. Any other peer is asked for the
     smallest k in :data:`AUTO_KS` whose output fills the budget (k=64 when none does)."""
     import time
+
+    doc_key, question, head = ask.doc_key, ask.question, ask.head
 
     outputs: dict[int, list[PeerItem]] = {}
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from benchmarks.quality import metrics as M
@@ -11,27 +13,47 @@ from benchmarks.quality.questions import evidence_kind
 from benchmarks.quality.readability import Unit, readability_fields
 
 
-def score_record(  # noqa: PLR0913
-    q: dict[str, Any],
-    info: dict[str, Any],
-    *,
-    system: str,
-    budget: int,
-    ranked_pages: Sequence[Sequence[int]],
-    item_pages: Sequence[Sequence[int]],
-    packed_text: str,
-    locators: Sequence[tuple[int, Sequence[float]]] | None,
-    tokens: int,
-    latency_s: float,
-    extra: dict[str, Any] | None = None,
-    text_item_pages: Sequence[Sequence[int]] | None = None,
-    gold_text: str | None = None,
-    units: Sequence[Unit] | None = None,
+@dataclass(frozen=True)
+class SetRun:
+    """One question set as every system runs it: its questions and each one's answer info (by question id), the
+    folder of its PDFs, its data folder (folio's store, the peer caches) and the budgets packed to."""
+
+    questions: list[dict[str, Any]]
+    infos: dict[str, Any]
+    pdf_dir: Path
+    data: Path
+    budgets: list[int]
+
+
+@dataclass(frozen=True)
+class Packed:
+    """What one package holds, as the records score it (folio's, a peer's, or the empty one).
+
+    ``ranked_pages``: the pages of the ranked hits before packing; ``item_pages``: the pages of each packed item;
+    ``locators``: (page, bbox) of the packed items (None: the system gives none); ``tokens``: the prompt's tokens;
+    ``extra``: fields added to the record as they are. ``text_item_pages``: the pages of the items that carry text
+    (default: all items); REFERENCE.md's coverage counts a gold page only once some of its text is packed.
+    ``gold_text``: the packed text of the items (units) on a gold page, where answers are sought for
+    ``answer_gold``. ``units``: the packed items as (pages, text as read, tokens), for the readability fields."""
+
+    ranked_pages: Sequence[Sequence[int]]
+    item_pages: Sequence[Sequence[int]]
+    packed_text: str
+    locators: Sequence[tuple[int, Sequence[float]]] | None
+    tokens: int
+    latency_s: float
+    extra: dict[str, Any] | None = None
+    text_item_pages: Sequence[Sequence[int]] | None = None
+    gold_text: str | None = None
+    units: Sequence[Unit] | None = None
+
+
+def score_record(
+    q: dict[str, Any], info: dict[str, Any], *, system: str, budget: int, packed: Packed
 ) -> dict[str, Any]:
-    """One package's record. ``text_item_pages``: the pages of the items that carry text (default: all
-    items); REFERENCE.md's coverage counts a gold page only once some of its text is packed. ``gold_text``:
-    the packed text of the items (units) on a gold page, where answers are sought for ``answer_gold``.
-    ``units``: the packed items as (pages, text as read, tokens), for the readability fields."""
+    """One package's record: ``system`` at ``budget`` on question ``q`` (``info``: its answer info)."""
+    ranked_pages, item_pages, packed_text = packed.ranked_pages, packed.item_pages, packed.packed_text
+    locators, tokens, latency_s, units = packed.locators, packed.tokens, packed.latency_s, packed.units
     gold = q["gold_pages"]
     cov = M.page_coverage(item_pages, gold)
     ov = M.bbox_overlap(locators, q.get("gold_bboxes") or []) if locators is not None else None
@@ -62,11 +84,11 @@ def score_record(  # noqa: PLR0913
         "doc_type": q.get("doc_type") or "(no doc_type)",
         "half": q.get("_half", ""),
     }
-    rec.update(reference_fields(q, info, item_pages if text_item_pages is None else text_item_pages, packed_text,
-                                gold_text))
+    text_pages = item_pages if packed.text_item_pages is None else packed.text_item_pages
+    rec.update(reference_fields(q, info, text_pages, packed_text, packed.gold_text))
     rec.update(readability_fields(q, info, units, rec["covered_gold"], rec["answer_exact_rare"]))
-    if extra:
-        rec.update(extra)
+    if packed.extra:
+        rec.update(packed.extra)
     return rec
 
 
@@ -105,12 +127,15 @@ def _box(b: Any) -> tuple[float, float, float, float]:
     return float(b[0]), float(b[1]), float(b[2]), float(b[3])
 
 
-def folio_record(  # noqa: PLR0913
-    q: dict[str, Any], info: dict[str, Any], name: str, budget: int, pkg: dict[str, Any], lat: float,
+def folio_record(
+    q: dict[str, Any], info: dict[str, Any], cell: tuple[str, int], result: tuple[dict[str, Any], float],
     doc_id: str | None = None,
 ) -> dict[str, Any]:
-    """One question's record; with ``doc_id`` (an unscoped run) only the items of the question's document
-    count for coverage and answers, and the tokens of the other documents' items are ``other_doc_tokens``."""
+    """One question's record for ``cell`` (variant name, budget) from ``result`` (the package as JSON, its latency
+    in seconds), as ``FolioInProcess.run`` keys and returns them; with ``doc_id`` (an unscoped run) only the items
+    of the question's document count for coverage and answers, and the tokens of the other documents' items are
+    ``other_doc_tokens``."""
+    (name, budget), (pkg, lat) = cell, result
     hits = sorted(pkg["retrieval"]["hits"], key=lambda h: h["rank"])
     if doc_id is not None:  # region ids start with "<doc_id>@<version>"
         hits = [h for h in hits if h["region_id"].startswith(f"{doc_id}@")]
@@ -133,11 +158,7 @@ def folio_record(  # noqa: PLR0913
         "other_docs": len({it.get("doc_id") for it in other}),
         "unscoped": doc_id is not None,
     }
-    return score_record(
-        q,
-        info,
-        system=name,
-        budget=budget,
+    packed = Packed(
         ranked_pages=[h["pages"] for h in hits],
         item_pages=[it["pages"] for it in items],
         packed_text="\n\n".join(it.get("text") or "" for it in items),
@@ -149,6 +170,7 @@ def folio_record(  # noqa: PLR0913
         gold_text="\n\n".join(it.get("text") or "" for it in items if set(it["pages"]) & set(q["gold_pages"])),
         units=[(it["pages"], as_read(it), int(it.get("tokens") or 0)) for it in items],
     )
+    return score_record(q, info, system=name, budget=budget, packed=packed)
 
 
 def as_read(item: dict[str, Any]) -> str:
@@ -159,7 +181,6 @@ def as_read(item: dict[str, Any]) -> str:
 
 def failed_record(q: dict[str, Any], info: dict[str, Any], name: str, budget: int) -> dict[str, Any]:
     """The record of a question whose document folio refused to ingest: nothing packed."""
-    return score_record(
-        q, info, system=name, budget=budget, ranked_pages=[], item_pages=[], packed_text="", locators=[],
-        tokens=0, latency_s=0.0, extra={"refused": True, "ingest_failed": True}, units=[],
-    )  # fmt: skip
+    empty = Packed(ranked_pages=[], item_pages=[], packed_text="", locators=[], tokens=0, latency_s=0.0,
+                   extra={"refused": True, "ingest_failed": True}, units=[])
+    return score_record(q, info, system=name, budget=budget, packed=empty)

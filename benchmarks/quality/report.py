@@ -6,6 +6,7 @@ import datetime as _dt
 import math
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -144,28 +145,44 @@ def _row(a: dict[str, Any]) -> list[str]:
     ]  # fmt: skip
 
 
-def render_markdown(  # noqa: C901, PLR0913
-    summary: dict[str, Any],
-    recs: Sequence[dict[str, Any]],
-    systems: Sequence[str],
-    peers: Sequence[str],
-    budgets: Sequence[int],
-    command: str,
-    nq: int,
-    set_name: str = "dev",
-    folio_k: int = 50,
-) -> str:
-    lines = [
-        f"# folio quality evaluation: {set_name} set",
+@dataclass(frozen=True)
+class SetReport:
+    """What one question set's Markdown report is made of: ``summary`` (of :func:`summarize`) and the records it
+    came from, the systems in the tables (``peers``: those of them that are peers), the budgets, the command line,
+    how many questions, the set's name and folio's hits before assembly."""
+
+    summary: dict[str, Any]
+    recs: Sequence[dict[str, Any]]
+    systems: Sequence[str]
+    peers: Sequence[str]
+    budgets: Sequence[int]
+    command: str
+    nq: int
+    set_name: str = "dev"
+    folio_k: int = 50
+
+
+def render_markdown(report: SetReport) -> str:
+    """One set's report: per budget the metrics and goal check, slices, window savings, budget use, per question."""
+    lines = _intro(report)
+    for b in report.budgets:
+        lines += _budget_table(report, b)
+    lines += _slices(report)
+    lines += _window_savings(report)
+    lines += _budget_breakdown(report)
+    lines += _per_question(report)
+    return "\n".join(lines)
+
+
+def _intro(report: SetReport) -> list[str]:
+    return [
+        f"# folio quality evaluation: {report.set_name} set",
         "",
-        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {nq} questions, "
+        f"Run {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}, {report.nq} questions, "
         "peers pack ranked units (top 64) to the budget, "
-        f"k={folio_k} hits for folio before assembly.",
+        f"k={report.folio_k} hits for folio before assembly.",
         "",
-        "```",
-        command,
-        "```",
-        "",
+        *("```", report.command, "```", ""),
         "Metrics (means over questions, in %): R@5/R@10 gold-page recall of retrieval before assembly; "
         "Cov gold-page coverage of the packed context; All share of questions with all gold pages packed; "
         "Ans exact normalised answer in the packed text (text-layer answers; n in brackets); Ans≤3 the same "
@@ -176,62 +193,59 @@ def render_markdown(  # noqa: C901, PLR0913
         "peers' uncut k=8 output above budget (count).",
         "",
     ]
-    for b in budgets:
-        lines += [f"## Budget {b}", ""]
-        lines.append("| " + " | ".join(HEADERS) + " |")
-        lines.append("|---|" + "---:|" * (len(HEADERS) - 1))
-        for s in systems:
-            e = summary.get(f"{s}@{b}")
-            if e:
-                lines.append("| " + " | ".join([s, *_row(e["all"])]) + " |")
-        lines.append("")
-        # goal check
-        head = summary.get(f"{HEADLINE}@{b}", {}).get("all")
-        peer_aggs = [(p, summary[f"{p}@{b}"]["all"]) for p in peers if f"{p}@{b}" in summary]
-        if head and peer_aggs:
-            best_cov = max(peer_aggs, key=lambda pa: pa[1]["coverage"])
-            best_key = max(
-                peer_aggs, key=lambda pa: pa[1]["key_recall"] if not math.isnan(pa[1]["key_recall"]) else -1
-            )
-            best_ex = max(
-                peer_aggs,
-                key=lambda pa: pa[1]["answer_exact"] if not math.isnan(pa[1]["answer_exact"]) else -1,
-            )
-            d_cov = 100 * (head["coverage"] - best_cov[1]["coverage"])
-            cov_goal = min(best_cov[1]["coverage"] + 0.10, 0.98)
-            ok = {
-                "cov": head["coverage"] >= cov_goal - 1e-9,
-                "key": head["key_recall"] >= best_key[1]["key_recall"],
-                "ex": head["answer_exact"] >= best_ex[1]["answer_exact"],
-                "over": head["over"] == 0,
-            }
-            met = {k: "met" if v else "NOT met" for k, v in ok.items()}
-            lines.append(
-                f"Goal check at {b}: {HEADLINE} coverage {_f(head['coverage'])} vs best peer {best_cov[0]} "
-                f"{_f(best_cov[1]['coverage'])} (Δ {d_cov:+.0f} pts, goal ≥ {_f(cov_goal)}: {met['cov']}); "
-                f"key recall {_f(head['key_recall'])} vs {best_key[0]} {_f(best_key[1]['key_recall'])} "
-                f"({met['key']}); exact answer {_f(head['answer_exact'])} vs {best_ex[0]} "
-                f"{_f(best_ex[1]['answer_exact'])} ({met['ex']}); over budget {head['over']} ({met['over']})."
-            )
-            lines.append("")
-    # slices
-    lines += ["## Per evidence source and language (coverage / answer / key recall, %)", ""]
+
+
+def _budget_table(report: SetReport, b: int) -> list[str]:
+    """The metrics of every system at budget ``b``, then the goal check against the best peer."""
+    summary = report.summary
+    lines = [f"## Budget {b}", "", "| " + " | ".join(HEADERS) + " |", "|---|" + "---:|" * (len(HEADERS) - 1)]
+    for s in report.systems:
+        e = summary.get(f"{s}@{b}")
+        if e:
+            lines.append("| " + " | ".join([s, *_row(e["all"])]) + " |")
+    lines.append("")
+    head = summary.get(f"{HEADLINE}@{b}", {}).get("all")
+    peer_aggs = [(p, summary[f"{p}@{b}"]["all"]) for p in report.peers if f"{p}@{b}" in summary]
+    if head and peer_aggs:
+        lines += [_goal_check(b, head, peer_aggs), ""]
+    return lines
+
+
+def _goal_check(b: int, head: dict[str, Any], peer_aggs: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    best_cov = max(peer_aggs, key=lambda pa: pa[1]["coverage"])
+    best_key = max(peer_aggs, key=lambda pa: pa[1]["key_recall"] if not math.isnan(pa[1]["key_recall"]) else -1)
+    best_ex = max(peer_aggs, key=lambda pa: pa[1]["answer_exact"] if not math.isnan(pa[1]["answer_exact"]) else -1)
+    d_cov = 100 * (head["coverage"] - best_cov[1]["coverage"])
+    cov_goal = min(best_cov[1]["coverage"] + 0.10, 0.98)
+    ok = {
+        "cov": head["coverage"] >= cov_goal - 1e-9,
+        "key": head["key_recall"] >= best_key[1]["key_recall"],
+        "ex": head["answer_exact"] >= best_ex[1]["answer_exact"],
+        "over": head["over"] == 0,
+    }
+    met = {k: "met" if v else "NOT met" for k, v in ok.items()}
+    return (
+        f"Goal check at {b}: {HEADLINE} coverage {_f(head['coverage'])} vs best peer {best_cov[0]} "
+        f"{_f(best_cov[1]['coverage'])} (Δ {d_cov:+.0f} pts, goal ≥ {_f(cov_goal)}: {met['cov']}); "
+        f"key recall {_f(head['key_recall'])} vs {best_key[0]} {_f(best_key[1]['key_recall'])} "
+        f"({met['key']}); exact answer {_f(head['answer_exact'])} vs {best_ex[0]} "
+        f"{_f(best_ex[1]['answer_exact'])} ({met['ex']}); over budget {head['over']} ({met['over']})."
+    )
+
+
+def _slices(report: SetReport) -> list[str]:
+    """Coverage / answer / key recall per evidence source and language, per budget."""
+    lines = ["## Per evidence source and language (coverage / answer / key recall, %)", ""]
     cols = [f"{f}={v}" for f, vs in SLICES.items() for v in vs]
-    for b in budgets:
+    for b in report.budgets:
         lines += [f"### Budget {b}", ""]
-        ref = systems[0] if systems else HEADLINE
-        ns = {
-            c: sum(
-                1
-                for r in recs
-                if r["system"] == ref and r["budget"] == b and f"{_field(r, c)}" == c.split("=")[1]
-            )
-            for c in cols
-        }
+        ref = report.systems[0] if report.systems else HEADLINE
+        mine = [r for r in report.recs if r["system"] == ref and r["budget"] == b]
+        ns = {c: sum(1 for r in mine if f"{_field(r, c)}" == c.split("=")[1]) for c in cols}
         lines.append("| system | " + " | ".join(f"{c.split('=')[1]} (n={ns[c]})" for c in cols) + " |")
         lines.append("|---|" + "---:|" * len(cols))
-        for s in systems:
-            e = summary.get(f"{s}@{b}")
+        for s in report.systems:
+            e = report.summary.get(f"{s}@{b}")
             if not e:
                 continue
             cells = []
@@ -240,58 +254,69 @@ def render_markdown(  # noqa: C901, PLR0913
                 cells.append("–" if not a else f"{_f(a['coverage'])} / {_f(a['answer_exact'])} / {_f(a['key_recall'])}")
             lines.append(f"| {s} | " + " | ".join(cells) + " |")
         lines.append("")
-    # window merge savings
-    wins = [s for s in systems if s.startswith("folio-window")]
-    if wins:
-        lines += [
-            "## Tokens saved by merging overlapping windows",
-            "",
-            "Body tokens of window items as packed vs the sum of each trigger's own window "
-            "(merged items only re-counted).",
-            "",
-            "| variant | budget | unmerged | merged | saved |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for s in wins:
-            for b in budgets:
-                a = summary.get(f"{s}@{b}", {}).get("all", {})
-                if "window_tokens_unmerged" in a and a["window_tokens_unmerged"]:
-                    u, m = a["window_tokens_unmerged"], a["window_tokens_merged"]
-                    lines.append(f"| {s} | {b} | {u} | {m} | {100 * (u - m) / u:.1f}% |")
-        lines.append("")
-    # token breakdown of the headline system
+    return lines
+
+
+def _window_savings(report: SetReport) -> list[str]:
+    """Tokens saved by merging overlapping windows (window variants only; none run: no section)."""
+    wins = [s for s in report.systems if s.startswith("folio-window")]
+    if not wins:
+        return []
+    lines = [
+        "## Tokens saved by merging overlapping windows",
+        "",
+        "Body tokens of window items as packed vs the sum of each trigger's own window "
+        "(merged items only re-counted).",
+        "",
+        "| variant | budget | unmerged | merged | saved |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for s in wins:
+        for b in report.budgets:
+            a = report.summary.get(f"{s}@{b}", {}).get("all", {})
+            if "window_tokens_unmerged" in a and a["window_tokens_unmerged"]:
+                u, m = a["window_tokens_unmerged"], a["window_tokens_merged"]
+                lines.append(f"| {s} | {b} | {u} | {m} | {100 * (u - m) / u:.1f}% |")
+    lines.append("")
+    return lines
+
+
+def _budget_breakdown(report: SetReport) -> list[str]:
+    """The token breakdown of the headline system's packages (no package with one: no section)."""
     parts = ["system", "question", "wrappers", "text", "images", "overhead"]
     rows = []
-    for b in budgets:
-        rs = [r for r in recs if r["system"] == HEADLINE and r["budget"] == b and r.get("breakdown")]
+    for b in report.budgets:
+        rs = [r for r in report.recs if r["system"] == HEADLINE and r["budget"] == b and r.get("breakdown")]
         if rs:
             means = [sum(float(r["breakdown"].get(k) or 0) for r in rs) / len(rs) for k in parts]
             rows.append(f"| {b} | " + " | ".join(f"{m:.0f}" for m in means) + f" | {100 * means[3] / b:.0f}% |")
-    if rows:
-        lines += [
-            f"## Where the budget goes ({HEADLINE}, mean tokens per package)",
-            "",
-            "| budget | " + " | ".join(parts) + " | evidence text share |",
-            "|---:|" + "---:|" * (len(parts) + 1),
-            *rows,
-            "",
-        ]
-    # per question, headline
-    lines += [
+    if not rows:
+        return []
+    return [
+        f"## Where the budget goes ({HEADLINE}, mean tokens per package)",
+        "",
+        "| budget | " + " | ".join(parts) + " | evidence text share |",
+        "|---:|" + "---:|" * (len(parts) + 1),
+        *rows,
+        "",
+    ]
+
+
+def _per_question(report: SetReport) -> list[str]:
+    """The headline system's retrieval, coverage and answer per question and budget."""
+    budgets = report.budgets
+    lines = [
         f"## Per question ({HEADLINE})",
         "",
         "R@10 before assembly vs coverage after: a gold page in R@10 but not packed is a packing drop; "
         "missing from the hits is a retrieval miss; (cut): the answer's gold page was packed, the answer was not.",
         "",
+        "| id | kind | lang | gold | " + " | ".join(f"R@10 / Cov / Ans @{b}" for b in budgets) + " |",
+        "|---|---|---|---|" + "---|" * len(budgets),
     ]
-    lines.append(
-        "| id | kind | lang | gold | " + " | ".join(f"R@10 / Cov / Ans @{b}" for b in budgets) + " |"
-    )
-    lines.append("|---|---|---|---|" + "---|" * len(budgets))
-    by = {(r["id"], r["budget"]): r for r in recs if r["system"] == HEADLINE}
-    for qid in sorted({r["id"] for r in recs}):
-        cells = []
-        first = None
+    by = {(r["id"], r["budget"]): r for r in report.recs if r["system"] == HEADLINE}
+    for qid in sorted({r["id"] for r in report.recs}):
+        cells, first = [], None
         for b in budgets:
             r = by.get((qid, b))
             if r is None:
@@ -301,13 +326,10 @@ def render_markdown(  # noqa: C901, PLR0913
             cut = " (cut)" if r.get("answer_cut") else ""  # a specific answer on a packed gold page, not sent
             cells.append(f"{_f(r['recall@10'])} / {_f(r['coverage'])} / {_f(r['answer_exact'])}{cut}")
         if first:
-            lines.append(
-                f"| {qid} | {first['evidence_kind']} | {first['lang']} | {first['gold']} | "
-                + " | ".join(cells)
-                + " |"
-            )
+            row = f"| {qid} | {first['evidence_kind']} | {first['lang']} | {first['gold']} | "
+            lines.append(row + " | ".join(cells) + " |")
     lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def _field(r: dict[str, Any], col: str) -> Any:

@@ -11,7 +11,7 @@ label, the last page is the version's last. The retriever adds the resolved page
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -93,7 +93,7 @@ def parse_page_refs(query: str) -> list[PageRef]:
     return [r for _, r in sorted(found, key=lambda x: x[0])]
 
 
-def resolve(refs: Sequence[PageRef], labels: Sequence[str], page_count: int) -> list[int]:  # noqa: C901
+def resolve(refs: Sequence[PageRef], labels: Sequence[str], page_count: int) -> list[int]:
     """Physical 1-based pages for ``refs`` in one version: pages whose printed label is the number
     (or the page at that position), then the physical page of that index (when different), each
     once, label matches first.
@@ -105,24 +105,31 @@ def resolve(refs: Sequence[PageRef], labels: Sequence[str], page_count: int) -> 
     >>> resolve([PageRef("last page", 1, 1, "end"), PageRef("title page", 1, 1, "start")], ["i", "ii", "1"], 3)
     [3, 1]
     """
+    out: list[int] = []
+    for p in _candidates(refs, _pages_by_label(labels), page_count):
+        if 1 <= p <= page_count and p not in out:
+            out.append(p)
+    return out
+
+
+def _pages_by_label(labels: Sequence[str]) -> dict[str, list[int]]:
+    """The 1-based pages of each printed label (casefolded, stripped); blank labels are left out."""
     by_label: dict[str, list[int]] = {}
     for i, lab in enumerate(labels):
         if lab:
             by_label.setdefault(lab.strip().casefold(), []).append(i + 1)
-    out: list[int] = []
+    return by_label
 
-    def add(pages: Iterable[int]) -> None:
-        for p in pages:
-            if 1 <= p <= page_count and p not in out:
-                out.append(p)
 
-    for r in refs:  # what a reference can only mean first: a printed label, a position
+def _candidates(refs: Sequence[PageRef], by_label: dict[str, list[int]], page_count: int) -> Iterator[int]:
+    """Every page ``refs`` may mean, in order, unchecked: what a reference can only mean first (a printed
+    label, a position), then the physical index of each printed number."""
+    for r in refs:
         for n in r.numbers:
             if r.position == "printed":
-                add(by_label.get(str(n), []))
+                yield from by_label.get(str(n), [])
             else:
-                add([n if r.position == "start" else page_count + 1 - n])
+                yield n if r.position == "start" else page_count + 1 - n
     for r in refs:
         if r.position == "printed":
-            add(r.numbers)
-    return out
+            yield from r.numbers

@@ -17,7 +17,16 @@ from benchmarks.quality import peer_runs as P
 from benchmarks.quality import questions as Q
 from benchmarks.quality import records as RC
 from benchmarks.quality import report as R
-from benchmarks.quality.peers import AUTO_KS, SEP, PeerItem, PeerRecordCache, pack_parts, pack_units, peer_packages
+from benchmarks.quality.peers import (
+    AUTO_KS,
+    SEP,
+    PeerAsk,
+    PeerItem,
+    PeerRecordCache,
+    pack_parts,
+    pack_units,
+    peer_packages,
+)
 from folio.kernel.tokens import get_tokenizer
 
 TOK = get_tokenizer("cl100k_base")
@@ -77,7 +86,7 @@ class FakePeer:
 def test_a_peer_that_is_not_prefix_consistent_gets_the_smallest_k_that_fills_the_budget() -> None:
     peer = FakePeer(consistent=False)
     per_unit = TOK.count(units(1)[0] + SEP)
-    out = peer_packages(peer, "d", "q?", TOK, [1000, 2000, 100_000])
+    out = peer_packages(peer, PeerAsk("d", "q?"), TOK, [1000, 2000, 100_000])
     for b in (1000, 2000):
         k = out[b]["k"]
         assert k in AUTO_KS and k * per_unit >= b * 0.95
@@ -90,7 +99,7 @@ def test_a_peer_that_is_not_prefix_consistent_gets_the_smallest_k_that_fills_the
 
 def test_a_prefix_consistent_peer_is_asked_once_for_64_units() -> None:
     peer = FakePeer(consistent=True)
-    out = peer_packages(peer, "d", "q?", TOK, [1000, 4000])
+    out = peer_packages(peer, PeerAsk("d", "q?"), TOK, [1000, 4000])
     assert peer.asked == [64]
     assert out[4000]["tokens"] > 3900 and len(out[4000]["item_pages"]) > len(out[1000]["item_pages"])
 
@@ -266,7 +275,7 @@ def test_folio_coverage_counts_a_gold_page_only_once_some_of_its_text_is_packed(
         {"pages": [3], "text": "the blue line", "image_tokens": 0, "locators": []},
     ]
     pkg = {"retrieval": {"hits": []}, "items": items, "budget": {"used": 900, "breakdown": {}}}
-    r = RC.folio_record(q, info, "folio-auto", 1000, pkg, 0.01)
+    r = RC.folio_record(q, info, ("folio-auto", 1000), (pkg, 0.01))
     assert r["coverage"] == 1.0  # the harness's own coverage: every item's pages
     assert r["coverage_ref"] == 0.5 and r["covered_gold"] == [3] and r["textless_pages"] == [2]
     assert r["answer_ref"] == 1.0 and r["image_items"] == 1
@@ -294,7 +303,7 @@ def test_records_do_not_carry_the_answers_and_the_report_reads_them_from_the_que
     info = {"eligible": False, "rare_exact": False, "rare_keys": [], "gold_valid": True, "ref_eligible": False}
     pkg = {"retrieval": {"hits": []}, "budget": {"used": 9, "breakdown": {}},
            "items": [{"pages": [1], "text": "the sky is blue", "image_tokens": 0, "locators": []}]}
-    r = RC.folio_record(q, info, "folio-auto", 1000, pkg, 0.01)
+    r = RC.folio_record(q, info, ("folio-auto", 1000), (pkg, 0.01))
     assert "answer" not in r and "Blue" not in json.dumps(r)
     qfile = tmp_path / "questions.jsonl"
     qfile.write_text(json.dumps(q) + "\n", encoding="utf-8")
@@ -322,14 +331,15 @@ def test_an_unscoped_record_reports_the_share_of_tokens_from_its_own_document() 
     items = [{"pages": [3], "text": "the blue line", "image_tokens": 0, "locators": [], "doc_id": "d", "tokens": 300},
              {"pages": [1], "text": "other", "image_tokens": 0, "locators": [], "doc_id": "e", "tokens": 100}]
     pkg = {"retrieval": {"hits": []}, "items": items, "budget": {"used": 500, "breakdown": {}}}
-    mixed = RC.folio_record(q, info, "folio-auto", 1000, pkg, 0.01, doc_id="d")
-    refused = RC.folio_record({**q, "id": "m2"}, info, "folio-auto", 1000,
-                             {**pkg, "items": [], "refused": True}, 0.01, doc_id="d")
-    alone = RC.folio_record({**q, "id": "m3"}, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01, doc_id="d")
+    mixed = RC.folio_record(q, info, ("folio-auto", 1000), (pkg, 0.01), doc_id="d")
+    refused = RC.folio_record({**q, "id": "m2"}, info, ("folio-auto", 1000),
+                             ({**pkg, "items": [], "refused": True}, 0.01), doc_id="d")
+    alone = RC.folio_record({**q, "id": "m3"}, info, ("folio-auto", 1000), ({**pkg, "items": items[:1]}, 0.01),
+                            doc_id="d")
     assert (mixed["body_tokens"], mixed["other_doc_tokens"], mixed["coverage_ref"]) == (300, 100, 1.0)
     assert R.own_doc_share([mixed, refused, alone]) == 600 / 700
     row = R.headline_table([mixed, refused, alone], ["folio-auto"], [1000])
     assert "own-document tokens %" in row[0] and row[2].endswith(" 85.7 | 1 |")
-    scoped = RC.folio_record(q, info, "folio-auto", 1000, {**pkg, "items": items[:1]}, 0.01)
+    scoped = RC.folio_record(q, info, ("folio-auto", 1000), ({**pkg, "items": items[:1]}, 0.01))
     assert R.own_doc_share([scoped]) is None and "own-document" not in R.headline_table([scoped], ["folio-auto"],
                                                                                         [1000])[0]

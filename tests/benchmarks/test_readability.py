@@ -185,16 +185,17 @@ def folio_pkg(*items: dict[str, Any]) -> dict[str, Any]:
 
 def test_an_answer_cut_from_a_packed_gold_page_and_one_that_is_not_cut() -> None:
     excerpt = {"pages": [5], "text": "Net revenues were strong.", "tokens": 6}
-    cut = RC.folio_record(Q, INFO, "folio-auto", 1000, folio_pkg(excerpt), 0.01)
+    cut = RC.folio_record(Q, INFO, ("folio-auto", 1000), (folio_pkg(excerpt), 0.01))
     assert cut["covered_gold"] == [5] and cut["answer_exact_rare"] == 0.0 and cut["answer_cut"] == 1.0
-    kept = RC.folio_record(Q, INFO, "folio-auto", 1000, folio_pkg({**excerpt, "text": "Total revenue 3,552"}), 0.01)
+    kept_pkg = folio_pkg({**excerpt, "text": "Total revenue 3,552"})
+    kept = RC.folio_record(Q, INFO, ("folio-auto", 1000), (kept_pkg, 0.01))
     assert kept["answer_cut"] == 0.0
-    missed = RC.folio_record(Q, INFO, "folio-auto", 1000, folio_pkg({**excerpt, "pages": [9]}), 0.01)
+    missed = RC.folio_record(Q, INFO, ("folio-auto", 1000), (folio_pkg({**excerpt, "pages": [9]}), 0.01))
     assert missed["answer_cut"] == 0.0  # the gold page was not packed: a miss, not a cut
     elsewhere = {**INFO, "exact_pages": [8]}  # the answer is not in the gold page's text layer: nothing to cut
-    assert RC.folio_record(Q, elsewhere, "folio-auto", 1000, folio_pkg(excerpt), 0.01)["answer_cut"] == 0.0
+    assert RC.folio_record(Q, elsewhere, ("folio-auto", 1000), (folio_pkg(excerpt), 0.01))["answer_cut"] == 0.0
     general = {**INFO, "rare_exact": False}
-    assert RC.folio_record(Q, general, "folio-auto", 1000, folio_pkg(excerpt), 0.01)["answer_cut"] is None
+    assert RC.folio_record(Q, general, ("folio-auto", 1000), (folio_pkg(excerpt), 0.01))["answer_cut"] is None
     assert RC.failed_record(Q, INFO, "folio-auto", 1000)["answer_cut"] == 0.0
 
 
@@ -205,15 +206,15 @@ def test_folio_records_count_statement_items_and_contents_tokens() -> None:
         {"pages": [2], "text": CONTENTS_SPLIT, "tokens": 120},  # the contents page
         {"pages": [2, 3], "text": "Risk Factors", "tokens": 40, "section": "Item 1A"},  # half on it
     )
-    r = RC.folio_record(Q, INFO, "folio-auto", 4000, folio_pkg(*items), 0.01)
+    r = RC.folio_record(Q, INFO, ("folio-auto", 4000), (folio_pkg(*items), 0.01))
     assert (r["statement_items"], r["statement_rows"], r["statement_one_per_line"]) == (2, 1, 1)
     assert r["contents_tokens"] == 140 and not r["asks_contents"]
     asks = {**Q, "question": "What does the table of contents list?"}
-    r = RC.folio_record(asks, INFO, "folio-auto", 4000, folio_pkg(*items), 0.01)
+    r = RC.folio_record(asks, INFO, ("folio-auto", 4000), (folio_pkg(*items), 0.01))
     assert r["asks_contents"] and r["contents_tokens"] is None
     untitled = as_rows().split("\n", 2)[2]
     titled = {"pages": [5], "text": untitled, "tokens": 200, "section": "Consolidated Balance Sheets"}
-    assert RC.folio_record(Q, INFO, "folio-auto", 4000, folio_pkg(titled), 0.01)["statement_rows"] == 1  # block tag
+    assert RC.folio_record(Q, INFO, ("folio-auto", 4000), (folio_pkg(titled), 0.01))["statement_rows"] == 1  # block tag
 
 
 def test_peer_records_read_their_units_and_count_contents_tokens_with_the_tokenizer() -> None:
@@ -257,6 +258,7 @@ def test_the_per_question_table_marks_an_answer_cut() -> None:
             "evidence_kind": "table", "lang": "en", "in_text_layer": "True", "gold": "5", "tokens": 900, "over": 0.0,
             "latency_s": 0.1}  # fmt: skip
     recs = [{**base, "id": "f7", "answer_cut": 1.0}, {**base, "id": "f8", "answer_cut": 0.0}]
-    md = R.render_markdown(R.summarize(recs, ["folio-auto"], [2000]), recs, ["folio-auto"], [], [2000], "cmd", 2)
+    summary = R.summarize(recs, ["folio-auto"], [2000])
+    md = R.render_markdown(R.SetReport(summary, recs, ["folio-auto"], [], [2000], "cmd", 2))
     assert "| f7 | table | en | 5 | 100 / 100 / 0 (cut) |" in md
     assert "| f8 | table | en | 5 | 100 / 100 / 0 |" in md

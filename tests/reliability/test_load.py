@@ -55,51 +55,59 @@ def served(data_copy: Path, tmp_path: Path) -> object:
         log.close()
 
 
-def test_load_with_health_probes(served: tuple[str, Path]) -> None:  # noqa: C901
-    url, server_log = served
-    stop = time.monotonic() + SECONDS
-    outcomes: Counter[str] = Counter()
-    problems: list[str] = []
-    health_s: list[float] = []
-    lock = threading.Lock()
+class _Load:
+    """What the load run's threads share: the server, when to stop, the answers counted, the problems seen and
+    the health probes' times."""
 
-    def asker(i: int) -> None:
-        with httpx.Client(base_url=url, timeout=30) as c:
-            while time.monotonic() < stop:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.stop = time.monotonic() + SECONDS
+        self.outcomes: Counter[str] = Counter()
+        self.problems: list[str] = []
+        self.health_s: list[float] = []
+        self.lock = threading.Lock()
+
+    def asker(self, i: int) -> None:
+        with httpx.Client(base_url=self.url, timeout=30) as c:
+            while time.monotonic() < self.stop:
                 body = {"query": f"how fast must incident {i} be acknowledged", "budget": 600, "k": 20}
                 try:
                     resp = c.post("/v1/context", json=body)
                 except httpx.HTTPError as e:  # a dropped or reset connection
-                    with lock:
-                        problems.append(f"{type(e).__name__}: {e}")
+                    with self.lock:
+                        self.problems.append(f"{type(e).__name__}: {e}")
                     continue
-                with lock:
-                    outcomes[str(resp.status_code)] += 1
-                    if resp.status_code == 503:
-                        if "retry-after" not in resp.headers or resp.json()["error"]["code"] != "overloaded":
-                            problems.append(f"503 without Retry-After: {resp.text[:200]}")
-                    elif resp.status_code != 200:
-                        problems.append(f"{resp.status_code}: {resp.text[:200]}")
+                self._count(resp)
                 if resp.status_code == 503:
                     time.sleep(float(resp.headers.get("retry-after", 1)) / 10)  # back off (shortened here)
 
-    def probe() -> None:
-        with httpx.Client(base_url=url, timeout=30) as c:
-            while time.monotonic() < stop:
+    def _count(self, resp: httpx.Response) -> None:
+        """A context answer counted: a 200, or a 503 ``overloaded`` with ``Retry-After``; anything else is a problem."""
+        with self.lock:
+            self.outcomes[str(resp.status_code)] += 1
+            if resp.status_code == 503:
+                if "retry-after" not in resp.headers or resp.json()["error"]["code"] != "overloaded":
+                    self.problems.append(f"503 without Retry-After: {resp.text[:200]}")
+            elif resp.status_code != 200:
+                self.problems.append(f"{resp.status_code}: {resp.text[:200]}")
+
+    def probe(self) -> None:
+        with httpx.Client(base_url=self.url, timeout=30) as c:
+            while time.monotonic() < self.stop:
                 t0 = time.perf_counter()
                 resp = c.get("/v1/health")
-                health_s.append(time.perf_counter() - t0)
+                self.health_s.append(time.perf_counter() - t0)
                 if resp.status_code != 200:
-                    problems.append(f"health {resp.status_code}")
+                    self.problems.append(f"health {resp.status_code}")
                 time.sleep(0.05)
 
-    def idle_reuse() -> None:
+    def idle_reuse(self) -> None:
         """The dropped connections of issue 12 (ReadError): a client reused a keep-alive connection
         just as uvicorn's 5 s idle timeout closed it (httpx keeps idle connections 5 s too). folio
         serve keeps them 75 s, so a connection idle for longer than 5 s still answers."""
         import http.client
 
-        conn = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=30)
+        conn = http.client.HTTPConnection("127.0.0.1", int(self.url.rsplit(":", 1)[1]), timeout=30)
         try:
             for i in range(2):
                 if i:
@@ -108,18 +116,23 @@ def test_load_with_health_probes(served: tuple[str, Path]) -> None:  # noqa: C90
                 resp = conn.getresponse()
                 resp.read()
                 if resp.status != 200:
-                    problems.append(f"idle reuse: {resp.status}")
+                    self.problems.append(f"idle reuse: {resp.status}")
         except (OSError, http.client.HTTPException) as e:
-            problems.append(f"idle keep-alive connection dropped: {type(e).__name__}: {e}")
+            self.problems.append(f"idle keep-alive connection dropped: {type(e).__name__}: {e}")
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=asker, args=(i,)) for i in range(CLIENTS)]
-    threads += [threading.Thread(target=probe), threading.Thread(target=idle_reuse)]
+
+def test_load_with_health_probes(served: tuple[str, Path]) -> None:
+    url, server_log = served
+    load = _Load(url)
+    threads = [threading.Thread(target=load.asker, args=(i,)) for i in range(CLIENTS)]
+    threads += [threading.Thread(target=load.probe), threading.Thread(target=load.idle_reuse)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(60)
+    outcomes, problems, health_s = load.outcomes, load.problems, load.health_s
     health_s.sort()
     p99 = health_s[min(len(health_s) - 1, int(len(health_s) * 0.99))]
     print(

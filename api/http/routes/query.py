@@ -6,6 +6,7 @@ event loop stays free for ``/v1/health`` and uploads."""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel
@@ -23,20 +24,29 @@ from folio.assembly.types import ContextPackage, VerifyReport
 router = APIRouter(tags=["query"], dependencies=[Depends(require_key)], route_class=ForwardedJSON)
 
 
-async def _run(op: str, req: BaseModel, request: Request, pool: QueryPool, folio: Folio,  # noqa: PLR0913
-               collections: frozenset[str] | None) -> Response:
-    """``op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
+@dataclass(frozen=True)
+class _Question:
+    """One call of a query endpoint: the operation (a key of ``OPS``), its validated request, and the
+    collections the caller's key sees (None: all)."""
+
+    op: str
+    req: BaseModel
+    collections: frozenset[str] | None
+
+
+async def _run(question: _Question, request: Request, pool: QueryPool, folio: Folio) -> Response:
+    """``question.op`` on the query pool (a worker process, or a thread of this one); the JSON is built there:
     FastAPI would encode an ``async def`` route's return value on the event loop, where a large
     package would hold up every other request. A large body goes to the worker process as it came; without
     worker processes, a large package to verify was answered where it was parsed (``answered_apart``)."""
     answered = answered_apart(request)
     if answered is not None:
         return Response(answered, media_type="application/json")
-    fn = OPS[op][1]
-    local = functools.partial(fn, req, folio, collections)
+    fn = OPS[question.op][1]
+    local = functools.partial(fn, question.req, folio, question.collections)
     forwarded = forwarded_body(request)
-    req_json = forwarded if forwarded is not None else req.model_dump_json() if pool.processes else ""
-    body = await pool.run_query(op, req_json, collections, local)
+    req_json = forwarded if forwarded is not None else question.req.model_dump_json() if pool.processes else ""
+    body = await pool.run_query(question.op, req_json, question.collections, local)
     return Response(body, media_type="application/json")
 
 
@@ -50,7 +60,7 @@ async def search(
     req: SearchRequest, request: Request, folio: FolioDep, pool: QueryPoolDep, caller: CallerDep,
 ) -> Response:
     """Hits only from the collections the key sees; naming a document elsewhere is a 404."""
-    return await _run("search", req, request, pool, folio, caller.collections)
+    return await _run(_Question("search", req, caller.collections), request, pool, folio)
 
 
 @router.post(
@@ -70,7 +80,7 @@ async def context(
     ``window_before``, ``order``, ``include_images`` ...); ``retrieval_strategy``, ``k`` and
     ``rerank`` steer retrieval. ``budget.used`` counts the whole rendered prompt. ``tokenizer``
     names one of the server's tokenizers, never a path."""
-    return await _run("context", req, request, pool, folio, caller.collections)
+    return await _run(_Question("context", req, caller.collections), request, pool, folio)
 
 
 @router.post(
@@ -88,4 +98,4 @@ async def verify(
 ) -> Response:
     """A ``context_request`` is built within the key's collections; a ``package`` sent in is
     checked as it is (it reads nothing from the store)."""
-    return await _run("verify", req, request, pool, folio, caller.collections)
+    return await _run(_Question("verify", req, caller.collections), request, pool, folio)
