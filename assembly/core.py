@@ -27,7 +27,9 @@ from folio.assembly.dedupe import dedupe
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.items import breakdown, context_item, lines_of
 from folio.assembly.manifest import manifest, refusal_reason, retrieval_info
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.order import order_items
+from folio.assembly.package import BudgetInfo, ContextPackage, PromptOut
 from folio.assembly.packing.breadth import pack_breadth
 from folio.assembly.packing.candidates import Cand, make_candidates, reopen
 from folio.assembly.packing.compress import Compressor, compress_rest
@@ -49,7 +51,6 @@ from folio.assembly.prompt import Block, build_prompt, count_prompt
 from folio.assembly.relevance import NO_FOCUS, Focus, focus
 from folio.assembly.room import Frame, frame_of, page_cap, parent_cap, window_tokens
 from folio.assembly.selection import Found, apply_caps, expand_hits
-from folio.assembly.types import AssemblyOptions, BudgetInfo, ContextPackage, PromptOut
 from folio.assembly.wholedoc import after_every_hit, whole_documents
 from folio.assembly.words import content_words
 from folio.kernel.errors import InvalidRequest

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from folio.assembly.lines import Sent, item_lines, viewer_url
+from folio.assembly.package import Breakdown, ContextItem, LineOut
 from folio.assembly.packing.candidates import Cand, section_of
 from folio.assembly.render import locators_of
 from folio.assembly.room import Frame
-from folio.assembly.types import Breakdown, ContextItem, LineOut
 from folio.assembly.words import content_words
 from folio.kernel.hit import Hit
 from folio.kernel.index import RegionSource

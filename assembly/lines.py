@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from urllib.parse import quote
 
-from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines, VerifyReport
+from folio.assembly.package import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines, VerifyReport
 from folio.assembly.verify import strip_citations
 from folio.assembly.words import content_words
 from folio.kernel.index import RegionSource

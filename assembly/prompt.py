@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from folio.assembly.types import AssemblyOptions, BlockFormat, PromptOut
+from folio.assembly.options import AssemblyOptions, BlockFormat
+from folio.assembly.package import PromptOut
 from folio.kernel.hit import Modality
 
 MESSAGE_OVERHEAD = 3

@@ -373,7 +373,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------ verify
 def cmd_verify(args: argparse.Namespace) -> int:
     from folio.assembly import verify_answer
-    from folio.assembly.types import ContextPackage
+    from folio.assembly.package import ContextPackage
 
     try:
         package = ContextPackage.model_validate_json(Path(args.package).read_text(encoding="utf-8"))

@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from folio.assembly.expansion.expander import Expander
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.packing.candidates import Cand, drop_repeats, fallback, grow, truncate_table
-from folio.assembly.types import AssemblyOptions
 from folio.kernel.model import Region
 
 

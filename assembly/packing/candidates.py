@@ -24,10 +24,11 @@ from folio.assembly.budget import image_pixels, image_token_cost
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.expansion.tables import fitted_rows, table_text
 from folio.assembly.expansion.units import Unit
+from folio.assembly.options import AssemblyOptions, BlockFormat
+from folio.assembly.package import CandidateStatus
 from folio.assembly.packing.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
 from folio.assembly.prompt import block_open
 from folio.assembly.render import Body, paragraphs_body, truncations
-from folio.assembly.types import AssemblyOptions, BlockFormat, CandidateStatus
 from folio.kernel.hit import Hit
 from folio.kernel.model import Region
 

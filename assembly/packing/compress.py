@@ -39,9 +39,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.packing.fallback import carried
 from folio.assembly.render import Body
-from folio.assembly.types import AssemblyOptions
 from folio.assembly.words import content_words, coverage_of
 from folio.kernel.model import Region
 

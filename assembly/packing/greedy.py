@@ -14,9 +14,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import islice
 
 from folio.assembly.expansion.expander import Expander
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.packing.candidates import FLOOR_SLACK, Cand, drop_repeats, fallback, truncate
 from folio.assembly.packing.nesting import added_by_documents
-from folio.assembly.types import AssemblyOptions
 from folio.kernel.hit import Hit
 from folio.kernel.model import Region
 

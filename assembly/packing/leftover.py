@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.packing.candidates import Cand, carried_pages, drop_repeats, truncate
-from folio.assembly.types import AssemblyOptions
 from folio.kernel.hit import Hit
 
 

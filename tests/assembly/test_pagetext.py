@@ -9,7 +9,7 @@ import pymupdf
 from folio.assembly import assemble
 from folio.assembly.budget import get_counter
 from folio.assembly.expansion.pagetext import compact_page, figure_rows, table_rows
-from folio.assembly.types import AssemblyOptions
+from folio.assembly.options import AssemblyOptions
 from folio.ingest.pdf.parse import parse_pdf
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region

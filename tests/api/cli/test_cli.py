@@ -9,7 +9,7 @@ import pytest
 
 from folio.api.cli import main
 from folio.assembly import AssemblyOptions, assemble
-from folio.assembly.types import Strategy
+from folio.assembly.options import Strategy
 from folio.kernel.hit import RetrievalStrategy
 from folio.kernel.index import RegionIndex
 from tests.assembly.builders import by_kind, hit, make_doc
