@@ -60,7 +60,7 @@ from folio.api.service.llm import ChatClient, client_from_settings
 from folio.api.service.model_calls import ModelCalls
 from folio.api.service.responses import hit_out, region_out
 from folio.assembly import verify_answer
-from folio.assembly.types import ContextPackage, VerifyReport
+from folio.assembly.package import ContextPackage, VerifyReport
 from folio.ingest.storage.objstore import storage_options
 from folio.ingest.storage.sql import DEFAULT_COLLECTION, check_collection
 from folio.ingest.storage.store import Store

@@ -6,7 +6,7 @@ are ``{data, count}``; every error is ``ErrorResponse``.
 
 The requests are one tree of options: ``RetrievalOptions`` (what to retrieve) is shared by ``SearchRequest``,
 ``ContextRequest`` and ``AnswerRequest``, and ``ContextRequest`` is built from the groups of
-``assembly.types.AssemblyOptions`` (its budget group as ``BudgetRequest``), so that every assembly option is
+``assembly.options.AssemblyOptions`` (its budget group as ``BudgetRequest``), so that every assembly option is
 accepted at the top level of the request and documented in OpenAPI without a second copy of its default;
 a request only adds upper bounds (``_option``).
 """
@@ -20,18 +20,18 @@ from typing import Annotated, Any, Literal, Self
 from annotated_types import Ge, Le, MaxLen
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from folio.assembly.types import (
+from folio.assembly.options import (
     MAX_TEMPLATE_CHARS,
     AssemblyOptions,
     BudgetOptions,
     CompressionOptions,
-    ContextPackage,
     ExpansionOptions,
     OrderingOptions,
     PackingOptions,
     RenderOptions,
     SelectionOptions,
 )
+from folio.assembly.package import ContextPackage
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Modality, RetrievalStrategy
 from folio.kernel.model import COORD_CONVENTION, BBox, RegionKind

@@ -11,14 +11,8 @@ answer's citations afterwards.
 """
 
 from folio.assembly.core import assemble
-from folio.assembly.types import (
-    AssemblyOptions,
-    ContextItem,
-    ContextPackage,
-    ImageTokens,
-    ManifestEntry,
-    VerifyReport,
-)
+from folio.assembly.options import AssemblyOptions, ImageTokens
+from folio.assembly.package import ContextItem, ContextPackage, ManifestEntry, VerifyReport
 from folio.assembly.verify import verify_answer
 
 __all__ = [

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from folio.assembly.types import ImageTokens
+from folio.assembly.options import ImageTokens
 from folio.kernel.model import Region
 from folio.kernel.tokens import Tokenizer, get_tokenizer
 

@@ -27,10 +27,12 @@ from folio.assembly.dedupe import dedupe
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.items import breakdown, context_item, lines_of
 from folio.assembly.manifest import manifest, refusal_reason, retrieval_info
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.order import order_items
+from folio.assembly.package import BudgetInfo, ContextPackage, PromptOut
 from folio.assembly.packing.breadth import pack_breadth
-from folio.assembly.packing.candidates import Cand, make_candidates, reopen
-from folio.assembly.packing.compress import Compressor, compress_rest
+from folio.assembly.packing.candidates import Cand, Fitting, make_candidates
+from folio.assembly.packing.compress import Compressor, Tail, compress_rest
 from folio.assembly.packing.compress import reserve as compress_reserve
 from folio.assembly.packing.greedy import pack_greedy
 from folio.assembly.packing.leftover import truncate_rest
@@ -49,7 +51,6 @@ from folio.assembly.prompt import Block, build_prompt, count_prompt
 from folio.assembly.relevance import NO_FOCUS, Focus, focus
 from folio.assembly.room import Frame, frame_of, page_cap, parent_cap, window_tokens
 from folio.assembly.selection import Found, apply_caps, expand_hits
-from folio.assembly.types import AssemblyOptions, BudgetInfo, ContextPackage, PromptOut
 from folio.assembly.wholedoc import after_every_hit, whole_documents
 from folio.assembly.words import content_words
 from folio.kernel.errors import InvalidRequest
@@ -83,8 +84,9 @@ def assemble(  # noqa: PLR0913
     names = dict(filenames or {})
     notes = list(retrieval_notes)
     judged = focus(query, by_priority(hits), source) if options.document_focus == "auto" else NO_FOCUS
-    plan = _plan(query, hits, source, options, names, count, counter.name, compressor, notes, judged)
-    frame, found, cands, packable = plan.frame, plan.found, plan.cands, plan.packable
+    job = _Job(query, hits, source, names, count, counter.name, judged)
+    plan = _plan(job, options, compressor, notes)
+    frame, found, packable = plan.frame, plan.found, plan.packable
     shits = found.shits
     packed = order_items(
         [c for c in packable if c.status in ("included", "truncated")],
@@ -93,9 +95,8 @@ def assemble(  # noqa: PLR0913
         position=_position,
         how=options.order,
     )
-    reason = refusal_reason(hits, found.fate, cands, frame.room) if not packed else None
-    prompt, used, packed, reason = _render(query, options, packed, cands, reason, frame, count)
-    entries, excluded = manifest(shits, found.fate, found.unit_of, cands, found.regions)
+    prompt, used, packed, reason = _render(job, options, plan, packed)
+    entries, excluded = manifest(shits, found.fate, found.unit_of, plan.cands, found.regions)
     return ContextPackage(
         query=query,
         budget=BudgetInfo(limit=frame.limit, used=used, tokenizer=counter.name,
@@ -113,6 +114,21 @@ def assemble(  # noqa: PLR0913
     )
 
 
+@dataclass(frozen=True)
+class _Job:
+    """What every packing of one request shares, at any budget: the question, the hits, their source, the
+    file names by version, the token counter and its tokenizer's name, and the cross-document verdict on the
+    hits (``assembly.relevance``)."""
+
+    query: str
+    hits: Sequence[Hit]
+    source: RegionSource
+    names: Mapping[str, str]
+    count: Callable[[str], int]
+    tokenizer: str
+    judged: Focus
+
+
 @dataclass
 class _Plan:
     """One packing of the hits at one budget: the frame, what expansion found, the candidates and the
@@ -124,43 +140,44 @@ class _Plan:
     packable: list[Cand]
 
 
-def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, names: Mapping[str, str],  # noqa: PLR0913
-          count: Callable[[str], int], tokenizer: str, compressor: Compressor | None, notes: list[str],
-          judged: Focus) -> _Plan:
-    """Expand, dedupe, prioritise and pack ``hits`` at ``options``' budget; with ``nested`` budgets, the
+def _plan(job: _Job, options: AssemblyOptions, compressor: Compressor | None, notes: list[str]) -> _Plan:
+    """Expand, dedupe, prioritise and pack ``job``'s hits at ``options``' budget; with ``nested`` budgets, the
     pages covered at half the budget stay covered: packed in priority order with room kept for them, or with
     them first, whichever keeps more of them, when that is more than plain greedy keeps
-    (``assembly.packing.nesting``). ``judged`` is the cross-document verdict on the hits
+    (``assembly.packing.nesting``). ``job.judged`` is the cross-document verdict on the hits
     (``assembly.relevance``), the same at every budget."""
-    frame = frame_of(query, options, count)
-    shits, expander = _expander(query, hits, source, options, frame, count, tokenizer)
-    if options.whole_documents and options.packing == "greedy" and not judged.off_topic:
-        kept = [h for h in hits if h.doc_id not in judged.weak_docs]  # a weak document is not made whole
-        more = after_every_hit(whole_documents(kept, source, frame.room, count,
+    hits, count = job.hits, job.count
+    frame = frame_of(job.query, options, count)
+    shits, expander = _expander(job, hits, options, frame)
+    if options.whole_documents and options.packing == "greedy" and not job.judged.off_topic:
+        kept = [h for h in hits if h.doc_id not in job.judged.weak_docs]  # a weak document is not made whole
+        more = after_every_hit(whole_documents(kept, job.source, frame.room, count,
                                                lambda p: expander.structure.sent_page(p).text), len(kept), hits)
         if len(more) > len(kept):
-            shits, expander = _expander(query, [*hits, *more[len(kept):]], source, options, frame, count, tokenizer)
-    found = expand_hits(shits, expander, options, judged, query)
+            shits, expander = _expander(job, [*hits, *more[len(kept):]], options, frame)
+    found = expand_hits(shits, expander, options, job.judged, job.query)
+    fit = Fitting(options, expander, found.shits, found.regions, count, frame.close_tokens)
+    tail = Tail(job.query, frame.room, compressor if options.compress == "llm" else None, notes)
     survivors, bodies = prioritise(dedupe(found.units), options)
-    cands = make_candidates(survivors, bodies, options, names, count, frame.close_tokens)
+    cands = make_candidates(survivors, bodies, fit, job.names)
     packable = apply_caps(cands, options)
-    _pack(packable, query, options, frame, expander, found, count, compressor, notes)
+    _pack(packable, fit, tail)
     plan = _Plan(frame, found, cands, packable)
     if nests(options, frame.room):
         half = options.model_copy(update={"budget": options.limit // 2, "context_window": None})
-        below = _plan(query, hits, source, half, names, count, tokenizer, None, [], judged)
+        below = _plan(job, half, None, [])
         must = page_costs([c for c in below.packable if not added_by_documents(c, below.found.shits)])
         if not set(must) <= text_pages(packable):
-            ranked = make_candidates(survivors, bodies, options, names, count, frame.close_tokens)
+            ranked = make_candidates(survivors, bodies, fit, job.names)
             in_rank = apply_caps(ranked, options)  # priority order, room kept for the carried pages
             keeps, hard = priority_keeps(in_rank, must)
-            _pack(in_rank, query, options, frame, expander, found, count, compressor, notes, keeps, hard)
+            _pack(in_rank, fit, tail, keeps, hard)
             if set(must) <= text_pages(in_rank):  # all carried: no other order keeps more
                 return _Plan(frame, found, ranked, in_rank)
-            again = make_candidates(survivors, bodies, options, names, count, frame.close_tokens)
+            again = make_candidates(survivors, bodies, fit, job.names)
             first = apply_caps(again, options)
             order, keeps = nest_order(first, must)  # the carried pages first
-            _pack(order, query, options, frame, expander, found, count, compressor, notes, keeps)
+            _pack(order, fit, tail, keeps)
             held = {way: len(must.keys() & text_pages(cs)) for way, cs in
                     (("rank", in_rank), ("nest", order), ("plain", packable))}
             if held["rank"] >= held["nest"] and held["rank"] > held["plain"]:
@@ -170,12 +187,11 @@ def _plan(query: str, hits: Sequence[Hit], source: RegionSource, options: Assemb
     return plan
 
 
-def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: AssemblyOptions, frame: Frame,  # noqa: PLR0913
-              count: Callable[[str], int], tokenizer: str) -> tuple[list[Hit], Expander]:
-    """The hits in priority order and the expander for them at this frame's room."""
+def _expander(job: _Job, hits: Sequence[Hit], options: AssemblyOptions, frame: Frame) -> tuple[list[Hit], Expander]:
+    """``hits`` in priority order and the expander for them at this frame's room."""
     shits = by_priority(hits)
-    expander = Expander(source, options, count, parent_cap(options, frame.room), tokenizer,
-                        query_words=content_words(query), hit_ids=frozenset(h.region_id for h in hits),
+    expander = Expander(job.source, options, job.count, parent_cap(options, frame.room), job.tokenizer,
+                        query_words=content_words(job.query), hit_ids=frozenset(h.region_id for h in hits),
                         page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
                         page_hits=_page_hits(shits))
     return shits, expander
@@ -191,19 +207,17 @@ def _page_hits(shits: Sequence[Hit]) -> dict[tuple[str, int], int]:
     return out
 
 
-def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: Frame, ex: Expander, found: Found,  # noqa: PLR0913
-          count: Callable[[str], int], compressor: Compressor | None = None, notes: list[str] | None = None,
-          keeps: Sequence[int] | None = None, hard: Collection[int] = ()) -> None:
-    """Set each candidate's status: greedy (with fallbacks and the compressed tail) or monotone packing,
-    then structural truncation into what is left when asked. ``keeps``: greedy, the tokens to leave free
-    after each candidate (``packing.nesting``)."""
-    room, close_tokens, shits = frame.room, frame.close_tokens, found.shits
+def _pack(packable: Sequence[Cand], fit: Fitting, tail: Tail, keeps: Sequence[int] | None = None,
+          hard: Collection[int] = ()) -> None:
+    """Set each candidate's status in the evidence room (``tail.room``): greedy (with fallbacks and the
+    compressed tail) or monotone packing, then structural truncation into what is left when asked.
+    ``keeps``: greedy, the tokens to leave free after each candidate (``packing.nesting``)."""
+    o, room = fit.o, tail.room
     if o.packing == "greedy":
         held = compress_reserve(o, room, packable)  # room for the compressed tail (packing.compress)
-        slack = held + pack_greedy(packable, room - held, o, ex, shits, found.regions, count, close_tokens, keeps,
-                                   hard)
+        slack = held + pack_greedy(packable, room - held, fit, keeps, hard)
     elif o.packing == "breadth":
-        slack = pack_breadth(packable, room, o, ex, found.regions, count, close_tokens)
+        slack = pack_breadth(packable, room, fit)
     else:
         costs = [c.cost for c in packable]
         fits = pack_monotone(costs, room) if room > 0 else [False] * len(costs)
@@ -213,16 +227,18 @@ def _pack(packable: Sequence[Cand], query: str, o: AssemblyOptions, frame: Frame
                 c.status = "included"
                 slack -= c.cost
     if o.structural_truncation and room > 0:
-        slack = truncate_rest(packable, slack, o, shits, count, close_tokens, ex.query_words)
+        slack = truncate_rest(packable, slack, fit)
     if o.compress != "off" and o.packing == "greedy" and room > 0:
-        compress_rest(packable, slack, room, query, shits, found.regions, count, close_tokens, reopen,
-                      compressor if o.compress == "llm" else None, notes)
+        compress_rest(packable, slack, fit, tail)
 
 
-def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Sequence[Cand], reason: str | None,  # noqa: PLR0913
-            frame: Frame, count: Callable[[str], int]) -> tuple[PromptOut, int, list[Cand], str | None]:
-    """The prompt of the packed items and its exact token count; refuses (no evidence) when it would
-    exceed the limit, and sends nothing when even the prompt without evidence does not fit."""
+def _render(job: _Job, options: AssemblyOptions, plan: _Plan,
+            packed: list[Cand]) -> tuple[PromptOut, int, list[Cand], str | None]:
+    """The prompt of the packed items and its exact token count, and why the package is refused when nothing
+    is packed; refuses (no evidence) when the prompt would exceed the limit, and sends nothing when even the
+    prompt without evidence does not fit."""
+    query, count, frame = job.query, job.count, plan.frame
+    reason = refusal_reason(job.hits, plan.found.fate, plan.cands, frame.room) if not packed else None
     limit = frame.limit
     blocks = [Block(c.open, c.body.text, c.image_url) for c in packed]
     prompt = build_prompt(options, query, blocks, not packed)
@@ -231,7 +247,7 @@ def _render(query: str, options: AssemblyOptions, packed: list[Cand], cands: Seq
         if packed:  # cannot happen: costs are exact; kept as a hard guard
             log.error("assembled prompt %d > limit %d; refusing", used, limit)
             packed, reason = [], "internal accounting error"
-            for c in cands:
+            for c in plan.cands:
                 if c.status in ("included", "truncated"):
                     c.status = "excluded_budget"
             prompt = build_prompt(options, query, [], True)

@@ -133,7 +133,7 @@ def _same_key(alive: list[Unit], units: Sequence[Unit]) -> None:
                 first.expansions = (first.expansions - {"page_text", "page_paragraphs"}) | {"page_image"}
 
 
-def _page_excerpts(alive: list[Unit], units: Sequence[Unit]) -> None:  # noqa: C901
+def _page_excerpts(alive: list[Unit], units: Sequence[Unit]) -> None:
     """1b. Page excerpts: into the whole page when it is sent as text, else unioned per page; a page sent as
     its best paragraphs goes into the excerpt of a hit on it (the excerpt is centred on what matched)."""
     whole = {u.regions[0].region_id: u for u in alive if u.kind == "page" and u.excerpt is None and not u.image
@@ -148,31 +148,36 @@ def _page_excerpts(alive: list[Unit], units: Sequence[Unit]) -> None:  # noqa: C
             else:
                 excerpts[page_id].append(u)
     for page_id, group in excerpts.items():
-        group.sort(key=lambda x: x.excerpt or (0, 0))
-        cur: Unit | None = None
-        for u in group:
-            assert u.excerpt is not None
-            if cur is not None and cur.excerpt is not None and _bridgeable(cur.regions[0].text, cur.excerpt[1],
-                                                                           u.excerpt[0]):
-                lo, hi = cur.excerpt[0], max(cur.excerpt[1], u.excerpt[1])
-                keep, drop = (cur, u) if _prio(cur) <= _prio(u) else (u, cur)
-                _absorb(keep, drop)
-                keep.excerpt = (lo, hi)
-                cur = keep
-            else:
-                cur = u
-        live = [u for u in group if u.merged_into is None]
-        if len(live) > 1:  # one page, one item: further slices travel with the strongest, gaps marked
-            best = min(live, key=_prio)
-            for u in live:
-                if u is not best:
-                    _absorb(best, u)
-            assert best.excerpt is not None
-            best.more_excerpts = sorted(x.excerpt for x in live if x is not best and x.excerpt is not None)
-            live = [best]
-        paras_unit = by_paras.get(page_id)
-        if paras_unit is not None and live:
-            _absorb(live[0], paras_unit)
+        _merge_excerpts(group, by_paras.get(page_id))
+
+
+def _merge_excerpts(group: list[Unit], paras_unit: Unit | None) -> None:
+    """The excerpts of one page: those close enough to bridge merge, the rest travel with the strongest; the
+    page's best-paragraphs unit (``paras_unit``) goes into what is left."""
+    group.sort(key=lambda x: x.excerpt or (0, 0))
+    cur: Unit | None = None
+    for u in group:
+        assert u.excerpt is not None
+        if cur is not None and cur.excerpt is not None and _bridgeable(cur.regions[0].text, cur.excerpt[1],
+                                                                       u.excerpt[0]):
+            lo, hi = cur.excerpt[0], max(cur.excerpt[1], u.excerpt[1])
+            keep, drop = (cur, u) if _prio(cur) <= _prio(u) else (u, cur)
+            _absorb(keep, drop)
+            keep.excerpt = (lo, hi)
+            cur = keep
+        else:
+            cur = u
+    live = [u for u in group if u.merged_into is None]
+    if len(live) > 1:  # one page, one item: further slices travel with the strongest, gaps marked
+        best = min(live, key=_prio)
+        for u in live:
+            if u is not best:
+                _absorb(best, u)
+        assert best.excerpt is not None
+        best.more_excerpts = sorted(x.excerpt for x in live if x is not best and x.excerpt is not None)
+        live = [best]
+    if paras_unit is not None and live:
+        _absorb(live[0], paras_unit)
 
 
 def _page_tables(alive: list[Unit], units: Sequence[Unit]) -> None:
@@ -275,13 +280,22 @@ def _page_images(alive: list[Unit], units: Sequence[Unit]) -> None:
                 break
 
 
-def _text_pages(alive: list[Unit], units: Sequence[Unit]) -> None:  # noqa: C901
+def _text_pages(alive: list[Unit], units: Sequence[Unit]) -> None:
     """6. A whole-text page repeats the spans on it: keep the precise span instead; a promoted page
     takes the spans lying wholly on it."""
     text_pages = [u for u in alive if u.kind == "page" and not u.image and not u.paras and not u.absorbed
                   and u.excerpt is None]
     if not text_pages:
         return
+    spans_by_page = _spans_by_page(alive)
+    for p in text_pages:
+        on_page = spans_by_page.get((p.doc_id, p.version_id, p.regions[0].first_page))
+        if on_page:
+            _text_page(p, on_page)
+
+
+def _spans_by_page(alive: Sequence[Unit]) -> dict[tuple[str, str, int], list[Unit]]:
+    """The spans by (document, version, page) of each page their sentences lie on."""
     spans_by_page: dict[tuple[str, str, int], list[Unit]] = defaultdict(list)
     for s in alive:
         if s.kind != "span" or s.view is None:
@@ -289,17 +303,19 @@ def _text_pages(alive: list[Unit], units: Sequence[Unit]) -> None:  # noqa: C901
         pages_of_span = {loc.page for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators}
         for pno in pages_of_span:
             spans_by_page[(s.doc_id, s.version_id, pno)].append(s)
-    for p in text_pages:
-        on_page = spans_by_page.get((p.doc_id, p.version_id, p.regions[0].first_page))
-        if not on_page:
-            continue
-        if p.promoted:
-            pno = p.regions[0].first_page
-            for s in on_page:
-                if s.merged_into is None and s.view is not None and not s.full and all(
-                        loc.page == pno for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators):
-                    _absorb(p, s)
-            continue
-        live = [s for s in on_page if s.merged_into is None]
-        if live:
-            _absorb(min(live, key=_prio), p)
+    return spans_by_page
+
+
+def _text_page(p: Unit, on_page: Sequence[Unit]) -> None:
+    """Whole-text page ``p`` and the spans on it: a promoted page takes those lying wholly on it; else the
+    strongest live span takes the page."""
+    if p.promoted:
+        pno = p.regions[0].first_page
+        for s in on_page:
+            if s.merged_into is None and s.view is not None and not s.full and all(
+                    loc.page == pno for r in s.view.sentences[s.lo : s.hi + 1] for loc in r.locators):
+                _absorb(p, s)
+        return
+    live = [s for s in on_page if s.merged_into is None]
+    if live:
+        _absorb(min(live, key=_prio), p)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from folio.assembly.lines import Sent, item_lines, viewer_url
+from folio.assembly.lines import PackedItem, Sent, item_lines, viewer_url
+from folio.assembly.package import Breakdown, ContextItem, LineOut
 from folio.assembly.packing.candidates import Cand, section_of
 from folio.assembly.render import locators_of
 from folio.assembly.room import Frame
-from folio.assembly.types import Breakdown, ContextItem, LineOut
 from folio.assembly.words import content_words
 from folio.kernel.hit import Hit
 from folio.kernel.index import RegionSource
@@ -65,8 +65,8 @@ def lines_of(c: Cand, regions: Mapping[int, Region], source: RegionSource, query
                 if i in regions and (c.carried is None or i in c.carried)]
     b = c.body
     sent = Sent.of(b.text or (_alt_text(c) or ""), image=c.image_url is not None)
-    return item_lines(triggers, [r.region_id for r in b.regions], [p for p in b.pages if p], sent,
-                      content_words(query), source)
+    item = PackedItem([r.region_id for r in b.regions], [p for p in b.pages if p], sent)
+    return item_lines(triggers, item, content_words(query), source)
 
 
 def _alt_text(c: Cand) -> str | None:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from urllib.parse import quote
 
-from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines, VerifyReport
+from folio.assembly.package import MAX_ITEM_LINES, ContextItem, LineOut, SentenceLines, VerifyReport
 from folio.assembly.verify import strip_citations
 from folio.assembly.words import content_words
 from folio.kernel.index import RegionSource
@@ -185,10 +185,20 @@ def _shared(words: frozenset[str], units: Sequence[Region], need: int) -> list[t
     return [(-t[0], t[3]) for t in scored]
 
 
-def item_lines(triggers: Sequence[Region], region_ids: Sequence[str], pages: Sequence[int], sent: Sent,  # noqa: PLR0913
-               query_words: frozenset[str], source: RegionSource) -> list[LineOut]:
+@dataclass(frozen=True)
+class PackedItem:
+    """A packed item as its lines are looked for: the ids of the regions it sends, its pages and what it sent."""
+
+    region_ids: Sequence[str]
+    pages: Sequence[int]
+    sent: Sent
+
+
+def item_lines(triggers: Sequence[Region], item: PackedItem, query_words: frozenset[str],
+               source: RegionSource) -> list[LineOut]:
     """``ContextItem.lines`` for one packed item (module docstring); ``triggers`` are the regions of the
     item's carried hits in priority order (the first ``ITEM_TRIGGERS`` that give lines count)."""
+    region_ids, pages, sent = item.region_ids, item.pages, item.sent
     out: list[LineOut] = []
     seen: set[tuple[int, tuple[float, ...]]] = set()
     units: list[Region] | None = None

@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from folio.assembly.expansion.units import Unit
+from folio.assembly.package import Coverage, ExcludedEntry, ManifestEntry, PageRefOut, RetrievalHitOut, RetrievalInfo
 from folio.assembly.packing.candidates import Cand
-from folio.assembly.types import Coverage, ExcludedEntry, ManifestEntry, PageRefOut, RetrievalHitOut, RetrievalInfo
 from folio.kernel.hit import Hit
 from folio.kernel.index import RegionSource
 from folio.kernel.model import Region

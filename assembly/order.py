@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from folio.assembly.types import Order
+from folio.assembly.options import Order
 
 T = TypeVar("T")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from folio.assembly.expansion.units import Unit
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.render import Body, body_of
-from folio.assembly.types import AssemblyOptions
 from folio.assembly.words import content_words, coverage_of, jaccard
 from folio.kernel.hit import Hit
 

@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from folio.assembly.types import AssemblyOptions, BlockFormat, PromptOut
+from folio.assembly.options import AssemblyOptions, BlockFormat
+from folio.assembly.package import PromptOut
 from folio.kernel.hit import Modality
 
 MESSAGE_OVERHEAD = 3
@@ -77,10 +78,20 @@ def pages_label(pages: Sequence[int]) -> str:
     return "pp." + ",".join(str(p) for p in pages)
 
 
-def block_open(cid: str, modality: Modality, filename: str, pages: Sequence[int], section: str | None,  # noqa: PLR0913
-               fmt: BlockFormat = "compact") -> str:
+@dataclass(frozen=True)
+class BlockSource:
+    """Where a block's text comes from, as its open line names it: the file (empty: not named), the pages and
+    the section."""
+
+    filename: str
+    pages: Sequence[int]
+    section: str | None
+
+
+def block_open(cid: str, modality: Modality, where: BlockSource, fmt: BlockFormat = "compact") -> str:
     """The line that opens a block: ``[S1] manual.pdf p.12 | Priority incidents`` (compact) or
     ``<block id="S1" type="text" source="manual.pdf p.12" section="Priority incidents">`` (tagged)."""
+    filename, pages, section = where.filename, where.pages, where.section
     if fmt == "compact":
         sec = f" | {_attr(section)}" if section else ""
         src = f"{_attr(filename)} " if filename else ""

@@ -101,7 +101,7 @@ def focus(query: str, hits: Sequence[Hit], source: RegionSource) -> Focus:
         reason = _off_topic(words, max(dense.values()))
         if reason:
             return Focus({}, reason)
-    weak = _weak_docs(hits[0].doc_id, docs, referred, lex, dense, words)
+    weak = _weak_docs(hits, referred, lex, dense, words)
     return Focus(weak, named=_named(hits, weak.keys()))
 
 
@@ -119,8 +119,11 @@ def _named(hits: Sequence[Hit], weak: Iterable[str]) -> frozenset[tuple[str, int
     return frozenset(refs & found)
 
 
-def _weak_docs(top: str, docs: set[str], referred: set[str], lex: dict[str, float],  # noqa: PLR0913
-               dense: dict[str, float], words: _Words) -> dict[str, str]:
+def _weak_docs(hits: Sequence[Hit], referred: set[str], lex: dict[str, float], dense: dict[str, float],
+               words: _Words) -> dict[str, str]:
+    """The documents of ``hits`` (in priority order) weaker than the first hit's, each with why; ``referred``:
+    the documents a reference in the question found, ``lex`` and ``dense`` each document's best scores."""
+    top, docs = hits[0].doc_id, {h.doc_id for h in hits}
     top_lex, top_dense = max(lex.values(), default=0.0), max(dense.values(), default=0.0)
     most = max(words.per_doc.values(), default=0)
     weak: dict[str, str] = {}

@@ -14,7 +14,7 @@ from folio.assembly.expansion.pagetext import page_title
 from folio.assembly.expansion.sections import SectionView
 from folio.assembly.expansion.tables import left_out_note, ranked_rows, split_table, table_markdown, table_text
 from folio.assembly.expansion.units import Unit
-from folio.assembly.types import LocatorOut
+from folio.assembly.package import LocatorOut
 from folio.kernel.model import BBox, Region
 
 

@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.prompt import CONTEXT_HEADER, block_close, message_overhead, question_part, system_text
-from folio.assembly.types import AssemblyOptions
 
 PARENT_FLOOR = 256
 WINDOW_FLOOR = 96

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.expansion.units import Unit
 from folio.assembly.navigation import asks_for, why_left_out
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.packing.candidates import Cand
 from folio.assembly.relevance import Focus
-from folio.assembly.types import AssemblyOptions
 from folio.kernel.hit import Hit
 from folio.kernel.model import Region
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from folio.assembly.types import CitationSupport, ContextPackage, SentenceCheck, VerifyReport
+from folio.assembly.package import CitationSupport, ContextPackage, SentenceCheck, VerifyReport
 from folio.assembly.words import content_words, coverage_of
 
 _CITE = re.compile(r"\[\s*([A-Za-z]+\d+(?:\s*[,;]\s*[A-Za-z]+\d+)*)\s*\]")

@@ -245,7 +245,7 @@ def doc_text(cls: type) -> list[str]:
 def blocks() -> dict[str, list[str]]:
     """Every generated block of the page, by name."""
     settings_mod = importlib.import_module("folio.settings")
-    options_mod = import_stage("assembly/types")
+    options_mod = import_stage("assembly/options")
     settings_cls: type[BaseModel] = settings_mod.Settings
     options_cls: type[BaseModel] = options_mod.AssemblyOptions
     client_cls: type[BaseModel] = settings_mod.ClientSettings

@@ -87,7 +87,7 @@ def test_every_setting_and_option_is_documented_with_its_default(gen: types.Modu
             (row,) = [r for r in rows[var].splitlines() if f"| `{group_name}.{name}` |" in r]
             if isinstance(default, int | float | str) and not isinstance(default, bool):
                 assert f"`{json.dumps(default)}`" in row, row
-    options = gen.import_stage("assembly/types").AssemblyOptions
+    options = gen.import_stage("assembly/options").AssemblyOptions
     for path, default in _fields(options):
         assert path in rows, f"AssemblyOptions.{path} is not in docs/configuration.md"
         if default is None or isinstance(default, int | float | str | bool):

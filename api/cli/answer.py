@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from folio.api.cli.common import Remote, add_command, add_server_arg, remote_server, say
+from folio.api.cli.common import Remote, add_command, add_server_arg, remote_server, request_fields, say
 from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+ASK_FIELDS = ("k", "max_tokens", "timeout_s", "budget", "doc_ids", "strategy")
+"""The fields of ``AnswerRequest`` that ``folio ask``'s flags set (``request_fields``), besides the answer's form."""
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -40,30 +42,28 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from folio.api.service.answer_schemas import AnswerRequest
 
     settings = _settings(args)
-    body: dict[str, Any] = {"query": args.question, "k": args.k, "max_tokens": args.max_tokens,
-                            "timeout_s": args.timeout}
-    if args.budget:
-        body["budget"] = args.budget
-    if args.doc:
-        body["doc_ids"] = args.doc
-    if args.strategy:
-        body["strategy"] = args.strategy
+    fields: dict[str, Any] = {"query": args.question, **request_fields(args, ASK_FIELDS)}
+    if not args.budget:  # --budget 0 takes the server's default budget, as an unset one
+        fields.pop("budget", None)
     if args.structured:
-        body["response_format"] = "json"
+        fields["response_format"] = "json"
     if args.schema:
         try:
-            body["json_schema"] = json.loads(Path(args.schema).read_text(encoding="utf-8"))
+            fields["json_schema"] = json.loads(Path(args.schema).read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             say(f"folio: --schema {args.schema}: {e}")
             return EXIT_USAGE
     try:
-        req = AnswerRequest.model_validate(body)
+        req = AnswerRequest.model_validate(fields)
     except ValidationError as e:
         first = e.errors()[0]
         say(f"folio: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}")
         return EXIT_USAGE
     remote = remote_server(args)
-    done = _remote_answer(remote, body, not args.json) if remote else _local_answer(settings, req, not args.json)
+    if remote:  # the request as the model holds it, only the fields the command line set
+        done = _remote_answer(remote, req.model_dump(mode="json", exclude_unset=True), not args.json)
+    else:
+        done = _local_answer(settings, req, not args.json)
     if done is None:
         return EXIT_FAILED
     if args.json:
@@ -202,14 +202,16 @@ def register(sub: Any) -> None:
     )
     p.add_argument("question", help="the question, in quotes")
     p.add_argument("--budget", type=int, default=None, help="token limit of the prompt (default $FOLIO_DEFAULT_BUDGET)")
-    p.add_argument("--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)")
+    p.add_argument("--doc", action="append", default=None, dest="doc_ids", metavar="ID",
+                   help="restrict to a document (repeatable)")
     p.add_argument("--strategy", default=None, help="expansion: auto, raw, window, parent, neighbors, page")
     p.add_argument("-k", type=int, default=50, help="hits to retrieve before assembly")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--structured", action="store_true", help="ask for {answer, citations, insufficient} JSON")
     g.add_argument("--schema", default=None, metavar="FILE", help="ask for JSON valid against this JSON schema")
     p.add_argument("--max-tokens", type=int, default=1024, help="completion token limit")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the endpoint")
+    p.add_argument("--timeout", type=float, default=60.0, dest="timeout_s", metavar="TIMEOUT",
+                   help="seconds to wait for the endpoint")
     p.add_argument("--json", action="store_true", help="print the AnswerResponse JSON (as POST /v1/answer)")
     p.add_argument("--data", metavar="DIR", default=None,
                    help="data directory (default: $FOLIO_DATA or ~/.local/share/folio)")

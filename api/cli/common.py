@@ -105,6 +105,18 @@ def add_data_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def request_fields(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
+    """The fields ``names`` of a query request (``ContextRequest``, ``SearchRequest``, ``AnswerRequest``) that
+    the command line sets, in that order: a flag's ``dest`` is the name of the request field it sets (``--doc``
+    sets ``doc_ids``); a flag left unset (None) or given empty is not sent, so the server's default applies.
+    Plain values, no request model: a command that asks a server loads no pydantic (the server validates).
+
+    >>> request_fields(argparse.Namespace(k=5, doc_ids=None, strategy="", budget=0), ("k", "doc_ids", "budget"))
+    {'k': 5, 'budget': 0}
+    """
+    return {name: value for name in names if (value := getattr(args, name)) is not None and value != ""}
+
+
 def settings_for(args: argparse.Namespace) -> Settings:
     """``Settings`` from the environment, with ``--data`` when the command has it and it was given."""
     from folio.settings import Settings

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from folio.api.cli.common import (
     EXIT_FAILED,
@@ -31,10 +31,13 @@ from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
 # without loading torch, LanceDB or PyMuPDF.
-
-def cmd_ingest(args: argparse.Namespace) -> int:  # noqa: C901
-    from folio.api.application import Folio
+if TYPE_CHECKING:
     from folio.ingest.options import IngestOptions
+    from folio.settings import Settings
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from folio.api.application import Folio
 
     settings = settings_for(args)
     paths = pdf_paths(args.paths)
@@ -45,12 +48,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:  # noqa: C901
     if args.ray and (args.redo_degraded or args.page_timeout is not None):
         say("folio: --redo-degraded and --page-timeout run here, not on Ray")
         return EXIT_USAGE
-    options = IngestOptions.from_settings(settings.ingest, redo_degraded=args.redo_degraded)
-    if args.no_ocr:
-        options = replace(options, ocr=False)
-    if args.page_timeout is not None:
-        page_timeout_s = args.page_timeout if args.page_timeout > 0 else None
-        options = replace(options, limits=replace(options.limits, page_timeout_s=page_timeout_s))
+    options = _ingest_options(args, settings)
     if args.ray:  # one Ray task per document (api/cli/ray_ingest.py)
         from folio.api.cli.ray_ingest import run as ingest_on_ray
 
@@ -85,6 +83,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:  # noqa: C901
     if args.json:
         print(terminal_safe(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False)))
     return EXIT_FAILED if failures else 0
+
+
+def _ingest_options(args: argparse.Namespace, settings: Settings) -> IngestOptions:
+    """The settings' ingest options with the command's flags: ``--redo-degraded``, ``--no-ocr`` and
+    ``--page-timeout`` (0: no limit)."""
+    from folio.ingest.options import IngestOptions
+
+    options = IngestOptions.from_settings(settings.ingest, redo_degraded=args.redo_degraded)
+    if args.no_ocr:
+        options = replace(options, ocr=False)
+    if args.page_timeout is not None:
+        page_timeout_s = args.page_timeout if args.page_timeout > 0 else None
+        options = replace(options, limits=replace(options.limits, page_timeout_s=page_timeout_s))
+    return options
 
 
 def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:

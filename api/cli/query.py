@@ -27,6 +27,7 @@ from folio.api.cli.common import (
     add_json_arg,
     add_server_arg,
     remote_server,
+    request_fields,
     say,
     settings_for,
 )
@@ -52,6 +53,12 @@ STRATEGIES = ("auto", "raw", "window", "parent", "neighbors", "page")
 RETRIEVAL_STRATEGIES = ("hybrid", "bm25", "dense", "summary")
 REMOTE_TIMEOUT_S = 120.0  # folio.Client's: an ingest or a cold server may take that long (in all, not per read)
 MAX_REMOTE_BYTES = 256 << 20  # a package at the largest budget is a few MB
+CONTEXT_FIELDS = ("k", "budget", "doc_ids", "strategy", "retrieval_strategy", "tokenizer")
+SEARCH_FIELDS = ("k", "doc_ids", "strategy")
+"""The fields of ``ContextRequest`` and ``SearchRequest`` that ``folio context`` and ``folio search`` set
+(``request_fields``: each flag's ``dest`` is its field; ``--retrieval`` is a search's ``strategy``); the
+request model validates them in-process, the server when one is asked. tests/api/cli/test_cli_ux.py keeps
+them fields of the models."""
 DEMO_QUESTIONS = (
     "How do I read a CSV file into R?",
     "How fast must a priority-one incident be acknowledged?",
@@ -236,23 +243,13 @@ def exclusion_summary(excluded: list[dict[str, Any]], packed: set[str]) -> str:
     return ", ".join(f"{reasons[r]} {r}" for r in carried + rest)
 
 
-def cmd_context(args: argparse.Namespace) -> int:  # noqa: C901
+def cmd_context(args: argparse.Namespace) -> int:
     """The package, from a server (``remote_server``: then no settings, store or model loads here) or in-process."""
     remote = remote_server(args)
-    body: dict[str, Any] = {"query": args.question, "k": args.k}
-    if args.budget is not None:
-        body["budget"] = args.budget
-    if args.doc:
-        body["doc_ids"] = args.doc
-    if args.strategy:
-        body["strategy"] = args.strategy
-    if args.retrieval:
-        body["retrieval_strategy"] = args.retrieval
-    if args.tokenizer:
-        if args.tokenizer.startswith("hf:") and remote:
-            raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured "
-                             "(--no-server runs here)")
-        body["tokenizer"] = args.tokenizer
+    body: dict[str, Any] = {"query": args.question, **request_fields(args, CONTEXT_FIELDS)}
+    if args.tokenizer and args.tokenizer.startswith("hf:") and remote:
+        raise UsageError("--tokenizer hf:<dir> is a local file: a server takes the names it has configured "
+                         "(--no-server runs here)")
     if remote:  # the server validates the request (a bad option is its 422: exit 2)
         pkg = post_json(remote, "/v1/context", body)
     else:
@@ -341,11 +338,7 @@ class RemoteError(FolioError):
 # ------------------------------------------------------------------------------------ search
 def cmd_search(args: argparse.Namespace) -> int:
     """Ranked hits (the ``POST /v1/search`` response), here or on a server."""
-    body: dict[str, Any] = {"query": args.question, "k": args.k}
-    if args.doc:
-        body["doc_ids"] = args.doc
-    if args.retrieval:
-        body["strategy"] = args.retrieval
+    body: dict[str, Any] = {"query": args.question, **request_fields(args, SEARCH_FIELDS)}
     remote = remote_server(args)
     if remote:
         out = post_json(remote, "/v1/search", body)
@@ -373,7 +366,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------ verify
 def cmd_verify(args: argparse.Namespace) -> int:
     from folio.assembly import verify_answer
-    from folio.assembly.types import ContextPackage
+    from folio.assembly.package import ContextPackage
 
     try:
         package = ContextPackage.model_validate_json(Path(args.package).read_text(encoding="utf-8"))
@@ -468,11 +461,13 @@ def register(sub: Any) -> None:
         help="token limit of the whole prompt (default $FOLIO_DEFAULT_BUDGET)",
     )
     p.add_argument(
-        "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
+        "--doc", action="append", default=None, dest="doc_ids", metavar="ID",
+        help="restrict to a document (repeatable)",
     )
     p.add_argument("--strategy", default=None, choices=STRATEGIES, help="expansion (default auto)")
     p.add_argument(
-        "--retrieval", default=None, choices=RETRIEVAL_STRATEGIES, help="retrieval strategy (default hybrid)"
+        "--retrieval", default=None, dest="retrieval_strategy", choices=RETRIEVAL_STRATEGIES,
+        help="retrieval strategy (default hybrid)",
     )
     p.add_argument(
         "--tokenizer", default=None, help="cl100k_base, o200k_base, a FOLIO_TOKENIZERS name or hf:<dir> (local)"
@@ -493,10 +488,12 @@ def register(sub: Any) -> None:
     p.add_argument("question", metavar="QUERY", help="the query, in quotes")
     p.add_argument("-k", type=int, default=10, help="how many hits (default 10)")
     p.add_argument(
-        "--doc", action="append", default=None, metavar="ID", help="restrict to a document (repeatable)"
+        "--doc", action="append", default=None, dest="doc_ids", metavar="ID",
+        help="restrict to a document (repeatable)",
     )
     p.add_argument(
-        "--retrieval", default=None, choices=RETRIEVAL_STRATEGIES, help="retrieval strategy (default hybrid)"
+        "--retrieval", default=None, dest="strategy", choices=RETRIEVAL_STRATEGIES,
+        help="retrieval strategy (default hybrid)",
     )
     add_json_arg(p, "the hits (as POST /v1/search)")
     add_data_arg(p)

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from folio.api.service.answer_schemas import AnswerUsage, CitationOut, StructuredCheck
-from folio.assembly.types import SentenceLines, VerifyReport
+from folio.assembly.package import SentenceLines, VerifyReport
 from folio.kernel.model import BBox
 
 

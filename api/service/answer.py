@@ -51,7 +51,7 @@ from folio.api.service.schema_check import MAX_VALUE_DEPTH, depth
 from folio.api.service.schema_check import validate as bounded_validate
 from folio.assembly.budget import get_counter
 from folio.assembly.lines import answer_lines, viewer_url
-from folio.assembly.types import ContextPackage
+from folio.assembly.package import ContextPackage
 from folio.assembly.verify import cited_ids, verify_answer
 from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.index import MergedSource, RegionSource

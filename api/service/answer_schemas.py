@@ -15,7 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from folio.api.schemas import ContextRequest, Schema
 from folio.api.service.schema_check import schema_problem
-from folio.assembly.types import ContextPackage, LineOut, LocatorOut, SentenceLines, VerifyReport
+from folio.assembly.package import ContextPackage, LineOut, LocatorOut, SentenceLines, VerifyReport
 from folio.kernel.hit import Modality
 
 MAX_SCHEMA_CHARS = 20_000

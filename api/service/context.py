@@ -16,7 +16,8 @@ from folio.api.errors import capped_list
 from folio.api.schemas import assembly_options
 from folio.api.service.compress_llm import llm_compressor
 from folio.assembly import assemble
-from folio.assembly.types import AssemblyOptions, ContextPackage
+from folio.assembly.options import AssemblyOptions
+from folio.assembly.package import ContextPackage
 from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.scope import Scope

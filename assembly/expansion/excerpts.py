@@ -17,15 +17,17 @@ from folio.kernel.model import Region
 EXCERPT_SNAP = 80  # chars: an excerpt ends at a line end this near (or a quarter of its size), else a sentence end
 
 
-def cut_at(text: str, pos: int, floor: int, ceil: int, snap: int, *, start: bool) -> int:  # noqa: PLR0913
+def cut_at(text: str, pos: int, bounds: tuple[int, int], snap: int, *, start: bool) -> int:
     """Where an excerpt starts (``start``) or ends near ``pos``, searching back from ``pos`` to no earlier
-    than ``floor`` (and, for a start, no later than ``ceil``): the nearest line end within ``snap`` chars,
-    else a sentence end, else a space; ``pos`` itself when none is there (``floor`` for an end).
+    than ``floor`` (and, for a start, no later than ``ceil``), ``bounds`` being ``(floor, ceil)``: the nearest
+    line end within ``snap`` chars, else a sentence end, else a space; ``pos`` itself when none is there
+    (``floor`` for an end).
 
     >>> t = "one two. three four\\nfive"
-    >>> t[cut_at(t, 12, 0, 25, 80, start=True):], t[:cut_at(t, 12, 0, 25, 80, start=False)]
+    >>> t[cut_at(t, 12, (0, 25), 80, start=True):], t[:cut_at(t, 12, (0, 25), 80, start=False)]
     ('three four\\nfive', 'one two.')
     """
+    floor, ceil = bounds
     lo = max(floor, pos - snap)
     for sep in ("\n", ". ", " "):
         k = text.rfind(sep, lo, min(pos, ceil) + len(sep) - 1 if start else pos)
@@ -54,12 +56,12 @@ def excerpt_bounds(text: str, a: int, b: int, limit: int, count: Callable[[str],
     room = max(0, int(limit * per_token) - (b - a))
     snap = max(EXCERPT_SNAP, room // 4)
     lo, hi = max(0, a - room // 3), min(len(text), b + room - room // 3)
-    lo = cut_at(text, lo, 0, a, snap, start=True) if lo > 0 else 0
-    hi = cut_at(text, min(len(text), hi + snap), b, len(text), snap, start=False) if hi < len(text) else hi
+    lo = cut_at(text, lo, (0, a), snap, start=True) if lo > 0 else 0
+    hi = cut_at(text, min(len(text), hi + snap), (b, len(text)), snap, start=False) if hi < len(text) else hi
     n = count(text[lo:hi])
     while hi > b and n > limit:  # the estimate was generous: trim the tail
         target = max(b, hi - max(1, int((n - limit) * per_token)))
-        cut = cut_at(text, target, b, hi - 1, snap, start=False)
+        cut = cut_at(text, target, (b, hi - 1), snap, start=False)
         if cut >= hi:
             break
         hi = cut

@@ -18,7 +18,7 @@ from folio.assembly.expansion.sections import SectionView, token_window
 from folio.assembly.expansion.structure import SourceStructure
 from folio.assembly.expansion.tables import fitted_rows, table_markdown
 from folio.assembly.expansion.units import Unit
-from folio.assembly.types import AssemblyOptions
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.kernel.hit import Hit
 from folio.kernel.index import RegionSource

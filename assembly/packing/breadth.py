@@ -15,23 +15,19 @@ not follow the room in this mode (``assembly.room``), so the candidates are the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-from folio.assembly.expansion.expander import Expander
-from folio.assembly.packing.candidates import Cand, drop_repeats, fallback, grow, truncate_table
-from folio.assembly.types import AssemblyOptions
-from folio.kernel.model import Region
+from folio.assembly.packing.candidates import Cand, Fitting, drop_repeats, fallback, grow, truncate_table
 
 
-def pack_breadth(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Expander,  # noqa: PLR0913
-                 regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int) -> int:
+def pack_breadth(packable: Sequence[Cand], room: int, fit: Fitting) -> int:
     """Breadth and depth in one budget-independent plan (``packing="breadth"``; see the module docstring).
     Returns the slack."""
     if room <= 0:
         return room
-    forms = [(c, replace(c), f) for c in packable
-             if (f := _small_form(c, o, ex, regions, count, close_tokens)) is not None]
+    o = fit.o
+    forms = [(c, replace(c), f) for c in packable if (f := _small_form(c, fit)) is not None]
     img_cap = room if o.max_image_share is None else int(o.max_image_share * room)
     left, img_used = room, 0
     now: dict[int, Cand] = {}  # what each candidate in the package is sent as
@@ -44,12 +40,12 @@ def pack_breadth(packable: Sequence[Cand], room: int, o: AssemblyOptions, ex: Ex
             form = levels[k].pop(0)
         else:
             form = f
-            levels[k] = _levels(c, full, f, 2 * o.excerpt_tokens, ex, regions, count, close_tokens)
+            levels[k] = _levels(c, full, f, 2 * o.excerpt_tokens, fit)
         extra = form.cost - (now[k].cost if k in now else 0)
         if extra > left or img_used - (now[k].image_tokens if k in now else 0) + form.image_tokens > img_cap:
             if plan.growing:  # what is left grows the next candidate in line as far as it fits
                 j = plan.growing[0]
-                g = grow(forms[j][1], now[j].cost + left, ex, regions, count, close_tokens)
+                g = grow(forms[j][1], now[j].cost + left, fit)
                 if g is not None and g.cost > now[j].cost and _same_pages(g, forms[j][2]) \
                         and not now[j].image_tokens:
                     left -= g.cost - now[j].cost
@@ -118,8 +114,7 @@ class BreadthPlan:
             self.growing.remove(k)
 
 
-def _levels(c: Cand, full: Cand, f: Cand, step: int, ex: Expander, regions: Mapping[int, Region],  # noqa: PLR0913
-            count: Callable[[str], int], close_tokens: int) -> list[Cand]:
+def _levels(c: Cand, full: Cand, f: Cand, step: int, fit: Fitting) -> list[Cand]:
     """The forms of a candidate above its small form ``f``, each at most ``step`` tokens larger than the one
     before, ending with its full form; forms that would cover another page are left out."""
     if f is c or not _same_pages(full, f):
@@ -127,7 +122,7 @@ def _levels(c: Cand, full: Cand, f: Cand, step: int, ex: Expander, regions: Mapp
     out: list[Cand] = []
     size = f.cost
     while full.cost - size > step:
-        g = grow(full, size + step, ex, regions, count, close_tokens)
+        g = grow(full, size + step, fit)
         if g is None or g.cost <= size or not _same_pages(g, f):
             break
         out.append(g)
@@ -140,20 +135,20 @@ def _same_pages(big: Cand, small: Cand) -> bool:
     return set(big.body.pages) <= set(small.body.pages)
 
 
-def _small_form(c: Cand, o: AssemblyOptions, ex: Expander, regions: Mapping[int, Region],  # noqa: PLR0913
-                count: Callable[[str], int], close_tokens: int) -> Cand | None:
+def _small_form(c: Cand, fit: Fitting) -> Cand | None:
     """``c`` itself when its text fits ``excerpt_tokens`` (and it has no image), else a copy at the largest
     rung of its ladder within twice that (a page excerpt within once), or None when no rung fits. A table
     within twice that is its own small form (it has no smaller rung worth sending: ``truncate_table``
     only cuts a table that does not fit)."""
-    if not c.image_tokens and c.text_tokens <= o.excerpt_tokens:
+    excerpt = fit.o.excerpt_tokens
+    if not c.image_tokens and c.text_tokens <= excerpt:
         return c
     g = replace(c)
-    slack = 2 * o.excerpt_tokens + c.wrapper_tokens
+    slack = 2 * excerpt + c.wrapper_tokens
     if c.unit.kind == "table":
-        return c if not c.image_tokens and c.cost <= slack else truncate_table(g, slack, count, close_tokens,
-                                                                                ex.query_words)
-    return g if fallback(g, slack, ex, regions, count, close_tokens) else None
+        return c if not c.image_tokens and c.cost <= slack else truncate_table(g, slack, fit.count, fit.close_tokens,
+                                                                                fit.ex.query_words)
+    return g if fallback(g, slack, fit) else None
 
 
 def _adopt(c: Cand, form: Cand) -> None:

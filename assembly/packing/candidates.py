@@ -11,6 +11,9 @@ ids of candidates that were not packed are simply absent from the prompt.
   (``truncate_table``);
 * ``drop_repeats``: after packing, a candidate whose text is already in a packed item becomes its duplicate.
 
+What each of them measures with travels as one value, ``Fitting`` (the options, the expander, the hits and
+their regions, the token counter, the tokens that close a block), built once per packing.
+
 ``reopen`` writes the open line of a smaller body: same id, type, file and section, its own pages.
 """
 
@@ -24,15 +27,31 @@ from folio.assembly.budget import image_pixels, image_token_cost
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.expansion.tables import fitted_rows, table_text
 from folio.assembly.expansion.units import Unit
+from folio.assembly.options import AssemblyOptions, BlockFormat
+from folio.assembly.package import CandidateStatus
 from folio.assembly.packing.fallback import Rung, anchor_of, carried, excerpt_rung, rungs, span_floor
-from folio.assembly.prompt import block_open
+from folio.assembly.prompt import BlockSource, block_open
 from folio.assembly.render import Body, paragraphs_body, truncations
-from folio.assembly.types import AssemblyOptions, BlockFormat, CandidateStatus
 from folio.kernel.hit import Hit
 from folio.kernel.model import Region
 
 FLOOR_SLACK = 8  # a rung's open tag may be this much shorter than the unit's (fewer pages in its label)
 PREFIX = {"text": "S", "table": "T", "figure": "F", "page": "P"}  # citation ids by modality (typed)
+
+
+@dataclass(frozen=True, slots=True)
+class Fitting:
+    """What packing fits the candidates with, the same for every candidate of one packing: the options, the
+    expander (the smaller forms of a unit; ``ex.query_words``, the question's content words), the hits in
+    priority order (``shits``; a unit's ``triggers`` index them), their regions by that index, the token
+    counter and the tokens that close a block."""
+
+    o: AssemblyOptions
+    ex: Expander
+    shits: Sequence[Hit]
+    regions: Mapping[int, Region]
+    count: Callable[[str], int]
+    close_tokens: int
 
 
 @dataclass(slots=True)
@@ -56,11 +75,11 @@ class Cand:
     duplicate_of: str | None = None  # status "duplicate": the packed item whose text holds this one's
 
 
-def make_candidates(survivors: Sequence[Unit], bodies: Sequence[Body], o: AssemblyOptions,  # noqa: PLR0913
-                    names: Mapping[str, str], count: Callable[[str], int], close_tokens: int) -> list[Cand]:
+def make_candidates(survivors: Sequence[Unit], bodies: Sequence[Body], fit: Fitting,
+                    names: Mapping[str, str]) -> list[Cand]:
     """One candidate per surviving unit (with its body), in priority order, each with its citation id (see the
     module docstring); ``names``: file name by version id, for the open lines."""
-    cnt = count  # Callable[[str], int]
+    o = fit.o
     numbers: dict[str, int] = {}
     out: list[Cand] = []
     if o.block_format == "compact" and len({u.version_id for u in survivors}) == 1:
@@ -69,19 +88,18 @@ def make_candidates(survivors: Sequence[Unit], bodies: Sequence[Body], o: Assemb
         prefix = PREFIX[u.modality] if o.citation_style == "typed" else "S"
         numbers[prefix] = numbers.get(prefix, 0) + 1
         cid = f"{prefix}{numbers[prefix]}"
-        c = _cand(u, b, cid, o, names, cnt, close_tokens)
+        c = _cand(u, b, cid, fit, names)
         out.append(c)
     return out
 
 
-def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, str],  # noqa: PLR0913
-          count: Callable[[str], int], close_tokens: int) -> Cand:
+def _cand(u: Unit, b: Body, cid: str, fit: Fitting, names: Mapping[str, str]) -> Cand:
     """Unit ``u`` as the block ``cid``: its open line, image URL and exact costs."""
-    cnt = count
+    o, cnt = fit.o, fit.count
     pages = b.pages
     section = section_of(u, b)
     name = names.get(u.version_id, u.doc_id) if names else ""
-    opener = block_open(cid, u.modality, name, pages, section, o.block_format)
+    opener = block_open(cid, u.modality, BlockSource(name, pages, section), o.block_format)
     url, img = None, 0
     if u.image:
         r = u.regions[0]
@@ -90,7 +108,7 @@ def _cand(u: Unit, b: Body, cid: str, o: AssemblyOptions, names: Mapping[str, st
         url = o.image_url_template.replace("{region_id}", quote(r.region_id, safe="@:"))
         img = image_token_cost(*image_pixels(r, o.render_scale), o.image_tokens)
     text_tokens = cnt(b.text)
-    wrapper = cnt(opener) + close_tokens
+    wrapper = cnt(opener) + fit.close_tokens
     return Cand(u, b, cid, opener, url, img, text_tokens + wrapper + img, text_tokens, wrapper, source=name,
                 fmt=o.block_format)
 
@@ -126,9 +144,9 @@ def carried_pages(c: Cand) -> set[tuple[str, int]]:
     return {(c.unit.version_id, p) for p in c.body.pages if p}
 
 
-def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],  # noqa: PLR0913
-             close_tokens: int) -> bool:
+def fallback(c: Cand, slack: int, fit: Fitting) -> bool:
     """Send the first (largest) rung of ``c``'s ladder that fits ``slack``; see ``packing.fallback``."""
+    regions = fit.regions
     u = c.unit
     trig = sorted(u.triggers)
     anchors: list[tuple[int, int]] = []
@@ -138,16 +156,16 @@ def fallback(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], c
             if a is not None:
                 anchors.append(a)
     floor = span_floor(u, anchors)
-    if floor is not None and count(floor) + c.wrapper_tokens - FLOOR_SLACK > slack:
+    if floor is not None and fit.count(floor) + c.wrapper_tokens - FLOOR_SLACK > slack:
         return False
     on_page = [(i, regions[i]) for i in trig if i in regions]
-    return any(take_rung(c, rung, slack, regions, count, close_tokens)
-               for rung in rungs(u, c.body, anchors, ex, slack - c.wrapper_tokens, on_page))
+    return any(take_rung(c, rung, slack, fit)
+               for rung in rungs(u, c.body, anchors, fit.ex, slack - c.wrapper_tokens, on_page))
 
 
-def take_rung(c: Cand, rung: Rung, slack: int, regions: Mapping[int, Region], count: Callable[[str], int],  # noqa: PLR0913
-              close_tokens: int) -> bool:
+def take_rung(c: Cand, rung: Rung, slack: int, fit: Fitting) -> bool:
     """Send ``rung`` in place of ``c``'s body when it fits ``slack`` and carries one of ``c``'s hits."""
+    regions, count, close_tokens = fit.regions, fit.count, fit.close_tokens
     u, b = c.unit, rung.body
     tt = count(b.text)
     if tt + close_tokens > slack:  # too large whatever its open line: not worth writing that line
@@ -170,24 +188,23 @@ def take_rung(c: Cand, rung: Rung, slack: int, regions: Mapping[int, Region], co
     return True
 
 
-def grow(c: Cand, slack: int, ex: Expander, regions: Mapping[int, Region], count: Callable[[str], int],  # noqa: PLR0913
-         close_tokens: int) -> Cand | None:
+def grow(c: Cand, slack: int, fit: Fitting) -> Cand | None:
     """A copy of ``c`` at its largest representation below its full form that fits ``slack``: for a page
     sent as text, the page around its hits sized to the room (then its best paragraphs that fit); for
     other units, the first rung of their ladder that fits."""
     g = replace(c)
-    u = c.unit
+    u, ex, regions = c.unit, fit.ex, fit.regions
     if u.kind == "table":
-        return truncate_table(g, slack, count, close_tokens, ex.query_words)
+        return truncate_table(g, slack, fit.count, fit.close_tokens, ex.query_words)
     if u.kind != "page" or u.image:
-        return g if fallback(g, slack, ex, regions, count, close_tokens) else None
+        return g if fallback(g, slack, fit) else None
     page, body_room = u.regions[0], slack - c.wrapper_tokens
     on_page = [(i, regions[i]) for i in sorted(u.triggers) if i in regions]
     grown = [excerpt_rung(page, on_page, body_room, ex)]
-    fit = ex.best_paragraphs(page, body_room, frozenset(r.region_id for _, r in on_page))
-    if fit:
-        grown.append(Rung(paragraphs_body(page, ex.structure.in_reading_order(page, fit)), "page_paragraphs"))
-    return g if any(r is not None and take_rung(g, r, slack, regions, count, close_tokens) for r in grown) else None
+    best = ex.best_paragraphs(page, body_room, frozenset(r.region_id for _, r in on_page))
+    if best:
+        grown.append(Rung(paragraphs_body(page, ex.structure.in_reading_order(page, best)), "page_paragraphs"))
+    return g if any(r is not None and take_rung(g, r, slack, fit) for r in grown) else None
 
 
 def section_of(u: Unit, b: Body) -> str | None:
@@ -197,15 +214,14 @@ def section_of(u: Unit, b: Body) -> str | None:
     return r.heading_path[-1] if r is not None and r.heading_path else None
 
 
-def truncate(c: Cand, slack: int, shits: Sequence[Hit], count: Callable[[str], int],  # noqa: PLR0913
-             close_tokens: int, query_words: frozenset[str] = frozenset()) -> Cand | None:
+def truncate(c: Cand, slack: int, fit: Fitting) -> Cand | None:
     """Largest structural truncation of ``c`` that fits ``slack`` (binary search on length); a table
     keeps its header and the rows that fit, best first (``fitted_rows``)."""
+    cnt, close_tokens, query_words = fit.count, fit.close_tokens, fit.ex.query_words
     if c.unit.kind == "table":
-        return truncate_table(c, slack, count, close_tokens, query_words)
-    trig = {shits[i].region_id for i in sorted(c.unit.triggers)[:1]}
+        return truncate_table(c, slack, cnt, close_tokens, query_words)
+    trig = {fit.shits[i].region_id for i in sorted(c.unit.triggers)[:1]}
     variants = list(truncations(c.unit, trig, query_words))
-    cnt = count
     lo, hi, best = 0, len(variants) - 1, None
     while lo <= hi:  # variants are longest first; find the first (longest) that fits
         mid = (lo + hi) // 2
@@ -243,4 +259,4 @@ def truncate_table(c: Cand, slack: int, count: Callable[[str], int], close_token
 
 def reopen(c: Cand, b: Body) -> str:
     """The open tag for a truncated body: same id, type, file and section, its own pages."""
-    return block_open(c.cid, c.unit.modality, c.source, b.pages, section_of(c.unit, b), c.fmt)
+    return block_open(c.cid, c.unit.modality, BlockSource(c.source, b.pages, section_of(c.unit, b)), c.fmt)

@@ -36,12 +36,14 @@ timeout the model is not asked again for this package.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from folio.assembly.options import AssemblyOptions
+from folio.assembly.packing.candidates import Fitting, reopen
 from folio.assembly.packing.fallback import carried
 from folio.assembly.render import Body
-from folio.assembly.types import AssemblyOptions
 from folio.assembly.words import content_words, coverage_of
 from folio.kernel.model import Region
 
@@ -70,23 +72,32 @@ def reserve(o: AssemblyOptions, room: int, cands: Sequence[Any] = ()) -> int:
     return held
 
 
-def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits: Sequence[Any],  # noqa: PLR0913
-                  regions: Mapping[int, Region], count: Callable[[str], int], close_tokens: int,
-                  reopen: Callable[[Any, Body], str], compressor: Compressor | None = None,
-                  notes: list[str] | None = None) -> int:
+@dataclass(frozen=True)
+class Tail:
+    """What the compressed tail is asked for: the question, the evidence room (each item's cap is a share of
+    it), the ``compressor`` of ``compress="llm"`` (None: extractive) and the ``notes`` it adds what went
+    wrong to."""
+
+    query: str
+    room: int
+    compressor: Compressor | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def compress_rest(cands: Sequence[Any], slack: int, fit: Fitting, tail: Tail) -> int:
     """Give each ``excluded_budget`` candidate, in priority order, its compressed body when it fits
     ``slack``; then fill what is left with whole candidates that fit. Returns the new slack.
 
     ``cands`` are ``packing.candidates.Cand`` values in priority order (this reads ``unit``, ``body``,
     ``cost``, ``status`` and ``image_tokens``, and on success sets what a fallback rung sets: ``body``,
     ``open``, the token counts, ``rung="compressed"``, ``fallback_from``, ``carried``, ``status``).
-    ``hits`` are the sorted hits (a candidate's ``unit.triggers`` index them), ``regions`` the hit
-    regions by the same index, ``reopen`` builds a block's open line for a new body. With a
-    ``compressor`` (``compress="llm"``) the model writes each body; what went wrong is added to ``notes``.
+    A candidate's ``unit.triggers`` index ``fit.regions``, the hit regions; a new body's open line is
+    ``packing.candidates.reopen``'s. With a ``compressor`` (``compress="llm"``) the model writes each body;
+    what went wrong is added to ``tail.notes``.
     """
-    qw = content_words(query)
-    cap = max(ITEM_FLOOR, int(ITEM_SHARE * room))
-    model = _Model(compressor, notes if notes is not None else []) if compressor is not None else None
+    regions, close_tokens = fit.regions, fit.close_tokens
+    cap = max(ITEM_FLOOR, int(ITEM_SHARE * tail.room))
+    model = _Model(tail.compressor, tail.notes, tail.query) if tail.compressor is not None else None
     sent = {r.region_id for c in cands if c.status in ("included", "truncated") for r in c.body.regions}
     for c in cands:
         if c.status != "excluded_budget":
@@ -95,18 +106,18 @@ def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits:
             break
         trig = sorted(c.unit.triggers)
         trigger_regions = [regions[i] for i in trig if i in regions]
-        fit = None
+        fitted = None
         if model is not None and not sent & {r.region_id for r in c.body.regions}:
-            fit = _fit_llm(c, query, model, count, min(cap, slack), slack, close_tokens, reopen)
+            fitted = _fit_llm(c, model, min(cap, slack), slack, fit)
         keep: frozenset[int] | None = None
-        if fit is None:
-            fit = _fit_extractive(c, qw, trigger_regions, count, min(cap, slack), slack, close_tokens, reopen)
-            if fit is None or sent & {r.region_id for r in fit[0].regions}:
+        if fitted is None:
+            fitted = _fit_extractive(c, trigger_regions, min(cap, slack), slack, fit)
+            if fitted is None or sent & {r.region_id for r in fitted[0].regions}:
                 continue  # no region twice: another packed block already carries one of these
-            keep = frozenset(i for i in trig if i in regions and _carries(regions[i], fit[0]))
+            keep = frozenset(i for i in trig if i in regions and _carries(regions[i], fitted[0]))
             if not keep:
                 continue  # a compressed block that carries none of its hits is not their evidence
-        body, opener, tt, total = fit
+        body, opener, tt, total = fitted
         u = c.unit
         c.fallback_from = "+".join(sorted(u.expansions)) if not (u.kind == "span" and u.full) else "parent_section"
         c.full_cost = c.cost
@@ -127,9 +138,9 @@ def compress_rest(cands: Sequence[Any], slack: int, room: int, query: str, hits:
 _Fit = tuple[Body, str, int, int]  # body, open line, text tokens, total tokens
 
 
-def _fit_extractive(c: Any, qw: frozenset[str], trigger_regions: Sequence[Region], count: Callable[[str], int],  # noqa: PLR0913
-                    cap: int, slack: int, close_tokens: int, reopen: Callable[[Any, Body], str]) -> _Fit | None:
+def _fit_extractive(c: Any, trigger_regions: Sequence[Region], cap: int, slack: int, fit: Fitting) -> _Fit | None:
     """The extractive body of ``c`` within ``cap`` text tokens whose block fits ``slack``."""
+    qw, count, close_tokens = fit.ex.query_words, fit.count, fit.close_tokens
     body = compressed_body(c.unit, c.body, qw, trigger_regions, count, cap)
     if body is None:
         return None
@@ -149,17 +160,18 @@ def _fit_extractive(c: Any, qw: frozenset[str], trigger_regions: Sequence[Region
 
 
 class _Model:
-    """``compress="llm"``: the compressor, the notes of what went wrong, and whether to ask again."""
+    """``compress="llm"``: the compressor, the notes of what went wrong, the question, and whether to ask
+    again."""
 
-    def __init__(self, fn: Compressor, notes: list[str]) -> None:
-        self.fn, self.notes, self.stopped = fn, notes, False
+    def __init__(self, fn: Compressor, notes: list[str], query: str) -> None:
+        self.fn, self.notes, self.query, self.stopped = fn, notes, query, False
 
-    def ask(self, cid: str, query: str, text: str, max_tokens: int) -> str | None:
+    def ask(self, cid: str, text: str, max_tokens: int) -> str | None:
         if self.stopped:
             return None
         why = ""
         try:
-            out = self.fn(query, text, max_tokens)
+            out = self.fn(self.query, text, max_tokens)
             if not isinstance(out, str) or not out.strip():
                 why = "the model returned no text"
         except Exception as e:  # the compressor is the caller's: whatever it raises, this item goes extractive
@@ -173,9 +185,9 @@ class _Model:
         return out.strip()
 
 
-def _fit_llm(c: Any, query: str, model: _Model, count: Callable[[str], int], cap: int, slack: int,  # noqa: PLR0913
-             close_tokens: int, reopen: Callable[[Any, Body], str]) -> _Fit | None:
+def _fit_llm(c: Any, model: _Model, cap: int, slack: int, fit: Fitting) -> _Fit | None:
     """The model's compression of ``c``'s whole text, recounted and cut to fit ``cap`` and ``slack``."""
+    count, close_tokens = fit.count, fit.close_tokens
     b = c.body
     opener = reopen(c, Body("", b.regions, b.context, b.context_id))  # same regions, same open line
     wrap = count(opener) + close_tokens
@@ -185,7 +197,7 @@ def _fit_llm(c: Any, query: str, model: _Model, count: Callable[[str], int], cap
         source = "\n\n".join(r.text for r in (*c.unit.regions, *c.unit.absorbed) if r.text.strip())
     if limit < LLM_FLOOR or not source.strip():
         return None
-    text = model.ask(c.cid, query, source, limit)
+    text = model.ask(c.cid, source, limit)
     if text is None:
         return None
     text = fit_tokens(text, limit, count)
@@ -216,7 +228,7 @@ def fit_tokens(text: str, limit: int, count: Callable[[str], int]) -> str:
     return best
 
 
-def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers: Sequence[Region],  # noqa: C901, PLR0913
+def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers: Sequence[Region],  # noqa: PLR0913
                     count: Callable[[str], int], cap: int) -> Body | None:
     """The extractive compression of ``body`` within ``cap`` tokens, or None when nothing fits or
     nothing in it shares a word with the question or carries a hit.
@@ -230,6 +242,30 @@ def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers
     pieces = _pieces(unit, body)
     if not pieces or cap <= 0:
         return None
+    scored = _scored(pieces, query_words, triggers)
+    if not scored:
+        return None
+    chosen, used = _chosen(pieces, scored, count, cap)
+    if not chosen:
+        return None
+    text = JOIN.join(pieces[k][0] for k in chosen)
+    terms = _key_terms(pieces, scored, chosen, set(_TERM.findall(text)))
+    if terms:
+        line = "\nKey terms: " + "; ".join(terms[:MAX_TERMS])
+        if used + count(line) <= cap:
+            text += line
+    picked = [pieces[k][1] for k in chosen if pieces[k][1] is not None]
+    regions = tuple(dict.fromkeys(picked)) if picked else body.regions
+    return Body(text, tuple(r for r in regions if r is not None), body.context, body.context_id)
+
+
+_Piece = tuple[str, Region | None]
+
+
+def _scored(pieces: Sequence[_Piece], query_words: frozenset[str],
+            triggers: Sequence[Region]) -> list[tuple[float, int]]:
+    """``(score, index)`` of the pieces that carry a hit (2 points) or share words with the question (their
+    coverage of its words), best first, ties in text order; the other pieces are left out."""
     trig_texts = [_norm(r.text) for r in triggers if r.text.strip()]
     trig_ids = {r.region_id for r in triggers}
     scored: list[tuple[float, int]] = []
@@ -241,9 +277,13 @@ def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers
         if not is_trigger and overlap == 0:
             continue
         scored.append(((2.0 if is_trigger else 0.0) + overlap, k))
-    if not scored:
-        return None
     scored.sort(key=lambda s: (-s[0], s[1]))
+    return scored
+
+
+def _chosen(pieces: Sequence[_Piece], scored: Sequence[tuple[float, int]], count: Callable[[str], int],
+            cap: int) -> tuple[list[int], int]:
+    """The pieces taken best first while they fit ``cap`` (joined by ``JOIN``), in text order, and their tokens."""
     chosen: list[int] = []
     used = 0
     sep = count(JOIN)
@@ -253,11 +293,13 @@ def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers
             continue
         chosen.append(k)
         used += n
-    if not chosen:
-        return None
     chosen.sort()
-    text = JOIN.join(pieces[k][0] for k in chosen)
-    shown = set(_TERM.findall(text))
+    return chosen, used
+
+
+def _key_terms(pieces: Sequence[_Piece], scored: Sequence[tuple[float, int]], chosen: Sequence[int],
+               shown: set[str]) -> list[str]:
+    """Numbers and identifiers of the scored pieces left out, best piece first, not already ``shown``."""
     terms: list[str] = []
     for _, k in scored:
         if k in chosen:
@@ -268,13 +310,7 @@ def compressed_body(unit: Any, body: Body, query_words: frozenset[str], triggers
                 terms.append(t)
         if len(terms) >= MAX_TERMS:
             break
-    if terms:
-        line = "\nKey terms: " + "; ".join(terms[:MAX_TERMS])
-        if used + count(line) <= cap:
-            text += line
-    picked = [pieces[k][1] for k in chosen if pieces[k][1] is not None]
-    regions = tuple(dict.fromkeys(picked)) if picked else body.regions
-    return Body(text, tuple(r for r in regions if r is not None), body.context, body.context_id)
+    return terms
 
 
 def _pieces(unit: Any, body: Body) -> list[tuple[str, Region | None]]:

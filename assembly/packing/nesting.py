@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.packing.candidates import Cand, carried_pages
-from folio.assembly.types import AssemblyOptions
 from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.kernel.hit import Hit
 

@@ -75,7 +75,7 @@ class FolioInProcess:
     ) -> dict[tuple[str, int], tuple[dict[str, Any], float]]:
         from folio.api.service.context import version_filenames
         from folio.assembly import assemble
-        from folio.assembly.types import AssemblyOptions
+        from folio.assembly.options import AssemblyOptions
 
         t0 = time.perf_counter()
         scope = None if self.unscoped else [doc_id]

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from folio.api.schemas import RETRIEVAL_FIELDS, ContextRequest, RetrievalOptions, SearchRequest
 from folio.api.service.answer_schemas import AnswerRequest
-from folio.assembly.types import AssemblyOptions, BudgetOptions, ExpansionOptions
+from folio.assembly.options import AssemblyOptions, BudgetOptions, ExpansionOptions
 from tests.api.conftest import assert_error
 
 QUERY = "acknowledge priority-one incident"

@@ -60,7 +60,9 @@ class _Layout:
         return r
 
 
-def _loc(page: int, x0: float, y0: float, x1: float, y1: float, lines: tuple[BBox, ...] = ()) -> Locator:  # noqa: PLR0913
+def _loc(page: int, box: tuple[float, float, float, float], lines: tuple[BBox, ...] = ()) -> Locator:
+    """A locator on ``page`` with the box ``(x0, y0, x1, y1)`` (and its ``lines``)."""
+    x0, y0, x1, y1 = box
     return Locator(page=page, bbox=BBox(x0=x0, y0=y0, x1=x1, y1=y1), page_width=PAGE_W, page_height=PAGE_H,
                    line_boxes=lines)
 
@@ -75,7 +77,7 @@ def make_doc(doc_id: str, sections: list[SectionSpec], version_id: str = "012345
     lay = _Layout(doc_id, version_id)
     for heading, blocks in sections:
         page, y = lay.take(LINE_H * 1.5)
-        sec = lay.add("section", heading, [_loc(page, 72, y, 540, y + LINE_H)],
+        sec = lay.add("section", heading, [_loc(page, (72, y, 540, y + LINE_H))],
                       heading_path=(heading,), level=1)
         sec = sec.model_copy(update={"section_id": sec.region_id})
         lay.regions[-1] = sec
@@ -92,7 +94,7 @@ def make_doc(doc_id: str, sections: list[SectionSpec], version_id: str = "012345
     for p in pages:
         lay.regions.append(Region(
             region_id=region_id_for(doc_id, version_id, p, "page", 1), doc_id=doc_id, version_id=version_id,
-            kind="page", text="\n".join(lay.page_text[p]), locators=(_loc(p, 0, 0, PAGE_W, PAGE_H),),
+            kind="page", text="\n".join(lay.page_text[p]), locators=(_loc(p, (0, 0, PAGE_W, PAGE_H)),),
             seq=p - 1, meta=(("image", f"pages/{p}.png"),)))
     return lay.regions
 
@@ -102,24 +104,24 @@ def _paragraph(lay: _Layout, sec: Region, sentences: list[str]) -> None:
     # keep a paragraph on one page: if it does not fit, take() moved us; recompute its box
     lines = tuple(BBox(x0=72, y0=y + k * LINE_H, x1=540, y1=y + (k + 1) * LINE_H) for k in range(len(sentences)))
     para = lay.add("paragraph", " ".join(sentences),
-                   [_loc(page, 72, y, 540, y + LINE_H * len(sentences), lines)],
+                   [_loc(page, (72, y, 540, y + LINE_H * len(sentences)), lines)],
                    parent_id=sec.region_id, section_id=sec.region_id, heading_path=sec.heading_path)
     for k, s in enumerate(sentences):
-        lay.add("sentence", s, [_loc(page, 72, lines[k].y0, 540, lines[k].y1, (lines[k],))],
+        lay.add("sentence", s, [_loc(page, (72, lines[k].y0, 540, lines[k].y1), (lines[k],))],
                 parent_id=para.region_id, section_id=sec.region_id, heading_path=sec.heading_path)
 
 
 def _table(lay: _Layout, sec: Region, header: list[str], rows: list[list[str]]) -> None:
     md = table_md(header, rows)
     page, y = lay.take(LINE_H * (len(rows) + 1) + 6)
-    lay.add("table", md, [_loc(page, 72, y, 540, y + LINE_H * (len(rows) + 1))], parent_id=sec.region_id,
+    lay.add("table", md, [_loc(page, (72, y, 540, y + LINE_H * (len(rows) + 1)))], parent_id=sec.region_id,
             section_id=sec.region_id, heading_path=sec.heading_path,
             meta=(("markdown", md), ("header", " | ".join(header)), ("rows", f"1-{len(rows)}")))
 
 
 def _figure(lay: _Layout, sec: Region, caption: str) -> None:
     page, y = lay.take(200)
-    lay.add("figure", caption, [_loc(page, 100, y, 500, y + 190)], parent_id=sec.region_id,
+    lay.add("figure", caption, [_loc(page, (100, y, 500, y + 190))], parent_id=sec.region_id,
             section_id=sec.region_id, heading_path=sec.heading_path,
             meta=(("caption", caption), ("source", "vector"), ("width_px", "800"), ("height_px", "380")))
 

@@ -12,7 +12,7 @@ import pytest
 
 from folio.assembly import AssemblyOptions, assemble
 from folio.assembly.lines import answer_lines
-from folio.assembly.types import MAX_ITEM_LINES, ContextItem, LineOut
+from folio.assembly.package import MAX_ITEM_LINES, ContextItem, LineOut
 from folio.assembly.verify import verify_answer
 from folio.ingest.pdf.parse import parse_pdf
 from folio.kernel.index import RegionIndex

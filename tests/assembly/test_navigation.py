@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from folio.assembly import assemble
 from folio.assembly.navigation import asks_for_layout, is_caution, is_contents_page, page_kind
-from folio.assembly.types import AssemblyOptions
+from folio.assembly.options import AssemblyOptions
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
 from tests.assembly.builders import find, hit, make_doc

@@ -7,7 +7,8 @@ from typing import Any
 
 from folio.assembly import assemble
 from folio.assembly.expansion.pagetext import compact_page
-from folio.assembly.types import AssemblyOptions, ContextPackage
+from folio.assembly.options import AssemblyOptions
+from folio.assembly.package import ContextPackage
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
 from tests.assembly.builders import by_kind, find, hit, make_doc

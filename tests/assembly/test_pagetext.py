@@ -9,7 +9,7 @@ import pymupdf
 from folio.assembly import assemble
 from folio.assembly.budget import get_counter
 from folio.assembly.expansion.pagetext import compact_page, figure_rows, table_rows
-from folio.assembly.types import AssemblyOptions
+from folio.assembly.options import AssemblyOptions
 from folio.ingest.pdf.parse import parse_pdf
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
@@ -150,7 +150,7 @@ def test_a_block_holding_a_tables_last_rows_and_the_note_under_it_sends_the_rows
     md = ("| Cash flows from operating activities: | 2023 | 2022 |\n| --- | --- | --- |\n| Net income | $1,058 | $815 |"
           "\n| Trade payables | (429) | 711 |\n| Interest | $149 | $138 |")
     page = Region(region_id=region_id_for("cf", "0123456789abcdef", 1, "page", 1), doc_id="cf",
-                  version_id="0123456789abcdef", kind="page", text=stored, locators=(_loc(1, 0, 0, 612, 792),))
+                  version_id="0123456789abcdef", kind="page", text=stored, locators=(_loc(1, (0, 0, 612, 792)),))
     table = page.model_copy(update={"region_id": region_id_for("cf", "0123456789abcdef", 1, "table", 1),
                                     "kind": "table", "text": md})
     lines = compact_page(page, [], [table]).text.split("\n")

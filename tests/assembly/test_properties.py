@@ -7,7 +7,7 @@ import itertools
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from folio.assembly import AssemblyOptions, ImageTokens, assemble, verify_answer
+from folio.assembly import AssemblyOptions, ContextPackage, ImageTokens, assemble, verify_answer
 from folio.assembly.dedupe import merge_intervals
 from folio.assembly.packing.monotone import entry_budgets, pack_monotone
 from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
@@ -156,18 +156,14 @@ BREADTH_TRUNCATED_LEFTOVER = _case(
 @SETTINGS
 @given(cases())
 @example(TRUNCATED_REPEAT)
-def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[no-untyped-def]  # noqa: C901
+def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[no-untyped-def]
     regions, hits, opts, budget = case
     opts = opts.model_copy(update={"budget": budget})
     pkg = assemble("what is the pump pressure limit?", hits, RegionIndex(regions), opts)
     assert pkg.budget.used <= pkg.budget.limit == budget
     assert pkg.budget.used == recount(pkg)
     assert sum(pkg.budget.breakdown.model_dump().values()) == pkg.budget.used
-    # every candidate exactly once in the manifest, in ranked order
-    assert [m.region_id for m in pkg.manifest] == [h.region_id for h in pkg.retrieval.hits]
-    added = [h for h in pkg.retrieval.hits if h.retriever == DOCUMENT_RETRIEVER]  # a short document's other pages
-    assert len(pkg.manifest) == len(hits) + len(added)
-    assert all(h.rank > max(x.rank for x in hits) for h in added)
+    _every_hit_once_in_the_manifest(pkg, hits)
     # no region twice, ids unique, refusal iff empty
     carried = [r for it in pkg.items for r in it.region_ids]
     assert len(carried) == len(set(carried))
@@ -179,12 +175,34 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
                 for it in pkg.items if it.text and not it.image_url]
         for k, (v, ps, t) in enumerate(flat):
             assert not any(v == w and ps <= qs and t in u for j, (w, qs, u) in enumerate(flat) if j != k), t
-    # included manifest entries point at packed items; merged ones at an existing id
+    ids = _packed_items_match_their_entries(pkg, opts)
+    if opts.packing in ("greedy", "breadth") and opts.max_image_share is not None:
+        assert pkg.budget.breakdown.images <= opts.max_image_share * budget
+    assert pkg.retrieval.coverage_after.hits <= sum(
+        m.fate in ("included", "truncated") or m.fate.startswith("merged_into:") for m in pkg.manifest)
+    _items_stay_in_their_version_and_section(pkg, regions)
+    # the post-check only keeps packed ids
+    answer = " ".join(f"Fact {k} [{c}] [X9]." for k, c in enumerate(sorted(ids)))
+    rep = verify_answer(answer, pkg)
+    assert set(rep.kept_ids) == ids and rep.invented_ids == (["X9"] if ids else [])
+
+
+def _every_hit_once_in_the_manifest(pkg: ContextPackage, hits: list[Hit]) -> None:
+    """Every candidate exactly once in the manifest, in ranked order; a short document's other pages after
+    the hits."""
+    assert [m.region_id for m in pkg.manifest] == [h.region_id for h in pkg.retrieval.hits]
+    added = [h for h in pkg.retrieval.hits if h.retriever == DOCUMENT_RETRIEVER]  # a short document's other pages
+    assert len(pkg.manifest) == len(hits) + len(added)
+    assert all(h.rank > max(x.rank for x in hits) for h in added)
+
+
+def _packed_items_match_their_entries(pkg: ContextPackage, opts: AssemblyOptions) -> set[str]:
+    """Included manifest entries point at packed items; every packed item is the primary fate of exactly one
+    candidate, and a fallback says so there. The packed ids."""
     ids = {i.citation_id for i in pkg.items}
     for m in pkg.manifest:
         if m.fate in ("included", "truncated"):
             assert m.citation_id in ids
-    # every packed item is the primary fate of exactly one candidate, and a fallback says so there
     primary = [m for m in pkg.manifest if m.fate in ("included", "truncated")]
     assert sorted(m.citation_id or "" for m in primary) == sorted(ids)
     by_cid = {m.citation_id: m for m in primary}
@@ -194,11 +212,11 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
             assert it.image_url is None and it.image_tokens == 0  # rungs never carry an image
             assert (opts.fallbacks and opts.packing == "greedy") or opts.packing == "breadth"
             assert "smaller source region" in by_cid[it.citation_id].reason
-    if opts.packing in ("greedy", "breadth") and opts.max_image_share is not None:
-        assert pkg.budget.breakdown.images <= opts.max_image_share * budget
-    assert pkg.retrieval.coverage_after.hits <= sum(
-        m.fate in ("included", "truncated") or m.fate.startswith("merged_into:") for m in pkg.manifest)
-    # windows and parents never cross a version or section
+    return ids
+
+
+def _items_stay_in_their_version_and_section(pkg: ContextPackage, regions: list[Region]) -> None:
+    """Windows and parents never cross a version or section; a packed sentence's text is in its item."""
     by_id = {r.region_id: r for r in regions}
     for it in pkg.items:
         rs = [by_id[r] for r in it.region_ids]
@@ -207,10 +225,6 @@ def test_budget_never_exceeded_and_used_is_exact(case) -> None:  # type: ignore[
             assert len({r.section_id for r in rs}) == 1
         for s in (r for r in rs if r.kind == "sentence"):
             assert s.region_id in it.region_ids and s.text.strip() in it.text
-    # the post-check only keeps packed ids
-    answer = " ".join(f"Fact {k} [{c}] [X9]." for k, c in enumerate(sorted(ids)))
-    rep = verify_answer(answer, pkg)
-    assert set(rep.kept_ids) == ids and rep.invented_ids == (["X9"] if ids else [])
 
 
 @SETTINGS

@@ -45,7 +45,7 @@ def test_a_forgotten_field_is_a_validation_error_never_pydantic_undefined() -> N
     import pytest
     from pydantic import ValidationError
 
-    from folio.assembly import types as t
+    from folio.assembly import package as t
 
     models = [t.ContextItem, t.ManifestEntry, t.ExcludedEntry, t.RetrievalHitOut, t.LocatorOut]
     assert not [m.__name__ for m in models if hasattr(m, "trusted")]

@@ -4,7 +4,7 @@ room, the pages no hit lies on go after the hits; a document that does not fit g
 from __future__ import annotations
 
 from folio.assembly import assemble
-from folio.assembly.types import AssemblyOptions
+from folio.assembly.options import AssemblyOptions
 from folio.assembly.wholedoc import DOCUMENT_RETRIEVER
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region

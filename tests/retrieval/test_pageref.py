@@ -48,7 +48,7 @@ def labelled_store(tmp_path_factory: pytest.TempPathFactory) -> object:
 def test_named_page_is_retrieved_and_recorded(labelled_store: object) -> None:
     from folio.api.service.context import version_filenames
     from folio.assembly import assemble
-    from folio.assembly.types import AssemblyOptions
+    from folio.assembly.options import AssemblyOptions
     from folio.retrieval.search import Retriever
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
@@ -84,7 +84,7 @@ def test_pages_named_by_position() -> None:
 def test_last_page_is_retrieved_and_recorded(labelled_store: object) -> None:
     from folio.api.service.context import version_filenames
     from folio.assembly import assemble
-    from folio.assembly.types import AssemblyOptions
+    from folio.assembly.options import AssemblyOptions
     from folio.retrieval.search import Retriever
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]

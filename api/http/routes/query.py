@@ -17,7 +17,7 @@ from folio.api.http.offloop import ForwardedJSON, answered_apart, forwarded_body
 from folio.api.http.pool import QueryPool
 from folio.api.http.query_ops import OPS
 from folio.api.schemas import ContextRequest, SearchRequest, SearchResponse, VerifyRequest, error_responses
-from folio.assembly.types import ContextPackage, VerifyReport
+from folio.assembly.package import ContextPackage, VerifyReport
 
 # Large JSON bodies are parsed and validated in a process of the query pool: with query processes, the worker
 # process that runs the query (api.http.offloop).

@@ -9,7 +9,7 @@ import pytest
 
 from folio.api.cli import main
 from folio.assembly import AssemblyOptions, assemble
-from folio.assembly.types import Strategy
+from folio.assembly.options import Strategy
 from folio.kernel.hit import RetrievalStrategy
 from folio.kernel.index import RegionIndex
 from tests.assembly.builders import by_kind, hit, make_doc
@@ -60,7 +60,7 @@ def test_cli_choices_are_the_api_literals() -> None:
     context = sub.choices["context"]  # type: ignore[index]
     by_dest = {a.dest: a for a in context._actions}
     assert tuple(by_dest["strategy"].choices) == get_args(Strategy)
-    assert tuple(by_dest["retrieval"].choices) == get_args(RetrievalStrategy)
+    assert tuple(by_dest["retrieval_strategy"].choices) == get_args(RetrievalStrategy)
 
 
 def test_subcommand_modules_do_not_import_the_entry_point() -> None:

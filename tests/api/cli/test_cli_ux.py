@@ -158,7 +158,7 @@ def test_the_cli_offers_the_api_s_strategies() -> None:
     from typing import get_args
 
     from folio.api.cli.query import RETRIEVAL_STRATEGIES, STRATEGIES
-    from folio.assembly.types import Strategy
+    from folio.assembly.options import Strategy
     from folio.kernel.hit import RetrievalStrategy
 
     assert STRATEGIES == get_args(Strategy) and RETRIEVAL_STRATEGIES == get_args(RetrievalStrategy)

@@ -258,7 +258,7 @@ def test_in_process_answer_function(answer_data: Path, llm: StandInLLM) -> None:
 
 def test_images_are_inlined_as_data_urls(answer_data: Path) -> None:
     from folio.api.service.answer import _inline_images
-    from folio.assembly.types import ContextPackage
+    from folio.assembly.package import ContextPackage
     from folio.ingest.storage.store import Store
 
     store = Store(str(answer_data))

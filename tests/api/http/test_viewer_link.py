@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from fastapi.testclient import TestClient
 
 from folio.assembly.lines import viewer_url
-from folio.assembly.types import LineOut
+from folio.assembly.package import LineOut
 from folio.kernel.geometry import BBox
 from tests.api.conftest import assert_error
 from tests.api.llm_standin import Reply, StandInLLM
