@@ -13,7 +13,7 @@ from typing import Any
 from folio.ingest.pdf.figures import FigureData
 from folio.ingest.pdf.headings import Heading, headings_from_fonts, headings_from_toc
 from folio.ingest.pdf.sentences import split_sentences
-from folio.ingest.pdf.tables import TableData, to_markdown
+from folio.ingest.pdf.tables.base import TableData, to_markdown
 from folio.ingest.pdf.text import Block, Box, line_boxes_for_span, union
 from folio.kernel.model import (
     BBox,
