@@ -39,7 +39,7 @@ from folio.ingest.pdf.ocr import (
 )
 from folio.ingest.pdf.page_deadline import PageOverrun, hard_page_limit, page_deadline
 from folio.ingest.pdf.page_lanes import OcrCall, OcrResult, PageLanes, Pending
-from folio.ingest.pdf.regions import PageData, build_regions
+from folio.ingest.pdf.regions import PageData, VersionFacts, build_regions
 from folio.ingest.pdf.tables.base import TableMode, TablePage, TableReader, table_reader
 from folio.ingest.pdf.text import Block, center_in, extract_blocks
 from folio.ingest.pdf.validate import CheckedPdf, open_pdf
@@ -423,7 +423,7 @@ def parse_pdf(  # noqa: PLR0913
             page_text(p)
         toc = doc.get_toc(simple=True)
         title = (doc.metadata or {}).get("title") or ""
-        regions = build_regions(pages, toc, doc_id, version_id, title.strip() or filename, render_scale)
+        regions = build_regions(pages, toc, VersionFacts(doc_id, version_id, title.strip() or filename, render_scale))
     finally:
         doc.close()
     for p in pages:
