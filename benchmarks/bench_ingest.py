@@ -137,10 +137,9 @@ def use_tables_baseline() -> None:
     The parse must then run here, not in the forkserver child of ``ingest.parse_supervisor``, which would not see it."""
     from functools import partial
 
-    from folio.ingest.pdf import parse
-    from folio.ingest.pdf.tables import find_page_tables
+    from folio.ingest.pdf.tables import ruled
 
-    parse.find_page_tables = partial(find_page_tables, baseline=True)  # type: ignore[assignment]
+    ruled.find_page_tables = partial(ruled.find_page_tables, baseline=True)  # type: ignore[assignment]
 
 
 def pipeline_run(files: list[str]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from folio.ingest.pdf.wordtables import WORD_TABLE_MODES, WordTables
+from folio.ingest.pdf.tables.base import WORD_TABLE_MODES, WordTables
 
 TITLE = re.compile(
     r"(?:condensed|consolidated|combined|interim)*(?:balancesheets?|statements?of(?:consolidated)?"
@@ -190,15 +190,16 @@ def _pct(a: int, b: int) -> str:
 
 
 def changed_pages(pdf: Path) -> dict[str, int]:
-    """Pages of ``pdf`` whose tables each mode changes against "off", read as ``parse._slow_steps`` reads
+    """Pages of ``pdf`` whose tables each mode changes against "off", read as the readers of ``tables.merged`` read
     them (``find_page_tables`` where the page has drawings, then ``merge_tables``), and pages with a word
     table at all. No full parse: the first pass's table step alone."""
     import pymupdf
 
     from folio.ingest.pdf.parse import text_flags
-    from folio.ingest.pdf.tables import find_page_tables
+    from folio.ingest.pdf.tables.merged import merge_tables
+    from folio.ingest.pdf.tables.ruled import find_page_tables
+    from folio.ingest.pdf.tables.words import find_word_tables
     from folio.ingest.pdf.text import extract_blocks
-    from folio.ingest.pdf.wordtables import find_word_tables, merge_tables
 
     out = {"pages": 0, "word tables": 0, "repair": 0, "all": 0}
     for page in pymupdf.open(pdf):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from folio.ingest.parse_supervisor import IngestLimits
-from folio.ingest.pdf.wordtables import WordTables
+from folio.ingest.pdf.tables.base import TableMode
 from folio.settings import IngestSettings
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
@@ -26,7 +26,7 @@ class IngestOptions:
     ``ocr``: None OCRs scanned pages when Tesseract is installed. ``max_bytes`` / ``max_pages``: bigger files
     are refused before anything is written (None: no limit). ``limits``: the parse's time and memory
     (``ingest.parse_supervisor``), and ``limits.timeout_s`` again for the embedding after it. ``word_tables``:
-    tables read from word positions (``ingest.pdf.wordtables``). ``row_units``: a chunk per body row of each
+    the table reader's mode (``ingest.pdf.tables``). ``row_units``: a chunk per body row of each
     long table (``ingest.row_units``; off: neutral on mmlb). ``redo_degraded``: parse a stored version with
     degraded pages again and keep the better parse. ``reparse_outdated``: the same bytes stored by an older
     parser (``DocumentVersion.parser_version``) are parsed again and replaced in place, so an upgrade of folio
@@ -37,7 +37,7 @@ class IngestOptions:
     max_pages: int | None = DEFAULT_MAX_PAGES
     render_scale: float = 1.5
     limits: IngestLimits = field(default_factory=IngestLimits)
-    word_tables: WordTables = "all"
+    word_tables: TableMode = "all"
     row_units: bool = False
     redo_degraded: bool = False
     reparse_outdated: bool = True

@@ -6,7 +6,7 @@ dense search and diluted for BM25. Each body row of a table with at least ``MIN_
 a chunk of its own that reads as a sentence about one line item, with what the table is about and the
 header cell of each figure: ``Consolidated Balance Sheet (in millions): Total inventories: 2018 4,366;
 2017 4,034``. The context is the table's title and unit when the parser found them (a statement read
-from word positions, ``ingest.pdf.wordtables``: they are its header's first cell), else the section
+from word positions, ``ingest.pdf.tables.words``: they are its header's first cell), else the section
 heading and the header's first cell goes before the row's label (``Severity P1: Response 30 minutes``).
 Empty cells are left out with their header, and so are rows with a label alone (``Current assets``).
 The unit carries the table's region id, kind and page, so a hit on a row is a hit on the table region

@@ -191,7 +191,7 @@ class IngestSettings(Group):
     )
     word_tables: Literal["off", "repair", "all"] = Field(
         "all",
-        description="tables read from word positions (statements, `ingest/pdf/wordtables.py`): `all` (default) "
+        description="tables read from word positions (statements, `ingest/pdf/tables/words.py`): `all` (default) "
         "adds them where no table was found (unruled statements: a label and its figures in one row under the "
         "title, unit and periods) and replaces a ruled-table reading that gets fewer rows right; `repair`: the "
         "replacing only; `off`: the ruled-table reader alone (parser v6)",

@@ -6,8 +6,8 @@ figures), nothing stored.
   the parse) and ``page_deadline`` (a page's soft time limit);
 - ``text``, ``furniture``, ``headings``, ``sentences``, ``regions``: text blocks, running headers and footers,
   headings, sentences, and the regions built from them;
-- ``tables`` (ruled tables, ``find_tables``), ``tablechars`` (their cells' characters), ``wordtables`` and
-  ``wordrows`` (statements read from word positions), ``figures``, ``ocr``.
+- ``tables/``: the table readers behind one seam, by mode (ruled tables with ``find_tables``, statements read from
+  word positions, both merged); ``figures``, ``ocr``.
 
 In this package "table" is always a table printed in the PDF; the LanceDB tables are the store's
 (``folio.ingest.storage``). It imports the kernel and the settings, nothing else of folio (pyproject's contracts).

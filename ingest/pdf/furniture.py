@@ -80,24 +80,13 @@ def is_toc_block(b: Block) -> bool:
     return bool(lines) and sum(1 for t in lines if _LEADER.search(t)) >= max(1, (len(lines) + 1) // 2)
 
 
-def mark_furniture(pages: Sequence[PageData]) -> int:  # noqa: C901
+def mark_furniture(pages: Sequence[PageData]) -> int:
     """Re-label furniture and table-of-contents blocks in place; returns how many blocks changed.
 
     Scanned pages read by OCR take part too (their headers repeat as well); text larger than the body
     size never counts as furniture.
     """
-    size = body_size(pages)
-    cands: list[tuple[Block, str, str]] = []
-    seen: dict[tuple[str, str], set[int]] = defaultdict(set)
-    for p in pages:
-        for b, band in _edge_candidates(p):
-            if size and b.size > size + 0.6:
-                continue
-            key = _mask(b.text)
-            if not key:
-                continue
-            cands.append((b, band, key))
-            seen[(band, key)].add(p.index)
+    cands, seen = _running_candidates(pages)
     changed = 0
     kept: set[tuple[str, str]] = set()
     for b, band, key in cands:  # pages in order, so the first copy of a running text is kept
@@ -116,6 +105,26 @@ def mark_furniture(pages: Sequence[PageData]) -> int:  # noqa: C901
                 b.role = "toc"
                 changed += 1
     return changed
+
+
+def _running_candidates(
+    pages: Sequence[PageData],
+) -> tuple[list[tuple[Block, str, str]], dict[tuple[str, str], set[int]]]:
+    """The blocks at the pages' edges that may be furniture, pages in order, each with its band and its masked
+    text; and for each band and masked text, the pages (0-based) it is on."""
+    size = body_size(pages)
+    cands: list[tuple[Block, str, str]] = []
+    seen: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for p in pages:
+        for b, band in _edge_candidates(p):
+            if size and b.size > size + 0.6:
+                continue
+            key = _mask(b.text)
+            if not key:
+                continue
+            cands.append((b, band, key))
+            seen[(band, key)].add(p.index)
+    return cands, seen
 
 
 def page_text(p: PageData) -> None:

@@ -39,11 +39,10 @@ from folio.ingest.pdf.ocr import (
 )
 from folio.ingest.pdf.page_deadline import PageOverrun, hard_page_limit, page_deadline
 from folio.ingest.pdf.page_lanes import OcrCall, OcrResult, PageLanes, Pending
-from folio.ingest.pdf.regions import PageData, build_regions
-from folio.ingest.pdf.tables import find_page_tables
+from folio.ingest.pdf.regions import PageData, VersionFacts, build_regions
+from folio.ingest.pdf.tables.base import TableMode, TablePage, TableReader, table_reader
 from folio.ingest.pdf.text import Block, center_in, extract_blocks
 from folio.ingest.pdf.validate import CheckedPdf, open_pdf
-from folio.ingest.pdf.wordtables import WordTables, find_word_tables, merge_tables
 from folio.kernel.model import PageInfo, PageIssue, Region, version_id_for
 
 if TYPE_CHECKING:
@@ -69,13 +68,24 @@ class ParsedDocument:
 
 
 @dataclass(frozen=True)
+class Render:
+    """Where the page renders and figure crops go: ``asset_dir`` (None: nothing is rendered), named
+    ``rel_dir/…`` in the regions, at ``scale`` pixels per point."""
+
+    asset_dir: pathlib.Path | None = None
+    rel_dir: str = ""
+    scale: float = 1.5
+
+
+@dataclass(frozen=True)
 class PagePlan:
-    """A page's soft time limit (None: none), the pages (0-based) an earlier parse was killed on, and
-    which of a page's tables are read from word positions (``ingest.pdf.wordtables``)."""
+    """How every page is read: a page's soft time limit (None: none), the pages (0-based) an earlier parse
+    was killed on, the table reader (``ingest.pdf.tables``, by the ``word_tables`` mode) and the renders."""
 
     soft_s: float | None = None
     modes: Mapping[int, PageMode] = field(default_factory=dict)
-    word_tables: WordTables = "all"
+    tables: TableReader = field(default_factory=lambda: table_reader("all"))
+    render: Render = Render()
 
 
 def text_flags() -> int:
@@ -86,26 +96,18 @@ def text_flags() -> int:
     return int(pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP)
 
 
-def _first_pass(  # noqa: C901, PLR0913
-    page: pymupdf.Page,
-    *,
-    lanes: PageLanes,
-    ocr: bool,
-    asset_dir: pathlib.Path | None,
-    rel_dir: str,
-    scale: float,
-    soft_s: float | None = None,
-    mode: PageMode = "full",
-    words_mode: WordTables = "all",
+def _first_pass(
+    page: pymupdf.Page, lanes: PageLanes, plan: PagePlan, ocr: bool
 ) -> tuple[PageData, list[Pending]]:
     """Everything of one page that needs MuPDF. What runs on the lanes (PNG writes, Tesseract) comes
     back as ``Pending`` work; ``_finish_page`` applies it and builds the page text.
 
     The text layer comes first and always stays. The slow steps (tables, figures, OCR) run within
-    ``soft_s`` seconds of the page's start (``ingest.pdf.page_deadline``); past that they are dropped and
-    the page is degraded. ``mode`` "text" keeps only the text layer, "skip" nothing. ``words_mode``: where
-    tables read from word positions join or replace ``find_tables``'s (``ingest.pdf.wordtables``)."""
+    ``plan.soft_s`` seconds of the page's start (``ingest.pdf.page_deadline``); past that they are dropped
+    and the page is degraded. The page's mode in ``plan.modes`` "text" keeps only the text layer, "skip"
+    nothing. ``plan.tables`` reads the page's tables (``ingest.pdf.tables``)."""
     started = time.monotonic()
+    soft_s, mode = plan.soft_s, plan.modes.get(page.number, "full")
     pd = PageData(index=page.number, width=page.rect.width, height=page.rect.height, label=page_label(page))
     pending: list[Pending] = []
     if mode != "full":
@@ -120,31 +122,43 @@ def _first_pass(  # noqa: C901, PLR0913
     ocr_calls: list[tuple[OcrCall, Callable[[OcrResult], None]]] = []
     try:
         with page_deadline(None if soft_s is None else soft_s - (time.monotonic() - started)):
-            ocr_calls = _slow_steps(page, pd, lanes, ocr, words_mode)
+            ocr_calls = _slow_steps(page, pd, lanes, ocr, plan.tables)
     except PageOverrun:
         _drop_slow_work(pd, roles, soft_s)
         ocr_calls = []
     if ocr_calls:
-        appliers = [ap for _, ap in ocr_calls]
-
-        def apply_ocr(fut: Future[list[OcrResult]]) -> None:
-            for ap, result in zip(appliers, fut.result(), strict=True):
-                ap(result)
-
-        pending.append(Pending(lanes.ocr(pd.index, [c for c, _ in ocr_calls]), apply_ocr))
-    if asset_dir is not None:
-        try:
-            _render(page, pd, asset_dir, rel_dir, scale, lanes, pending)
-        except MemoryError:
-            raise
-        except Exception as exc:  # e.g. MuPDF's "Overly large image" for a giant page box: keep the text
-            pd.image = None
-            pd.warnings.append(f"page {pd.index + 1}: not rendered ({_not_rendered(exc)})")
+        pending.append(_ocr_pending(pd, lanes, ocr_calls))
+    if plan.render.asset_dir is not None:
+        _render_or_warn(page, pd, plan.render, lanes, pending)
     return pd, pending
 
 
+def _ocr_pending(
+    pd: PageData, lanes: PageLanes, ocr_calls: list[tuple[OcrCall, Callable[[OcrResult], None]]]
+) -> Pending:
+    """The page's OCR calls handed to the OCR lane, their results applied in order when they are back."""
+    appliers = [ap for _, ap in ocr_calls]
+
+    def apply_ocr(fut: Future[list[OcrResult]]) -> None:
+        for ap, result in zip(appliers, fut.result(), strict=True):
+            ap(result)
+
+    return Pending(lanes.ocr(pd.index, [c for c, _ in ocr_calls]), apply_ocr)
+
+
+def _render_or_warn(page: pymupdf.Page, pd: PageData, render: Render, lanes: PageLanes, pending: list[Pending]) -> None:
+    """``_render``; a page that cannot be rendered keeps its text, with a warning."""
+    try:
+        _render(page, pd, render, lanes, pending)
+    except MemoryError:
+        raise
+    except Exception as exc:  # e.g. MuPDF's "Overly large image" for a giant page box: keep the text
+        pd.image = None
+        pd.warnings.append(f"page {pd.index + 1}: not rendered ({_not_rendered(exc)})")
+
+
 def _slow_steps(
-    page: pymupdf.Page, pd: PageData, lanes: PageLanes, ocr: bool, words_mode: WordTables
+    page: pymupdf.Page, pd: PageData, lanes: PageLanes, ocr: bool, tables: TableReader
 ) -> list[tuple[OcrCall, Callable[[OcrResult], None]]]:
     """Scan detection, tables and figures (with the roles they give text blocks), and the page's
     OCR calls: what a page past its soft limit goes without."""
@@ -155,11 +169,7 @@ def _slow_steps(
     if pd.scanned and ocr:
         ocr_calls.append(_ocr_scanned_page(page, pd, lanes))
     drawings = page.get_cdrawings() if not pd.scanned else []
-    if drawings:
-        words = [wd for b in pd.blocks for ln in b.lines for wd in ln.words]
-        pd.tables = find_page_tables(page, drawings, words)
-    if not pd.scanned and (words_mode == "all" or (words_mode == "repair" and pd.tables)):
-        pd.tables = merge_tables(pd.tables, find_word_tables(pd.blocks), words_mode)
+    pd.tables = tables.read(TablePage(page, pd.blocks, drawings, pd.scanned))
     for t in pd.tables:
         for b in pd.blocks:
             if b.role == "para" and center_in(b.bbox, t.bbox):
@@ -241,14 +251,13 @@ def _not_rendered(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:120]
 
 
-def _render(  # noqa: PLR0913
-    page: pymupdf.Page, pd: PageData, asset_dir: pathlib.Path, rel_dir: str, scale: float, lanes: PageLanes,
-    pending: list[Pending],
-) -> None:
+def _render(page: pymupdf.Page, pd: PageData, render: Render, lanes: PageLanes, pending: list[Pending]) -> None:
     """Render the page and its figure crops here; their PNGs are written on the PNG lane. Each write
     joins ``pending`` as it is handed out, so a render that fails half-way leaves none untracked."""
     import pymupdf
 
+    asset_dir, rel_dir, scale = render.asset_dir, render.rel_dir, render.scale
+    assert asset_dir is not None  # _render_or_warn's caller checked
     mat = pymupdf.Matrix(scale, scale)
     pd.image_size, written = lanes.save_png(page.get_pixmap(matrix=mat), asset_dir / f"page-{pd.index + 1}.png")
     pd.image = f"{rel_dir}/page-{pd.index + 1}.png"
@@ -375,7 +384,7 @@ def parse_pdf(  # noqa: PLR0913
     ocr_budget: OcrBudget | None = None,
     page_timeout_s: float | None = None,
     page_modes: Mapping[int, PageMode] | None = None,
-    word_tables: WordTables = "all",
+    word_tables: TableMode = "all",
 ) -> ParsedDocument:
     """Parse a PDF into regions (see the module docstring and ``ingest.model``): bytes, checked here
     (``password``, ``max_pages``, ``max_bytes``), or a ``CheckedPdf`` the ingest checked already.
@@ -389,8 +398,9 @@ def parse_pdf(  # noqa: PLR0913
     ``page_timeout_s``: a page's slow steps stop after that long (in the main thread only; see
     ``_first_pass``) and the page is listed in ``degraded_pages``. ``page_modes`` (0-based page →
     "text" or "skip") cuts pages an earlier, killed parse got stuck on (``ingest.parse_supervisor``).
-    ``word_tables``: where tables read from word positions replace or join the ruled tables
-    (``ingest.pdf.wordtables``; the ``FOLIO_WORD_TABLES`` setting's default).
+    ``word_tables``: the table reader's mode (``ingest.pdf.tables``: where tables read from word positions
+    replace or join the ruled tables; the ``FOLIO_WORD_TABLES`` setting's default); a mode no reader is
+    registered for raises ``ValueError``.
     """
     if isinstance(pdf, CheckedPdf):  # checked by the ingest: opened again, not checked again
         doc, version_id = pdf.open(), pdf.version_id
@@ -405,14 +415,15 @@ def parse_pdf(  # noqa: PLR0913
     rel_dir = f"{assets_dir.name}/{doc_id}@{version_id}" if assets_dir is not None else ""
     asset_dir = assets_dir / f"{doc_id}@{version_id}" if assets_dir is not None else None
     try:
-        plan = PagePlan(page_timeout_s, dict(page_modes or {}), word_tables)
-        pages, issues = _first_passes(doc, budget, asset_dir, rel_dir, render_scale, progress, plan)
+        render = Render(asset_dir, rel_dir, render_scale)
+        plan = PagePlan(page_timeout_s, dict(page_modes or {}), table_reader(word_tables), render)
+        pages, issues = _first_passes(doc, budget, progress, plan)
         mark_furniture(pages)
         for p in pages:
             page_text(p)
         toc = doc.get_toc(simple=True)
         title = (doc.metadata or {}).get("title") or ""
-        regions = build_regions(pages, toc, doc_id, version_id, title.strip() or filename, render_scale)
+        regions = build_regions(pages, toc, VersionFacts(doc_id, version_id, title.strip() or filename, render_scale))
     finally:
         doc.close()
     for p in pages:
@@ -435,73 +446,75 @@ def parse_pdf(  # noqa: PLR0913
 MAX_PENDING_PAGES = 16  # pages whose lane work may be outstanding: bounds the pixels held in memory
 
 
-def _first_passes(  # noqa: C901, PLR0913
-    doc: pymupdf.Document,
-    budget: OcrBudget | None,
-    asset_dir: pathlib.Path | None,
-    rel_dir: str,
-    scale: float,
-    progress: Callable[[int, int], None] | None,
-    plan: PagePlan,
+def _first_passes(
+    doc: pymupdf.Document, budget: OcrBudget | None, progress: Callable[[int, int], None] | None, plan: PagePlan
 ) -> tuple[list[PageData], list[PageIssue]]:
     """The first pass over every page, with PNG writes and Tesseract on the lanes (``ingest.pdf.page_lanes``).
     A page that fails is recorded as a ``PageIssue`` and kept as an empty page of its size (US Letter
     when even its size cannot be read), so ids and page numbers of the rest do not move."""
-    issues: list[PageIssue] = []
-    pages: list[PageData] = []
     n = doc.page_count
     lanes = PageLanes(budget)
-    waiting: deque[tuple[int, list[Pending]]] = deque()  # pages first-passed but not finished
-
-    def failed(i: int, exc: Exception) -> None:
-        logger.warning("page %d failed: %s", i + 1, exc)
-        issues.append(PageIssue(page=i + 1, message=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"))
-        r = _page_rect(doc, i)
-        pages[i] = PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0)
-
-    def finish_oldest() -> None:
-        i, pending = waiting.popleft()
-        try:
-            _finish_page(pages[i], pending)
-        except MemoryError:
-            raise
-        except Exception as exc:  # recorded like a first-pass failure
-            failed(i, exc)
-
+    run = _Passes(doc)
     if progress:
         progress(0, n)  # opened: a watchdog times pages from here
     try:
         for i in range(n):
-            pages.append(PageData(index=i, width=612.0, height=792.0))
-            try:
-                pd, pending = _first_pass(
-                    doc.load_page(i),
-                    lanes=lanes,
-                    ocr=budget is not None,
-                    asset_dir=asset_dir,
-                    rel_dir=rel_dir,
-                    scale=scale,
-                    soft_s=plan.soft_s,
-                    mode=plan.modes.get(i, "full"),
-                    words_mode=plan.word_tables,
-                )
-                pages[i] = pd
-                waiting.append((i, pending))
-            except MemoryError:
-                raise  # the document is over its memory budget: not a page problem
-            except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
-                failed(i, exc)
-            while waiting and (len(waiting) > MAX_PENDING_PAGES or all(p.future.done() for p in waiting[0][1])):
-                finish_oldest()
+            run.first_pass(i, lanes, plan, budget is not None)
+            run.finish_ready()
             if progress:
                 progress(i + 1, n)
-        while waiting:
-            finish_oldest()
+        while run.waiting:
+            run.finish_oldest()
             if progress:
                 progress(n, n)  # still alive: the last pages' OCR may take a while
     finally:
         lanes.close()
-    return pages, issues
+    return run.pages, run.issues
+
+
+@dataclass
+class _Passes:
+    """The pages of one document as their first passes go: each page, the issues of those that failed, and the
+    pages first-passed but not finished (their lane work outstanding), oldest first."""
+
+    doc: pymupdf.Document
+    pages: list[PageData] = field(default_factory=list)
+    issues: list[PageIssue] = field(default_factory=list)
+    waiting: deque[tuple[int, list[Pending]]] = field(default_factory=deque)
+
+    def first_pass(self, i: int, lanes: PageLanes, plan: PagePlan, ocr: bool) -> None:
+        """Page ``i``'s first pass (``_first_pass``); its lane work joins ``waiting``."""
+        self.pages.append(PageData(index=i, width=612.0, height=792.0))
+        try:
+            pd, pending = _first_pass(self.doc.load_page(i), lanes, plan, ocr)
+            self.pages[i] = pd
+            self.waiting.append((i, pending))
+        except MemoryError:
+            raise  # the document is over its memory budget: not a page problem
+        except Exception as exc:  # one bad page must not lose the document; recorded, not hidden
+            self.failed(i, exc)
+
+    def finish_ready(self) -> None:
+        """Finish the oldest pages while their lane work is done, or while more than ``MAX_PENDING_PAGES`` wait."""
+        waiting = self.waiting
+        while waiting and (len(waiting) > MAX_PENDING_PAGES or all(p.future.done() for p in waiting[0][1])):
+            self.finish_oldest()
+
+    def finish_oldest(self) -> None:
+        i, pending = self.waiting.popleft()
+        try:
+            _finish_page(self.pages[i], pending)
+        except MemoryError:
+            raise
+        except Exception as exc:  # recorded like a first-pass failure
+            self.failed(i, exc)
+
+    def failed(self, i: int, exc: Exception) -> None:
+        logger.warning("page %d failed: %s", i + 1, exc)
+        message = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        self.issues.append(PageIssue(page=i + 1, message=message))
+        r = _page_rect(self.doc, i)
+        self.pages[i] = PageData(index=i, width=r.width if r else 612.0, height=r.height if r else 792.0)
 
 
 def _page_rect(doc: pymupdf.Document, i: int) -> pymupdf.Rect | None:

@@ -13,7 +13,7 @@ from typing import Any
 from folio.ingest.pdf.figures import FigureData
 from folio.ingest.pdf.headings import Heading, headings_from_fonts, headings_from_toc
 from folio.ingest.pdf.sentences import split_sentences
-from folio.ingest.pdf.tables import TableData, to_markdown
+from folio.ingest.pdf.tables.base import TableData, to_markdown
 from folio.ingest.pdf.text import Block, Box, line_boxes_for_span, union
 from folio.kernel.model import (
     BBox,
@@ -110,6 +110,16 @@ CONTINUATION_TOP = 0.35
 CUT_OFF_BOTTOM = 0.6
 
 
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a new region goes: its locator (on its page), its section, and its parent region (the section's,
+    or a sentence's paragraph)."""
+
+    loc: Locator
+    sec: _Sec
+    parent: str
+
+
 @dataclass(slots=True)
 class _TablePart:
     """The last table written: its region id, data (header as read), page (0-based) and last row number."""
@@ -120,11 +130,20 @@ class _TablePart:
     last_row: int
 
 
-def build_regions(  # noqa: PLR0913
-    pages: list[PageData], toc: list[list[object]], doc_id: str, version_id: str, title: str, scale: float
-) -> list[Region]:
+@dataclass(frozen=True)
+class VersionFacts:
+    """What the regions of one version share: its document and version ids, the title of the untitled section
+    before the first heading, and the render ``scale`` (pixels per point) of its page images."""
+
+    doc_id: str
+    version_id: str
+    title: str
+    scale: float
+
+
+def build_regions(pages: list[PageData], toc: list[list[object]], facts: VersionFacts) -> list[Region]:
     """Every region of a version, in reading order; sections last (their text is known only at the end)."""
-    return _RegionBuilder(pages, doc_id, version_id, title, scale).build(toc)
+    return _RegionBuilder(pages, facts.doc_id, facts.version_id, facts.title, facts.scale).build(toc)
 
 
 class _RegionBuilder:
@@ -193,17 +212,10 @@ class _RegionBuilder:
             return self.current
         return self.open_section(None, pno, (0.0, 0.0, pg.width, min(20.0, pg.height)))
 
-    def add(  # noqa: PLR0913
-        self,
-        kind: RegionKind,
-        page: int,
-        text: str,
-        locs: list[Locator],
-        parent: str | None,
-        sec: _Sec,
-        payload: RegionPayload | None = None,
-    ) -> str:
-        rid, seq = self.ids.next(page + 1, kind)
+    def add(self, kind: RegionKind, text: str, payload: RegionPayload, at: _Place) -> str:
+        """Write a region of ``kind`` where ``at`` says; its id."""
+        rid, seq = self.ids.next(at.loc.page, kind)
+        sec = at.sec
         self.out.append(
             Region(
                 region_id=rid,
@@ -211,8 +223,8 @@ class _RegionBuilder:
                 version_id=self.version_id,
                 kind=kind,
                 text=text,
-                locators=tuple(locs),
-                parent_id=parent,
+                locators=(at.loc,),
+                parent_id=at.parent,
                 section_id=sec.region_id,
                 heading_path=sec.path,
                 level=sec.level,
@@ -277,7 +289,7 @@ class _RegionBuilder:
         payload = TextPayload(ocr=_ocr_info([b]) if b.ocr or pg.ocr and pg.scanned else None)
         line_boxes = tuple(_bb(ln.bbox) for ln in b.lines)
         loc = self.loc(pno, pg, b.bbox, line_boxes=line_boxes, char_start=start, char_end=start + len(text))
-        pid = self.add("paragraph", pno, text, [loc], sec.region_id, sec, payload)
+        pid = self.add("paragraph", text, payload, _Place(loc, sec, sec.region_id))
         sec.body.append(text)
         sec.add_box(pno, b.bbox)
         for s_text, a, e in split_sentences(text):
@@ -288,7 +300,7 @@ class _RegionBuilder:
             loc = self.loc(
                 pno, pg, box, line_boxes=tuple(_bb(x) for x in lbs), char_start=start + a, char_end=start + e
             )
-            self.add("sentence", pno, s_text, [loc], pid, sec, payload)
+            self.add("sentence", s_text, payload, _Place(loc, sec, pid))
 
     def continues(self, pno: int, pg: PageData, obj: TableData) -> _TablePart | None:
         """The previous page's last table, when ``obj`` continues it (``CONTINUATION_TOP``). A table read
@@ -324,7 +336,7 @@ class _RegionBuilder:
             title=obj.title,
             unit=obj.unit,
         )
-        rid = self.add("table", pno, md, [self.loc(pno, pg, obj.bbox)], sec.region_id, sec, payload)
+        rid = self.add("table", md, payload, _Place(self.loc(pno, pg, obj.bbox), sec, sec.region_id))
         sec.body.append(md)
         part = TableData(obj.bbox, header, rows, obj.header_in_table, obj.title, obj.unit)
         self.prev_table = _TablePart(rid, part, pno, last)
@@ -341,7 +353,7 @@ class _RegionBuilder:
             image=_image_ref(obj.image, obj.image_size, self.scale),
             ocr=_ocr_info(obj.inner) if obj.ocr else None,
         )
-        self.add("figure", pno, text, [self.loc(pno, pg, box)], sec.region_id, sec, payload)
+        self.add("figure", text, payload, _Place(self.loc(pno, pg, box), sec, sec.region_id))
         if cap:
             sec.body.append(cap)
 

@@ -96,7 +96,7 @@ def center_in(b: Box, r: Box, pad: float = 1.0) -> bool:
 _BOLD_FLAG = 16
 
 
-def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:  # noqa: C901
+def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:
     """Lines from one TextPage, grouped into style-homogeneous blocks in PyMuPDF's reading order."""
     w, h = page.rect.width, page.rect.height
     rot = page.rotation
@@ -105,19 +105,6 @@ def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:  # noqa: C901
     words_by_line: dict[tuple[int, int], list[tuple[float, float, float, float, str]]] = {}
     for x0, y0, x1, y1, word, bno, lno, _wno in tp.extractWORDS():
         words_by_line.setdefault((bno, lno), []).append((x0, y0, x1, y1, word))
-
-    def fix(b: Any) -> Box:
-        if mat is not None:
-            import pymupdf
-
-            b = pymupdf.Rect(b) * mat
-        x0, y0, x1, y1 = b
-        # Inline clamp (this runs once per word: clamp_box's generator was a hot spot).
-        x0 = 0.0 if x0 < 0 else (w if x0 > w else float(x0))
-        x1 = x0 if x1 < x0 else (w if x1 > w else float(x1))
-        y0 = 0.0 if y0 < 0 else (h if y0 > h else float(y0))
-        y1 = y0 if y1 < y0 else (h if y1 > h else float(y1))
-        return (x0, y0, x1, y1)
 
     blocks: list[Block] = []
     bno = -1
@@ -131,23 +118,9 @@ def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:  # noqa: C901
             text = "".join([s["text"] for s in spans])
             if not text.strip():
                 continue
-            # Dominant style by character count.
-            sizes: dict[float, int] = {}
-            bold_chars = 0
-            for s in spans:
-                n = len(s["text"].strip())
-                sz = round(s["size"], 1)
-                sizes[sz] = sizes.get(sz, 0) + n
-                if s["flags"] & _BOLD_FLAG:
-                    bold_chars += n
-                else:
-                    font = s["font"].lower()
-                    if "bold" in font or "black" in font:
-                        bold_chars += n
-            size = max(sizes, key=sizes.__getitem__) if sizes else 0.0
-            nonspace = sum(sizes.values()) or 1
+            size, bold = _line_style(spans)
             raw = ln["bbox"]
-            line = Line(text=text, bbox=fix(raw), size=size, bold=bold_chars * 2 > nonspace)
+            line = Line(text=text, bbox=_fix(raw, w, h, mat), size=size, bold=bold)
             # Words lie inside their line: when the line needs no rotation or clamping, neither do they.
             lw = words_by_line.get((bno, lno), [])
             if mat is None and raw[0] >= 0 and raw[1] >= 0 and raw[2] <= w and raw[3] <= h:
@@ -155,7 +128,7 @@ def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:  # noqa: C901
             else:
                 line.words = []
                 for x0, y0, x1, y1, word in lw:
-                    fb = fix((x0, y0, x1, y1))
+                    fb = _fix((x0, y0, x1, y1), w, h, mat)
                     line.words.append((fb[0], fb[1], fb[2], fb[3], word))
             if cur and _breaks(cur[-1], line):
                 blocks.append(_mk(cur))
@@ -164,6 +137,41 @@ def extract_blocks(tp: Any, page: pymupdf.Page) -> list[Block]:  # noqa: C901
         if cur:
             blocks.append(_mk(cur))
     return blocks
+
+
+def _fix(b: Any, w: float, h: float, mat: Any) -> Box:
+    """A box of the TextPage on the page as displayed: rotated by ``mat`` (None: the page is not rotated) and
+    clamped to the page's ``w`` x ``h``."""
+    if mat is not None:
+        import pymupdf
+
+        b = pymupdf.Rect(b) * mat
+    x0, y0, x1, y1 = b
+    # Inline clamp (this runs once per word: clamp_box's generator was a hot spot).
+    x0 = 0.0 if x0 < 0 else (w if x0 > w else float(x0))
+    x1 = x0 if x1 < x0 else (w if x1 > w else float(x1))
+    y0 = 0.0 if y0 < 0 else (h if y0 > h else float(y0))
+    y1 = y0 if y1 < y0 else (h if y1 > h else float(y1))
+    return (x0, y0, x1, y1)
+
+
+def _line_style(spans: list[dict[str, Any]]) -> tuple[float, bool]:
+    """A line's dominant style by character count: its font size, and whether most of it is bold."""
+    sizes: dict[float, int] = {}
+    bold_chars = 0
+    for s in spans:
+        n = len(s["text"].strip())
+        sz = round(s["size"], 1)
+        sizes[sz] = sizes.get(sz, 0) + n
+        if s["flags"] & _BOLD_FLAG:
+            bold_chars += n
+        else:
+            font = s["font"].lower()
+            if "bold" in font or "black" in font:
+                bold_chars += n
+    size = max(sizes, key=sizes.__getitem__) if sizes else 0.0
+    nonspace = sum(sizes.values()) or 1
+    return size, bold_chars * 2 > nonspace
 
 
 def _breaks(prev: Line, line: Line) -> bool:

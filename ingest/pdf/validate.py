@@ -33,7 +33,7 @@ def _one_line(exc: BaseException) -> str:
     return text[:200] or type(exc).__name__
 
 
-def open_pdf(  # noqa: C901
+def open_pdf(
     data: bytes,
     *,
     password: str | None = None,
@@ -51,43 +51,54 @@ def open_pdf(  # noqa: C901
     """
     import pymupdf
 
-    if max_bytes is not None and len(data) > max_bytes:
-        raise LimitExceeded(f"file is {len(data)} bytes, over the limit of {max_bytes} bytes")
-    if not data:
-        raise NotAPDF(f"empty file: {filename} is 0 bytes" if filename else "empty file: no bytes received")
-    if b"%PDF-" not in data[:_HEADER_WINDOW]:
-        raise NotAPDF("not a PDF: the file does not start with a %PDF header")
+    _check_bytes(data, max_bytes, filename)
     try:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:  # PyMuPDF raises several types (FileDataError, RuntimeError, ValueError)
         raise CorruptPDF(f"corrupt PDF: cannot be opened ({_one_line(exc)})") from None
     try:
-        if doc.needs_pass:
-            if password is None:
-                raise EncryptedPDF("encrypted PDF: a password is required to open it")
-            if not doc.authenticate(password):
-                raise EncryptedPDF("encrypted PDF: the password given is wrong")
-        try:
-            n = doc.page_count
-        except Exception as exc:  # a page tree MuPDF cannot count ("Invalid number of pages")
-            raise CorruptPDF(f"corrupt PDF: the page tree is broken ({_one_line(exc)})") from None
-        if n == 0:
-            if doc.is_repaired:
-                raise CorruptPDF("corrupt PDF: the file is damaged and no pages could be recovered")
-            raise EmptyPDF("empty PDF: the document has no pages")
-        if max_pages is not None and n > max_pages:
-            raise LimitExceeded(f"document has {n} pages, over the limit of {max_pages} pages")
-        try:
-            doc.load_page(0)
-        except Exception as exc:
-            raise CorruptPDF(f"corrupt PDF: the first page cannot be loaded ({_one_line(exc)})") from None
-        _check_page_tree(doc, n)
+        n = _check_document(doc, password, max_pages)
     except Exception:
         doc.close()
         raise
     if doc.is_repaired:
         logger.info("PDF needed repair when opening (%d pages recovered)", n)
     return doc
+
+
+def _check_bytes(data: bytes, max_bytes: int | None, filename: str | None) -> None:
+    """What the bytes alone tell: over ``max_bytes``, empty, or without a ``%PDF`` header."""
+    if max_bytes is not None and len(data) > max_bytes:
+        raise LimitExceeded(f"file is {len(data)} bytes, over the limit of {max_bytes} bytes")
+    if not data:
+        raise NotAPDF(f"empty file: {filename} is 0 bytes" if filename else "empty file: no bytes received")
+    if b"%PDF-" not in data[:_HEADER_WINDOW]:
+        raise NotAPDF("not a PDF: the file does not start with a %PDF header")
+
+
+def _check_document(doc: pymupdf.Document, password: str | None, max_pages: int | None) -> int:
+    """Authenticate the opened ``doc`` and check its pages (see ``open_pdf``); its page count."""
+    if doc.needs_pass:
+        if password is None:
+            raise EncryptedPDF("encrypted PDF: a password is required to open it")
+        if not doc.authenticate(password):
+            raise EncryptedPDF("encrypted PDF: the password given is wrong")
+    try:
+        n: int = doc.page_count
+    except Exception as exc:  # a page tree MuPDF cannot count ("Invalid number of pages")
+        raise CorruptPDF(f"corrupt PDF: the page tree is broken ({_one_line(exc)})") from None
+    if n == 0:
+        if doc.is_repaired:
+            raise CorruptPDF("corrupt PDF: the file is damaged and no pages could be recovered")
+        raise EmptyPDF("empty PDF: the document has no pages")
+    if max_pages is not None and n > max_pages:
+        raise LimitExceeded(f"document has {n} pages, over the limit of {max_pages} pages")
+    try:
+        doc.load_page(0)
+    except Exception as exc:
+        raise CorruptPDF(f"corrupt PDF: the first page cannot be loaded ({_one_line(exc)})") from None
+    _check_page_tree(doc, n)
+    return n
 
 
 def _check_page_tree(doc: pymupdf.Document, n: int) -> None:

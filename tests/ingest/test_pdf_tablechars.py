@@ -8,7 +8,7 @@ import pymupdf
 import pytest
 from pymupdf import table
 
-from folio.ingest.pdf import tablechars as pdf_tablechars
+from folio.ingest.pdf.tables import chars as pdf_tablechars
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_pdfs"
 

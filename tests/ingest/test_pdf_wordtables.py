@@ -1,6 +1,6 @@
-"""Tables read from word positions (``ingest.pdf.wordtables``): statements without ruling, built here with
-PyMuPDF the way filings set them (labels on the left, figures right-aligned under period columns, ``$`` signs
-apart from their figures, a unit line, wrapped labels), and a real sample PDF."""
+"""Tables read from word positions (``ingest.pdf.tables.words``, put in by ``tables.merged``): statements without
+ruling, built here with PyMuPDF the way filings set them (labels on the left, figures right-aligned under period
+columns, ``$`` signs apart from their figures, a unit line, wrapped labels), and a real sample PDF."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from folio.assembly.expansion.pagetext import compact_page
 from folio.ingest.pdf.parse import parse_pdf
-from folio.ingest.pdf.tables import TableData
-from folio.ingest.pdf.wordtables import WORD_TABLE_MODES, WordTables, merge_tables, rows_read
+from folio.ingest.pdf.tables.base import WORD_TABLE_MODES, TableData, WordTables, table_reader
+from folio.ingest.pdf.tables.merged import merge_tables, rows_read
 from folio.ingest.row_units import row_texts
 from folio.kernel.model import Region, TablePayload
 from folio.settings import IngestSettings
@@ -163,6 +163,13 @@ def test_the_setting_names_the_modes() -> None:
     assert get_args(IngestSettings.model_fields["word_tables"].annotation) == WORD_TABLE_MODES == get_args(WordTables)
     assert IngestSettings.from_env({"FOLIO_WORD_TABLES": "repair"}).word_tables == "repair"
     assert IngestSettings.from_env({}).word_tables == "all"  # unruled statements are read as rows by default
+    assert all(table_reader(mode) for mode in WORD_TABLE_MODES)  # each mode the settings offer has its reader
+
+
+def test_a_mode_without_a_reader_is_refused() -> None:
+    with pytest.raises(ValueError, match="no table reader for mode 'rulers': one of ") as err:
+        table_reader("rulers")
+    assert set(WORD_TABLE_MODES) <= set(str(err.value).split(": one of ")[1].split(", "))
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 
 from folio.api.http.app import create_app
 from folio.ingest.pdf.parse import PagePlan, _first_passes
+from folio.ingest.pdf.tables.base import table_reader
 from folio.ingest.pdf.validate import open_pdf
 from folio.ingest.storage.store import Store
 from folio.kernel.errors import CorruptPDF
@@ -127,7 +128,7 @@ def test_a_page_that_fails_twice_is_an_issue_not_a_crash() -> None:
     for _ in range(3):
         good.new_page(width=500, height=700).insert_text((72, 72), "A page of text")
     doc: Any = _PageTwoFails(good)
-    pages, issues = _first_passes(doc, None, None, "", 1.5, None, PagePlan(None, {}, "repair"))
+    pages, issues = _first_passes(doc, None, None, PagePlan(None, {}, table_reader("repair")))
     assert [i.page for i in issues] == [2] and "cycle in page tree" in issues[0].message
     assert [(p.width, p.height) for p in pages] == [(500, 700), (612, 792), (500, 700)]
     assert pages[0].blocks and pages[2].blocks and not pages[1].blocks

@@ -1,4 +1,5 @@
-"""Table detection with ``page.find_tables()``, gated and cleaned.
+"""The reader of ruled tables (mode ``off``, and the first reading of ``repair`` and ``all``): ``page.find_tables()``,
+gated and cleaned.
 
 ``find_tables`` costs ~250 ms on a text-heavy page, so it only runs on pages whose vector
 drawings contain ruling lines in both directions, and only within the bounding box of those
@@ -14,13 +15,12 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from folio.ingest.pdf.tablechars import install as install_fast_chars
+from folio.ingest.pdf.tables.base import Box5, TableData, TablePage, register
+from folio.ingest.pdf.tables.chars import install as install_fast_chars
 from folio.ingest.pdf.text import Box, clamp_box
-
-Box5 = tuple[float, float, float, float, str]
+from folio.kernel.geometry import BBox
 
 if TYPE_CHECKING:
     import pymupdf
@@ -32,34 +32,8 @@ _PROSE_WORDS = 20
 _PAGENUM = re.compile(r"^\s*[\divxlc]{1,4}\s*$", re.I)
 
 
-@dataclass(slots=True)
-class TableData:
-    bbox: Box
-    header: list[str]
-    rows: list[list[str]]  # body rows, header excluded
-    header_in_table: bool
-    title: str = ""  # the lines above a word table (``ingest.pdf.wordtables``): issuer, statement name
-    unit: str = ""  # "Dollars in millions, except per share amount"
-
-
 def _cell(v: Any) -> str:
     return " ".join(str(v).split()) if v is not None else ""
-
-
-@dataclass(slots=True)
-class _R:
-    x0: float
-    y0: float
-    x1: float
-    y1: float
-
-    @property
-    def width(self) -> float:
-        return self.x1 - self.x0
-
-    @property
-    def height(self) -> float:
-        return self.y1 - self.y0
 
 
 def ruling_segments(drawings: list[dict[str, Any]]) -> tuple[list[Box], list[Box]]:
@@ -76,8 +50,7 @@ def ruling_segments(drawings: list[dict[str, Any]]) -> tuple[list[Box], list[Box
                 elif abs(px - qx) < 1.0 and abs(py - qy) > 5:
                     vs.append((px, min(py, qy), px, max(py, qy)))
             elif kind == "re":
-                rx0, ry0, rx1, ry1 = (float(v) for v in it[1])
-                r = _R(rx0, ry0, rx1, ry1)
+                r = BBox.from_seq(it[1])
                 if r.height < 3 and r.width > 5:
                     hs.append((r.x0, r.y0, r.x1, r.y1))
                 elif r.width < 3 and r.height > 5:
@@ -183,7 +156,7 @@ def _cells_from_words(tb: Any, words: list[Box5], split: bool) -> list[list[str]
     return out
 
 
-def find_page_tables(  # noqa: C901
+def find_page_tables(
     page: pymupdf.Page, drawings: list[dict[str, Any]], words: list[Box5], *, baseline: bool = False
 ) -> list[TableData]:
     """Tables on a page; ``words`` are ``(x0, y0, x1, y1, text)`` in reading order. ``baseline``: the
@@ -210,60 +183,73 @@ def find_page_tables(  # noqa: C901
         clip=clip, use_layout=False, add_lines=edges
     )  # the ONNX layout gate costs ~2 s/page
     out: list[TableData] = []
-    for tb in found.tables:
-        # extract() walks every character per cell; its text only matters to _merged_rows,
-        # which is False for more than 4 rows whatever the cells hold.
-        merged = (baseline or tb.row_count <= 4) and _merged_rows(tb.extract())
-        bbox = clamp_box(tb.bbox, w, h)
-        if merged:
-            # Columns from the rules, rows from the text lines. (The pure text strategy splits
-            # columns inside words on these pages, so it is not tried.)
-            alt = page.find_tables(
-                clip=bbox,
-                vertical_strategy="lines",
-                horizontal_strategy="text",
-                use_layout=False,
-                add_lines=edges,
-            )
-            best = max(alt.tables, key=lambda t: t.row_count, default=None)
-            if best is not None and best.row_count > tb.row_count and best.col_count == tb.col_count:
-                tb = best
-                merged = tb.row_count <= 4 and _merged_rows(tb.extract())
-        rows = _cells_from_words(tb, words, split=merged)
-        rows = [r for r in rows if any(r)]
-        if len(rows) < 2 or max(len(r) for r in rows) < 2:
-            continue
-        if _looks_like_toc(rows):
-            logger.debug("page %d: rejected table-of-contents-like table", page.number + 1)
-            continue
-        if len(rows) >= 3 and sum(1 for c in rows[0] if c) == 1 and all(rows[1]):
-            rows = rows[1:]  # a title row spanning the table ("canvas.acroform.checkbox parameters")
-        names = [_cell(n) for n in (tb.header.names or [])]
-        external = bool(getattr(tb.header, "external", False))
-        if external and any(names) and len(names) == len(rows[0]):
-            header, body, inside = names, rows, False
-        else:
-            header, body, inside = rows[0], rows[1:], True
-        ncols = max(len(r) for r in rows)
-        if sum(1 for j in range(ncols) if any(j < len(r) and r[j] for r in rows)) < 2:
-            continue  # one column of text in a frame (a slide's sidebar), not a table
-        counts = [len(c.split()) for c in header + [c for r in body for c in r]]
-        if max(counts, default=0) > _PROSE_WORDS and max(counts) * 2 > sum(counts):
-            # One cell holds most of the text, a paragraph of it: framed prose (slide thumbnails).
-            logger.debug("page %d: rejected table that is one %d-word cell", page.number + 1, max(counts))
-            continue
-        out.append(TableData(bbox=clamp_box(tb.bbox, w, h), header=header, rows=body, header_in_table=inside))
+    for found_tb in found.tables:
+        tb, merged = _rows_from_text(page, found_tb, edges, baseline)
+        table = _cleaned(page, tb, _cells_from_words(tb, words, split=merged))
+        if table is not None:
+            out.append(table)
     return out
 
 
-def to_markdown(header: list[str], rows: list[list[str]]) -> str:
-    """GitHub-flavoured Markdown with a header row (pipes in cells escaped)."""
+def _rows_from_text(page: pymupdf.Page, tb: Any, edges: list[Any], baseline: bool) -> tuple[Any, bool]:
+    """``tb``, or the table read again with rows from the text lines when ``tb`` has few rows whose cells
+    hold several lines each and that reading has more rows; and whether its rows are still merged."""
+    # extract() walks every character per cell; its text only matters to _merged_rows,
+    # which is False for more than 4 rows whatever the cells hold.
+    merged = (baseline or tb.row_count <= 4) and _merged_rows(tb.extract())
+    if not merged:
+        return tb, False
+    # Columns from the rules, rows from the text lines. (The pure text strategy splits
+    # columns inside words on these pages, so it is not tried.)
+    alt = page.find_tables(
+        clip=clamp_box(tb.bbox, page.rect.width, page.rect.height),
+        vertical_strategy="lines",
+        horizontal_strategy="text",
+        use_layout=False,
+        add_lines=edges,
+    )
+    best = max(alt.tables, key=lambda t: t.row_count, default=None)
+    if best is not None and best.row_count > tb.row_count and best.col_count == tb.col_count:
+        return best, best.row_count <= 4 and _merged_rows(best.extract())
+    return tb, True
 
-    def fmt(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
-    n = max([len(header)] + [len(r) for r in rows])
-    head = header + [""] * (n - len(header))
-    lines = [fmt(head), "| " + " | ".join("---" for _ in range(n)) + " |"]
-    lines += [fmt(r + [""] * (n - len(r))) for r in rows]
-    return "\n".join(lines)
+def _cleaned(page: pymupdf.Page, tb: Any, cells: list[list[str]]) -> TableData | None:
+    """The table of ``tb``'s rows ``cells``, None when it is not one (too small, a table of contents, one
+    column of text, framed prose)."""
+    rows = [r for r in cells if any(r)]
+    if len(rows) < 2 or max(len(r) for r in rows) < 2:
+        return None
+    if _looks_like_toc(rows):
+        logger.debug("page %d: rejected table-of-contents-like table", page.number + 1)
+        return None
+    if len(rows) >= 3 and sum(1 for c in rows[0] if c) == 1 and all(rows[1]):
+        rows = rows[1:]  # a title row spanning the table ("canvas.acroform.checkbox parameters")
+    names = [_cell(n) for n in (tb.header.names or [])]
+    external = bool(getattr(tb.header, "external", False))
+    if external and any(names) and len(names) == len(rows[0]):
+        header, body, inside = names, rows, False
+    else:
+        header, body, inside = rows[0], rows[1:], True
+    ncols = max(len(r) for r in rows)
+    if sum(1 for j in range(ncols) if any(j < len(r) and r[j] for r in rows)) < 2:
+        return None  # one column of text in a frame (a slide's sidebar), not a table
+    counts = [len(c.split()) for c in header + [c for r in body for c in r]]
+    if max(counts, default=0) > _PROSE_WORDS and max(counts) * 2 > sum(counts):
+        # One cell holds most of the text, a paragraph of it: framed prose (slide thumbnails).
+        logger.debug("page %d: rejected table that is one %d-word cell", page.number + 1, max(counts))
+        return None
+    w, h = page.rect.width, page.rect.height
+    return TableData(bbox=clamp_box(tb.bbox, w, h), header=header, rows=body, header_in_table=inside)
+
+
+class RuledTables:
+    """Mode ``off``: ``find_tables``'s tables alone, on a page with vector drawings (parser v6)."""
+
+    def read(self, page: TablePage) -> list[TableData]:
+        if not page.drawings:
+            return []
+        return find_page_tables(page.page, page.drawings, page.words)
+
+
+register("off", RuledTables)

@@ -1,5 +1,5 @@
 """A page's words as visual rows, each split into its label and its figures: the first two steps of reading a
-statement from word positions (``wordtables``, whose docstring tells the whole reading).
+statement from word positions (``tables.words``, whose docstring tells the whole reading).
 
 1. the words are grouped into visual rows (one text line across the page: centres within ``ROW_TOL`` of a
    word's height);
@@ -10,7 +10,7 @@ statement from word positions (``wordtables``, whose docstring tells the whole r
    side by side (page columns, panels), not a table line (``Row.split``).
 
 What comes after (runs of rows, columns, header, title, statement lines) needs several rows at once and is
-``wordtables``'s.
+``tables.words``'s.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the left of each text line and its figures right-aligned under period columns. R
 boxes, such a table is rebuilt row by row:
 
 1. the page's words are grouped into visual rows (one text line across the page), and
-2. each row is split into its label and its figures (``wordrows``: a figure too close to its label is part of
+2. each row is split into its label and its figures (``tables.wordrows``: a figure too close to its label is part of
    it, a label with a wide gap after prose or a figure is two things side by side, not a table line);
 3. runs of rows with figures, with the label-only rows between them (``Current assets``), become a
    table when ``MIN_VALUE_ROWS`` rows carry figures; a line reaching into the figure columns with text
@@ -24,8 +24,8 @@ Runs that are a table of contents (one column of page numbers), a data listing (
 only dashes, or labels that are a column of prose beside figures are not tables; nor is one that leaves
 out words inside its own box. The header's first cell reads ``title (unit)``, so every reader of the
 table's Markdown (the chunk, row units, compact page text) carries what the figures are.
-``find_page_tables`` stays the reader of ruled tables; ``merge_tables`` decides, per page, which of its
-tables word tables replace and where they are added (``WordTables``, the ``word_tables`` setting).
+``find_page_tables`` (``tables.ruled``) stays the reader of ruled tables; ``merge_tables`` (``tables.merged``)
+decides, per page, which of its tables word tables replace and where they are added (the ``word_tables`` mode).
 """
 
 from __future__ import annotations
@@ -34,29 +34,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import median
-from typing import Literal
 
-from folio.ingest.pdf.tables import TableData
-from folio.ingest.pdf.text import Block, Box
-from folio.ingest.pdf.wordrows import (
-    CURRENCY,
+from folio.ingest.pdf.tables.base import TableData
+from folio.ingest.pdf.tables.wordrows import (
     DASH,
     LEADER,
-    NUMBER,
     PROSE_WORDS,
     Row,
     Value,
     Word,
     clean_label,
-    is_value,
     label_end,
     visual_rows,
 )
-
-# "off": find_tables only (as parser v6); "repair": word tables replace the find_tables tables they overlap
-# when those read fewer rows right (label and figures in cells of their own); "all": and where it found none.
-WordTables = Literal["off", "repair", "all"]
-WORD_TABLE_MODES: tuple[WordTables, ...] = ("off", "repair", "all")
+from folio.ingest.pdf.text import Block, Box
 
 _PAGE_NUMBER = re.compile(r"\d{1,4}|[ivxlc]{1,6}")
 _UNIT = re.compile(r"(?i)\b(?:millions?|thousands?|billions?)\b")
@@ -77,7 +68,6 @@ MIN_FILL = 0.4  # of the cells of its rows with figures that a table fills (dash
 PROSE_LEFT = 4.0  # line heights left of a table's labels where a line of PROSE_WORDS words is not the table's
 JUSTIFIED_GAP = 3.0
 JUSTIFIED_SHARE = 0.6  # labels ending within a line height of the longest: prose beside a table, not labels
-WITHIN_MARGIN = 0.25  # of the found tables' width that word tables replacing them may reach beyond it
 KEEP_SHARE = 0.9  # of the words in a word table's box that it must hold
 
 
@@ -426,79 +416,3 @@ def _wraps(prev: _Line, line: _Line, zone: float) -> bool:
     if line.label[0].islower():
         return True
     return reach >= 0.85 or (reach >= 0.5 and bool(_CONTINUES.match(line.label)))
-
-
-def rows_read(table: TableData) -> int:
-    """Rows that read right: a label cell (with a letter, not ending in a figure) and a cell of figures
-    (with currency signs). What ``merge_tables`` compares."""
-    n = 0
-    for r in [table.header, *table.rows]:
-        cells = [c.strip() for c in r if c.strip()]
-        if len(cells) < 2 or not any(ch.isalpha() for ch in cells[0]) or is_value(cells[0].split()[-1]):
-            continue
-        if any(
-            all(NUMBER.fullmatch(t) or t in CURRENCY for t in c.split()) and any(ch.isdigit() for ch in c)
-            for c in cells[1:]
-        ):
-            n += 1
-    return n
-
-
-def _overlap(a: Box, b: Box) -> float:
-    """The share of the smaller box that the two boxes have in common."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    small = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return w * h / small if small > 0 else 0.0
-
-
-def merge_tables(found: Sequence[TableData], words: Sequence[TableData], mode: WordTables) -> list[TableData]:
-    """The page's tables: ``find_tables``'s (``found``) with the word tables (``words``) put in per ``mode``.
-
-    Word tables are grouped with the found tables they overlap (``_groups``); in a group the word tables
-    replace the found ones when those read fewer rows right (``rows_read``: figures inside label cells,
-    labels run together), one has a header over its figures (the periods) and they lie across the found
-    tables' width (``_within``, unless those read no row at all: a box around one column of figures);
-    else the word tables are dropped. A word table that overlaps none is
-    added in mode ``all`` only.
-    """
-    if mode == "off":
-        return list(found)
-    out: list[TableData] = []
-    replaced: set[int] = set()
-    for group, hits in _groups(words, found):
-        if not hits:
-            out += group if mode == "all" else []
-        elif (
-            sum(rows_read(found[i]) for i in hits) < sum(rows_read(w) for w in group)
-            and any(any(w.header[1:]) for w in group)
-            and (_within(group, [found[i] for i in hits]) or not any(rows_read(found[i]) for i in hits))
-        ):
-            out += group
-            replaced |= hits
-    out += [t for i, t in enumerate(found) if i not in replaced]
-    return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
-
-
-def _within(words: Sequence[TableData], found: Sequence[TableData]) -> bool:
-    """Whether the word tables lie across the found tables' width (``WITHIN_MARGIN`` of it to either side):
-    one that reaches further took in text beside them (a column of prose, a chart's legend), and the ruling
-    the finder followed is the better guide to where the table ends."""
-    x0, x1 = min(t.bbox[0] for t in found), max(t.bbox[2] for t in found)
-    margin = WITHIN_MARGIN * (x1 - x0)
-    return all(x0 - margin <= w.bbox[0] and w.bbox[2] <= x1 + margin for w in words)
-
-
-def _groups(words: Sequence[TableData], found: Sequence[TableData]) -> list[tuple[list[TableData], set[int]]]:
-    """The word tables, each with the found tables (their indices) it overlaps by half the smaller box;
-    word tables that overlap one found table are one group (a statement the finder read as one table
-    and the word reading as two, above and below a gap)."""
-    groups: list[tuple[list[TableData], set[int]]] = []
-    for w in words:
-        hits = {i for i, t in enumerate(found) if _overlap(t.bbox, w.bbox) >= 0.5}
-        joined = [g for g in groups if g[1] & hits]
-        rest = [g for g in groups if not g[1] & hits]
-        groups = [*rest, ([*(x for g in joined for x in g[0]), w], hits.union(*(g[1] for g in joined)))]
-    return groups
