@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from folio.assembly.budget import describe_formula, get_counter
 from folio.assembly.dedupe import dedupe
-from folio.assembly.expansion.expander import Caps, Expander, Request
+from folio.assembly.expansion.expander import Caps, Expander, RequestFacts
 from folio.assembly.items import breakdown, context_item, lines_of
 from folio.assembly.manifest import manifest, refusal_reason, retrieval_info
 from folio.assembly.order import order_items
@@ -175,8 +175,8 @@ def _expander(query: str, hits: Sequence[Hit], source: RegionSource, options: As
     """The hits in priority order and the expander for them at this frame's room."""
     shits = by_priority(hits)
     caps = Caps(parent_cap(options, frame.room), page_cap(options, frame.room), window_tokens(options, frame.room))
-    expander = Expander(source, options, count, caps, Request(tokenizer, content_words(query),
-                                                              frozenset(h.region_id for h in hits), _page_hits(shits)))
+    facts = RequestFacts(tokenizer, content_words(query), frozenset(h.region_id for h in hits), _page_hits(shits))
+    expander = Expander(source, options, count, caps, facts)
     return shits, expander
 
 

@@ -51,7 +51,7 @@ class Caps:
 
 
 @dataclass(frozen=True)
-class Request:
+class RequestFacts:
     """What one request fixes for the expander's lifetime: the tokenizer's name (the source's structure is
     counted per tokenizer), the question's content words, the hits' region ids and how many hits fall on
     each (version, page)."""
@@ -67,9 +67,9 @@ class Expander:
     (``SourceStructure``: cached per source)."""
 
     def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int], caps: Caps,
-                 request: Request | None = None) -> None:
+                 request: RequestFacts | None = None) -> None:
         if request is None:
-            request = Request()
+            request = RequestFacts()
         self.source = source
         self.page_hits = dict(request.page_hits)
         self.window_tokens = caps.window
