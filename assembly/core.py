@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from folio.assembly.budget import describe_formula, get_counter
 from folio.assembly.dedupe import dedupe
-from folio.assembly.expansion.expander import Expander
+from folio.assembly.expansion.expander import Caps, Expander, RequestFacts
 from folio.assembly.items import breakdown, context_item, lines_of
 from folio.assembly.manifest import manifest, refusal_reason, retrieval_info
 from folio.assembly.options import AssemblyOptions
@@ -190,10 +190,10 @@ def _plan(job: _Job, options: AssemblyOptions, compressor: Compressor | None, no
 def _expander(job: _Job, hits: Sequence[Hit], options: AssemblyOptions, frame: Frame) -> tuple[list[Hit], Expander]:
     """``hits`` in priority order and the expander for them at this frame's room."""
     shits = by_priority(hits)
-    expander = Expander(job.source, options, job.count, parent_cap(options, frame.room), job.tokenizer,
-                        query_words=content_words(job.query), hit_ids=frozenset(h.region_id for h in hits),
-                        page_cap=page_cap(options, frame.room), window_tokens=window_tokens(options, frame.room),
-                        page_hits=_page_hits(shits))
+    caps = Caps(parent_cap(options, frame.room), page_cap(options, frame.room), window_tokens(options, frame.room))
+    hit_ids = frozenset(h.region_id for h in hits)
+    facts = RequestFacts(job.tokenizer, content_words(job.query), hit_ids, _page_hits(shits))
+    expander = Expander(job.source, options, job.count, caps, facts)
     return shits, expander
 
 

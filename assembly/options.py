@@ -7,9 +7,10 @@ produces is in ``assembly.package``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from folio.kernel.hit import Modality
 from folio.kernel.tokens import is_known_tokenizer
@@ -331,3 +332,22 @@ class AssemblyOptions(
     )
     """The groups in the order of the fields (the bases are listed the other way round: pydantic collects
     the fields of the last base first). A new option goes into the group of its concern."""
+
+    # issue 46: text channels (H1)
+    _text_retrievers: frozenset[str] = PrivateAttr(
+        default=frozenset({"bm25", "dense", "summary", "pageref", "labelref", "pagelex", "statement"})
+    )
+
+    @property
+    def text_retrievers(self) -> frozenset[str]:
+        """The retrievers in a hit's ``sources`` that read text: a page only they found goes as text
+        (``expansion.expander.visual_hit``). Not a request option (no field, no JSON): the api hands in
+        retrieval's (``with_text_retrievers``); the default is the built-in ones', for callers that build
+        options themselves."""
+        return self._text_retrievers
+
+    def with_text_retrievers(self, names: Iterable[str]) -> AssemblyOptions:
+        """These options with ``names`` as the text retrievers."""
+        copy = self.model_copy()
+        copy._text_retrievers = frozenset(names)
+        return copy

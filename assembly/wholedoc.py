@@ -17,7 +17,8 @@ from folio.kernel.index import RegionSource
 from folio.kernel.model import Region
 
 DOCUMENT_RETRIEVER = "document"
-"""The retriever name of the added page hits (``expansion.expander.TEXT_RETRIEVERS``: their pages go as text)."""
+"""The retriever name of the added page hits (a text retriever, ``expansion.expander.Expander.text_retrievers``:
+their pages go as text)."""
 
 MAX_CHARS_PER_TOKEN = 16
 """A document with more page characters than this many per token of room is not counted (cheap guard)."""

@@ -53,6 +53,7 @@ SERVER_K, SERVER_BUDGET = 200, 1500
 
 def save_hits(out: str) -> None:
     from folio.ingest.storage.store import Store
+    from folio.retrieval.query import SearchQuery
     from folio.retrieval.search import Retriever
 
     rows: list[dict[str, Any]] = []
@@ -68,7 +69,7 @@ def save_hits(out: str) -> None:
             if doc not in have:
                 continue
             for k in (FOLIO_K, SERVER_K):
-                hits = retriever.search(q["question"], doc_ids=[doc], k=k, strategy="hybrid")
+                hits = retriever.search(SearchQuery(q["question"], doc_ids=[doc], k=k, strategy="hybrid"))
                 rows.append({"store": name, "id": q["id"], "question": q["question"], "k": k,
                              "hits": [h.model_dump(mode="json") for h in hits]})
         print(f"{name}: {sum(r['store'] == name for r in rows)} hit lists", file=sys.stderr)

@@ -150,6 +150,7 @@ def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: i
     from folio.ingest.pipeline import doc_id_from_filename
     from folio.ingest.storage.store import Store
     from folio.kernel.index import MergedSource
+    from folio.retrieval.query import SearchQuery
     from folio.retrieval.search import Retriever
 
     store = Store(data, recover=False)
@@ -162,7 +163,7 @@ def server_path(data: str, questions: str, n: int = 200, reps: int = 7, limit: i
     new: list[float] = []
     sizes: list[int] = []
     for q in qs:
-        hits = retriever.search(q["question"], doc_ids=[doc_id_from_filename(q["doc"])], k=n)
+        hits = retriever.search(SearchQuery(q["question"], doc_ids=[doc_id_from_filename(q["doc"])], k=n))
         sizes.append(len(hits))
 
         def before() -> None:

@@ -58,6 +58,7 @@ def recall_at_10(store_dir: Path, questions: Path, strategy: str = "hybrid") -> 
     from benchmarks.quality.metrics import page_recall_at_k
     from folio.ingest.pipeline import doc_id_from_filename
     from folio.ingest.storage.store import Store
+    from folio.retrieval.query import SearchQuery
     from folio.retrieval.search import Retriever
 
     retriever = Retriever(Store(store_dir, recover=False))
@@ -66,7 +67,8 @@ def recall_at_10(store_dir: Path, questions: Path, strategy: str = "hybrid") -> 
         if not line.strip():
             continue
         q = json.loads(line)
-        hits = retriever.search(q["question"], doc_ids=[doc_id_from_filename(q["doc"])], k=50, strategy=strategy)
+        query = SearchQuery(q["question"], doc_ids=[doc_id_from_filename(q["doc"])], k=50, strategy=strategy)
+        hits = retriever.search(query)
         r = page_recall_at_k([h.pages for h in hits], q["gold_pages"], 10)
         if r == r:  # questions without gold pages are NaN
             per[q["id"]] = r

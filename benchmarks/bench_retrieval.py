@@ -36,7 +36,7 @@ def pct(xs: list[float], p: float) -> float:
 def ensure_corpus(data: Path, corpus: Path, ingest: bool) -> Any:
     from folio.ingest.pipeline import doc_id_from_filename, ingest_path
     from folio.ingest.storage.store import Store
-    from folio.retrieval.summary import SummaryIndexer
+    from folio.retrieval.routing.summary import SummaryIndexer
 
     # Without ingest the data dir may belong to a live writer (another benchmark): open it without
     # recovery so nothing of theirs is touched; only ready versions are read.
@@ -64,6 +64,7 @@ def distinct_pages(hits: list[Any], n: int) -> list[int]:
 
 def bench_recall(store: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
     from folio.ingest.pipeline import doc_id_from_filename
+    from folio.retrieval.query import SearchQuery
     from folio.retrieval.search import Retriever
 
     r = Retriever(store)
@@ -79,7 +80,7 @@ def bench_recall(store: Any, questions: list[dict[str, Any]]) -> dict[str, Any]:
         gold = set(q["gold_pages"])
         row: dict[str, Any] = {"id": q["id"], "kind": q["evidence_kind"], "lang": q["lang"]}
         for s in strategies:
-            hits = r.search(q["question"], doc_ids=[doc], k=50, strategy=s)
+            hits = r.search(SearchQuery(q["question"], doc_ids=[doc], k=50, strategy=s))
             for k in (5, 10):
                 got = set(distinct_pages(hits, k))
                 row[f"{s}@{k}"] = len(gold & got) / len(gold)
@@ -156,6 +157,7 @@ def bench_latency(
     base: Any, data_root: Path, questions: list[dict[str, Any]], factors: list[int]
 ) -> dict[str, Any]:
     from folio.ingest.pipeline import doc_id_from_filename
+    from folio.retrieval.query import SearchQuery
     from folio.retrieval.search import Retriever
 
     have = {v.doc_id for v in base.list_versions()}
@@ -179,7 +181,7 @@ def bench_latency(
             for rnd in range(4):
                 for text, doc in qs_f:
                     t = time.perf_counter()
-                    r.search(text, doc_ids=[doc] if scope == "doc" else None, k=20, strategy="hybrid")
+                    r.search(SearchQuery(text, doc_ids=[doc] if scope == "doc" else None, k=20, strategy="hybrid"))
                     if rnd:  # round 0 warms caches (vectors per version, query embeddings)
                         times.append((time.perf_counter() - t) * 1000)
             res[f"{scope}_p50_ms"] = round(pct(times, 50), 2)
@@ -197,7 +199,7 @@ def bench_latency(
 
 # --------------------------------------------------------------------------- maxsim
 def bench_maxsim(pages: int = 10_000, per_page: int = 1000, dim: int = 128, nq: int = 20) -> dict[str, Any]:
-    from folio.retrieval.maxsim import PageMatrix, flat_maxsim, pool_mean
+    from folio.retrieval.channels.maxsim import PageMatrix, flat_maxsim, pool_mean
 
     rng = np.random.default_rng(0)
     full = np.empty((pages * per_page, dim), dtype=np.float32)

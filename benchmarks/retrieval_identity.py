@@ -72,6 +72,7 @@ def ingest(models: Path, data: Path, extra: Sequence[Path] = ()) -> None:
 
 def search(models: Path, data: Path, out: Path) -> None:
     from folio.ingest.storage.store import Store
+    from folio.retrieval.query import SearchQuery
     from folio.retrieval.search import Retriever
 
     retriever = Retriever.from_settings(Store(data), settings(models))
@@ -80,12 +81,13 @@ def search(models: Path, data: Path, out: Path) -> None:
         for q in QUERIES:
             for strategy in STRATEGIES:
                 for k in (10, 60):
-                    res = retriever.search_detailed(q, k=k, strategy=strategy)  # type: ignore[arg-type]
+                    res = retriever.search_detailed(SearchQuery(q, k=k, strategy=strategy))  # type: ignore[arg-type]
                     results[f"{rnd}/{q}/{strategy}/{k}"] = {
                         "hits": [h.model_dump(mode="json") for h in res.hits], "retrievers": res.retrievers,
                         "notes": res.notes, "texts": retriever.texts_for(res.hits[:5]),
                     }
-            res = retriever.search_detailed(q, k=20, doc_ids=["policy"], pages=[1], kinds=["page", "sentence"])
+            filtered = SearchQuery(q, k=20, doc_ids=["policy"], pages=[1], kinds=["page", "sentence"])
+            res = retriever.search_detailed(filtered)
             results[f"{rnd}/{q}/filtered"] = [h.model_dump(mode="json") for h in res.hits]
         retriever.refresh()
     out.write_text(json.dumps(results, indent=1, sort_keys=True), encoding="utf-8")

@@ -11,6 +11,7 @@ cache invalidation. ``Scope`` itself is a kernel value; the store turns it into 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.errors import DocumentNotFound, InvalidRequest, VersionNotFound
@@ -32,16 +33,19 @@ def modality_of(kind: str) -> Modality:
     return MODALITY_BY_KIND.get(kind, "text")
 
 
-def resolve_scope(  # noqa: C901, PLR0913
-    store: StoreReader,
-    *,
-    doc_ids: Sequence[str] | None = None,
-    versions: Mapping[str, str] | None = None,
-    pages: Iterable[int] | None = None,
-    kinds: Iterable[str] | None = None,
-    collections: Collection[str] | None = None,
-) -> Scope:
-    """Turn request filters into a :class:`Scope`.
+@dataclass(frozen=True)
+class ScopeFilter:
+    """What a request narrows its search to (``resolve_scope``); every filter None: no narrowing."""
+
+    doc_ids: Sequence[str] | None = None
+    versions: Mapping[str, str] | None = None
+    pages: Iterable[int] | None = None
+    kinds: Iterable[str] | None = None
+    collections: Collection[str] | None = None
+
+
+def resolve_scope(store: StoreReader, filters: ScopeFilter | None = None) -> Scope:
+    """Turn request filters into a :class:`Scope` (None: no filters).
 
     - ``doc_ids`` None: every document; otherwise exactly those (unknown ids raise ``DocumentNotFound``).
     - ``versions`` ``{doc_id: version_id}`` pins a document to a version (``VersionNotFound`` when that
@@ -50,14 +54,27 @@ def resolve_scope(  # noqa: C901, PLR0913
     - ``collections`` (an API key's): documents of other collections do not exist for this query;
       naming one is the same ``DocumentNotFound`` as naming an unknown id.
     """
-    if isinstance(doc_ids, str):
+    if filters is None:
+        filters = ScopeFilter()
+    if isinstance(filters.doc_ids, str):
         raise InvalidRequest("doc_ids must be a list of document ids, not a string")
-    pins = dict(versions or {})
-    ready = store.list_versions(collections=collections)
+    ready = store.list_versions(collections=filters.collections)
     size = {(v.doc_id, v.version_id): v.regions for v in ready}
     newest = {v.doc_id: v.version_id for v in ready if v.latest}
-    if doc_ids is not None:
-        wanted = list(dict.fromkeys(doc_ids))
+    chosen = _chosen_versions(filters, size, newest)
+    page_set = _page_set(filters.pages)
+    kind_set = _kind_set(filters.kinds)
+    pairs = tuple(sorted(chosen.items()))
+    return Scope(versions=pairs, pages=page_set, kinds=kind_set, regions=sum(size.get(p, 0) for p in pairs))
+
+
+def _chosen_versions(filters: ScopeFilter, size: Mapping[tuple[str, str], int], newest: Mapping[str, str]
+                     ) -> dict[str, str]:
+    """The version of each document searched: the newest ready one of each document asked for (all, when
+    ``doc_ids`` is None and nothing is pinned), then the pins."""
+    pins = dict(filters.versions or {})
+    if filters.doc_ids is not None:
+        wanted = list(dict.fromkeys(filters.doc_ids))
         outside = sorted(set(pins) - set(wanted))
         if outside:
             raise InvalidRequest(f"versions given for documents not in doc_ids: {', '.join(outside)}")
@@ -75,21 +92,28 @@ def resolve_scope(  # noqa: C901, PLR0913
         if (doc_id, version_id) not in size:
             raise VersionNotFound(f"document {doc_id} has no version {version_id}")
         latest[doc_id] = version_id
-    page_set: frozenset[int] | None = None
-    if pages is not None:
-        try:
-            page_set = frozenset(int(p) for p in pages)
-        except (TypeError, ValueError) as exc:
-            raise InvalidRequest(f"pages must be integers: {exc}") from exc
-        if any(p < 1 for p in page_set):
-            raise InvalidRequest("pages are 1-based")
-    kind_set: frozenset[str] | None = None
-    if kinds is not None:
-        kind_set = frozenset(kinds)
-        unknown = sorted(kind_set - KNOWN_KINDS)
-        if unknown:
-            raise InvalidRequest(
-                f"unknown region kinds: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KINDS))})"
-            )
-    pairs = tuple(sorted(latest.items()))
-    return Scope(versions=pairs, pages=page_set, kinds=kind_set, regions=sum(size.get(p, 0) for p in pairs))
+    return latest
+
+
+def _page_set(pages: Iterable[int] | None) -> frozenset[int] | None:
+    if pages is None:
+        return None
+    try:
+        page_set = frozenset(int(p) for p in pages)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequest(f"pages must be integers: {exc}") from exc
+    if any(p < 1 for p in page_set):
+        raise InvalidRequest("pages are 1-based")
+    return page_set
+
+
+def _kind_set(kinds: Iterable[str] | None) -> frozenset[str] | None:
+    if kinds is None:
+        return None
+    kind_set = frozenset(kinds)
+    unknown = sorted(kind_set - KNOWN_KINDS)
+    if unknown:
+        raise InvalidRequest(
+            f"unknown region kinds: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KINDS))})"
+        )
+    return kind_set

@@ -5,7 +5,7 @@ keeps every retriever that found it (``sources``: retriever, 1-based rank, raw s
 (``retrieval.channels``: text full-text and dense, CLIP, ColPali, whole-page BM25, statement pages, the
 pages and objects the question names) each own their model, table, indexer and query, and say in their
 registration which strategies run them and which keyword options of ``Retriever`` they read; the retriever
-opens every registered channel, runs a strategy's in registry order, fuses (``retrieval.fusion``), applies
+opens every registered channel, runs a strategy's in registry order, fuses (``retrieval.ranking.fusion``), applies
 quotas and reranks. It names no channel. Strategies:
 
 - ``hybrid``: BM25 + dense over text children, CLIP over figure crops and ColPali over pages when those
@@ -33,7 +33,8 @@ from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Hit, Modality, RetrievalStrategy, Source
 from folio.kernel.index import MergedSource
 from folio.kernel.scope import Scope
-from folio.retrieval.channels import (
+from folio.retrieval.cache.models import off_status, on_status
+from folio.retrieval.channels.base import (
     Channel,
     ChannelContext,
     ChannelQuery,
@@ -42,13 +43,14 @@ from folio.retrieval.channels import (
     configure_channels,
     open_channels,
     strategy_channels,
+    text_channels,
 )
-from folio.retrieval.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
-from folio.retrieval.glossary import expand, statements_for
-from folio.retrieval.optional_models import off_status, on_status
-from folio.retrieval.rerank import Completer, LLMReranker, Reranker
-from folio.retrieval.scope import modality_of, resolve_scope
-from folio.retrieval.summary import RoutedSection, SummaryRouter
+from folio.retrieval.query import SearchQuery
+from folio.retrieval.ranking.fusion import DEFAULT_RRF_K, apply_quotas, check_quotas, page_first, rrf
+from folio.retrieval.ranking.rerank import Completer, LLMReranker, Reranker
+from folio.retrieval.routing.glossary import expand, statements_for
+from folio.retrieval.routing.summary import RoutedSection, SummaryRouter
+from folio.retrieval.scope import ScopeFilter, modality_of, resolve_scope
 from folio.retrieval.text import Candidate, TextRetriever
 from folio.settings import LLM_ENABLE_HINT, Settings
 
@@ -58,6 +60,31 @@ STRATEGIES: tuple[RetrievalStrategy, ...] = get_args(RetrievalStrategy)
 DEFAULT_QUOTAS: dict[Modality, int] = {"table": 2, "figure": 2, "page": 2}
 MAX_K = 1000
 SOURCE_CACHE_SIZE = 64  # region sources kept by source_for (distinct version sets)
+SUMMARY_RETRIEVER = "summary"  # the source summary routing adds to the hits it routed to (a text source)
+
+
+def text_retrievers() -> frozenset[str]:
+    """The retriever names in a hit's ``sources`` that read text: the registered text channels and summary
+    routing. The api hands them to assembly in its options (``AssemblyOptions.text_retrievers``: a page only
+    they found goes to the prompt as text)."""
+    return text_channels() | {SUMMARY_RETRIEVER}
+
+
+@dataclass(frozen=True)
+class RetrieverConfig:
+    """The retriever's own options (the channels' are keyword options of ``Retriever``). ``glossary``: the
+    lexical channels also search the line items of the financial metrics a question names, and the statement
+    list finds the statements they are printed in (``retrieval.routing.glossary``). ``llm_summaries``: ingest
+    writes section summaries with the LLM (``status()`` says so). ``status_overrides``: status entries of
+    channels that are off, by name (``from_settings``: why a configured model did not load)."""
+
+    rrf_k: int = DEFAULT_RRF_K
+    route_sections: int = 8
+    page_order: bool = False
+    page_decay: float = 0.5
+    llm_summaries: bool = False
+    glossary: bool = True
+    status_overrides: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -71,32 +98,27 @@ class SearchResult:
 
 
 class Retriever:
-    def __init__(  # noqa: PLR0913
+    def __init__(
         self,
         store: StoreReader,
         *,
         text_encoder: TextEncoder | None = None,
         reranker: Reranker | None = None,
         llm: Completer | None = None,
-        rrf_k: int = DEFAULT_RRF_K,
-        route_sections: int = 8,
-        status_overrides: Mapping[str, dict[str, Any]] | None = None,
-        page_order: bool = False,
-        page_decay: float = 0.5,
-        llm_summaries: bool = False,
-        glossary: bool = True,
+        config: RetrieverConfig | None = None,
         **options: Any,
     ) -> None:
         """``text_encoder``: the query encoder (None: MiniLM with the documented defaults of
-        ``Settings.embedding``; ``from_settings`` hands in the configured one). ``options``: the
-        keyword options the registered channels read (each registration's ``options``: their models and
-        weights), each channel's default where not given; one that no channel reads is a ``TypeError``.
-        ``glossary``: the lexical channels also search the line items of the financial metrics a question
-        names, and the statement list finds the statements they are printed in (``retrieval.glossary``)."""
+        ``Settings.embedding``; ``from_settings`` hands in the configured one). ``config``: the retriever's own
+        options (None: ``RetrieverConfig()``, its defaults). ``options``: the keyword options the registered
+        channels read (each registration's ``options``: their models and weights), each channel's default where
+        not given; one that no channel reads is a ``TypeError``."""
         if text_encoder is None:
             text_encoder = MiniLM()
+        if config is None:
+            config = RetrieverConfig()
         self.store = store
-        self.glossary = glossary
+        self.glossary = config.glossary
         self.text_encoder = text_encoder
         self.text = TextRetriever(store, text_encoder)
         self.channels: dict[str, Channel] = open_channels(
@@ -106,14 +128,14 @@ class Retriever:
             reranker = LLMReranker(llm)
         self.reranker = reranker
         self.llm = llm
-        self.llm_summaries = llm_summaries and llm is not None  # ingest writes summaries with the LLM
+        self.llm_summaries = config.llm_summaries and llm is not None  # ingest writes summaries with the LLM
         self.summaries = SummaryRouter(store, text_encoder)
-        check_rrf_k(rrf_k)
-        self.rrf_k = rrf_k
-        self.route_sections = route_sections
-        self.page_order = page_order
-        self.page_decay = page_decay
-        self._status_overrides = dict(status_overrides or {})
+        check_rrf_k(config.rrf_k)
+        self.rrf_k = config.rrf_k
+        self.route_sections = config.route_sections
+        self.page_order = config.page_order
+        self.page_decay = config.page_decay
+        self._status_overrides = dict(config.status_overrides)
         # source_for's results, so that assembly's per-source caches (section views, page
         # paragraphs, token counts) live across requests; keyed by the versions table's version.
         self._sources: OrderedDict[tuple[int, frozenset[tuple[str, str]]], MergedSource] = OrderedDict()
@@ -122,87 +144,34 @@ class Retriever:
     @classmethod
     def from_settings(cls, store: StoreReader, settings: Settings, *, llm: Completer | None = None) -> Retriever:
         """The query encoder of ``settings.embedding`` and the models the settings name for the channels
-        (``retrieval.channels.configure_channels``); the ones that fail stay off, with the reason in ``status()``.
+        (``retrieval.channels.base.configure_channels``); the ones that fail stay off, with the reason in ``status()``.
         ``llm`` (the application's chat client, if one is configured) reranks and is named in ``status()``."""
         options, statuses = configure_channels(settings)
         return cls(
             store,
             text_encoder=MiniLM(settings=settings.embedding),
             llm=llm,
-            status_overrides=statuses,
-            llm_summaries=settings.llm.summaries,
+            config=RetrieverConfig(llm_summaries=settings.llm.summaries, status_overrides=statuses),
             **options,
         )
 
     # ------------------------------------------------------------------ search
-    def search(  # noqa: PLR0913
-        self,
-        query: str,
-        *,
-        doc_ids: Sequence[str] | None = None,
-        versions: Mapping[str, str] | None = None,
-        pages: Sequence[int] | None = None,
-        kinds: Sequence[str] | None = None,
-        k: int = 50,
-        strategy: RetrievalStrategy = "hybrid",
-        quotas: Mapping[Modality, int] | None = None,
-        rerank: bool = False,
-    ) -> list[Hit]:
-        return self.search_detailed(
-            query,
-            doc_ids=doc_ids,
-            versions=versions,
-            pages=pages,
-            kinds=kinds,
-            k=k,
-            strategy=strategy,
-            quotas=quotas,
-            rerank=rerank,
-        ).hits
+    def search(self, query: SearchQuery) -> list[Hit]:
+        """The hits of ``query`` (``search_detailed`` without what happened on the way)."""
+        return self.search_detailed(query).hits
 
-    def search_detailed(  # noqa: C901, PLR0913
-        self,
-        query: str,
-        *,
-        doc_ids: Sequence[str] | None = None,
-        versions: Mapping[str, str] | None = None,
-        pages: Sequence[int] | None = None,
-        kinds: Sequence[str] | None = None,
-        k: int = 50,
-        strategy: RetrievalStrategy = "hybrid",
-        quotas: Mapping[Modality, int] | None = None,
-        rerank: bool = False,
-    ) -> SearchResult:
+    def search_detailed(self, query: SearchQuery) -> SearchResult:
         """Like :meth:`search`, also returning which retrievers ran and any notes (reranker fallbacks)."""
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidRequest("query must be a non-empty string")
-        if strategy not in STRATEGIES:
-            raise InvalidRequest(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-            raise InvalidRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
-        if rerank and self.reranker is None:
-            raise InvalidRequest(f"rerank was asked for but no reranker is configured: {LLM_ENABLE_HINT}")
-        if quotas is not None:
-            quota_map = check_quotas(quotas, k)
-        else:  # default reservations only when k leaves room for them
-            quota_map = dict(DEFAULT_QUOTAS) if k >= 4 * sum(DEFAULT_QUOTAS.values()) else {}
-        scope = resolve_scope(self.store, doc_ids=doc_ids, versions=versions, pages=pages, kinds=kinds)
+        quota_map = self._check(query)
+        scope = resolve_scope(self.store, ScopeFilter(query.doc_ids, query.versions, query.pages, query.kinds))
         result = SearchResult(hits=[], scope=scope)
         if scope.empty:
             return result
-        depth = max(2 * k, 100)
-        routes: dict[str, RoutedSection] = {}
-        region_ids: Collection[str] | None = None
-        if strategy == "summary":
-            routed = self.summaries.route(query, self.text.embed_query(query), scope, self.route_sections)
-            routes = self.summaries.children(routed)
-            if routes:
-                region_ids = routes.keys()
-            else:
-                result.notes.append("no section summaries in scope; searched all text instead")
-        expansion, statements = (expand(query), statements_for(query)) if self.glossary else ("", ())
-        lists, weights = self._channel_lists(strategy, ChannelQuery(query, scope, depth, region_ids=region_ids,
-                                                                    expansion=expansion, statements=statements))
+        text, k = query.text, query.k
+        routes, region_ids = self._route(query, scope, result)
+        expansion, statements = (expand(text), statements_for(text)) if self.glossary else ("", ())
+        lists, weights = self._channel_lists(query.strategy, ChannelQuery(
+            text, scope, max(2 * k, 100), region_ids=region_ids, expansion=expansion, statements=statements))
         result.retrievers = list(lists)
         hits = self._fuse(lists, routes, weights)
         if self.page_order and hits:
@@ -210,14 +179,47 @@ class Retriever:
         modality = {h.region_id: h.modality for h in hits}
         hits = apply_quotas(hits, k, quota_map, lambda h: modality[h.region_id])
         hits = [h.model_copy(update={"rank": i + 1}) for i, h in enumerate(hits)]
-        if rerank and self.reranker is not None and hits:
-            rr = self.reranker.rerank(query, hits, self.texts_for(hits))
-            hits = rr.hits
-            result.notes.extend(rr.notes)
-            if rr.applied:
-                result.retrievers.append(f"rerank:{self.reranker.name}")
+        if query.rerank and self.reranker is not None and hits:
+            hits = self._rerank(self.reranker, text, hits, result)
         result.hits = hits
         return result
+
+    def _check(self, query: SearchQuery) -> dict[Modality, int]:
+        """Refuse a bad query (``InvalidRequest``); its quotas, or the default reservations when ``k`` leaves
+        room for them."""
+        text, k, strategy = query.text, query.k, query.strategy
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidRequest("query must be a non-empty string")
+        if strategy not in STRATEGIES:
+            raise InvalidRequest(f"unknown strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+            raise InvalidRequest(f"k must be an integer from 1 to {MAX_K}, got {k!r}")
+        if query.rerank and self.reranker is None:
+            raise InvalidRequest(f"rerank was asked for but no reranker is configured: {LLM_ENABLE_HINT}")
+        if query.quotas is not None:
+            return check_quotas(query.quotas, k)
+        return dict(DEFAULT_QUOTAS) if k >= 4 * sum(DEFAULT_QUOTAS.values()) else {}
+
+    def _route(self, query: SearchQuery, scope: Scope, result: SearchResult
+               ) -> tuple[dict[str, RoutedSection], Collection[str] | None]:
+        """Summary routing (strategy ``summary``): the routed sections' children and the region ids the text
+        channels search (None: all; a note when the scope has no summaries)."""
+        if query.strategy != "summary":
+            return {}, None
+        routed = self.summaries.route(query.text, self.text.embed_query(query.text), scope, self.route_sections)
+        routes = self.summaries.children(routed)
+        if routes:
+            return routes, routes.keys()
+        result.notes.append("no section summaries in scope; searched all text instead")
+        return routes, None
+
+    def _rerank(self, reranker: Reranker, text: str, hits: list[Hit], result: SearchResult) -> list[Hit]:
+        """``reranker``'s order of ``hits``; its notes and, when it applied, its name go into ``result``."""
+        rr = reranker.rerank(text, hits, self.texts_for(hits))
+        result.notes.extend(rr.notes)
+        if rr.applied:
+            result.retrievers.append(f"rerank:{reranker.name}")
+        return rr.hits
 
     def _channel_lists(self, strategy: RetrievalStrategy, query: ChannelQuery
                        ) -> tuple[dict[str, list[Candidate]], dict[str, float]]:
@@ -256,7 +258,7 @@ class Retriever:
             c = info[rid]
             route = routes.get(rid)
             if route is not None:
-                sources = (*sources, Source(retriever="summary", rank=route.rank, score=route.score))
+                sources = (*sources, Source(retriever=SUMMARY_RETRIEVER, rank=route.rank, score=route.score))
             hits.append(
                 Hit(
                     region_id=rid,

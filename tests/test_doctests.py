@@ -31,7 +31,7 @@ MODULES = modules_with_examples()
 
 
 def test_examples_are_found() -> None:
-    assert len(MODULES) >= 20 and "folio.assembly.budget" in MODULES and "folio.retrieval.fusion" in MODULES
+    assert len(MODULES) >= 20 and "folio.assembly.budget" in MODULES and "folio.retrieval.ranking.fusion" in MODULES
 
 
 @pytest.mark.parametrize("name", MODULES)

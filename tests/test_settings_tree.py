@@ -139,7 +139,7 @@ def test_embedding_group_chooses_the_encoder(env: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_models_group_is_what_retrieval_reads(env: pytest.MonkeyPatch) -> None:
-    from folio.retrieval.optional_models import load_clip
+    from folio.retrieval.channels.clip import load_clip
 
     env.setenv("FOLIO_COLPALI_POOL_FACTOR", "3")
     env.setenv("FOLIO_CLIP_MODEL", "ViT-B-32")

@@ -21,7 +21,8 @@ from folio.assembly.package import ContextPackage
 from folio.kernel.errors import DocumentNotFound, RegionNotFound, VersionNotFound
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.scope import Scope
-from folio.retrieval.scope import resolve_scope
+from folio.retrieval.query import SearchQuery
+from folio.retrieval.scope import ScopeFilter, resolve_scope
 
 if TYPE_CHECKING:
     from folio.api.schemas import ContextRequest, RetrievalOptions
@@ -116,9 +117,9 @@ def search_hits(
     doc_ids = req.doc_ids
     scope: Scope | None = None
     if collections is not None:
-        scope = resolve_scope(store, doc_ids=req.doc_ids, versions=req.versions, collections=collections)
+        scope = resolve_scope(store, ScopeFilter(doc_ids=req.doc_ids, versions=req.versions, collections=collections))
         doc_ids = [d for d, _ in scope.versions]
-    result = retriever.search_detailed(
+    result = retriever.search_detailed(SearchQuery(
         req.query,
         doc_ids=doc_ids,
         versions=req.versions,
@@ -128,7 +129,7 @@ def search_hits(
         strategy=req.retrieval_strategy,
         quotas=req.quotas,
         rerank=req.rerank,
-    )
+    ))
     if scope is not None:
         result.hits = [h for h in result.hits if scope.contains(h.doc_id, h.version_id)]
     return result
@@ -164,10 +165,14 @@ def build_context(  # noqa: PLR0913
 def context_options(req: ContextRequest, settings: Settings) -> AssemblyOptions:
     """The assembly options of a context (or answer) request: what it leaves unset takes the server's
     ``FOLIO_TOKENIZER`` and ``FOLIO_DEFAULT_BUDGET`` (whose default is ``folio.settings.DEFAULT_BUDGET``, the
-    one assembly falls back to); a tokenizer it names must be one the server has configured."""
+    one assembly falls back to); a tokenizer it names must be one the server has configured. Retrieval's text
+    channels go with them (``retrieval.search.text_retrievers``): assembly names no channel."""
+    # function-level: the channel registry loads the retriever's modules, which ``folio docs`` never needs
+    from folio.retrieval.search import text_retrievers
+
     return assembly_options(
         req,
         default_tokenizer=settings.context.tokenizer,
         default_budget=settings.context.default_budget,
         tokenizers=settings.request_tokenizers(),
-    )
+    ).with_text_retrievers(text_retrievers())

@@ -11,7 +11,8 @@ the expander's lifetime, one request.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 
 from folio.assembly.expansion.pagetext import compact_table
 from folio.assembly.expansion.sections import SectionView, token_window
@@ -26,39 +27,60 @@ from folio.kernel.model import Region
 
 log = logging.getLogger(__name__)
 
-# The retrievers that read text: a page only they found goes as text (``statement``: a page headed by a
-# financial statement's title, ``retrieval.statements``).
-TEXT_RETRIEVERS = frozenset({"bm25", "dense", "summary", "pageref", "labelref", "pagelex", "statement",
-                             DOCUMENT_RETRIEVER})
+Target = tuple[int, Hit, Region]
+"""The hit being expanded: its index among the hits, the hit and its region."""
 
 
-def visual_hit(hit: Hit) -> bool:
-    """True unless every retriever that found ``hit`` read text (bm25, dense, summary, pageref);
-    rerankers do not count. Hits without provenance count as visual. (A scanned page goes as its OCR
-    text unless ``scanned_pages="image"``: ``Expander._page``.)"""
+def visual_hit(hit: Hit, text_retrievers: Collection[str]) -> bool:
+    """True unless every retriever that found ``hit`` read text (``text_retrievers``: the options' retrieval
+    channels that read text, ``AssemblyOptions.text_retrievers``, and the whole-document pages assembly adds,
+    ``wholedoc.DOCUMENT_RETRIEVER``); rerankers do not count. Hits without provenance count as visual. (A scanned
+    page goes as its OCR text unless ``scanned_pages="image"``: ``Expander._page``.)"""
     names = [s.retriever for s in hit.sources if not s.retriever.startswith("rerank")]
-    return not names or not all(n in TEXT_RETRIEVERS for n in names)
+    return not names or not all(n in text_retrievers for n in names)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """This budget's caps on one unit, in tokens (``assembly.room``): a parent section, a page sent as text
+    (None: the parent cap) and a window of sentences (None: ``window_before``/``window_after`` sentences)."""
+
+    parent: int
+    page: int | None = None
+    window: int | None = None
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    """What one request fixes for the expander's lifetime: the tokenizer's name (the source's structure is
+    counted per tokenizer), the question's content words, the hits' region ids and how many hits fall on
+    each (version, page)."""
+
+    tokenizer: str = ""
+    query_words: frozenset[str] = frozenset()
+    hit_ids: frozenset[str] = frozenset()
+    page_hits: Mapping[tuple[str, int], int] = field(default_factory=dict)
 
 
 class Expander:
     """Builds units for hits against one ``RegionSource``, reading its structure through ``structure``
     (``SourceStructure``: cached per source)."""
 
-    def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int],  # noqa: PLR0913
-                 parent_cap: int, tokenizer: str = "", query_words: frozenset[str] = frozenset(),
-                 hit_ids: frozenset[str] = frozenset(), page_cap: int | None = None,
-                 window_tokens: int | None = None,
-                 page_hits: dict[tuple[str, int], int] | None = None) -> None:
+    def __init__(self, source: RegionSource, options: AssemblyOptions, count: Callable[[str], int], caps: Caps,
+                 request: RequestFacts | None = None) -> None:
+        if request is None:
+            request = RequestFacts()
         self.source = source
-        self.page_hits = dict(page_hits or {})
-        self.window_tokens = window_tokens
-        self.page_cap = parent_cap if page_cap is None else page_cap
-        self.query_words = query_words
-        self.hit_ids = hit_ids
+        self.page_hits = dict(request.page_hits)
+        self.window_tokens = caps.window
+        self.page_cap = caps.parent if caps.page is None else caps.page
+        self.query_words = request.query_words
+        self.hit_ids = request.hit_ids
         self.o = options
         self.count = count
-        self.parent_cap = parent_cap
-        self.structure = SourceStructure(source, count, tokenizer, options.page_render)
+        self.parent_cap = caps.parent
+        self.text_retrievers = options.text_retrievers | {DOCUMENT_RETRIEVER}  # who read text: ``visual_hit``
+        self.structure = SourceStructure(source, count, request.tokenizer, options.page_render)
         self._best: dict[tuple[str, str, int, int, frozenset[str]], list[Region]] = {}  # best_paragraphs, this request
 
     # -- the blocks of a page that answer the question --------------------------------------
@@ -121,11 +143,13 @@ class Expander:
         return None if text is None else table.model_copy(update={"text": text})
 
     # -- units -----------------------------------------------------------------------------
-    def _span(self, i: int, hit: Hit, r: Region, v: SectionView, lo: int, hi: int, full: bool,  # noqa: PLR0913
-              expansion: str) -> Unit:
-        lo, hi = max(0, lo), min(len(v) - 1, hi)
+    def _span(self, at: Target, v: SectionView, span: tuple[int, int], expansion: str) -> Unit:
+        """Sentences ``span`` (first, last; clipped to the section) of ``v``; a whole section is
+        ``parent_section``."""
+        i, hit, r = at
+        lo, hi = max(0, span[0]), min(len(v) - 1, span[1])
         return Unit("span", ("span", v.key), r.doc_id, r.version_id, [i], hit.score, hit.rank,
-                    {expansion}, view=v, lo=lo, hi=hi, full=full)
+                    {expansion}, view=v, lo=lo, hi=hi, full=expansion == "parent_section")
 
     def _region(self, i: int, hit: Hit, r: Region, expansion: str) -> Unit:
         return Unit("region", ("region", r.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
@@ -137,7 +161,7 @@ class Expander:
             return None
         page = self.structure.sent_page(page)
         image = self.o.include_images
-        if image and self.o.strategy == "auto" and not visual_hit(hit) and (
+        if image and self.o.strategy == "auto" and not visual_hit(hit, self.text_retrievers) and (
                 not self.structure.scanned(page) or (self.o.scanned_pages == "text" and page.text.strip())):
             image = False
         u = Unit("page", ("page", page.region_id), r.doc_id, r.version_id, [i], hit.score, hit.rank,
@@ -163,18 +187,27 @@ class Expander:
             u.paras = self.structure.in_reading_order(page, paras)
             u.expansions = (u.expansions - {"page_text"}) | {"page_paragraphs"}
 
-    def expand(self, i: int, hit: Hit, r: Region) -> Unit | None:  # noqa: C901
+    def expand(self, i: int, hit: Hit, r: Region) -> Unit | None:
         """One unit for hit ``i`` (already resolved to region ``r``), or None if it has no content."""
         s = self.o.strategy
         if s == "page":
             return self._page(i, hit, r, r.first_page)
         if s == "auto" and self.o.page_units == "all" and (
             r.kind in ("sentence", "paragraph", "table", "section")
-            or (r.kind == "figure" and not visual_hit(hit))
+            or (r.kind == "figure" and not visual_hit(hit, self.text_retrievers))
         ):
             u = self._page_text(i, hit, r)
             if u is not None:
                 return u
+        if r.kind in ("table", "figure", "page", "section"):
+            return self._object(i, hit, r)
+        if r.kind not in ("sentence", "paragraph"):
+            return self._region(i, hit, r, "raw")
+        return self._in_section(i, hit, r)
+
+    def _object(self, i: int, hit: Hit, r: Region) -> Unit | None:
+        """A table, figure, page or section hit's unit."""
+        s = self.o.strategy
         if r.kind == "table":
             parts = [r] if s == "raw" else self.structure.table_parts(r)
             return Unit("table", ("table", parts[0].region_id), r.doc_id, r.version_id, [i], hit.score,
@@ -182,17 +215,17 @@ class Expander:
         if r.kind == "figure":
             # auto: a figure that only text retrievers found goes as its caption and in-figure text, like
             # a text-found page; its pixels are sent when a visual retriever (or OCR) vouches for them
-            img = self.o.include_images and (s != "auto" or visual_hit(hit))
+            img = self.o.include_images and (s != "auto" or visual_hit(hit, self.text_retrievers))
             return Unit("figure", ("figure", r.region_id), r.doc_id, r.version_id, [i], hit.score,
                         hit.rank, {"figure" if img else "figure_text"}, regions=[r], image=img)
         if r.kind == "page":
             if not self.o.include_images and not r.text.strip():
                 return None
             return self._page(i, hit, r, r.first_page)
-        if r.kind == "section":
-            return self._section_hit(i, hit, r)
-        if r.kind not in ("sentence", "paragraph"):
-            return self._region(i, hit, r, "raw")
+        return self._section_hit(i, hit, r)
+
+    def _in_section(self, i: int, hit: Hit, r: Region) -> Unit:
+        """A sentence or paragraph hit's unit, from its place in its section's listing."""
         v = self.structure.view_for(r)
         if r.kind == "paragraph":
             if r.region_id not in v.para_range:
@@ -205,42 +238,53 @@ class Expander:
             pos = v.pos[r.region_id]
         return self._text(i, hit, r, v, pos)
 
-    def _text(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:  # noqa: C901
-        s, o = self.o.strategy, self.o
-        para = v.paragraph_span(pos)
+    def _text(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
+        s, o, at = self.o.strategy, self.o, (i, hit, r)
         if r.kind == "paragraph":
-            if s in ("parent", "auto") and self.structure.section_tokens(v) <= self.parent_cap:
-                return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
-            if s == "neighbors":
-                return self._neighbors(i, hit, r, v, pos)
-            if s == "auto" and o.page_units == "large_sections":
-                u = self._page_text(i, hit, r)
-                if u is not None:
-                    return u
-            return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
+            return self._paragraph(at, v, pos)
         if s == "raw":
-            return self._span(i, hit, r, v, pos, pos, False, "sentence")
+            return self._span(at, v, (pos, pos), "sentence")
         if s == "neighbors":
             return self._neighbors(i, hit, r, v, pos)
         if s in ("parent", "auto") and self.structure.section_tokens(v) <= self.parent_cap:
-            return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
+            return self._span(at, v, (0, len(v) - 1), "parent_section")
         if s == "auto" and o.page_units == "large_sections":
             u = self._page_text(i, hit, r)
             if u is not None:
                 return u
         if s == "parent":
+            para = v.paragraph_span(pos)
             ptoks = sum(self.count(v.sentences[k].text) for k in range(para[0], para[1] + 1))
             if ptoks <= self.parent_cap:
-                return self._span(i, hit, r, v, para[0], para[1], False, "paragraph")
-        if s == "auto" and self.window_tokens is not None:
+                return self._span(at, v, para, "paragraph")
+        return self._window(at, v, pos)
+
+    def _paragraph(self, at: Target, v: SectionView, pos: int) -> Unit:
+        """A paragraph hit: its section when it fits the parent cap (``parent``, ``auto``), its neighbours, its
+        page as text (``auto``, ``large_sections``), else the paragraph."""
+        s, (i, hit, r) = self.o.strategy, at
+        if s in ("parent", "auto") and self.structure.section_tokens(v) <= self.parent_cap:
+            return self._span(at, v, (0, len(v) - 1), "parent_section")
+        if s == "neighbors":
+            return self._neighbors(i, hit, r, v, pos)
+        if s == "auto" and self.o.page_units == "large_sections":
+            u = self._page_text(i, hit, r)
+            if u is not None:
+                return u
+        return self._span(at, v, v.paragraph_span(pos), "paragraph")
+
+    def _window(self, at: Target, v: SectionView, pos: int) -> Unit:
+        """A window around sentence ``pos``: ``auto`` with a window cap cuts a page excerpt (``window_source``
+        ``page``) or a token window; otherwise ``window_before``/``window_after`` sentences."""
+        o, (i, hit, r) = self.o, at
+        if o.strategy == "auto" and self.window_tokens is not None:
             if o.window_source == "page":
                 n = self.page_hits.get((r.version_id, r.first_page), 1)
                 u = self._page_excerpt(i, hit, r, self.window_tokens * max(1, min(o.excerpt_growth, n)))
                 if u is not None:
                     return u
-            lo, hi = token_window(v, pos, self.window_tokens, self.count)
-            return self._span(i, hit, r, v, lo, hi, False, "window")
-        return self._span(i, hit, r, v, pos - o.window_before, pos + o.window_after, False, "window")
+            return self._span(at, v, token_window(v, pos, self.window_tokens, self.count), "window")
+        return self._span(at, v, (pos - o.window_before, pos + o.window_after), "window")
 
     def _page_text(self, i: int, hit: Hit, r: Region) -> Unit | None:
         """The hit's page as text, when it lies on one page and that page fits ``page_cap``."""
@@ -272,15 +316,14 @@ class Expander:
     def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
         pid = v.sent_para[pos]
         if pid is None or pid not in v.para_index:
-            lo, hi = v.paragraph_span(pos)
-            return self._span(i, hit, r, v, lo, hi, False, "neighbors")
+            return self._span((i, hit, r), v, v.paragraph_span(pos), "neighbors")
         k, n = v.para_index[pid], self.o.neighbors
         lo_k, hi_k = max(0, k - n), min(len(v.paragraphs) - 1, k + n)
         ranges = [v.para_range[p.region_id] for p in v.paragraphs[lo_k:hi_k + 1]
                   if p.region_id in v.para_range]
         lo = min(a for a, _ in ranges)
         hi = max(b for _, b in ranges)
-        return self._span(i, hit, r, v, lo, hi, False, "neighbors")
+        return self._span((i, hit, r), v, (lo, hi), "neighbors")
 
     def _section_hit(self, i: int, hit: Hit, r: Region) -> Unit | None:
         # a section's own content: sentences whose innermost section is this one
@@ -289,7 +332,6 @@ class Expander:
         if len(v) == 0:
             return self._region(i, hit, r, "section") if r.text.strip() else None
         if self.o.strategy == "raw" or self.structure.section_tokens(v) <= self.parent_cap:
-            return self._span(i, hit, r, v, 0, len(v) - 1, True, "parent_section")
-        lo, hi = v.paragraph_span(0)
-        return self._span(i, hit, r, v, lo, hi, False, "section_lead")
+            return self._span((i, hit, r), v, (0, len(v) - 1), "parent_section")
+        return self._span((i, hit, r), v, v.paragraph_span(0), "section_lead")
 

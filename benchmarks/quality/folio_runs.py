@@ -61,9 +61,15 @@ class FolioInProcess:
     @property
     def retriever(self) -> Any:
         if self._retriever is None:
-            from folio.retrieval.search import Retriever
+            from dataclasses import fields
 
-            self._retriever = Retriever(self.store, **self.retriever_options)
+            from folio.retrieval.search import Retriever, RetrieverConfig
+
+            # the retriever's own options (page_order, glossary, ...) go into its config, the rest to the channels
+            own = {f.name for f in fields(RetrieverConfig)}
+            config = RetrieverConfig(**{k: v for k, v in self.retriever_options.items() if k in own})
+            channels = {k: v for k, v in self.retriever_options.items() if k not in own}
+            self._retriever = Retriever(self.store, config=config, **channels)
         return self._retriever
 
     def warmup(self, doc_id: str) -> None:
@@ -76,10 +82,11 @@ class FolioInProcess:
         from folio.api.service.context import version_filenames
         from folio.assembly import assemble
         from folio.assembly.options import AssemblyOptions
+        from folio.retrieval.search import SearchQuery
 
         t0 = time.perf_counter()
         scope = None if self.unscoped else [doc_id]
-        hits = self.retriever.search(question, doc_ids=scope, k=FOLIO_K, strategy="hybrid")
+        hits = self.retriever.search(SearchQuery(question, doc_ids=scope, k=FOLIO_K, strategy="hybrid"))
         source = self.retriever.source_for(hits)
         t_search = time.perf_counter() - t0
         names = version_filenames(self.store)

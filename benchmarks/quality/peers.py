@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from folio.retrieval.pagelex import page_tokens
+from folio.retrieval.channels.pagewords import page_tokens
 
 logger = logging.getLogger(__name__)
 

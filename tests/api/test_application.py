@@ -21,7 +21,7 @@ from folio.api.http.app import create_app
 from folio.api.schemas import SearchRequest
 from folio.api.service.jobs import IngestSpec, JobRunner, LocalJobRunner
 from folio.kernel.errors import InvalidRequest
-from folio.retrieval.summary import SummaryIndexer
+from folio.retrieval.routing.summary import SummaryIndexer
 from tests.api.conftest import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]

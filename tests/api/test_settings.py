@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from folio.api.service.llm import client_from_settings
-from folio.retrieval.summary import SummaryIndexer
+from folio.retrieval.routing.summary import SummaryIndexer
 from folio.retrieval.visual import indexers_from_settings
 from folio.settings import Settings, known_env, unknown_env, warn_unknown_env
 

@@ -46,9 +46,9 @@ def test_derived_schemas_are_column_compatible_with_existing_data() -> None:
 
 
 def test_vector_row_models_per_dimension() -> None:
-    from folio.retrieval.clip import figures_spec
-    from folio.retrieval.colpali import pages_spec
-    from folio.retrieval.summary import SUMMARIES
+    from folio.retrieval.channels.clip import figures_spec
+    from folio.retrieval.channels.colpali import pages_spec
+    from folio.retrieval.routing.summary import SUMMARIES
 
     assert figures_spec(512).schema.field("vector").type == pa.list_(pa.float32(), 512)
     assert pages_spec(128).schema.field("vectors").type == pa.list_(pa.list_(pa.float32(), 128))

@@ -11,7 +11,7 @@ from typing import Any, get_args
 import pytest
 
 from folio.kernel.hit import RetrievalStrategy
-from folio.retrieval.channels import (
+from folio.retrieval.channels.base import (
     CHANNELS,
     ChannelContext,
     ChannelQuery,
@@ -21,6 +21,7 @@ from folio.retrieval.channels import (
     register,
     strategy_channels,
 )
+from folio.retrieval.query import SearchQuery
 from folio.retrieval.text import Candidate
 
 BUILT_IN = ["bm25", "dense", "clip", "colpali", "pagelex", "statement", "pageref", "labelref"]
@@ -53,10 +54,10 @@ def test_the_retriever_names_no_channel() -> None:
 def test_a_retriever_runs_the_strategys_channels_in_order(retriever: Any) -> None:
     assert list(retriever.channels) == BUILT_IN
     assert {c.table for c in retriever.channels.values()} == {"chunks", "figures", "pages", "regions"}
-    hybrid = retriever.search_detailed("response targets for priority one incidents", k=10)
+    hybrid = retriever.search_detailed(SearchQuery("response targets for priority one incidents", k=10))
     assert hybrid.retrievers[:4] == ["bm25", "dense", "clip", "colpali"]
-    assert retriever.search_detailed("response targets", k=10, strategy="bm25").retrievers == ["bm25"]
-    assert retriever.search_detailed("response targets", k=10, strategy="dense").retrievers == ["dense"]
+    assert retriever.search_detailed(SearchQuery("response targets", k=10, strategy="bm25")).retrievers == ["bm25"]
+    assert retriever.search_detailed(SearchQuery("response targets", k=10, strategy="dense")).retrievers == ["dense"]
     assert list(retriever.status()) == ["bm25", "dense", "clip", "colpali", "summary", "rerank"]
 
 
@@ -88,7 +89,7 @@ def test_a_channel_sees_the_lists_built_before_it_and_is_fused(visual_store: Any
     assert "colpali" not in r.channels
     recording = Recording()
     r.channels["colpali"] = recording
-    res = r.search_detailed("priority one incident", k=10)
+    res = r.search_detailed(SearchQuery("priority one incident", k=10))
     assert recording.seen == [["bm25", "dense"]]
     assert res.retrievers[:3] == ["bm25", "dense", "colpali"]
     assert any(s.retriever == "colpali" for s in res.hits[0].sources)
@@ -132,12 +133,13 @@ def test_a_channel_registered_in_one_file_is_run_fused_and_reported(visual_store
     from folio.retrieval.search import Retriever
 
     r = Retriever(visual_store, first_page_weight=3.0)
-    res = r.search_detailed("priority one incident", k=10)
+    res = r.search_detailed(SearchQuery("priority one incident", k=10))
     assert res.retrievers[-1] == "first-pages"
     top = res.hits[0]
     assert top.pages == (1,) and any(s.retriever == "first-pages" for s in top.sources)  # weight 3 puts it first
     assert r.status()["first-pages"]["model"] == "first page"
-    assert "first-pages" not in r.search_detailed("priority one incident", k=10, strategy="bm25").retrievers
+    bm25_only = r.search_detailed(SearchQuery("priority one incident", k=10, strategy="bm25"))
+    assert "first-pages" not in bm25_only.retrievers
     assert strategy_channels("hybrid")[-1] == "first-pages"
 
 
@@ -154,12 +156,12 @@ def test_an_option_no_channel_reads_is_a_type_error(visual_store: Any) -> None:
 
 
 def test_refresh_clears_each_channel_and_keeps_results(retriever: Any) -> None:
-    before = [h.region_id for h in retriever.search("priority one incident", k=10)]
+    before = [h.region_id for h in retriever.search(SearchQuery("priority one incident", k=10))]
     assert len(retriever.channels["pagelex"].pagelex.lexicons) and retriever.text.cache._versions
     retriever.refresh()
     assert not len(retriever.channels["pagelex"].pagelex.lexicons) and not retriever.text.cache._versions
     assert not len(retriever.channels["colpali"].colpali.versions)
-    assert [h.region_id for h in retriever.search("priority one incident", k=10)] == before
+    assert [h.region_id for h in retriever.search(SearchQuery("priority one incident", k=10))] == before
 
 
 def test_page_lex_weight_is_the_channels_weight(visual_store: Any) -> None:
@@ -167,9 +169,9 @@ def test_page_lex_weight_is_the_channels_weight(visual_store: Any) -> None:
 
     r = Retriever(visual_store, page_lex_weight=0)
     assert r.channels["pagelex"].weight == 0
-    assert "pagelex" not in r.search_detailed("priority one incident", k=10).retrievers
+    assert "pagelex" not in r.search_detailed(SearchQuery("priority one incident", k=10)).retrievers
     r.channels["pagelex"].weight = 0.5
-    assert "pagelex" in r.search_detailed("priority one incident", k=10).retrievers
+    assert "pagelex" in r.search_detailed(SearchQuery("priority one incident", k=10)).retrievers
 
 
 def test_channel_indexers_follow_the_models_that_are_on(visual_settings: Any) -> None:

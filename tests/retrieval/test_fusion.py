@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from folio.kernel.errors import InvalidRequest
-from folio.retrieval.fusion import apply_quotas, check_quotas, page_first, rrf
+from folio.retrieval.ranking.fusion import apply_quotas, check_quotas, page_first, rrf
 
 ids = st.sampled_from([f"r{i}" for i in range(12)])
 ranked_list = st.lists(ids, max_size=10, unique=True).map(

@@ -1,4 +1,4 @@
-"""Financial metrics named in a question reach the statement lines they are read from (``retrieval.glossary``)."""
+"""Financial metrics named in a question reach the statement lines they are read from (``routing.glossary``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from folio.retrieval.glossary import GLOSSARY, expand, statements_for
+from folio.retrieval.query import SearchQuery
+from folio.retrieval.routing.glossary import GLOSSARY, expand, statements_for
 from tests.retrieval.textpdf import text_pdf
 
 # The cash flow statement never says "capital expenditure"; the narrative pages say "capital" and
@@ -54,11 +55,12 @@ def test_every_entry_is_reachable_and_expands_to_words() -> None:
 def test_the_statement_page_is_found_only_through_its_line_items(tmp_path: Path, glossary: bool) -> None:
     from folio.ingest.pipeline import ingest_bytes
     from folio.ingest.storage.store import Store
-    from folio.retrieval.search import Retriever
+    from folio.retrieval.search import Retriever, RetrieverConfig
 
     store = Store(tmp_path / "data")
     ingest_bytes(store, text_pdf(PAGES), filename="filing.pdf", doc_id="filing")
-    res = Retriever(store, glossary=glossary).search_detailed(QUESTION, doc_ids=["filing"], k=20)
+    retriever = Retriever(store, config=RetrieverConfig(glossary=glossary))
+    res = retriever.search_detailed(SearchQuery(QUESTION, doc_ids=["filing"], k=20))
     lexical = [h.pages[0] for h in res.hits
                if any(s.retriever in ("pagelex", "bm25") for s in h.sources)]
     if glossary:
@@ -81,7 +83,7 @@ FILING = [
 
 
 def test_statement_pages_are_found_by_their_titles_not_by_mentions() -> None:
-    from folio.retrieval.statements import statement_scores
+    from folio.retrieval.channels.statement import statement_scores
 
     assert statement_scores(FILING[0]) == {}  # sentences that name statements are not their headings
     contents, income, balance = (statement_scores(t) for t in FILING[1:])
@@ -94,16 +96,17 @@ def test_statement_pages_are_found_by_their_titles_not_by_mentions() -> None:
 def test_a_ratio_question_gets_both_statements_it_is_computed_from(tmp_path: Path) -> None:
     from folio.ingest.pipeline import ingest_bytes
     from folio.ingest.storage.store import Store
-    from folio.retrieval.search import Retriever
+    from folio.retrieval.search import Retriever, RetrieverConfig
 
     store = Store(tmp_path / "data")
     ingest_bytes(store, text_pdf(FILING), filename="filing.pdf", doc_id="filing")
     question = "What is the FY2019 fixed asset turnover ratio?"
-    res = Retriever(store).search_detailed(question, doc_ids=["filing"], k=20)
+    res = Retriever(store).search_detailed(SearchQuery(question, doc_ids=["filing"], k=20))
     listed = [h.pages[0] for h in res.hits if any(s.retriever == "statement" for s in h.sources)]
     assert "statement" in res.retrievers and set(listed[:2]) == {3, 4}  # both statements before the contents
     assert sorted(listed) == [3, 4]  # one page per statement: the contents page that lists both is not listed
     top_pages = list(dict.fromkeys(h.pages[0] for h in res.hits))[:3]
     assert {3, 4} <= set(top_pages)
-    off = Retriever(store, glossary=False).search_detailed(question, doc_ids=["filing"], k=20)
+    off_retriever = Retriever(store, config=RetrieverConfig(glossary=False))
+    off = off_retriever.search_detailed(SearchQuery(question, doc_ids=["filing"], k=20))
     assert "statement" not in off.retrievers

@@ -9,7 +9,8 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from folio.retrieval.labelref import LabelIndex, LabelRef, parse_label_refs
+from folio.retrieval.channels.labelref import LabelIndex, LabelRef, parse_label_refs
+from folio.retrieval.query import SearchQuery
 
 # Each table's caption is the only place its number appears; the body text mentions the measured
 # quantities on other pages, so without the label the question's words point elsewhere.
@@ -46,7 +47,7 @@ def test_parse_refs_any_script_and_not_years() -> None:
 
 def test_matches_prefer_captions_then_pages() -> None:
     @dataclass(frozen=True)
-    class Stub:  # the four fields matching reads (retrieval.labelref.Captioned)
+    class Stub:  # the four fields matching reads (retrieval.channels.labelref.Captioned)
         region_id: str
         kind: str
         first_page: int
@@ -83,13 +84,13 @@ def test_named_table_is_retrieved(store: object) -> None:
 
     retriever = Retriever(store)  # type: ignore[arg-type]
     query = "According to Table 2, what flow rate does the large pump reach?"
-    result = retriever.search_detailed(query, doc_ids=["pumps"], k=10)
+    result = retriever.search_detailed(SearchQuery(query, doc_ids=["pumps"], k=10))
     assert "labelref" in result.retrievers
     named = [h for h in result.hits if any(s.retriever == "labelref" for s in h.sources)]
     assert named and all(h.pages == (4,) for h in named), [(h.kind, h.pages) for h in named]
     assert result.hits[0].pages == (4,), [(h.kind, h.pages, h.sources) for h in result.hits[:5]]
 
-    plain = retriever.search_detailed("What flow rate does the large pump reach?", doc_ids=["pumps"], k=10)
+    plain = retriever.search_detailed(SearchQuery("What flow rate does the large pump reach?", doc_ids=["pumps"], k=10))
     assert "labelref" not in plain.retrievers
 
 
@@ -98,7 +99,7 @@ def test_a_caption_line_names_the_object_next_to_it() -> None:
     the label list offers the figure (``captioned_object``), not only the caption's sentence. A caption
     with nothing right above or below it names nothing."""
     from folio.kernel.index import RegionIndex
-    from folio.retrieval.labelref import captioned_object
+    from folio.retrieval.channels.labelref import captioned_object
     from tests.assembly.builders import by_kind, make_doc
 
     regs = make_doc("rules", [

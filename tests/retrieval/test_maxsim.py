@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from folio.retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
+from folio.retrieval.channels.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
 
 
 def test_maxsim_by_hand() -> None:

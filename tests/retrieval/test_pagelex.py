@@ -1,4 +1,4 @@
-"""The whole-page lexical channel (``retrieval.pagelex``): BM25 over page text, fused as one more list."""
+"""The whole-page lexical channel (``retrieval.channels.pagelex``): BM25 over page text, fused as one more list."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from typing import Any
 
 from folio.assembly.expansion.expander import visual_hit
 from folio.kernel.scope import Scope
-from folio.retrieval.pagelex import PageLexicon, page_terms, page_tokens
+from folio.retrieval.channels.pagelex import PageLexicon
+from folio.retrieval.channels.pagewords import page_terms, page_tokens
+from folio.retrieval.query import SearchQuery
+from folio.retrieval.search import text_retrievers
 
 
 def test_a_page_with_the_questions_words_spread_over_it_outranks_a_page_repeating_one() -> None:
@@ -31,13 +34,13 @@ def test_singular_and_plural_words_match_across_query_and_page() -> None:
 
 
 def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: dict[str, str]) -> None:
-    res = retriever.search_detailed("priority one incident acknowledged", doc_ids=["support-policy"], k=20)
+    res = retriever.search_detailed(SearchQuery("priority one incident acknowledged", doc_ids=["support-policy"], k=20))
     assert "pagelex" in res.retrievers
     found = [h for h in res.hits if any(s.retriever == "pagelex" for s in h.sources)]
     assert found and all(h.kind == "page" and h.version_id == versions["v2"] for h in found)
     # a page that only the page-text list found is text evidence, not an image
     lexical = found[0].model_copy(update={"sources": tuple(s for s in found[0].sources if s.retriever == "pagelex")})
-    assert lexical.sources and not visual_hit(lexical)
+    assert lexical.sources and not visual_hit(lexical, text_retrievers())  # pagelex is a text channel
     pagelex = retriever.channels["pagelex"].pagelex
     assert pagelex.search("priority one incident", Scope(res.scope.versions, pages=frozenset({99})), 10) == []
     assert pagelex.search("priority one incident", Scope(res.scope.versions, kinds=frozenset({"sentence"})), 10) == []
@@ -45,5 +48,5 @@ def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: di
 def test_the_channel_can_be_turned_off(visual_store: Any) -> None:
     from folio.retrieval.search import Retriever
 
-    res = Retriever(visual_store, page_lex_weight=0).search_detailed("priority one incident", k=10)
+    res = Retriever(visual_store, page_lex_weight=0).search_detailed(SearchQuery("priority one incident", k=10))
     assert "pagelex" not in res.retrievers

@@ -9,6 +9,7 @@ import pymupdf
 import pytest
 
 from folio.kernel.pageref import PageRef, parse_page_refs, resolve
+from folio.retrieval.query import SearchQuery
 
 TOPICS = ["boiler pressure", "valve torque", "pump flow", "filter cleaning", "fan speed", "belt tension"]
 
@@ -53,7 +54,7 @@ def test_named_page_is_retrieved_and_recorded(labelled_store: object) -> None:
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
     query = "What does page 2 say about checks?"
-    hits = retriever.search(query, doc_ids=["labelled"], k=10)
+    hits = retriever.search(SearchQuery(query, doc_ids=["labelled"], k=10))
     ref_hits = [h for h in hits if any(s.retriever == "pageref" for s in h.sources)]
     assert ref_hits, "the named page must be among the hits"
     assert list(ref_hits[0].pages) == [4]  # printed "2" is the fourth physical page
@@ -65,7 +66,7 @@ def test_named_page_is_retrieved_and_recorded(labelled_store: object) -> None:
     assert "valve torque" in " ".join(it.text for it in pkg.items)
 
     # without a page reference the pageref list is not used
-    plain = retriever.search("What are the checks?", doc_ids=["labelled"], k=10)
+    plain = retriever.search(SearchQuery("What are the checks?", doc_ids=["labelled"], k=10))
     assert not any(s.retriever == "pageref" for h in plain for s in h.sources)
 
 
@@ -89,7 +90,7 @@ def test_last_page_is_retrieved_and_recorded(labelled_store: object) -> None:
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
     query = "What does the last page say about checks?"
-    hits = retriever.search(query, doc_ids=["labelled"], k=10)
+    hits = retriever.search(SearchQuery(query, doc_ids=["labelled"], k=10))
     ref_hits = [h for h in hits if any(s.retriever == "pageref" for s in h.sources)]
     assert ref_hits and list(ref_hits[0].pages) == [6]
     pkg = assemble(query, hits, retriever.source_for(hits), AssemblyOptions(budget=600),
@@ -102,13 +103,13 @@ def test_an_exact_page_reference_counts_double(labelled_store: object) -> None:
     """A reference that resolves to one page per named number (here "page 5": no printed "5", one
     physical page 5) weighs EXACT_REF_BOOST in fusion; "page 2" (printed 2 = physical 4, and physical 2)
     keeps the plain weight."""
-    from folio.retrieval.named_pages import EXACT_REF_BOOST
+    from folio.retrieval.channels.pageref import EXACT_REF_BOOST
     from folio.retrieval.search import Retriever
 
     retriever = Retriever(labelled_store)  # type: ignore[arg-type]
 
     def pageref_weight(query: str) -> tuple[list[int], float]:
-        hits = retriever.search(query, doc_ids=["labelled"], k=10)
+        hits = retriever.search(SearchQuery(query, doc_ids=["labelled"], k=10))
         named = next(h for h in hits if any(s.retriever == "pageref" and s.rank == 1 for s in h.sources))
         weight = {"pagelex": retriever.channels["pagelex"].weight}  # the other lists weigh 1
         others = sum(weight.get(s.retriever, 1.0) / (retriever.rrf_k + s.rank) for s in named.sources

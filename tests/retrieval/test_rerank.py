@@ -12,7 +12,8 @@ import pytest
 
 from folio.api.service.llm import ChatClient
 from folio.kernel.hit import Hit, Source
-from folio.retrieval.rerank import LLMReranker, parse_ranked_ids
+from folio.retrieval.query import SearchQuery
+from folio.retrieval.ranking.rerank import LLMReranker, parse_ranked_ids
 
 
 class FakeOpenAI:
@@ -155,10 +156,10 @@ def test_retriever_rerank_end_to_end(llm: FakeOpenAI, visual_store: Any) -> None
     from folio.retrieval.search import Retriever
 
     r = Retriever(visual_store, llm=ChatClient(llm.url, "tiny"))
-    base = r.search("response targets", k=4, strategy="bm25")
+    base = r.search(SearchQuery("response targets", k=4, strategy="bm25"))
     assert len(base) >= 2
     llm.replies.append((200, json.dumps({"ranked_ids": [f"c{i}" for i in range(len(base), 0, -1)]})))
-    res = r.search_detailed("response targets", k=4, strategy="bm25", rerank=True)
+    res = r.search_detailed(SearchQuery("response targets", k=4, strategy="bm25", rerank=True))
     assert [h.region_id for h in res.hits] == [h.region_id for h in reversed(base)]
     assert "rerank:llm" in res.retrievers
     prompt = json.loads(llm.requests[-1]["body"]["messages"][1]["content"])

@@ -1,11 +1,12 @@
-"""The document's own names in a question scoped to it (``retrieval.scopenames``): which words they are, and that
+"""The document's own names in a question scoped to it (``channels.scopenames``): which words they are, and that
 the dense list ranks the pages the question is about above the pages that only repeat the name."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from folio.retrieval.scopenames import merge_ranked, name_terms, scope_names, without_words
+from folio.retrieval.channels.scopenames import merge_ranked, name_terms, scope_names, without_words
+from folio.retrieval.query import SearchQuery
 from folio.retrieval.text import Candidate
 from tests.retrieval.textpdf import text_pdf
 
@@ -48,7 +49,7 @@ def test_merging_keeps_what_either_ranking_finds_near_the_top() -> None:
 def test_the_page_the_question_is_about_ranks_above_the_pages_that_repeat_the_name(tmp_path: Path) -> None:
     from folio.ingest.pipeline import ingest_bytes
     from folio.ingest.storage.store import Store
-    from folio.retrieval.channels import ChannelQuery
+    from folio.retrieval.channels.base import ChannelQuery
     from folio.retrieval.search import Retriever
 
     store = Store(tmp_path / "data")
@@ -57,7 +58,7 @@ def test_the_page_the_question_is_about_ranks_above_the_pages_that_repeat_the_na
                  doc_id="other")
 
     def dense_pages(retriever: Retriever, doc_ids: list[str]) -> list[int]:
-        scope = retriever.search_detailed(QUESTION, doc_ids=doc_ids, k=20).scope
+        scope = retriever.search_detailed(SearchQuery(QUESTION, doc_ids=doc_ids, k=20)).scope
         return [c.page for c in retriever.channels["dense"].search(ChannelQuery(QUESTION, scope, 20)).candidates]
 
     named, asked = dense_pages(Retriever(store), ["zentrix"]), dense_pages(Retriever(store, scope_names=False),

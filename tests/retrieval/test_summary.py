@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from folio.retrieval.query import SearchQuery
 from tests.retrieval.conftest import DOC
 
 
@@ -26,9 +27,9 @@ def test_summaries_table_written_at_ingest(visual_store: Any, versions: dict[str
 def test_summary_strategy_routes_to_sections(retriever: Any, versions: dict[str, str]) -> None:
     retriever.route_sections = 1
     try:
-        res = retriever.search_detailed(
+        res = retriever.search_detailed(SearchQuery(
             "who is the escalation path after a missed target", k=20, strategy="summary"
-        )
+        ))
     finally:
         retriever.route_sections = 8
     text_hits = [
@@ -41,14 +42,14 @@ def test_summary_strategy_routes_to_sections(retriever: Any, versions: dict[str,
     section = src.get(sections.pop())
     assert section.heading_path == ("3 Escalation",)
     # Without routing, sentences of other sections are found too.
-    plain = retriever.search("who is the escalation path after a missed target", k=20, strategy="hybrid")
+    plain = retriever.search(SearchQuery("who is the escalation path after a missed target", k=20, strategy="hybrid"))
     assert {src.get(h.region_id).section_id for h in plain if h.kind == "sentence"} - {section.region_id}
 
 
 def test_lazy_summaries_for_versions_ingested_without_indexer(hand_store_for_summary: Any) -> None:
     from folio.retrieval.search import Retriever
 
-    hits = Retriever(hand_store_for_summary).search("pump", k=5, strategy="summary")
+    hits = Retriever(hand_store_for_summary).search(SearchQuery("pump", k=5, strategy="summary"))
     assert hits  # no sections there: falls back to searching all text, with a note
-    res = Retriever(hand_store_for_summary).search_detailed("pump", k=5, strategy="summary")
+    res = Retriever(hand_store_for_summary).search_detailed(SearchQuery("pump", k=5, strategy="summary"))
     assert res.notes and "no section summaries" in res.notes[0]

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from folio.retrieval.query import SearchQuery
 from tests.retrieval.conftest import DOC
 
 
@@ -45,7 +46,7 @@ def test_page_multivectors_land_in_lancedb(visual_store: Any, versions: dict[str
 def test_hybrid_query_returns_figure_and_page_hits_with_sources(
     retriever: Any, versions: dict[str, str]
 ) -> None:
-    hits = retriever.search("escalation path diagram", k=20)
+    hits = retriever.search(SearchQuery("escalation path diagram", k=20))
     assert hits, "hybrid search found nothing"
     assert all(h.version_id == versions["v2"] for h in hits)
     by_kind = {h.kind: h for h in hits}
@@ -63,8 +64,8 @@ def test_hybrid_query_returns_figure_and_page_hits_with_sources(
 def test_colpali_page_score_matches_exact_maxsim(
     retriever: Any, visual_store: Any, versions: dict[str, str]
 ) -> None:
-    from folio.retrieval.colpali import load_page_vectors
-    from folio.retrieval.maxsim import maxsim
+    from folio.retrieval.channels.colpali import load_page_vectors
+    from folio.retrieval.channels.maxsim import maxsim
 
     model = retriever.channels["colpali"].colpali.model
     loaded = load_page_vectors(visual_store, (DOC, versions["v2"]))
@@ -102,7 +103,7 @@ def test_without_weights_visual_retrievers_are_off_with_reason(visual_store: Any
     assert "FOLIO_CLIP_MODEL" in st["clip"]["enable"]
     assert st["colpali"]["enabled"] is False and "FOLIO_COLPALI_MODEL" in st["colpali"]["enable"]
     assert [i.name for i in indexers_from_settings(s)] == ["summaries"]
-    hits = r.search("escalation", k=10)
+    hits = r.search(SearchQuery("escalation", k=10))
     assert hits and all("clip" not in h.retriever and "colpali" not in h.retriever for h in hits)
     st0 = Retriever.from_settings(visual_store, Settings(data=str(tmp_path))).status()
     assert st0["clip"]["reason"] == "FOLIO_CLIP_MODEL is not set"
@@ -110,7 +111,7 @@ def test_without_weights_visual_retrievers_are_off_with_reason(visual_store: Any
 
 def test_family_detection() -> None:
     from folio.kernel.errors import ModelUnavailable
-    from folio.retrieval.colpali import detect_family
+    from folio.retrieval.channels.colpali import detect_family
 
     assert detect_family({"architectures": ["ColQwen2"], "model_type": "qwen2_vl"}) == "ColQwen2"
     assert (

@@ -7,6 +7,9 @@ silently build random weights, which would look like a working but useless retri
 
 CLIP alone is weak on text-heavy diagrams; figures are also found through their text surrogate
 (caption and in-figure text are ``figure`` rows of the ``chunks`` table), and fusion combines both.
+
+The ``clip`` channel (``ClipChannel``, registered at the bottom) runs ``ClipRetriever`` when the settings name a
+model (``load_clip``, once per process); its indexer writes the ``figures`` table at ingest.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import io
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,13 +28,25 @@ from folio.ingest.storage.interface import StoreReader, StoreWriter
 from folio.ingest.storage.schema import TableSpec, VersionScopedRow, vector_row
 from folio.kernel.errors import InvalidRequest, ModelUnavailable
 from folio.kernel.scope import Scope
+from folio.retrieval.cache.models import load_error, load_once, off_status, on_status
+from folio.retrieval.channels.base import (
+    Channel,
+    ChannelContext,
+    ChannelQuery,
+    ChannelSpec,
+    Configured,
+    Ranking,
+    register,
+)
 from folio.retrieval.text import Candidate, VectorCache, top_k
 from folio.retrieval.threads import torch_single_thread
+from folio.settings import Settings
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
     from folio.ingest.pdf.parse import ParsedDocument
+    from folio.ingest.pipeline import VersionIndexer
 
 logger = logging.getLogger(__name__)
 
@@ -205,3 +221,54 @@ class ClipRetriever:
         n = int(np.isfinite(scores).sum())
         idx = top_k(scores, min(limit, n))
         return vv.take(idx, scores[idx])
+
+
+# ----------------------------------------------------------------------------- the channel
+@dataclass
+class ClipChannel:
+    """Text-to-image search over the CLIP vectors of figure crops (``ClipRetriever``)."""
+
+    clip: ClipRetriever
+    name: str = "clip"
+    table: str = FIGURES_TABLE
+    weight: float = 1.0
+
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        return Ranking(self.clip.search(query.text, query.scope, query.limit))
+
+    def clear(self) -> None:
+        self.clip.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return on_status(self.clip.model.name, dim=self.clip.model.dim)
+
+
+def load_clip(settings: Settings) -> tuple[ClipModel | None, dict[str, Any]]:
+    """The configured CLIP model (shared) and its status entry."""
+    name, pretrained = settings.models.clip_model, settings.models.clip_pretrained
+    if not name:
+        return None, off_status("FOLIO_CLIP_MODEL is not set", CLIP_ENABLE_HINT)
+    key = ("clip", name, pretrained or "")
+    model = load_once(key, lambda: ClipModel(name, pretrained))
+    if model is None:
+        return None, off_status(load_error(key), CLIP_ENABLE_HINT, model=name)
+    return model, on_status(model.name, dim=model.dim)
+
+
+def _clip_from_settings(settings: Settings) -> Configured:
+    model, status = load_clip(settings)
+    return Configured({"clip": model}, status)
+
+
+def _clip_indexer(settings: Settings) -> VersionIndexer | None:
+    model = load_clip(settings)[0]
+    return ClipFigureIndexer(model) if model is not None else None
+
+
+def _open_clip(context: ChannelContext) -> Channel | None:
+    model = context.options["clip"]
+    return ClipChannel(ClipRetriever(context.store, model)) if model else None
+
+
+register(ChannelSpec("clip", _open_clip, {"clip": None}, from_settings=_clip_from_settings, indexer=_clip_indexer,
+                     off=lambda: off_status("no CLIP model configured", CLIP_ENABLE_HINT)))

@@ -14,14 +14,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
 from folio.kernel.scope import Scope
+from folio.retrieval.cache.version_cache import VersionCache
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
+from folio.retrieval.channels.pageref import REF_WEIGHT
 from folio.retrieval.text import Candidate
-from folio.retrieval.version_cache import VersionCache
 
 MAX_LABELS = 8  # label references taken from one question
 MAX_MATCHES = 12  # regions one label may match in one version (an in-text mention starts paragraphs too)
@@ -195,3 +197,30 @@ def captioned_object(index: RegionIndex, caption: Region) -> Region | None:
             if gap <= CAPTION_GAP and (best is None or gap < best[0]):  # negative: they overlap
                 best = (gap, r)
     return best[1] if best else None
+
+
+# ----------------------------------------------------------------------------- the channel
+@dataclass
+class LabelRefChannel:
+    """The tables, figures and captions the question names ("Table 1", ``LabelRefs``); no list when it names
+    none or none is found."""
+
+    labels: LabelRefs
+    weight: float = REF_WEIGHT
+    name: str = "labelref"
+    table: str = "regions"
+
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        refs = parse_label_refs(query.text)
+        found = self.labels.search(refs, query.scope) if refs else []
+        return Ranking(found) if found else None
+
+    def clear(self) -> None:
+        self.labels.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return None
+
+
+register(ChannelSpec("labelref", lambda c: LabelRefChannel(LabelRefs(c.store), c.options["ref_weight"]),
+                     {"ref_weight": REF_WEIGHT}, text=True))

@@ -11,10 +11,13 @@ more in fusion.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from folio.ingest.storage.interface import StoreReader
-from folio.kernel.pageref import PageRef, resolve
+from folio.kernel.pageref import PageRef, parse_page_refs, resolve
 from folio.kernel.scope import Scope
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
 from folio.retrieval.text import Candidate
 
 # Weight in fusion of the lists of pages and objects a question names ("page 12", "Table 1"). Measured with
@@ -51,3 +54,32 @@ def named_pages(store: StoreReader, refs: Sequence[PageRef], scope: Scope,
                 seen.add(c.region_id)
                 out.append(c)
     return out, exact and bool(out)
+
+
+# ----------------------------------------------------------------------------- the channel
+@dataclass
+class PageRefChannel:
+    """The pages the question names (``named_pages``), then the lists before it on those pages; no list when it
+    names none. An exact reference counts ``EXACT_REF_BOOST`` times."""
+
+    store: StoreReader
+    weight: float = REF_WEIGHT
+    name: str = "pageref"
+    table: str = "regions"
+
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        refs = parse_page_refs(query.text)
+        if not refs:
+            return None
+        found, exact = named_pages(self.store, refs, query.scope, query.found.values())
+        return Ranking(found, EXACT_REF_BOOST if exact else 1.0)
+
+    def clear(self) -> None:
+        """Nothing to forget: the store keeps the region indexes."""
+
+    def status(self) -> dict[str, Any] | None:
+        return None
+
+
+register(ChannelSpec("pageref", lambda c: PageRefChannel(c.store, c.options["ref_weight"]),
+                     {"ref_weight": REF_WEIGHT}, text=True))

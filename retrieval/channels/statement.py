@@ -4,7 +4,7 @@ A ratio such as the fixed asset turnover needs two statements (revenue from the 
 property, plant and equipment from the balance sheet). Whole-page BM25 ranks the page that holds most of the
 question's words, often a discussion page or one of the two statements; the other statement, a page of
 figures under a title, is rarely near the top of any list. So the statements a question needs
-(``retrieval.glossary.statements_for``: named, or implied by a metric) are one more ranked list for fusion: the
+(``retrieval.routing.glossary.statements_for``: named, or implied by a metric) are one more ranked list for fusion: the
 pages of the scope headed by that statement's title ("Consolidated Statements of Operations", "Balance
 Sheets", "Statement of Cash Flows"), at most ``PER_STATEMENT`` a statement and version, interleaved across
 statements so that each gets its page near the top.
@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.scope import Scope
-from folio.retrieval.pagelex import page_title
+from folio.retrieval.cache.version_cache import VersionCache
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
+from folio.retrieval.channels.pagewords import page_title
 from folio.retrieval.text import Candidate
-from folio.retrieval.version_cache import VersionCache
 
 STATEMENT_TITLES: dict[str, re.Pattern[str]] = {
     "balance": re.compile(r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+(?:position|condition)\b", re.I),
@@ -107,3 +110,30 @@ class StatementPages:
                 per.append(cands[:PER_STATEMENT])
         out = [lst[i] for i in range(PER_STATEMENT) for lst in per if i < len(lst)]
         return list({c.region_id: c for c in out}.values())[:limit]
+
+
+# ----------------------------------------------------------------------------- the channel
+@dataclass
+class StatementChannel:
+    """The pages headed by the statements the question needs (``StatementPages``); no list when it needs none."""
+
+    statements: StatementPages
+    weight: float = STATEMENT_WEIGHT
+    name: str = "statement"
+    table: str = "regions"
+
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        if self.weight <= 0 or not query.statements:
+            return None
+        found = self.statements.search(query.statements, query.scope, query.limit)
+        return Ranking(found) if found else None
+
+    def clear(self) -> None:
+        self.statements.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return None
+
+
+register(ChannelSpec("statement", lambda c: StatementChannel(StatementPages(c.store), c.options["statement_weight"]),
+                     {"statement_weight": STATEMENT_WEIGHT}, text=True))

@@ -6,7 +6,7 @@ holds an answer usually holds several of the question's words spread over its li
 wins alone: whole-page BM25 is the ranking that finds it (the ``bm25-pages`` peer in
 ``benchmarks/quality/peers.py``, which this mirrors: k1 = 1.5, b = 0.75, idf ``log(1 + (N - n + 0.5) / (n + 0.5))``
 over the pages of one version, lower-cased word tokens, CJK runs as character bigrams), except that
-plural endings are folded (``fold_plural``: Harman's S-stemmer), so "asset" finds a page of "assets".
+plural endings are folded (``channels.pagewords.fold_plural``: Harman's S-stemmer), so "asset" finds a page of "assets".
 
 Statistics are per version (one document's pages), built once from the version's page regions and kept
 in an LRU; a scope of several versions merges their lists by score. Scopes larger than
@@ -17,18 +17,19 @@ cover the whole scope), which bounds the work a broad question can cause.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.scope import Scope
+from folio.retrieval.cache.version_cache import VersionCache
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
+from folio.retrieval.channels.pagewords import page_terms
 from folio.retrieval.text import Candidate
-from folio.retrieval.version_cache import VersionCache
 
 # Weight in fusion of the whole-page BM25 list; 0 turns the channel off. Measured with
 # benchmarks/eval_quality.py on all of mmlb (README, "Quality"): against no channel, 0.5 changed answers by
@@ -39,64 +40,6 @@ K1 = 1.5
 B = 0.75
 MAX_VERSIONS = 64  # versions of one scope ranked by page text
 CACHE_VERSIONS = 256  # page lexicons kept
-TITLE_LINES = 4  # lines of a page's first block that make its title
-
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+|\w+")
-
-
-def page_tokens(text: str) -> list[str]:
-    """Lower-cased word tokens; runs of CJK characters become character bigrams.
-
-    >>> page_tokens("Set Print 受験者数")
-    ['set', 'print', '受験', '験者', '者数']
-    """
-    out: list[str] = []
-    for tok in _TOKEN.findall(text.lower()):
-        if _CJK.match(tok):
-            out.extend(tok[i : i + 2] for i in range(max(len(tok) - 1, 1)))
-        else:
-            out.append(tok)
-    return out
-
-
-@lru_cache(maxsize=1 << 18)
-def fold_plural(word: str) -> str:
-    """Harman's S-stemmer (1991): the lightest stemmer, which only folds plural endings, so that
-    query and page words match across singular and plural; words of 3 letters or fewer, and words
-    with digits, are kept.
-
-    >>> [fold_plural(w) for w in ("assets", "companies", "indexes", "status", "class", "gas", "q3s")]
-    ['asset', 'company', 'indexe', 'status', 'class', 'gas', 'q3s']
-    """
-    if len(word) <= 3 or not word.isalpha() or not word.endswith("s"):
-        return word
-    if word.endswith("ies") and not word.endswith(("eies", "aies")):
-        return word[:-3] + "y"
-    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
-        return word[:-1]
-    if word.endswith(("us", "ss")):
-        return word
-    return word[:-1]
-
-
-def page_title(text: str) -> str:
-    """A page's title: its first block of text (up to the first blank line), at most ``TITLE_LINES`` lines.
-
-    >>> page_title("ACME Corp\\nBalance Sheet\\nAt December 31\\n\\n(Millions) 2022 2021\\nAssets").splitlines()
-    ['ACME Corp', 'Balance Sheet', 'At December 31']
-    """
-    block = text.strip().split("\n\n", 1)[0]
-    return "\n".join(block.splitlines()[:TITLE_LINES])
-
-
-def page_terms(text: str) -> list[str]:
-    """The terms the page lexicon indexes and looks up: ``page_tokens`` with plurals folded.
-
-    >>> page_terms("Total assets of the companies")
-    ['total', 'asset', 'of', 'the', 'company']
-    """
-    return [fold_plural(t) for t in page_tokens(text)]
 
 
 @dataclass(frozen=True)
@@ -171,3 +114,30 @@ class PageLexRetriever:
                                          float(scores[i])))
         out.sort(key=lambda c: (-c.score, c.region_id))
         return out[:limit]
+
+
+# ----------------------------------------------------------------------------- the channel
+@dataclass
+class PageLexChannel:
+    """Okapi BM25 over each page's whole text (``PageLexRetriever``); adds a list only when it found a page."""
+
+    pagelex: PageLexRetriever
+    weight: float
+    name: str = "pagelex"
+    table: str = "regions"
+
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        if self.weight <= 0:
+            return None
+        found = self.pagelex.search(query.lexical, query.scope, query.limit)
+        return Ranking(found) if found else None
+
+    def clear(self) -> None:
+        self.pagelex.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return None
+
+
+register(ChannelSpec("pagelex", lambda c: PageLexChannel(PageLexRetriever(c.store), c.options["page_lex_weight"]),
+                     {"page_lex_weight": PAGE_LEX_WEIGHT}, text=True))

@@ -6,7 +6,7 @@ model's ``config.json`` (``architectures`` first, then ``model_type``).
 
 Each page's vectors go to the ``pages`` table as a multivector column
 ``list<fixed_size_list<float32, D>>`` (LanceDB's native multivector type), optionally pooled by a
-factor to cut storage. Query time is two-stage (see :mod:`retrieval.maxsim`): candidate pages from
+factor to cut storage. Query time is two-stage (see :mod:`retrieval.channels.maxsim`): candidate pages from
 pooled sketches of every page in scope plus the pages other retrievers found, then exact MaxSim.
 """
 
@@ -16,6 +16,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,16 +27,28 @@ from folio.ingest.storage.schema import Int32, TableSpec, VersionScopedRow, vect
 from folio.kernel.errors import ModelUnavailable
 from folio.kernel.model import region_id_for
 from folio.kernel.scope import Scope
-from folio.retrieval.clip import open_image
-from folio.retrieval.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
+from folio.retrieval.cache.models import load_error, load_once, off_status, on_status
+from folio.retrieval.cache.version_cache import VersionCache
+from folio.retrieval.channels.base import (
+    Channel,
+    ChannelContext,
+    ChannelQuery,
+    ChannelSpec,
+    Configured,
+    Ranking,
+    register,
+)
+from folio.retrieval.channels.clip import open_image
+from folio.retrieval.channels.maxsim import PageMatrix, maxsim, pool_hierarchical, pool_mean
 from folio.retrieval.text import Candidate
 from folio.retrieval.threads import torch_single_thread
-from folio.retrieval.version_cache import VersionCache
+from folio.settings import Settings
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
     from folio.ingest.pdf.parse import ParsedDocument
+    from folio.ingest.pipeline import VersionIndexer
 
 logger = logging.getLogger(__name__)
 
@@ -319,3 +332,65 @@ class ColPaliRetriever:
                 out.append(Candidate(vp.region_ids[i], key[0], key[1], "page", vp.pages[i], s))
         out.sort(key=lambda c: (-c.score, c.region_id))
         return out[:limit]
+
+
+# ----------------------------------------------------------------------------- the channel
+# How many of each earlier list's best candidates ColPali also rescores (their pages).
+COLPALI_SEEN_PER_LIST = 20
+
+
+@dataclass
+class ColPaliChannel:
+    """Late-interaction page scoring (``ColPaliRetriever``); also rescores the pages earlier lists found."""
+
+    colpali: ColPaliRetriever
+    name: str = "colpali"
+    table: str = PAGES_TABLE
+    weight: float = 1.0
+
+    def search(self, query: ChannelQuery) -> Ranking | None:
+        seen = {(c.doc_id, c.version_id, c.page) for lst in query.found.values() for c in lst[:COLPALI_SEEN_PER_LIST]}
+        return Ranking(self.colpali.search(query.text, query.scope, query.limit, extra_pages=seen))
+
+    def clear(self) -> None:
+        self.colpali.clear()
+
+    def status(self) -> dict[str, Any] | None:
+        return on_status(self.colpali.model.name, family=self.colpali.model.family)
+
+
+def load_colpali(settings: Settings) -> tuple[ColPaliModel | None, dict[str, Any]]:
+    """The configured ColPali-family model (shared) and its status entry."""
+    name = settings.models.colpali_model
+    if not name:
+        return None, off_status("FOLIO_COLPALI_MODEL is not set", COLPALI_ENABLE_HINT)
+    key = ("colpali", name)
+    model = load_once(key, lambda: ColPaliModel(name))
+    if model is None:
+        return None, off_status(load_error(key), COLPALI_ENABLE_HINT, model=name)
+    return model, on_status(
+        model.name,
+        family=model.family,
+        dim=model.dim,
+        pool_factor=settings.models.colpali_pool_factor,
+    )
+
+
+def _colpali_from_settings(settings: Settings) -> Configured:
+    model, status = load_colpali(settings)
+    return Configured({"colpali": model}, status)
+
+
+def _colpali_indexer(settings: Settings) -> VersionIndexer | None:
+    model = load_colpali(settings)[0]
+    return ColPaliPageIndexer(model, pool_factor=settings.models.colpali_pool_factor) if model is not None else None
+
+
+def _open_colpali(context: ChannelContext) -> Channel | None:
+    model = context.options["colpali"]
+    return ColPaliChannel(ColPaliRetriever(context.store, model)) if model else None
+
+
+register(ChannelSpec("colpali", _open_colpali, {"colpali": None}, from_settings=_colpali_from_settings,
+                     indexer=_colpali_indexer,
+                     off=lambda: off_status("no ColPali model configured", COLPALI_ENABLE_HINT)))

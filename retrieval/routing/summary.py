@@ -30,10 +30,10 @@ from folio.kernel.errors import ModelUnavailable
 from folio.kernel.index import RegionIndex
 from folio.kernel.model import CHILD_KINDS, FigurePayload, Region, TablePayload
 from folio.kernel.scope import Scope
-from folio.retrieval.fusion import rrf
-from folio.retrieval.rerank import Completer
+from folio.retrieval.cache.version_cache import VersionCache
+from folio.retrieval.ranking.fusion import rrf
+from folio.retrieval.ranking.rerank import Completer
 from folio.retrieval.text import top_k
-from folio.retrieval.version_cache import VersionCache
 
 if TYPE_CHECKING:
     from folio.ingest.pdf.parse import ParsedDocument

@@ -9,7 +9,7 @@ capital not at the start of a sentence, or a digit before letters: "3M") and eac
 is on the document's first page (the cover names the issuer, the author, the product) and on at least
 ``SCOPE_NAME_SHARE`` of its pages.
 
-The dense channel (``retrieval.channels.TextDenseChannel``) then ranks the chunks for the question as asked and for
+The dense channel (``channels.dense.TextDenseChannel``) then ranks the chunks for the question as asked and for
 the question without those words, and merges the two lists by reciprocal rank (``merge_ranked``): a page that
 either finds near the top stays near the top, so a question about the name itself ("What degree does LEBOUR
 have?", the author on the cover) keeps the pages the full question finds. Only for a scope of one version: across
@@ -22,9 +22,9 @@ import re
 from collections.abc import Sequence
 
 from folio.ingest.storage.interface import StoreReader
-from folio.retrieval.pagelex import page_terms
+from folio.retrieval.cache.version_cache import VersionCache
+from folio.retrieval.channels.pagewords import page_terms
 from folio.retrieval.text import Candidate
-from folio.retrieval.version_cache import VersionCache
 
 # Share of a version's pages that a name's terms must each be on. Measured on finance (44 filings), mmlb, wide and
 # the manuals (benchmarks/results/README.md, "The document's own name"): 0.4 catches issuers named on 43-94% of

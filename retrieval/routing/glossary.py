@@ -10,7 +10,7 @@ the question's words alone.
 definitions use (the accounting definitions, as in any corporate-finance text: never tuned to a question
 or to a company's wording). ``expand`` returns the line items of every entry whose name occurs in the
 question; the lexical channels (chunk BM25 and whole-page BM25) search the question followed by them
-(``retrieval.channels.ChannelQuery.lexical``), the dense channel the question alone. Names match as whole
+(``retrieval.channels.base.ChannelQuery.lexical``), the dense channel the question alone. Names match as whole
 words, case-insensitively; abbreviations only in capitals (``ROA``, ``EPS``), so that ordinary words never
 trigger an entry. Questions that name no entry search exactly as before.
 """
@@ -30,7 +30,7 @@ class Entry:
     names: tuple[str, ...]
     items: str
     abbrevs: tuple[str, ...] = ()
-    statements: tuple[str, ...] = ()  # the statements the items are printed in (``retrieval.statements``)
+    statements: tuple[str, ...] = ()  # the statements the items are printed in (``retrieval.channels.statement``)
 
 
 # Statement names: the titles filings print and the totals every such statement has.
@@ -38,7 +38,7 @@ _BALANCE = "consolidated balance sheets total assets total liabilities total cur
 _INCOME = "consolidated statements of income operations earnings net sales revenue net income"
 _CASH = "consolidated statements of cash flows net cash provided by operating activities investing financing"
 
-BAL, INC, CSH = "balance", "income", "cash"  # the statements (``retrieval.statements.STATEMENT_TITLES``)
+BAL, INC, CSH = "balance", "income", "cash"  # the statements (``retrieval.channels.statement.STATEMENT_TITLES``)
 GLOSSARY: tuple[Entry, ...] = (
     # the statements
     Entry(("balance sheet", "balance sheets", "statement of financial position"), _BALANCE, statements=(BAL,)),
