@@ -19,7 +19,7 @@ from folio.api.application import Folio
 from folio.api.cluster.jobs import ClusterJobRunner
 from folio.api.http.app import create_app
 from folio.api.schemas import SearchRequest
-from folio.api.service.jobs import IngestSpec, JobRunner, LocalJobRunner
+from folio.api.service.jobs import Ingester, JobRunner, LocalJobRunner
 from folio.kernel.errors import InvalidRequest
 from folio.retrieval.summary import SummaryIndexer
 from tests.api.conftest import make_settings
@@ -132,25 +132,22 @@ def test_job_runners_implement_one_protocol() -> None:
 
 
 def test_the_ray_runner_refuses_what_it_cannot_do_before_reaching_the_cluster(tmp_path: Path) -> None:
-    spec = IngestSpec(
-        store=None,
-        settings=make_settings(tmp_path),
-        data=b"%PDF",
-        filename="a.pdf",  # type: ignore[arg-type]
-        doc_id=None,
-        collection="default",
-        redo_degraded=True,
-    )
+    from folio.ingest.options import IngestOptions
+    from folio.ingest.pipeline import IngestJob
+
+    job = IngestJob(source=None, options=IngestOptions(redo_degraded=True))  # type: ignore[arg-type]
+    ingester = Ingester(store=None, settings=make_settings(tmp_path))  # type: ignore[arg-type]
     with pytest.raises(InvalidRequest, match="redo_degraded"):
-        ClusterJobRunner("ray://127.0.0.1:9").submit_ingest(spec)
+        ClusterJobRunner("ray://127.0.0.1:9").submit_ingest(job, ingester)
 
 
 def test_the_local_runner_ingests_through_the_protocol(data_copy: Path, samples: Path) -> None:
     with TestClient(create_app(make_settings(data_copy))) as c:
         folio: Folio = c.app.state.folio  # type: ignore[attr-defined]
-        job = folio.submit_ingest(
+        checked = folio.check_upload(
             (samples / "support-policy-v1.pdf").read_bytes(), filename="p.pdf", doc_id="again", collection="default"
         )
+        job = folio.submit_ingest(checked)
         asyncio.run(asyncio.wait_for(job.wait_async(), 120))
         assert job.status == "done" and job.result and job.result["doc_id"] == "again"
         assert c.get(f"/v1/jobs/{job.job_id}").json()["status"] == "done"
@@ -171,7 +168,9 @@ def test_the_door_hands_its_settings_to_every_ingest(
     assert folio.ingest_path(pdf, doc_id="by-path").status == "created"
     folio.start()
     try:
-        job = folio.submit_ingest(pdf.read_bytes(), filename="p.pdf", doc_id="by-job", collection="default")
+        job = folio.submit_ingest(
+            folio.check_upload(pdf.read_bytes(), filename="p.pdf", doc_id="by-job", collection="default")
+        )
         asyncio.run(asyncio.wait_for(job.wait_async(), 120))
     finally:
         folio.close()
