@@ -213,3 +213,31 @@ def test_local_verify_goes_through_the_door(data_copy: Path) -> None:
     assert local.verify(f"The escalation path is documented [{cited}].", package=package).kept_ids == [cited]
     with pytest.raises(ValidationError, match="answer"):
         local.verify("x" * 200_001, package=package)
+
+
+def test_an_upload_is_checked_once_by_the_door(
+    tmp_path: Path, samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: the door checked an upload, the job checked it again and so did the parse child; now the door
+    builds the one typed job (its facts carried), the runner runs it, and the PDF is validated once."""
+    import folio.ingest.pdf.parse as parse_mod
+    import folio.ingest.pdf.validate as validate_mod
+
+    checks: list[int] = []
+    real = validate_mod.open_pdf
+
+    def counted(data: bytes, **kwargs: Any) -> Any:
+        checks.append(len(data))
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(validate_mod, "open_pdf", counted)
+    monkeypatch.setattr(parse_mod, "open_pdf", counted)
+    from folio.kernel.model import version_id_for
+
+    settings = make_settings(tmp_path / "data")
+    folio = Folio.open(settings.model_copy(update={"ingest": settings.ingest.model_copy(update={"isolate": False})}))
+    data = (samples / "support-policy-v1.pdf").read_bytes()
+    job = folio.check_upload(data, filename="p.pdf", doc_id=None, collection="default")
+    assert (job.doc_id, job.source.pdf.pages, job.source.version_id) == ("p", 1, version_id_for(data))
+    assert folio.ingester.run(job).status == "created"
+    assert checks == [len(data)]
