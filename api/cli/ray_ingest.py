@@ -64,7 +64,6 @@ def _submit(jobs_board: Any, path: Path, args: argparse.Namespace, settings: Set
     file the check refuses is a job that failed at once, reported as a failed task would be."""
     from folio.api.cluster.board import job_spec
 
-    ray = sys.modules["ray"]
     meta = {"filename": path.name, "doc_id": args.doc_id, "collection": args.collection}
     try:
         job = folio.check_file(
@@ -79,6 +78,7 @@ def _submit(jobs_board: Any, path: Path, args: argparse.Namespace, settings: Set
         progress = {"stage": "failed", "done": 0, "total": 0}
         return {"job_id": f"checked-{uuid.uuid4().hex[:12]}", "status": "failed", "progress": progress,
                 "error": error, "attempts": 1, **meta}
+    ray = sys.modules["ray"]
     snapshot: dict[str, Any] = ray.get(jobs_board.submit.remote(job_spec(folio.store, job, settings), meta))
     return snapshot
 

@@ -241,3 +241,24 @@ def test_an_upload_is_checked_once_by_the_door(
     assert (job.doc_id, job.source.pdf.pages, job.source.version_id) == ("p", 1, version_id_for(data))
     assert folio.ingester.run(job).status == "created"
     assert checks == [len(data)]
+
+
+def test_a_file_the_door_refuses_is_a_failed_ray_job_report(tmp_path: Path) -> None:
+    """``folio ingest --ray`` checks each file on the driver (the typed job the task runs): a bad one is reported
+    as a failed task was before (its file name, the error, one attempt), without reaching the cluster."""
+    import argparse
+
+    from folio.api.cli.ray_ingest import _report, _submit
+
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"hello")
+    settings = make_settings(tmp_path / "data")
+    args = argparse.Namespace(doc_id=None, collection="default", password=None, no_ocr=True)
+    snap = _submit(None, bad, args, settings, Folio.open(settings))
+    assert snap["status"] == "failed" and snap["doc_id"] is None
+    assert _report(snap) == {
+        "filename": "bad.pdf",
+        "status": "failed",
+        "error": {"code": "not_a_pdf", "message": "not a PDF: the file does not start with a %PDF header"},
+        "attempts": 1,
+    }
