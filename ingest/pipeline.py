@@ -173,9 +173,9 @@ class IngestSource:
 class IngestJob:
     """One ingest as it was asked for, checked once (``IngestJob.check``): the ``IngestSource`` (the PDF and its
     facts, the doc id, the collection) and the ``IngestOptions``. Whoever takes the upload or the file builds it
-    (the door, ``api.application.Folio.ingest_job``; the CLI; ``ingest_bytes``) and hands it as it is to a
-    runner: a thread of the REST job runner, the CLI's loop, a Ray task (plain data: it pickles). Nothing
-    downstream validates it again."""
+    (the door: ``api.application.Folio.check_upload`` and ``check_file``; ``ingest_bytes``) and hands it as it
+    is to a runner: a thread of the REST job runner, the CLI's loop, a Ray task (plain data: it pickles).
+    Nothing downstream validates it again."""
 
     source: IngestSource
     options: IngestOptions
