@@ -7,12 +7,12 @@ docs, delete, compact, check, context, search, ask, demo, ``--ray``), the MCP to
 ``Folio.open(settings)`` opens the store and registers the configured tokenizers; the retriever and its
 models, the LLM client's first call and the ingest indexers load when a method first needs them, so a light
 command (``folio docs``) never imports torch or the embedder. It holds the store as a
-``ingest.storage.interface.ServiceStore`` (a ``StoreReader`` that also deletes); ingest and maintenance need the
-concrete ``folio.ingest.storage.store.Store``, which is what ``open`` opens. Its methods take a validated request and
-the caller's collections (None: all) and return the pydantic response models the REST API serializes, so
-every interface gives the same answer in the same shape:
+``ingest.storage.interface.ServiceStore`` (a ``StoreWriter`` that also deletes, compacts and checks): ``open``
+opens the concrete ``folio.ingest.storage.store.Store``, and nothing here needs more of it (no cast down). Its
+methods take a validated request and the caller's collections (None: all) and return the pydantic response
+models the REST API serializes, so every interface gives the same answer in the same shape:
 
-    ingest          submit_ingest (a job), check_upload, ingest_path (a file, here), maintain
+    ingest          check_upload (the upload's IngestJob), submit_ingest (it, as a job), ingest_path (a file, here)
     search          SearchResponse              context    ContextPackage
     verify          VerifyReport                answer     AnswerResponse (prepare_answer: the streamed form)
     documents       DocumentList                document / version    DocumentDetail; versions (the CLI's list)
@@ -31,7 +31,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from folio.api.errors import AssetNotFound, NoStore
 from folio.api.schemas import (
@@ -55,7 +55,7 @@ from folio.api.service.context import (
     visible_region,
     visible_version,
 )
-from folio.api.service.jobs import IngestSpec, JobHandle, JobRunner, LocalJobRunner
+from folio.api.service.jobs import Ingester, JobHandle, JobRunner, LocalJobRunner
 from folio.api.service.llm import ChatClient, client_from_settings
 from folio.api.service.model_calls import ModelCalls
 from folio.api.service.responses import hit_out, region_out
@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from folio.api.service.answer_schemas import AnswerRequest, AnswerResponse
     from folio.assembly.packing.compress import Compressor
     from folio.ingest.options import IngestOptions
-    from folio.ingest.pipeline import VersionIndexer
+    from folio.ingest.pipeline import IngestJob, SourceArgs, VersionIndexer
     from folio.ingest.storage.interface import ServiceStore
     from folio.kernel.model import DocumentVersion
     from folio.retrieval.search import Retriever
@@ -99,7 +99,7 @@ class Folio:
     on model calls (``model_calls``). Safe to share between threads (the store and retriever are; the
     retriever and the ingest indexers open once, under a lock)."""
 
-    def __init__(  # noqa: PLR0913
+    def __init__(
         self,
         settings: Settings,
         store: ServiceStore,
@@ -107,7 +107,6 @@ class Folio:
         retriever: Retriever | None = None,
         llm: ChatClient | None = None,
         jobs: JobRunner | None = None,
-        indexers: Sequence[VersionIndexer] | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -117,7 +116,7 @@ class Folio:
         # answers' model calls: at most FOLIO_LLM_CONCURRENCY at once and FOLIO_LLM_QUEUE waiting
         self.model_calls = ModelCalls(settings.llm.concurrency, settings.llm.queue)
         self._retriever = retriever
-        self._indexers = list(indexers) if indexers is not None else None
+        self._indexers: list[VersionIndexer] | None = None  # the ingest-time indexers, loaded with the first ingest
         self._lock = threading.Lock()
 
     @classmethod
@@ -366,65 +365,64 @@ class Folio:
         return highlighted_png(self.store, r, highlight, page)
 
     # ------------------------------------------------------------------ ingest and maintenance
-    def check_upload(self, data: bytes, *, filename: str, doc_id: str | None, collection: str) -> str:
-        """Reject a bad upload before it is queued, so even ``wait=false`` gets an immediate 4xx: the doc id,
-        the PDF (within the size and page limits) and a doc id of another collection (409; the ingest checks
-        again under its claim). Returns the doc id: the request's, or the one derived from the file name."""
+    @property
+    def ingester(self) -> Ingester:
+        """Where this door's ingests write and with what: its store, settings and indexers (``Ingester.run``)."""
+        return Ingester(self.store, self.settings, self.indexers)
+
+    def ingest_options(self, **changes: Any) -> IngestOptions:
+        """The settings' ``IngestOptions`` (``IngestOptions.from_settings``), with ``changes`` (fields) on top."""
+        from folio.ingest.options import IngestOptions  # function-level: PyMuPDF loads for ingest only
+
+        return IngestOptions.from_settings(self.settings.ingest, **changes)
+
+    def check_upload(
+        self, data: bytes, *, filename: str, doc_id: str | None, collection: str, redo_degraded: bool = False
+    ) -> IngestJob:
+        """An upload checked once, before it is queued, so even ``wait=false`` gets an immediate 4xx: the doc id
+        (the request's, or one derived from the file name), the PDF (within the size and page limits) and a doc
+        id of another collection (409; the ingest checks again under its claim). Returns the job that
+        ``submit_ingest`` runs, with the settings' options (``redo_degraded`` on top)."""
         # function-level: PyMuPDF loads on the first upload, not at server start
-        from folio.ingest.pdf.validate import open_pdf
-        from folio.ingest.pipeline import check_doc_id, doc_id_from_filename
+        from folio.ingest.pipeline import IngestJob, doc_id_from_filename
 
-        if doc_id is not None:
-            check_doc_id(doc_id)
-        limits = self.settings.ingest
-        open_pdf(data, max_bytes=limits.max_upload_bytes, max_pages=limits.max_pages).close()  # type: ignore[no-untyped-call]
-        doc_id = doc_id or check_doc_id(doc_id_from_filename(filename))
-        self.store.check_collection_free(doc_id, collection)
-        return doc_id
-
-    def submit_ingest(
-        self,
-        data: bytes,
-        *,
-        filename: str,
-        doc_id: str | None,
-        collection: str = DEFAULT_COLLECTION,
-        redo_degraded: bool = False,
-    ) -> JobHandle:
-        """One upload as a job on the runner (in-process, or the Ray cluster's)."""
-        spec = IngestSpec(
-            self._writable(), self.settings, data, filename, doc_id, collection, redo_degraded, indexers=self.indexers
+        job = IngestJob.check(
+            data,
+            filename=filename,
+            options=self.ingest_options(redo_degraded=redo_degraded),
+            doc_id=doc_id or doc_id_from_filename(filename),
+            collection=collection,
+            upload=True,
         )
-        return self.jobs.submit_ingest(spec)
+        self.store.check_collection_free(job.doc_id, collection)
+        return job
 
-    def ingest_path(  # noqa: PLR0913
+    def submit_ingest(self, job: IngestJob) -> JobHandle:
+        """A checked upload (``check_upload``) as a job on the runner (in-process, or the Ray cluster's)."""
+        return self.jobs.submit_ingest(job, self.ingester)
+
+    def check_file(
+        self, path: Path, *, options: IngestOptions | None = None, **source: Unpack[SourceArgs]
+    ) -> IngestJob:
+        """A PDF file checked once (``IngestJob.check``) with ``options`` (default: the settings'
+        ``ingest_options()``): the job ``ingest_path`` runs here and ``folio ingest --ray`` hands to a Ray task.
+        ``source``: the doc id, collection and password (``ingest.pipeline.SourceArgs``)."""
+        from folio.ingest.pipeline import IngestJob  # function-level: PyMuPDF loads for ingest only
+
+        options = options if options is not None else self.ingest_options()
+        return IngestJob.check(path.read_bytes(), filename=path.name, options=options, **source)
+
+    def ingest_path(
         self,
         path: Path,
         *,
-        doc_id: str | None = None,
         progress: Callable[[str, int, int], None] | None = None,
-        password: str | None = None,
-        collection: str = DEFAULT_COLLECTION,
         options: IngestOptions | None = None,
+        **source: Unpack[SourceArgs],
     ) -> IngestReport:
-        """One PDF file ingested here (``folio ingest``, ``folio demo``) with ``options`` (default: the
-        settings' ``IngestOptions.from_settings``) and the settings' embedder: the pipeline reads no setting."""
-        # function-level: PyMuPDF and the embedder load for ingest only
-        from folio.ingest.embed import default_text_encoder
-        from folio.ingest.options import IngestOptions
-        from folio.ingest.pipeline import ingest_path
-
-        return ingest_path(
-            self._writable(),
-            path,
-            doc_id=doc_id,
-            password=password,
-            collection=collection,
-            options=options if options is not None else IngestOptions.from_settings(self.settings.ingest),
-            encoder=default_text_encoder(self.settings.embedding),
-            indexers=self.indexers,
-            progress=progress,
-        )
+        """One PDF file ingested here (``folio ingest``, ``folio demo``): ``check_file``'s job, run with the
+        settings' embedder (``Ingester.run``): the pipeline reads no setting."""
+        return self.ingester.run(self.check_file(path, options=options, **source), progress)
 
     def maintain(self) -> None:
         """Compact what ingest wrote (and older churn), keeping recent table versions (after ``folio ingest``)."""
@@ -432,22 +430,11 @@ class Folio:
 
     def compact(self, older_than: timedelta) -> dict[str, Any]:
         """``folio compact``: every table compacted, versions older than ``older_than`` removed; sizes."""
-        from folio.ingest.storage.compaction import compact  # function-level: maintenance only
-
-        return compact(self._writable(), older_than)
+        return self.store.compact(older_than)
 
     def check(self, *, repair: bool = False) -> dict[str, Any]:
         """``folio check``: complete versions, no orphan rows or assets (``repair``: removed first); sizes."""
-        from folio.ingest.storage.maintenance import check  # function-level: maintenance only
-
-        return check(self._writable(), repair=repair)
-
-    def _writable(self) -> Store:
-        """The store as ingest and maintenance take it: the concrete ``Store`` (claims, commits and
-        compaction are not part of ``ServiceStore``); a Folio over another store only reads."""
-        if not isinstance(self.store, Store):
-            raise InvalidRequest("this folio's store is read-only: ingest and maintenance need a folio store")
-        return self.store
+        return self.store.check(repair=repair)
 
     # ------------------------------------------------------------------ status
     def counts(self) -> dict[str, int]:

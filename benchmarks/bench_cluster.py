@@ -80,6 +80,8 @@ def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
 
     from folio.api.cluster.board import board, connect, job_spec
     from folio.api.cluster.local import start_ray
+    from folio.ingest.options import IngestOptions
+    from folio.ingest.pipeline import IngestJob
     from folio.ingest.storage.store import Store
     from folio.settings import Settings
 
@@ -90,11 +92,11 @@ def ingest_on_ray(uri: str, paths: list[Path], workers: int) -> dict[str, Any]:
         jobs = board(cluster.address)
         settings = Settings(ocr=False)
         started = time.perf_counter()
+        options = IngestOptions.from_settings(settings.ingest)
         submitted = [
             ray.get(
                 jobs.submit.remote(
-                    job_spec(store, filename=p.name, doc_id=None, collection="default", settings=settings),
-                    p.read_bytes(),
+                    job_spec(store, IngestJob.check(p.read_bytes(), filename=p.name, options=options), settings),
                     {"filename": p.name},
                 )
             )

@@ -354,12 +354,12 @@ def ingest_direct(folio: Any, data: bytes, doc_id: str) -> Outcome:
     from folio.kernel.errors import FolioError
 
     try:
-        folio.check_upload(data, filename=f"{doc_id}.pdf", doc_id=doc_id, collection="default")
+        checked = folio.check_upload(data, filename=f"{doc_id}.pdf", doc_id=doc_id, collection="default")
     except FolioError as exc:
         return Outcome(status_for(exc), exc.code)
     except Exception as exc:  # noqa: BLE001 - what the route would turn into a 500: a finding
         return Outcome(500, "uncaught", [f"check_upload raised {type(exc).__name__}: {str(exc)[:200]}"])
-    job = folio.submit_ingest(data, filename=f"{doc_id}.pdf", doc_id=doc_id)
+    job = folio.submit_ingest(checked)
     if not job.finished.wait(600):
         return Outcome(504, "timeout", ["the ingest job did not finish in 600 s"])
     if job.status == "failed":

@@ -46,7 +46,6 @@ MOVED: dict[str, str] = {
     "folio.api.service:region_image_url": "folio.api.service.context:region_image_url",
     "folio.api.service:search_hits": "folio.api.service.context:search_hits",
     "folio.api.service:build_context": "folio.api.service.context:build_context",
-    "folio.api.service:ingest_job": "folio.api.service.jobs:ingest_job",
     "folio.api.answer": "folio.api.service.answer",
     "folio.api.answer_schemas": "folio.api.service.answer_schemas",
     "folio.api.schema_check": "folio.api.service.schema_check",

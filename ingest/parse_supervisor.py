@@ -169,7 +169,7 @@ def _page_timeout(limits: IngestLimits, where: str) -> IngestTimeout:
     return IngestTimeout(f"ingest timeout: {where} took longer than {hard:g} s (FOLIO_PAGE_TIMEOUT_S)")
 
 
-def _supervise(  # noqa: C901
+def _supervise(
     proc: Any,
     recv: Connection,
     limits: IngestLimits,
@@ -186,22 +186,13 @@ def _supervise(  # noqa: C901
             except EOFError:
                 proc.join(5)
                 raise _death(proc.exitcode, limits) from None
-            kind = msg[0]
-            if kind == "progress":
-                done, total = msg[1], msg[2]
-                last = time.monotonic()
-                if progress:
-                    progress(done, total)
-                continue
-            if kind == "ok":
-                parsed: ParsedDocument = msg[1]
-                return parsed
-            if kind == "error":
-                err: BaseException = msg[1]
-                raise err
-            if kind == "memory":
-                raise IngestMemory(_memory_message(limits))
-            raise RuntimeError(f"parser process failed: {msg[1]}")
+            if msg[0] != "progress":
+                return _result(msg, limits)
+            done, total = msg[1], msg[2]
+            last = time.monotonic()
+            if progress:
+                progress(done, total)
+            continue
         now = time.monotonic()
         where = f"page {done + 1} of {total}" if total else "opening the file"
         if limits.timeout_s is not None and now - started > limits.timeout_s + (STARTUP_GRACE_S if not total else 0):
@@ -213,6 +204,20 @@ def _supervise(  # noqa: C901
             if total and done < total:
                 raise _PageStuck(done)
             raise _page_timeout(limits, where)  # opening the file, or the pass after the last page
+
+
+def _result(msg: tuple[Any, ...], limits: IngestLimits) -> ParsedDocument:
+    """The parse of the child's last message (``ok``), or the error it stands for."""
+    kind = msg[0]
+    if kind == "ok":
+        parsed: ParsedDocument = msg[1]
+        return parsed
+    if kind == "error":
+        err: BaseException = msg[1]
+        raise err
+    if kind == "memory":
+        raise IngestMemory(_memory_message(limits))
+    raise RuntimeError(f"parser process failed: {msg[1]}")
 
 
 def _memory_message(limits: IngestLimits) -> str:

@@ -1,10 +1,12 @@
 """Ingestion end to end: check → claim → parse → embed and index → commit, with progress and a report.
 
-One carrier and one options object, in the style of docling's pipeline: ``IngestSource.check`` opens and
-validates the PDF and checks the doc id and collection once; ``ingest`` passes an ``Ingestion`` (the source,
-the ``IngestOptions`` and what the stages add) through the stages (``_parse``, ``_write``), and none of them
-re-derives what an earlier one knew or reads a setting. ``ingest_bytes`` / ``ingest_path`` are the doors for
-bytes and files.
+One typed job and one carrier, in the style of docling's pipeline: ``IngestJob.check`` opens and validates the
+PDF and checks the doc id and collection once (``IngestSource``: the checked PDF with its facts, the page count,
+size and version id), beside the ``IngestOptions``; that job is what every runner hands in (a thread of the
+REST job runner, the CLI, a Ray task: it is plain data). ``ingest`` passes an ``Ingestion`` (the job and what
+the stages add) through the stages (``_parse``, ``_write``), and none of them re-derives what an earlier one
+knew, checks the PDF again or reads a setting. ``ingest_bytes`` / ``ingest_path`` are the doors for bytes and
+files (scripts and tests).
 
 Optional visual indexers (CLIP figure vectors, ColPali page multivectors) live in the retrieval
 layer; the caller passes them in as ``VersionIndexer``s so that ``ingest`` never imports
@@ -24,7 +26,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
 import numpy as np
 
@@ -32,8 +34,9 @@ from folio.ingest.embed import TextEncoder, default_text_encoder
 from folio.ingest.options import IngestOptions
 from folio.ingest.parse_supervisor import IngestLimits
 from folio.ingest.row_units import row_units
+from folio.ingest.storage.interface import StoreWriter
+from folio.ingest.storage.recovery import RETIRE_AFTER_S
 from folio.ingest.storage.sql import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
-from folio.ingest.storage.store import RETIRE_AFTER_S, Store
 from folio.ingest.unit_budget import Budgeted, budget_units
 from folio.kernel.errors import IngestTimeout, InvalidRequest, VersionNotFound
 from folio.kernel.model import PARSER_VERSION, IngestReport, Region
@@ -43,6 +46,7 @@ from folio.settings import IngestSettings
 if TYPE_CHECKING:
     from folio.ingest.pdf.parse import ParsedDocument
     from folio.ingest.pdf.validate import CheckedPdf
+    from folio.ingest.pdf.wordtables import WordTables
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +58,7 @@ class VersionIndexer(Protocol):
 
     name: str
 
-    def index_version(self, store: Store, parsed: ParsedDocument) -> int: ...
+    def index_version(self, store: StoreWriter, parsed: ParsedDocument) -> int: ...
 
 
 def doc_id_from_filename(filename: str) -> str:
@@ -119,12 +123,23 @@ def check_doc_id(doc_id: str) -> str:
     return doc_id
 
 
+class SourceArgs(TypedDict, total=False):
+    """What names one document besides its bytes and file name (``IngestSource.check``): its ``doc_id``
+    (default: from the file name), its ``collection`` (default: ``default``), the ``password`` of an encrypted
+    PDF; ``upload``: the bytes came over the API, not from a local file (an empty file's message names none)."""
+
+    doc_id: str | None
+    collection: str
+    password: str | None
+    upload: bool
+
+
 @dataclass(frozen=True)
 class IngestSource:
     """One PDF to ingest, checked once (docling's ``InputDocument``): its bytes opened and validated
-    (``ingest.pdf.validate.CheckedPdf``, which also knows the page count and the version id), the doc id and the
-    collection name checked, the file name made safe to show (``kernel.printable.display_name``: stored and
-    shown, never obeyed). Every later stage takes these as they are; bad input never gets this far."""
+    (``ingest.pdf.validate.CheckedPdf``, which also knows the page count, the size and the version id), the doc id
+    and the collection name checked, the file name made safe to show (``kernel.printable.display_name``: stored
+    and shown, never obeyed). Every later stage takes these as they are; bad input never gets this far."""
 
     pdf: CheckedPdf
     filename: str
@@ -132,31 +147,61 @@ class IngestSource:
     collection: str
 
     @classmethod
-    def check(  # noqa: PLR0913
-        cls,
-        data: bytes,
-        *,
-        filename: str,
-        options: IngestOptions,
-        doc_id: str | None = None,
-        collection: str = DEFAULT_COLLECTION,
-        password: str | None = None,
-    ) -> IngestSource:
+    def check(cls, data: bytes, *, filename: str, options: IngestOptions, **source: Unpack[SourceArgs]) -> IngestSource:
         """Check an upload (an ``InvalidDocument`` or ``InvalidRequest`` otherwise): its doc id (default: from the
         file name), the PDF within ``options.max_bytes`` / ``max_pages``, then its collection's name."""
         # function-level: PyMuPDF loads on the first ingest, not when the api imports check_doc_id
         from folio.ingest.pdf.validate import CheckedPdf
 
         filename = display_name(filename)
-        doc_id = check_doc_id(doc_id or doc_id_from_filename(filename))
+        doc_id = check_doc_id(source.get("doc_id") or doc_id_from_filename(filename))
         pdf = CheckedPdf.check(
-            data, password=password, max_bytes=options.max_bytes, max_pages=options.max_pages, filename=filename
+            data,
+            password=source.get("password"),
+            max_bytes=options.max_bytes,
+            max_pages=options.max_pages,
+            filename=None if source.get("upload") else filename,
         )
-        return cls(pdf, filename, doc_id, check_collection(collection))
+        return cls(pdf, filename, doc_id, check_collection(source.get("collection", DEFAULT_COLLECTION)))
 
     @property
     def version_id(self) -> str:
         return self.pdf.version_id
+
+
+@dataclass(frozen=True)
+class IngestJob:
+    """One ingest as it was asked for, checked once (``IngestJob.check``): the ``IngestSource`` (the PDF and its
+    facts, the doc id, the collection) and the ``IngestOptions``. Whoever takes the upload or the file builds it
+    (the door: ``api.application.Folio.check_upload`` and ``check_file``; ``ingest_bytes``) and hands it as it
+    is to a runner: a thread of the REST job runner, the CLI's loop, a Ray task (plain data: it pickles).
+    Nothing downstream validates it again."""
+
+    source: IngestSource
+    options: IngestOptions
+    received_name: str = ""
+    """The file name as it was received (what a job lists); the source keeps it made safe to show."""
+
+    @classmethod
+    def check(cls, data: bytes, *, filename: str, options: IngestOptions, **source: Unpack[SourceArgs]) -> IngestJob:
+        """The job of ``data`` with ``options`` (``IngestSource.check``'s errors)."""
+        return cls(IngestSource.check(data, filename=filename, options=options, **source), options, filename)
+
+    @property
+    def doc_id(self) -> str:
+        return self.source.doc_id
+
+    @property
+    def collection(self) -> str:
+        return self.source.collection
+
+    @property
+    def filename(self) -> str:
+        return self.source.filename
+
+    def with_options(self, **changes: Any) -> IngestJob:
+        """The same source with some fields of its options changed (``reparse_outdated=False``, ...)."""
+        return replace(self, options=replace(self.options, **changes))
 
 
 @dataclass
@@ -165,54 +210,42 @@ class Ingestion:
     options, what the stages need from the caller, and what they add (``parsed``). Each stage reads what an
     earlier one put here and re-derives nothing."""
 
-    store: Store
+    store: StoreWriter
     source: IngestSource
     options: IngestOptions
     encoder: TextEncoder | None  # None: the process's MiniLM, loaded when first needed
     indexers: Sequence[VersionIndexer]
     progress: Progress
-    started: float  # time.perf_counter() when the ingest was asked for
+    started: float  # time.perf_counter() when the ingest began
     parsed: ParsedDocument | None = None
 
     def timed(self, report: IngestReport) -> IngestReport:
         return report.model_copy(update={"seconds": round(time.perf_counter() - self.started, 3)})
 
 
-def ingest(  # noqa: PLR0913
-    store: Store,
-    source: IngestSource,
-    options: IngestOptions,
+def ingest(
+    store: StoreWriter,
+    job: IngestJob,
     *,
     encoder: TextEncoder | None = None,
     indexers: Sequence[VersionIndexer] = (),
     progress: Progress | None = None,
-    started: float | None = None,
 ) -> IngestReport:
     """Ingest one checked PDF: claim → parse → embed and index → commit. Identical bytes under the same doc id
     are a no-op (``unchanged``), unless an older parser wrote them (``options.reparse_outdated``: parsed again
     and replaced) or ``options.redo_degraded`` and that version has degraded pages (parsed again and replaced
-    if fewer pages come out degraded; ``_redo``). ``CollectionConflict``
-    when the doc id lives in another collection. A failure after the claim removes this version's rows and
-    re-raises. The parse runs within ``options.limits``, the embedding within ``limits.timeout_s`` from the
-    parse's end, the text index within ``ingest.unit_budget``."""
-    run = Ingestion(
-        store, source, options, encoder, tuple(indexers), progress or _no_progress,
-        time.perf_counter() if started is None else started,
-    )
+    if fewer pages come out degraded; ``_redo``). ``CollectionConflict`` when the doc id lives in another
+    collection (checked under the claim; for a version already stored, before it is reported). A failure after
+    the claim removes this version's rows and re-raises. The parse runs within ``options.limits``, the
+    embedding within ``limits.timeout_s`` from the parse's end, the text index within ``ingest.unit_budget``."""
+    source, options = job.source, job.options
+    run = Ingestion(store, source, options, encoder, tuple(indexers), progress or _no_progress, time.perf_counter())
     doc_id, version_id = source.doc_id, source.version_id
-    store.check_collection_free(doc_id, source.collection)  # a doc_id lives in one collection
     if store.has_ready(doc_id, version_id):
-        stored = store.get_version(doc_id, version_id).parser_version
-        if options.reparse_outdated and stored != PARSER_VERSION:
-            note = f"parsed again: stored by parser {stored}, this folio's parser is {PARSER_VERSION}"
-            logger.warning("%s@%s %s", doc_id, version_id, note)
-            report = _redo(run, keep_unless_fewer_degraded=False)
-            return report.model_copy(update={"warnings": (*report.warnings, note)})
-        if options.redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
-            return _redo(run, keep_unless_fewer_degraded=True)
-        return _unchanged(run)
-    # Claims the version; waits while another live writer holds it. False: that writer (same
-    # bytes) committed meanwhile, so this ingest is a no-op too.
+        store.check_collection_free(doc_id, source.collection)  # a doc_id lives in one collection
+        return _stored(run)
+    # Claims the version (and checks the collection, race-safe); waits while another live writer holds it.
+    # False: that writer (same bytes) committed meanwhile, so this ingest is a no-op too.
     if not store.begin_version(
         doc_id, version_id, source.filename, len(source.pdf.data), PARSER_VERSION, collection=source.collection
     ):
@@ -227,35 +260,60 @@ def ingest(  # noqa: PLR0913
     return run.timed(report)
 
 
-def ingest_bytes(  # noqa: PLR0913
-    store: Store,
-    data: bytes,
-    *,
-    filename: str,
-    doc_id: str | None = None,
-    collection: str = DEFAULT_COLLECTION,
-    password: str | None = None,
-    options: IngestOptions | None = None,
-    encoder: TextEncoder | None = None,
-    indexers: Sequence[VersionIndexer] = (),
-    progress: Progress | None = None,
-    **changes: Any,
-) -> IngestReport:
-    """Check one PDF's bytes (``IngestSource.check``: bad input raises before anything is written) and ingest
-    them (``ingest``). ``changes``: fields of ``options`` to change for this call (``ocr=False``,
-    ``max_pages=…``, ``limits=…``).
+def _stored(run: Ingestion) -> IngestReport:
+    """The same bytes are stored already: parsed again when an older parser wrote them
+    (``reparse_outdated``) or, with ``redo_degraded``, when pages came out degraded; else ``unchanged``."""
+    store, options, doc_id, version_id = run.store, run.options, run.source.doc_id, run.source.version_id
+    stored = store.get_version(doc_id, version_id).parser_version
+    if options.reparse_outdated and stored != PARSER_VERSION:
+        note = f"parsed again: stored by parser {stored}, this folio's parser is {PARSER_VERSION}"
+        logger.warning("%s@%s %s", doc_id, version_id, note)
+        report = _redo(run, keep_unless_fewer_degraded=False)
+        return report.model_copy(update={"warnings": (*report.warnings, note)})
+    if options.redo_degraded and store.version_report(doc_id, version_id).get("degraded_pages"):
+        return _redo(run, keep_unless_fewer_degraded=True)
+    return _unchanged(run)
+
+
+class IngestArgs(SourceArgs, total=False):
+    """``ingest_bytes``' keywords besides the file name: the source's (``SourceArgs``), the ``options`` (None:
+    from the process's settings), what ``ingest`` takes (``encoder``, ``indexers``, ``progress``), and fields of
+    the options to change for this call (``ocr=False``, ``max_pages=…``, ``limits=…``, ...)."""
+
+    options: IngestOptions | None
+    encoder: TextEncoder | None
+    indexers: Sequence[VersionIndexer]
+    progress: Progress | None
+    ocr: bool | None
+    max_bytes: int | None
+    max_pages: int | None
+    render_scale: float
+    limits: IngestLimits
+    word_tables: WordTables
+    row_units: bool
+    redo_degraded: bool
+    reparse_outdated: bool
+
+
+_SOURCE_KEYS = ("doc_id", "collection", "password", "upload")
+_INGEST_KEYS = ("encoder", "indexers", "progress")
+
+
+def ingest_bytes(store: StoreWriter, data: bytes, *, filename: str, **args: Unpack[IngestArgs]) -> IngestReport:
+    """Check one PDF's bytes (``IngestJob.check``: bad input raises before anything is written) and ingest
+    them (``ingest``); ``args``: see ``IngestArgs``.
 
     ``options=None``: the defaults, with the parse's limits and the word tables of the process's settings, read
     here: the one place the pipeline reads settings, for a caller that hands none in."""
-    started = time.perf_counter()
+    fields: dict[str, Any] = dict(args)
+    options = fields.pop("options", None)
     if options is None:
         settings = IngestSettings()
         options = IngestOptions(limits=IngestLimits.from_settings(settings), word_tables=settings.word_tables)
-    options = replace(options, **changes)
-    source = IngestSource.check(
-        data, filename=filename, options=options, doc_id=doc_id, collection=collection, password=password
-    )
-    return ingest(store, source, options, encoder=encoder, indexers=indexers, progress=progress, started=started)
+    source = {k: fields.pop(k) for k in _SOURCE_KEYS if k in fields}
+    call = {k: fields.pop(k) for k in _INGEST_KEYS if k in fields}
+    job = IngestJob.check(data, filename=filename, options=replace(options, **fields), **source)
+    return ingest(store, job, **call)
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -422,7 +480,7 @@ class ChunkIndexer:
         self.progress("embed", done, total)
         self.deadline.check(done, total)
 
-    def index_version(self, store: Store, parsed: ParsedDocument) -> int:
+    def index_version(self, store: StoreWriter, parsed: ParsedDocument) -> int:
         searchable = (
             list(self.units)
             if self.units is not None
@@ -450,7 +508,7 @@ def row_unit_chunks(
 
 
 def _write_version(
-    store: Store,
+    store: StoreWriter,
     parsed: ParsedDocument,
     chunks: ChunkIndexer,
     indexers: Sequence[VersionIndexer],
@@ -490,6 +548,7 @@ def _report(parsed: ParsedDocument, budgeted: Budgeted) -> IngestReport:
     )
 
 
-def ingest_path(store: Store, path: str | Path, **kwargs: object) -> IngestReport:
+def ingest_path(store: StoreWriter, path: str | Path, **args: Unpack[IngestArgs]) -> IngestReport:
+    """``ingest_bytes`` of one PDF file, named by its file name."""
     p = Path(path)
-    return ingest_bytes(store, p.read_bytes(), filename=p.name, **kwargs)  # type: ignore[arg-type]
+    return ingest_bytes(store, p.read_bytes(), filename=p.name, **args)

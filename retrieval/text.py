@@ -25,8 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from folio.ingest.embed import TextEncoder
-from folio.ingest.storage.interface import StoreReader
-from folio.ingest.storage.store import Store
+from folio.ingest.storage.interface import StoreReader, StoreWriter
 from folio.kernel.scope import Scope
 from folio.kernel.textnorm import fts_text
 from folio.retrieval.threads import torch_single_thread
@@ -343,11 +342,11 @@ class TextRetriever:
         return unique_regions(search, limit, limit)
 
 
-def ensure_scalar_indexes(store: Store) -> list[str]:
+def ensure_scalar_indexes(store: StoreWriter) -> list[str]:
     """BTREE indexes on ``chunks.version_id`` and ``chunks.doc_id`` (the scope prefilter columns).
 
     Worth it once a store holds many versions: the FTS prefilter then reads the index instead of
     scanning the columns. Rows added later are still found (LanceDB scans unindexed fragments);
-    re-run after large ingests. Returns the columns that got a new index (``Store.ensure_scalar_indexes``).
+    re-run after large ingests. Returns the columns that got a new index (``StoreWriter.ensure_scalar_indexes``).
     """
     return store.ensure_scalar_indexes()

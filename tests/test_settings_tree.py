@@ -166,6 +166,8 @@ def test_llm_group_names_its_variable_when_invalid(env: pytest.MonkeyPatch, tmp_
 
 def test_cluster_group_sizes_a_ray_task_and_keys_stay_behind(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from folio.api.cluster.board import job_spec
+    from folio.ingest.options import IngestOptions
+    from folio.ingest.pipeline import IngestJob
     from folio.ingest.storage.store import Store
 
     env.setenv("FOLIO_RAY_CPUS_PER_DOC", "2.5")
@@ -174,13 +176,15 @@ def test_cluster_group_sizes_a_ray_task_and_keys_stay_behind(env: pytest.MonkeyP
     env.setenv("FOLIO_LLM_MODEL", "tiny")
     env.setenv("AWS_SECRET_ACCESS_KEY", "s3-secret")
     settings = Settings(ocr=False)
-    spec = job_spec(Store(tmp_path / "d"), filename="a.pdf", doc_id=None, collection="default", settings=settings)
-    assert (spec["num_cpus"], spec["num_gpus"]) == (2.5, 1.0)
-    text = json.dumps(spec)
+    pdf = (Path(__file__).parent.parent / "sample_pdfs" / "support-policy-v1.pdf").read_bytes()
+    job = IngestJob.check(pdf, filename="a.pdf", options=IngestOptions.from_settings(settings.ingest))
+    spec = job_spec(Store(tmp_path / "d"), job, settings)
+    assert (spec.num_cpus, spec.num_gpus) == (2.5, 1.0)
+    text = json.dumps([spec.settings, spec.storage_options, spec.store])
     assert "api-secret" not in text and "s3-secret" not in text
-    worker = Settings(**spec["settings"])  # what a Ray worker rebuilds
+    worker = Settings(**spec.settings)  # what a Ray worker rebuilds
     assert (worker.ocr, worker.llm.model, worker.cluster.cpus_per_doc) == (False, "tiny", 2.5)
-    assert spec["settings"]["ingest"]["ocr"] is False  # what the task passes to the pipeline
+    assert spec.job.options.ocr is False and spec.job.options.reparse_outdated is False  # what the task runs
 
 
 def test_client_settings_reach_the_client_and_the_cli(env: pytest.MonkeyPatch) -> None:

@@ -6,10 +6,11 @@
 the API replica or CLI that submitted it, and any replica reads the same job table (the board
 keeps the newest ``KEEP`` finished jobs; it is lost only with the Ray cluster itself).
 
-One task ingests one document end to end (``ingest.pipeline.ingest_bytes``: parse on the worker's
-CPU, embed with the worker's CPU encoder, commit; ``FOLIO_RAY_GPUS_PER_DOC`` reserves a GPU for a
-task, but the encoder does not use one yet: docs/scaling.md), against the
-same store URI (an object store, for workers on several machines). A worker that dies mid-document
+One task ingests one document end to end: the typed ``ingest.pipeline.IngestJob`` the driver checked (the door
+or the CLI; the worker does not check it again), in a ``RayIngest`` of plain data, run by
+``api.service.jobs.Ingester`` (parse on the worker's CPU, embed with the worker's CPU encoder, commit;
+``FOLIO_RAY_GPUS_PER_DOC`` reserves a GPU for a task, but the encoder does not use one yet: docs/scaling.md),
+against the same store URI (an object store, for workers on several machines). A worker that dies mid-document
 is retried by Ray (``max_retries``): its pending claim is dead (its pid on this host; on another
 host the board tells the retry which writer ids belonged to the dead attempts), so the retry removes
 that claim's rows and claims again. Readers only ever see ready versions, so no partial version
@@ -27,12 +28,14 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 # Function-level imports: the task bodies run on Ray's workers and import the service there; the
 # driver, which only pickles and submits them, stays light.
 if TYPE_CHECKING:
-    from folio.ingest.storage.interface import ServiceStore
+    from folio.ingest.pipeline import IngestJob
+    from folio.ingest.storage.interface import ServiceStore, StoreWriter
     from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -86,8 +89,8 @@ class _JobBoard:
         self._writers: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
-    def submit(self, spec: dict[str, Any], data: bytes, meta: dict[str, Any]) -> dict[str, Any]:
-        """Queue one document (``spec``: see ``ingest_task``); returns the job's snapshot."""
+    def submit(self, task: RayIngest, meta: dict[str, Any]) -> dict[str, Any]:
+        """Queue one document (``task``: see ``job_spec``); returns the job's snapshot."""
         ray = _ray()
         job_id = uuid.uuid4().hex[:16]
         job = {
@@ -105,10 +108,10 @@ class _JobBoard:
             "worker": None,
             **meta,
         }
-        options: dict[str, Any] = {"max_retries": MAX_RETRIES, "num_cpus": spec.get("num_cpus", 1)}
-        if spec.get("num_gpus"):
-            options["num_gpus"] = spec["num_gpus"]
-        ref = ingest_task.options(**options).remote(spec, ray.put(data), job_id)
+        options: dict[str, Any] = {"max_retries": MAX_RETRIES, "num_cpus": task.num_cpus}
+        if task.num_gpus:
+            options["num_gpus"] = task.num_gpus
+        ref = ingest_task.options(**options).remote(ray.put(task), job_id)
         with self._lock:
             self._jobs[job_id] = job
             self._refs[job_id] = ref
@@ -234,14 +237,12 @@ def _indexers(settings: dict[str, Any]) -> Any:
         return _INDEXERS[key]
 
 
-def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any]:
+def _run_ingest(task: RayIngest, job_id: str) -> dict[str, Any]:
     """The body of one task attempt (a plain function: also callable in-process)."""
     import socket
 
     from folio.api.errors import status_for
-    from folio.ingest.embed import default_text_encoder
-    from folio.ingest.options import IngestOptions
-    from folio.ingest.pipeline import ingest_bytes
+    from folio.api.service.jobs import Ingester
     from folio.ingest.storage.claims import DEAD_WRITERS
     from folio.kernel.errors import FolioError
     from folio.settings import Settings
@@ -250,46 +251,39 @@ def _run_ingest(spec: dict[str, Any], data: bytes, job_id: str) -> dict[str, Any
     board_actor = ray.get_actor(BOARD_NAME, namespace=NAMESPACE)
     worker = {"pid": os.getpid(), "host": socket.gethostname(), "node": ray.get_runtime_context().get_node_id()}
     DEAD_WRITERS.update(ray.get(board_actor.started.remote(job_id, worker)))
-    store = _store(spec["store"], spec.get("storage_options") or {})
-    settings = spec.get("settings") or {}
-    parsed = Settings(**settings)  # the driver's settings groups: the worker reads none of its own for ingest
-    last: list[Any] = [0.0, ""]  # when and at which stage progress was last sent
-    reported: set[str] = set()
-
-    def progress(stage: str, done: int, total: int) -> None:
-        # This attempt's claim (one task at a time per worker process): if the worker dies, the
-        # retry learns this writer id from the board and takes the claim over at once.
-        for claim in list(store._claims.values()):
-            if claim.writer not in reported:
-                reported.add(claim.writer)
-                board_actor.claimed.remote(job_id, claim.writer)
-        now = time.monotonic()
-        if stage != last[1] or done == total or now - last[0] >= PROGRESS_EVERY_S:
-            last[0], last[1] = now, stage
-            board_actor.progress.remote(job_id, stage, done, total)
-
-    collection = spec.get("collection") or "default"
+    store = _store(task.store, task.storage_options)
+    settings = Settings(**task.settings)  # the driver's settings groups: the worker reads none of its own for ingest
+    ingester = Ingester(store, settings, _indexers(task.settings))
     try:
-        report = ingest_bytes(
-            store,
-            data,
-            filename=spec["filename"],
-            doc_id=spec.get("doc_id"),
-            password=spec.get("password"),
-            collection=collection,
-            # parsing a stored version again swaps renders in the asset folder in place: in-process only
-            options=IngestOptions.from_settings(parsed.ingest, reparse_outdated=False),
-            encoder=default_text_encoder(parsed.embedding),
-            indexers=_indexers(settings),
-            progress=progress,
-        )
+        report = ingester.run(task.job, _Reporter(board_actor, job_id, store))
     except FolioError as e:
         return {
             "status": "failed",
             "error": {"code": e.code, "message": str(e)},
             "http_status": status_for(e),
         }
-    return {"status": "done", "result": report.job_result(collection)}
+    return {"status": "done", "result": report.job_result(task.job.collection)}
+
+
+class _Reporter:
+    """A task attempt's progress, to the board: at most every ``PROGRESS_EVERY_S`` within a stage, and each of
+    this attempt's claims once (one task at a time per worker process): if the worker dies, the retry learns the
+    writer id from the board and takes the claim over at once."""
+
+    def __init__(self, board_actor: Any, job_id: str, store: StoreWriter) -> None:
+        self.board, self.job_id, self.store = board_actor, job_id, store
+        self.last, self.stage = 0.0, ""  # when and at which stage progress was last sent
+        self.reported: set[str] = set()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        for writer in self.store.claimed_writers():
+            if writer not in self.reported:
+                self.reported.add(writer)
+                self.board.claimed.remote(self.job_id, writer)
+        now = time.monotonic()
+        if stage != self.stage or done == total or now - self.last >= PROGRESS_EVERY_S:
+            self.last, self.stage = now, stage
+            self.board.progress.remote(self.job_id, stage, done, total)
 
 
 def _remote_task() -> Any:
@@ -300,22 +294,29 @@ def _remote_task() -> Any:
 ingest_task = _LazyRemote(_remote_task)
 
 
-def job_spec(  # noqa: PLR0913
-    store: ServiceStore, *, filename: str, doc_id: str | None, collection: str, settings: Settings,
-    password: str | None = None,
-) -> dict[str, Any]:
-    """What a task needs besides the bytes: the store's URI and options, and the ingest settings
-    (``Settings`` groups; the keys and the storage group, whose options travel as ``storage_options``,
-    stay behind)."""
-    fields = settings.model_dump(mode="json", exclude={"security", "storage"})
-    return {
-        "store": store.uri,
-        "storage_options": dict(store.storage_options),
-        "filename": filename,
-        "doc_id": doc_id,
-        "collection": collection,
-        "password": password,
-        "settings": fields,
-        "num_cpus": settings.cluster.cpus_per_doc,
-        "num_gpus": settings.cluster.gpus_per_doc,
-    }
+@dataclass(frozen=True)
+class RayIngest:
+    """What one Ray task is handed (plain data: it pickles): the checked ``job``, the store's URI and LanceDB
+    options, the driver's settings groups for the worker's embedder and indexers (``Settings.model_dump``; the
+    keys and the storage group, whose options travel as ``storage_options``, stay behind), and what the task
+    reserves (``FOLIO_RAY_CPUS_PER_DOC``, ``FOLIO_RAY_GPUS_PER_DOC``)."""
+
+    job: IngestJob
+    store: str
+    storage_options: dict[str, str]
+    settings: dict[str, Any]
+    num_cpus: float
+    num_gpus: float
+
+
+def job_spec(store: ServiceStore, job: IngestJob, settings: Settings) -> RayIngest:
+    """What a task needs to run ``job`` against ``store`` with the driver's ``settings``. Parsing a stored
+    version again (``reparse_outdated``) swaps renders in the asset folder in place: in-process only."""
+    return RayIngest(
+        job=job.with_options(reparse_outdated=False),
+        store=store.uri,
+        storage_options=dict(store.storage_options),
+        settings=settings.model_dump(mode="json", exclude={"security", "storage"}),
+        num_cpus=settings.cluster.cpus_per_doc,
+        num_gpus=settings.cluster.gpus_per_doc,
+    )

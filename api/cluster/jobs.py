@@ -13,10 +13,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from folio.api.service.jobs import IngestSpec, JobRunner, LocalJobRunner
+from folio.api.service.jobs import Ingester, JobRunner, LocalJobRunner
 from folio.kernel.errors import InvalidRequest
 
 if TYPE_CHECKING:
+    from folio.ingest.pipeline import IngestJob
     from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -67,19 +68,18 @@ class ClusterJobRunner:
     def stop(self, timeout: float = 30.0) -> None:
         """Nothing to stop: the jobs belong to the cluster and keep running."""
 
-    def submit_ingest(self, spec: IngestSpec) -> RemoteJob:
+    def submit_ingest(self, job: IngestJob, ingester: Ingester) -> RemoteJob:
         """The job on the cluster's board; ``redo_degraded`` runs only in-process (``InvalidRequest``)."""
-        if spec.redo_degraded:
+        if job.options.redo_degraded:
             raise InvalidRequest("redo_degraded is not available when ingest runs on a Ray cluster")
         import ray
 
         # function-level: Ray's side (api.cluster.board) loads only when a cluster is configured
         from folio.api.cluster.board import job_spec
 
-        job = job_spec(spec.store, filename=spec.filename, doc_id=spec.doc_id, collection=spec.collection,
-                       settings=spec.settings)
-        meta = {"filename": spec.filename, "doc_id": spec.doc_id, "collection": spec.collection}
-        return RemoteJob(self, ray.get(self.board.submit.remote(job, spec.data, meta)))
+        task = job_spec(ingester.store, job, ingester.settings)
+        meta = {"filename": job.received_name, "doc_id": job.doc_id, "collection": job.collection}
+        return RemoteJob(self, ray.get(self.board.submit.remote(task, meta)))
 
     def get(self, job_id: str) -> RemoteJob | None:
         import ray

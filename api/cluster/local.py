@@ -129,7 +129,11 @@ def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: fl
 DEMO_PDFS = ("support-policy-v1.pdf", "support-policy-v2.pdf", "linnsequencer-brochure-scan.pdf")
 
 
-def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: int = 8100, stay: bool = True) -> int:  # noqa: C901
+def _say(msg: str) -> None:
+    print(f"cluster-demo: {msg}", file=sys.stderr, flush=True)
+
+
+def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: int = 8100, stay: bool = True) -> int:
     """The whole cluster on this machine (``scripts/cluster_demo.sh``): S3 server, Ray head and
     ``workers`` worker nodes, ``replicas`` API replicas; ingests the sample PDFs through Ray, asks
     every replica the same question, then keeps running until Ctrl-C (``stay=False``: stops)."""
@@ -137,16 +141,12 @@ def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: 
 
     root = Path(__file__).resolve().parents[2]
     apply_process_environment({"HF_HUB_OFFLINE": "1"}, override=False)
-
-    def say(msg: str) -> None:
-        print(f"cluster-demo: {msg}", file=sys.stderr, flush=True)
-
     s3 = LocalS3(port=s3_port).start()
     apply_process_environment(s3.env())
-    say(f"S3 server (moto) at {s3.endpoint}, bucket {s3.bucket}")
+    _say(f"S3 server (moto) at {s3.endpoint}, bucket {s3.bucket}")
     cluster = start_ray(workers=workers)
     env = {**s3.env(), **LOOPBACK_RAY, "FOLIO_RAY_ADDRESS": cluster.address}
-    say(f"Ray head at {cluster.address} (no CPUs) + {workers} worker nodes (1 CPU each)")
+    _say(f"Ray head at {cluster.address} (no CPUs) + {workers} worker nodes (1 CPU each)")
     data = f"s3://{s3.bucket}/demo"
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -155,47 +155,61 @@ def demo(*, replicas: int = 2, workers: int = 2, s3_port: int = 9000, api_port: 
             proc, url = start_replica(data, env=env, port=api_port + i)
             procs.append(proc)
             urls.append(url)
-            say(f"API replica {i + 1}: {url} (viewer {url}/viewer)")
+            _say(f"API replica {i + 1}: {url} (viewer {url}/viewer)")
         folio = os.path.join(os.path.dirname(sys.executable), "folio")
         pdfs = [str(root / "sample_pdfs" / n) for n in DEMO_PDFS]
-        say(f"folio ingest --ray {cluster.address} --data {data} {' '.join(DEMO_PDFS)}")
+        _say(f"folio ingest --ray {cluster.address} --data {data} {' '.join(DEMO_PDFS)}")
         done = subprocess.run(
             [folio, "ingest", "--ray", cluster.address, "--data", data, *pdfs], env=child_environ(**env)
         )
         if done.returncode:
             return done.returncode
-        question = {"query": "How fast must a priority-one incident be acknowledged?", "budget": 600}
-        for url in urls:
-            pkg = httpx.post(url + "/v1/context", json=question, timeout=120).json()
-            firsts = [i["region_id"] for i in pkg["items"][:3]]
-            say(f"{url}: {len(pkg['items'])} items, {pkg['budget']['used']} tokens; first: {firsts}")
-        exports = " ".join(f"{k}={v}" for k, v in env.items())
-        say("try it (in another shell):")
-        say(f"  export {exports}")
-        say(f"  .venv/bin/folio context 'Are there exceptions?' --data {data}")
-        say(f"  curl -s -F file=@sample_pdfs/R-data-import-export.pdf {urls[0]}/v1/documents")
-        say(f"  curl -s {urls[-1]}/v1/jobs   # the job, read on another replica")
+        _ask_every_replica(urls)
+        _show_how(env, data, urls)
         if stay:
-            say("running; Ctrl-C stops everything")
+            _say("running; Ctrl-C stops everything")
             while all(p.poll() is None for p in procs):
                 time.sleep(1)
         return 0
     except KeyboardInterrupt:
         return 0
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        import ray
+        _stop(procs, cluster, s3)
 
-        ray.shutdown()
-        cluster.shutdown()
-        s3.stop()
-        say("stopped")
+
+def _ask_every_replica(urls: list[str]) -> None:
+    """The same question to every replica: the same first items from each."""
+    question = {"query": "How fast must a priority-one incident be acknowledged?", "budget": 600}
+    for url in urls:
+        pkg = httpx.post(url + "/v1/context", json=question, timeout=120).json()
+        firsts = [i["region_id"] for i in pkg["items"][:3]]
+        _say(f"{url}: {len(pkg['items'])} items, {pkg['budget']['used']} tokens; first: {firsts}")
+
+
+def _show_how(env: dict[str, str], data: str, urls: list[str]) -> None:
+    exports = " ".join(f"{k}={v}" for k, v in env.items())
+    _say("try it (in another shell):")
+    _say(f"  export {exports}")
+    _say(f"  .venv/bin/folio context 'Are there exceptions?' --data {data}")
+    _say(f"  curl -s -F file=@sample_pdfs/R-data-import-export.pdf {urls[0]}/v1/documents")
+    _say(f"  curl -s {urls[-1]}/v1/jobs   # the job, read on another replica")
+
+
+def _stop(procs: list[subprocess.Popen[bytes]], cluster: Any, s3: LocalS3) -> None:
+    """The replicas (terminated, killed after 20 s), Ray, the cluster and the S3 server."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    import ray
+
+    ray.shutdown()
+    cluster.shutdown()
+    s3.stop()
+    _say("stopped")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ and torch release the GIL for most of their work, so the worker does not starve 
 
 ``JobRunner`` is the protocol the application (``api.application.Folio``) and the routes use: this
 module's ``LocalJobRunner`` (in-process) and ``api.cluster.jobs.ClusterJobRunner`` (the Ray cluster,
-``FOLIO_RAY_ADDRESS``) implement it; ``IngestSpec`` is what one ingest job is asked to do.
+``FOLIO_RAY_ADDRESS``) implement it. What one ingest job is asked to do is the pipeline's typed
+``IngestJob`` (checked once, by the door); where it writes and with what is an ``Ingester``, whose ``run`` is
+the one place an ingest of the api builds its encoder and calls the pipeline (the door's ``ingest_path``, this
+runner's jobs and the Ray task all call it).
 
 A job is ``queued`` → ``running`` → ``done`` | ``failed``. ``progress`` is the latest
 ``(stage, done, total)`` from the ingest pipeline. Finished jobs are kept in memory (the newest
@@ -28,68 +31,39 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from folio.api.errors import status_for
-from folio.ingest.storage.sql import DEFAULT_COLLECTION
 from folio.kernel.errors import FolioError
 
 if TYPE_CHECKING:
-    from folio.ingest.pipeline import VersionIndexer
-    from folio.ingest.storage.store import Store
+    from folio.ingest.pipeline import IngestJob, VersionIndexer
+    from folio.ingest.storage.interface import ServiceStore
+    from folio.kernel.model import IngestReport
     from folio.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 JobStatus = Literal["queued", "running", "done", "failed"]
+Progress = Callable[[str, int, int], None]
 # The work a job runs: it gets a progress callback and returns a JSON-able result.
-JobWork = Callable[[Callable[[str, int, int], None]], dict[str, Any]]
+JobWork = Callable[[Progress], dict[str, Any]]
 
 
 @dataclass(frozen=True)
-class IngestSpec:
-    """One upload to ingest: the bytes, where they go, and what the ingest needs."""
+class Ingester:
+    """Where an ingest job writes and with what: the store, the settings (their embedder; a Ray task rebuilds
+    its own from the driver's groups) and the ingest-time indexers. The door hands one to its runner."""
 
-    store: Store
+    store: ServiceStore
     settings: Settings
-    data: bytes
-    filename: str
-    doc_id: str | None
-    collection: str
-    redo_degraded: bool = False
     indexers: Sequence[VersionIndexer] = ()
 
-
-def ingest_job(  # noqa: PLR0913
-    store: Store,
-    data: bytes,
-    *,
-    filename: str,
-    doc_id: str | None,
-    settings: Settings,
-    indexers: Sequence[VersionIndexer],
-    collection: str = DEFAULT_COLLECTION,
-    redo_degraded: bool = False,
-) -> Callable[[Callable[[str, int, int], None]], dict[str, Any]]:
-    """The work of one ingest job: returns the ``IngestResponse`` fields (minus ``job_id``)."""
-
-    def work(progress: Callable[[str, int, int], None]) -> dict[str, Any]:
-        # function-level: the parser (PyMuPDF) and the embedder load in the job, not for queries
+    def run(self, job: IngestJob, progress: Progress | None = None) -> IngestReport:
+        """Run ``job`` here: its options, the settings' embedder, these indexers (the pipeline reads no setting)."""
+        # function-level: the parser (PyMuPDF) and the embedder load with the first ingest, not for queries
         from folio.ingest.embed import default_text_encoder
-        from folio.ingest.options import IngestOptions
-        from folio.ingest.pipeline import ingest_bytes
+        from folio.ingest.pipeline import ingest
 
-        report = ingest_bytes(
-            store,
-            data,
-            filename=filename,
-            doc_id=doc_id,
-            collection=collection,
-            options=IngestOptions.from_settings(settings.ingest, redo_degraded=redo_degraded),
-            encoder=default_text_encoder(settings.embedding),
-            indexers=indexers,
-            progress=progress,
-        )
-        return report.job_result(collection)
-
-    return work
+        encoder = default_text_encoder(self.settings.embedding)
+        return ingest(self.store, job, encoder=encoder, indexers=self.indexers, progress=progress)
 
 
 class JobHandle(Protocol):
@@ -111,14 +85,14 @@ class JobHandle(Protocol):
 
 class JobRunner(Protocol):
     """Runs ingest jobs and answers for them: ``start``/``stop`` in the app's lifespan, ``submit_ingest``
-    per upload (a runner that cannot do what ``spec`` asks raises ``InvalidRequest``), ``get``/``list``/
+    per upload (a runner that cannot do what ``job`` asks raises ``InvalidRequest``), ``get``/``list``/
     ``counts`` for ``/v1/jobs`` and ``/v1/health``."""
 
     def start(self) -> None: ...
 
     def stop(self, timeout: float = 30.0) -> None: ...
 
-    def submit_ingest(self, spec: IngestSpec) -> JobHandle: ...
+    def submit_ingest(self, job: IngestJob, ingester: Ingester) -> JobHandle: ...
 
     def get(self, job_id: str) -> JobHandle | None: ...
 
@@ -202,18 +176,11 @@ class LocalJobRunner:
         self._queue.put(job)
         return job
 
-    def submit_ingest(self, spec: IngestSpec) -> Job:
-        work = ingest_job(
-            spec.store,
-            spec.data,
-            filename=spec.filename,
-            doc_id=spec.doc_id,
-            settings=spec.settings,
-            indexers=spec.indexers,
-            collection=spec.collection,
-            redo_degraded=spec.redo_degraded,
-        )
-        return self.submit("ingest", work, filename=spec.filename, doc_id=spec.doc_id, collection=spec.collection)
+    def submit_ingest(self, job: IngestJob, ingester: Ingester) -> Job:
+        def work(progress: Progress) -> dict[str, Any]:
+            return ingester.run(job, progress).job_result(job.collection)
+
+        return self.submit("ingest", work, filename=job.received_name, doc_id=job.doc_id, collection=job.collection)
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:

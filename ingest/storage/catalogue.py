@@ -56,6 +56,21 @@ class Claim:
         return f"{self.key} AND writer = {_sql_str(self.writer)}"
 
 
+@dataclass(frozen=True)
+class ClaimRequest:
+    """What a writer asks to claim: one version of a document (``Store.begin_version``), with what its pending
+    row records (file name, size, parser), the collection it goes into (checked by the caller), and whether it
+    is to replace a ready version's rows (``replacing``)."""
+
+    doc_id: str
+    version_id: str
+    filename: str
+    size_bytes: int
+    parser_version: str
+    collection: str = DEFAULT_COLLECTION
+    replacing: bool = False
+
+
 def version_key(doc_id: str, version_id: str) -> str:
     """The filter on one version's rows."""
     return f"doc_id = {_sql_str(doc_id)} AND version_id = {_sql_str(version_id)}"
@@ -258,34 +273,26 @@ class Catalogue:
                     retry_conflicts(partial(t.add_columns, [WRITER_FIELD]))
             self._claim_columns_ok = True
 
-    def claim(  # noqa: PLR0913
-        self,
-        doc_id: str,
-        version_id: str,
-        filename: str,
-        size_bytes: int,
-        parser_version: str,
-        *,
-        collection: str,
-        wait: timedelta,
-        remove_claim: Callable[[str, str, str], None],
-        replacing: bool = False,
+    def claim(
+        self, request: ClaimRequest, *, wait: timedelta, remove_claim: Callable[[str, str, str], None]
     ) -> bool:
         """Claim a version for writing (``Store.begin_version``); ``remove_claim(doc, version, writer)``
-        removes a dead writer's pending version with its rows and assets. ``collection`` is checked by the caller.
+        removes a dead writer's pending version with its rows and assets. ``request.collection`` is checked by
+        the caller.
 
         False when there is nothing to do: the version is ready, or, ``replacing``, it is not (a claim to
         replace a ready version's rows with a new parse of the same bytes: its pending row stands next to
         the ready one, and ``flip_ready`` swaps them in one commit)."""
+        doc_id, version_id = request.doc_id, request.version_id
         deadline = time.monotonic() + wait.total_seconds()
         pause = 0.1
         with self.database.write_lock:
             if (doc_id, version_id) in self.claims:
                 raise VersionBusy(f"{doc_id}@{version_id} is already being written by this store")
             while True:
-                self.check_collection_free(doc_id, collection, self.rows_now(f"doc_id = {_sql_str(doc_id)}"))
+                self.check_collection_free(doc_id, request.collection, self.rows_now(f"doc_id = {_sql_str(doc_id)}"))
                 rows = self.rows_now(version_key(doc_id, version_id))
-                if any(r["status"] == "ready" for r in rows) != replacing:
+                if any(r["status"] == "ready" for r in rows) != request.replacing:
                     return False
                 pending = [r for r in rows if r["status"] != "ready"]
                 live = [r for r in pending if claim_alive(r)]
@@ -293,9 +300,7 @@ class Catalogue:
                     if r not in live:
                         remove_claim(doc_id, version_id, r.get("writer") or "")
                 if not live:
-                    claim = self._try_claim(
-                        doc_id, version_id, filename, size_bytes, parser_version, collection, replacing
-                    )
+                    claim = self._try_claim(request)
                     if claim is not None:
                         self.claims[(doc_id, version_id)] = claim
                         LIVE_WRITERS.add(claim.writer)
@@ -309,16 +314,7 @@ class Catalogue:
                 time.sleep(pause)
                 pause = min(pause * 1.5, 1.0)
 
-    def _try_claim(  # noqa: PLR0913
-        self,
-        doc_id: str,
-        version_id: str,
-        filename: str,
-        size_bytes: int,
-        parser_version: str,
-        collection: str,
-        replacing: bool,
-    ) -> Claim | None:
+    def _try_claim(self, request: ClaimRequest) -> Claim | None:
         """Insert a pending row for (doc, version) unless one exists (``replacing``: unless a pending one
         does), and win or withdraw.
 
@@ -326,19 +322,21 @@ class Catalogue:
         insert. The claim goes to the earliest commit: a writer whose table version just before its
         own already held another live claim row withdraws its row.
         """
-        claim = Claim(doc_id, version_id, uuid.uuid4().hex, collection, replacing=replacing)
+        claim = Claim(
+            request.doc_id, request.version_id, uuid.uuid4().hex, request.collection, replacing=request.replacing
+        )
         # Live from before its row exists: another Store of this process must not take it for a
         # leftover of this pid.
         LIVE_WRITERS.add(claim.writer)
         won = False
         try:
-            won = self._insert_claim(claim, filename, size_bytes, parser_version, collection)
+            won = self._insert_claim(claim, request)
         finally:
             if not won:
                 LIVE_WRITERS.discard(claim.writer)
         return claim if won else None
 
-    def _insert_claim(self, claim: Claim, filename: str, size_bytes: int, parser_version: str, collection: str) -> bool:
+    def _insert_claim(self, claim: Claim, request: ClaimRequest) -> bool:
         doc_id, version_id = claim.doc_id, claim.version_id
         now = time.time()
         from folio.ingest.storage.schema import VersionRow  # function-level: see __init__
@@ -346,10 +344,10 @@ class Catalogue:
         row = VersionRow(
             doc_id=doc_id,
             version_id=version_id,
-            filename=filename,
+            filename=request.filename,
             pages=0,
-            size_bytes=size_bytes,
-            parser_version=parser_version,
+            size_bytes=request.size_bytes,
+            parser_version=request.parser_version,
             created_at=now,
             regions=0,
             status="pending",
@@ -360,7 +358,7 @@ class Catalogue:
             writer_start=PROCESS_START,
             heartbeat=now,
             counts="{}",
-            collection=collection,
+            collection=request.collection,
         )
         data = pa.Table.from_pylist([row.model_dump()], schema=self.table.schema)
         on = ["doc_id", "version_id", "status"] if claim.replacing else ["doc_id", "version_id"]

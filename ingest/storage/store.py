@@ -67,18 +67,20 @@ import os
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 import pyarrow as pa
 
-from folio.ingest.storage import recovery
+from folio.ingest.storage import maintenance, recovery
 from folio.ingest.storage.assets import Assets, assets_for
-from folio.ingest.storage.catalogue import Catalogue
+from folio.ingest.storage.catalogue import Catalogue, ClaimRequest
 from folio.ingest.storage.chunks import ChunkTable
-from folio.ingest.storage.compaction import compact
+from folio.ingest.storage.compaction import COMPACT_OLDER_THAN, compact
 from folio.ingest.storage.database import Database
+from folio.ingest.storage.interface import ClaimOptions, VersionCommit
 from folio.ingest.storage.objstore import is_local
 from folio.ingest.storage.objstore import storage_options as storage_options_from_settings
 from folio.ingest.storage.regions import RegionTable
@@ -224,36 +226,36 @@ class Store:
         return self.catalogue.ready_writers(keys)
 
     # ------------------------------------------------------------------ writing
-    def begin_version(  # noqa: PLR0913
-        self,
-        doc_id: str,
-        version_id: str,
-        filename: str,
-        size_bytes: int,
-        parser_version: str,
-        *,
-        collection: str = DEFAULT_COLLECTION,
-        wait: timedelta = CLAIM_WAIT,
-        replacing: bool = False,
+    def begin_version(
+        self, doc_id: str, version_id: str, filename: str, size_bytes: int, parser_version: str,
+        **claim: Unpack[ClaimOptions],
     ) -> bool:
         """Claim a version for writing. False when it is already ready (identical bytes: nothing to do).
 
-        Another live writer of the same version is waited for (up to ``wait``; then ``VersionBusy``);
-        a dead one's claim and rows are removed first. Nothing of any other writer is touched.
-        ``CollectionConflict`` when the document lives in another collection than ``collection``.
+        Another live writer of the same version is waited for (up to ``claim["wait"]``, default ``CLAIM_WAIT``;
+        then ``VersionBusy``); a dead one's claim and rows are removed first. Nothing of any other writer is
+        touched. ``CollectionConflict`` when the document lives in another collection than
+        ``claim["collection"]`` (default: ``default``).
 
         ``replacing``: claim a ready version to write its rows again (a new parse of the same bytes); False
         when it is not ready. Readers see its old rows until ``commit_version`` swaps the new ones in, in one
         commit; the old rows are then the caller's to remove (``retire_rows``).
         """
-        check_collection(collection)
+        request = ClaimRequest(
+            doc_id, version_id, filename, size_bytes, parser_version,
+            collection=claim.get("collection", DEFAULT_COLLECTION), replacing=claim.get("replacing", False),
+        )
+        check_collection(request.collection)
         self.catalogue.ensure_claim_columns()
         recovery.remove_dead_claims(self)
         recovery.finish_retires(self)
         return self.catalogue.claim(
-            doc_id, version_id, filename, size_bytes, parser_version, collection=collection, wait=wait,
-            remove_claim=lambda d, v, w: recovery.remove_claim(self, d, v, w), replacing=replacing,
+            request, wait=claim.get("wait", CLAIM_WAIT), remove_claim=partial(recovery.remove_claim, self)
         )
+
+    def claimed_writers(self) -> list[str]:
+        """The writer ids of this store's claims now (one per version it is writing)."""
+        return [claim.writer for claim in list(self.catalogue.claims.values())]
 
     def add_regions(self, regions: Sequence[Region]) -> None:
         if not regions:
@@ -291,19 +293,11 @@ class Store:
         """(Re)build a full-text index on ``column`` of a version-scoped table (summaries)."""
         self.database.index_text(table, column)
 
-    def commit_version(  # noqa: PLR0913
-        self,
-        doc_id: str,
-        version_id: str,
-        *,
-        pages: int,
-        regions: int,
-        report: dict[str, Any],
-        created_at: float | None = None,
-    ) -> None:
+    def commit_version(self, doc_id: str, version_id: str, **commit: Unpack[VersionCommit]) -> None:
         """Make this writer's pending version visible, in one LanceDB commit, and refresh the full-text index.
 
-        ``created_at`` (default: now) orders a document's versions; a version parsed again keeps its own.
+        ``commit``: the version's ``pages`` and ``regions`` counts and its ``report``; ``created_at`` (default:
+        now) orders a document's versions; a version parsed again keeps its own.
 
         Only the caller's own claim is flipped (the update is conditional on its writer id), and the
         row is read back afterwards: ``ClaimLost`` if the claim was taken over or deleted meanwhile,
@@ -313,7 +307,10 @@ class Store:
             claim = self.catalogue.claim_for(doc_id, version_id)
             self.catalogue.check_written(claim)
             self.ensure_fts()
-            self.catalogue.flip_ready(claim, pages=pages, regions=regions, report=report, created_at=created_at)
+            self.catalogue.flip_ready(
+                claim, pages=commit["pages"], regions=commit["regions"], report=commit["report"],
+                created_at=commit.get("created_at"),
+            )
             self.committed()
 
     def committed(self) -> None:
@@ -328,6 +325,14 @@ class Store:
             compact(self)
         except (OSError, RuntimeError, ValueError) as exc:
             logger.warning("compaction of %s failed: %s", self.uri, exc)
+
+    def compact(self, older_than: timedelta = COMPACT_OLDER_THAN) -> dict[str, Any]:
+        """Every table compacted, versions older than ``older_than`` removed (``folio compact``); sizes."""
+        return compact(self, older_than)
+
+    def check(self, *, repair: bool = False) -> dict[str, Any]:
+        """Complete versions, no orphan rows or assets (``folio check``; ``maintenance.check``)."""
+        return maintenance.check(self, repair=repair)
 
     def ensure_fts(self) -> None:
         """(Re)build the native full-text indexes of the collections whose chunks changed since their last build."""

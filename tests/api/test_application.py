@@ -19,7 +19,7 @@ from folio.api.application import Folio
 from folio.api.cluster.jobs import ClusterJobRunner
 from folio.api.http.app import create_app
 from folio.api.schemas import SearchRequest
-from folio.api.service.jobs import IngestSpec, JobRunner, LocalJobRunner
+from folio.api.service.jobs import Ingester, JobRunner, LocalJobRunner
 from folio.kernel.errors import InvalidRequest
 from folio.retrieval.routing.summary import SummaryIndexer
 from tests.api.conftest import make_settings
@@ -132,25 +132,22 @@ def test_job_runners_implement_one_protocol() -> None:
 
 
 def test_the_ray_runner_refuses_what_it_cannot_do_before_reaching_the_cluster(tmp_path: Path) -> None:
-    spec = IngestSpec(
-        store=None,
-        settings=make_settings(tmp_path),
-        data=b"%PDF",
-        filename="a.pdf",  # type: ignore[arg-type]
-        doc_id=None,
-        collection="default",
-        redo_degraded=True,
-    )
+    from folio.ingest.options import IngestOptions
+    from folio.ingest.pipeline import IngestJob
+
+    job = IngestJob(source=None, options=IngestOptions(redo_degraded=True))  # type: ignore[arg-type]
+    ingester = Ingester(store=None, settings=make_settings(tmp_path))  # type: ignore[arg-type]
     with pytest.raises(InvalidRequest, match="redo_degraded"):
-        ClusterJobRunner("ray://127.0.0.1:9").submit_ingest(spec)
+        ClusterJobRunner("ray://127.0.0.1:9").submit_ingest(job, ingester)
 
 
 def test_the_local_runner_ingests_through_the_protocol(data_copy: Path, samples: Path) -> None:
     with TestClient(create_app(make_settings(data_copy))) as c:
         folio: Folio = c.app.state.folio  # type: ignore[attr-defined]
-        job = folio.submit_ingest(
+        checked = folio.check_upload(
             (samples / "support-policy-v1.pdf").read_bytes(), filename="p.pdf", doc_id="again", collection="default"
         )
+        job = folio.submit_ingest(checked)
         asyncio.run(asyncio.wait_for(job.wait_async(), 120))
         assert job.status == "done" and job.result and job.result["doc_id"] == "again"
         assert c.get(f"/v1/jobs/{job.job_id}").json()["status"] == "done"
@@ -171,7 +168,9 @@ def test_the_door_hands_its_settings_to_every_ingest(
     assert folio.ingest_path(pdf, doc_id="by-path").status == "created"
     folio.start()
     try:
-        job = folio.submit_ingest(pdf.read_bytes(), filename="p.pdf", doc_id="by-job", collection="default")
+        job = folio.submit_ingest(
+            folio.check_upload(pdf.read_bytes(), filename="p.pdf", doc_id="by-job", collection="default")
+        )
         asyncio.run(asyncio.wait_for(job.wait_async(), 120))
     finally:
         folio.close()
@@ -214,3 +213,52 @@ def test_local_verify_goes_through_the_door(data_copy: Path) -> None:
     assert local.verify(f"The escalation path is documented [{cited}].", package=package).kept_ids == [cited]
     with pytest.raises(ValidationError, match="answer"):
         local.verify("x" * 200_001, package=package)
+
+
+def test_an_upload_is_checked_once_by_the_door(
+    tmp_path: Path, samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 46: the door checked an upload, the job checked it again and so did the parse child; now the door
+    builds the one typed job (its facts carried), the runner runs it, and the PDF is validated once."""
+    import folio.ingest.pdf.parse as parse_mod
+    import folio.ingest.pdf.validate as validate_mod
+
+    checks: list[int] = []
+    real = validate_mod.open_pdf
+
+    def counted(data: bytes, **kwargs: Any) -> Any:
+        checks.append(len(data))
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(validate_mod, "open_pdf", counted)
+    monkeypatch.setattr(parse_mod, "open_pdf", counted)
+    from folio.kernel.model import version_id_for
+
+    settings = make_settings(tmp_path / "data")
+    folio = Folio.open(settings.model_copy(update={"ingest": settings.ingest.model_copy(update={"isolate": False})}))
+    data = (samples / "support-policy-v1.pdf").read_bytes()
+    job = folio.check_upload(data, filename="p.pdf", doc_id=None, collection="default")
+    assert (job.doc_id, job.source.pdf.pages, job.source.version_id) == ("p", 1, version_id_for(data))
+    assert folio.ingester.run(job).status == "created"
+    assert checks == [len(data)]
+
+
+def test_a_file_the_door_refuses_is_a_failed_ray_job_report(tmp_path: Path) -> None:
+    """``folio ingest --ray`` checks each file on the driver (the typed job the task runs): a bad one is reported
+    as a failed task was before (its file name, the error, one attempt), without reaching the cluster."""
+    import argparse
+
+    from folio.api.cli.ray_ingest import _report, _submit
+
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"hello")
+    settings = make_settings(tmp_path / "data")
+    args = argparse.Namespace(doc_id=None, collection="default", password=None, no_ocr=True)
+    snap = _submit(None, bad, args, settings, Folio.open(settings))
+    assert snap["status"] == "failed" and snap["doc_id"] is None
+    assert _report(snap) == {
+        "filename": "bad.pdf",
+        "status": "failed",
+        "error": {"code": "not_a_pdf", "message": "not a PDF: the file does not start with a %PDF header"},
+        "attempts": 1,
+    }

@@ -196,6 +196,16 @@ def test_delete_through_one_replica_hides_it_on_the_other(replicas: list[str]) -
     assert httpx.post(a + "/v1/context", json={**QUERY, "doc_ids": ["policy"]}, timeout=60).status_code == 404
 
 
+def _job(data: bytes, doc_id: str, settings: Any) -> Any:
+    """The typed job the door would build (checked here, on the driver), as every Ray task takes it."""
+    from folio.ingest.options import IngestOptions
+    from folio.ingest.pipeline import IngestJob
+
+    return IngestJob.check(
+        data, filename=f"{doc_id}.pdf", options=IngestOptions.from_settings(settings.ingest), doc_id=doc_id
+    )
+
+
 def _long_pdf(pages: int) -> bytes:
     import pymupdf
 
@@ -220,8 +230,10 @@ def test_killed_worker_is_retried_and_no_partial_version_shows(cluster: dict[str
 
     store = Store(DATA)
     jobs = board(cluster["address"])
-    spec = job_spec(store, filename="manual.pdf", doc_id="manual", collection="default", settings=Settings(ocr=False))
-    job = ray.get(jobs.submit.remote(spec, _long_pdf(24), {"filename": "manual.pdf", "doc_id": "manual"}))
+    settings = Settings(ocr=False)
+    checked = _job(_long_pdf(24), "manual", settings)
+    meta = {"filename": "manual.pdf", "doc_id": "manual"}
+    job = ray.get(jobs.submit.remote(job_spec(store, checked, settings), meta))
     seen: list[tuple[int, int]] = []
     stop = threading.Event()
 
@@ -287,9 +299,7 @@ def test_concurrent_ingests_into_one_store(cluster: dict[str, Any]) -> None:
     docs = [("alpha", _long_pdf(3)), ("beta", _long_pdf(4)), ("gamma", same), ("gamma", same)]
     submitted = [
         ray.get(
-            jobs.submit.remote(
-                job_spec(store, filename=f"{d}.pdf", doc_id=d, collection="default", settings=settings), data, {}
-            )
+            jobs.submit.remote(job_spec(store, _job(data, d, settings), settings), {})
         )
         for d, data in docs
     ]

@@ -15,7 +15,7 @@ import folio.ingest.pdf.validate as validate_mod
 import folio.ingest.pipeline as pipeline_mod
 from folio.ingest.options import IngestOptions
 from folio.ingest.parse_supervisor import IngestLimits
-from folio.ingest.pipeline import IngestSource, ingest, ingest_bytes
+from folio.ingest.pipeline import IngestJob, IngestSource, ingest, ingest_bytes
 from folio.ingest.storage.store import Store
 from folio.kernel.errors import InvalidRequest, NotAPDF
 from folio.kernel.model import PARSER_VERSION
@@ -55,9 +55,9 @@ def test_no_stage_reads_a_setting_when_the_options_are_handed_in(
     monkeypatch.setenv("FOLIO_INGEST_TIMEOUT_S", "not a number")
     store = Store(tmp_path / "data")
     options = IngestOptions(ocr=False, limits=IN_PROCESS, word_tables="off")
-    source = IngestSource.check(policy, filename="policy.pdf", options=options, collection="handbooks")
-    assert (source.doc_id, source.collection, source.pdf.pages) == ("policy", "handbooks", 1)
-    report = ingest(store, source, options)
+    job = IngestJob.check(policy, filename="policy.pdf", options=options, collection="handbooks")
+    assert (job.doc_id, job.collection, job.source.pdf.pages) == ("policy", "handbooks", 1)
+    report = ingest(store, job)
     assert report.status == "created" and store.collection_of("policy") == "handbooks"
     assert ingest_bytes(store, policy, filename="policy.pdf", collection="handbooks", options=options).status == (
         "unchanged"
@@ -75,6 +75,33 @@ def test_the_source_is_checked_before_anything_is_stored(tmp_path: Path, policy:
     with pytest.raises(InvalidRequest, match="invalid collection"):
         IngestSource.check(policy, filename="p.pdf", options=options, collection="a b")
     assert not (tmp_path / "data").exists()
+
+
+def test_the_job_carries_what_the_check_found_and_crosses_to_another_process(policy: bytes) -> None:
+    """Issue 46: one typed job, checked once: its facts (page count, size, version id) travel with it, to a
+    thread, the CLI or a Ray task (plain data: it pickles), and nothing downstream checks the PDF again."""
+    import pickle
+
+    from folio.kernel.model import version_id_for
+
+    options = IngestOptions(ocr=False, limits=IN_PROCESS)
+    job = IngestJob.check(policy, filename="Policy \x1b.pdf", options=options, doc_id="p", collection="c")
+    assert (job.source.pdf.pages, len(job.source.pdf.data), job.source.version_id) == (
+        1, len(policy), version_id_for(policy)
+    )
+    names = ("Policy ?.pdf", "Policy \x1b.pdf", "p", "c")
+    assert (job.filename, job.received_name, job.doc_id, job.collection) == names
+    assert pickle.loads(pickle.dumps(job)) == job
+    assert job.with_options(reparse_outdated=False).options == replace(options, reparse_outdated=False)
+
+
+def test_an_upload_names_no_file_when_it_is_empty() -> None:
+    """The door checks an upload once (``upload=True``): an empty one is refused as it always was over REST."""
+    options = IngestOptions(limits=IN_PROCESS)
+    with pytest.raises(NotAPDF, match="no bytes received"):
+        IngestJob.check(b"", filename="e.pdf", options=options, upload=True)
+    with pytest.raises(NotAPDF, match="e.pdf is 0 bytes"):
+        IngestJob.check(b"", filename="e.pdf", options=options)
 
 
 def test_options_from_settings_with_changes() -> None:

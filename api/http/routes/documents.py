@@ -146,14 +146,13 @@ async def upload_document(  # noqa: PLR0913
     check_collection(collection)
     if not caller.sees(collection):
         raise Forbidden(f"this API key cannot write to collection {collection}")
-    doc_id = await run_in_threadpool(
-        folio.check_upload, data, filename=filename, doc_id=doc_id, collection=collection
+    # The upload checked once, by the door: the typed job every runner takes (bad input: a 4xx here, at once).
+    checked = await run_in_threadpool(
+        folio.check_upload, data, filename=filename, doc_id=doc_id, collection=collection, redo_degraded=redo_degraded
     )
     # On the runner (api.service.jobs.JobRunner): in-process, or the Ray cluster's (FOLIO_RAY_ADDRESS), which
     # refuses redo_degraded with a 422; submitting to the cluster waits on it, so not on the event loop.
-    job = await run_in_threadpool(
-        folio.submit_ingest, data, filename=filename, doc_id=doc_id, collection=collection, redo_degraded=redo_degraded
-    )
+    job = await run_in_threadpool(folio.submit_ingest, checked)
     if not wait:
         return JSONResponse(job.snapshot(), status_code=202, headers={"Location": f"/v1/jobs/{job.job_id}"})
     await job.wait_async()
