@@ -45,8 +45,8 @@ from folio.settings import IngestSettings
 
 if TYPE_CHECKING:
     from folio.ingest.pdf.parse import ParsedDocument
+    from folio.ingest.pdf.tables.base import TableMode
     from folio.ingest.pdf.validate import CheckedPdf
-    from folio.ingest.pdf.wordtables import WordTables
 
 logger = logging.getLogger(__name__)
 
@@ -289,7 +289,7 @@ class IngestArgs(SourceArgs, total=False):
     max_pages: int | None
     render_scale: float
     limits: IngestLimits
-    word_tables: WordTables
+    word_tables: TableMode
     row_units: bool
     redo_degraded: bool
     reparse_outdated: bool
