@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CEILING = {"PLR0913": 69, "C901": 29}  # 2026-12-05, when the rules came in
+CEILING = {"PLR0913": 10, "C901": 1}  # 2026-12-07 (issue 46: 69 and 29 when the rules came in, 2026-12-05)
 FOLDERS = ("api", "assembly", "benchmarks", "folio", "ingest", "retrieval", "scripts", "tests")
 
 
