@@ -47,3 +47,37 @@ def test_every_python_example_in_the_docs_type_checks(tmp_path: Path) -> None:
         timeout=1200,
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+
+
+ADAPTERS = ("from folio.adapters.langchain import", "from folio.adapters.llamaindex import")
+PRINTS = re.compile(r"^print\(.*\)  # (?P<shown>.+)$", re.M)
+
+
+def _run(code: str) -> str:
+    """What ``code`` prints, run here (the models this process has loaded serve it too)."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "<docs example>", "exec"), {"__name__": "docs_example"})
+    return out.getvalue()
+
+
+@pytest.mark.slow
+def test_the_adapters_examples_print_what_they_say(ingested_readonly: Path) -> None:
+    """The LlamaIndex and LangChain examples of docs/api.md run against a real server on loopback over the sample
+    store, and print what their comments say they print (``print(...)  # shown``): the LangChain example printed
+    ``False`` when its fake answer cited an id the package does not hold (issue 48)."""
+    from tests.api.conftest import live_server, make_settings
+
+    found = {name: code for name, code in examples().items() if any(a in code for a in ADAPTERS)}
+    assert len(found) == 2, sorted(found)
+    assert any(PRINTS.search(code) for code in found.values())  # at least one example says what it prints
+    with live_server(make_settings(ingested_readonly)) as url:
+        for name, code in found.items():
+            assert "http://127.0.0.1:8000" in code, name
+            printed = _run(code.replace("http://127.0.0.1:8000", url))
+            assert printed.strip(), name
+            for said in PRINTS.finditer(code):
+                assert said["shown"] in printed, (name, said["shown"], printed)

@@ -9,7 +9,9 @@ Every command but ``keys`` (which works on the keys file) takes ``--data DIR`` (
 else ``~/.local/share/folio``); a command that reads a store refuses a directory that holds none.
 ``context``, ``search`` and ``ask`` ask a running server instead with ``--server URL`` or ``$FOLIO_URL``.
 Errors are one line on stderr (``common.say``: what a terminal would obey in them is escaped) and a non-zero exit
-code (2 for a wrong command line), never a traceback.
+code, never a traceback: 1 when the work failed, 2 for a wrong command line (a mistyped option or command says
+the nearest valid one: ``api.cli.suggest``), 3 when ``folio context`` packed nothing (the package is refused:
+it is printed, and why is on stderr), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from folio.api.cli.common import (
     say,
     validation_message,
 )
+from folio.api.cli.suggest import Parser
 from folio.kernel.errors import FolioError
 from folio.settings_light import any_unknown_env
 
@@ -36,8 +39,9 @@ from folio.settings_light import any_unknown_env
 # without loading torch, LanceDB or PyMuPDF.
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="folio", description="PDFs in; cited, budgeted LLM context out.")
+def build_parser() -> Parser:
+    """``folio``'s parser: a mistyped option or command gets the nearest valid one (``api.cli.suggest``)."""
+    parser = Parser(prog="folio", description="PDFs in; cited, budgeted LLM context out.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -73,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Usage errors (argparse, invalid options, unreadable files) exit 2, failures 1,
     with one line on stderr each."""
     parser = build_parser()
-    args = parser.parse_args(argv)  # --help and --version end here, before the settings load
+    args = parser.parse(argv)  # --help and --version end here, before the settings load
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )

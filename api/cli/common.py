@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
+EXIT_REFUSED = 3
+"""``folio context`` packed nothing (the package is ``refused``: no evidence for the question, or a budget that
+no evidence fits); the package is still printed, and why goes to stderr in one line."""
 
 
 def say(line: str) -> None:
@@ -40,17 +43,20 @@ def say(line: str) -> None:
 
 
 class ProgressBar:
-    """Ingest progress on stderr: a one-line bar on a terminal; elsewhere (a log, a pipe, CI) a plain
-    line per stage and at most one every ``LINE_EVERY_S`` seconds, when ``lines`` (``-v``) asks for it."""
+    """Ingest progress on stderr: a one-line bar on a terminal; elsewhere (a log, a pipe, CI) plain lines, one
+    when a stage starts and one when it ends (``parse 12/40 pages``, ``embed``, ``index:…``, ``commit``), so that
+    a long parse is not minutes of silence; none with ``lines=False`` (``--json`` without ``-v``); with ``every``
+    (``-v``) also one every ``LINE_EVERY_S`` seconds within a stage."""
 
     LINE_EVERY_S = 5.0
 
-    def __init__(self, label: str, *, enabled: bool | None = None, lines: bool = False) -> None:
+    def __init__(self, label: str, *, enabled: bool | None = None, lines: bool = True, every: bool = False) -> None:
         self.label = terminal_safe(label, keep="")  # a file name: shown, never obeyed (``say``)
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.lines = lines and not self.enabled
+        self.every = every
         self._last = 0.0
-        self._stage = ""
+        self._shown: tuple[str, int, int] | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.lines:
@@ -69,10 +75,15 @@ class ProgressBar:
 
     def _line(self, stage: str, done: int, total: int) -> None:
         now = time.monotonic()
-        if stage == self._stage and done < total and now - self._last < self.LINE_EVERY_S:
+        shown = self._shown
+        new_stage = shown is None or shown[0] != stage
+        ended = done >= total and (stage, done, total) != shown
+        due = self.every and now - self._last >= self.LINE_EVERY_S
+        if not (new_stage or ended or due):
             return
-        self._stage, self._last = stage, now
-        sys.stderr.write(f"{self.label}: {stage} {done}/{total}\n")
+        self._shown, self._last = (stage, done, total), now
+        unit = " pages" if stage == "parse" else ""
+        sys.stderr.write(f"{self.label}: {stage} {done}/{total}{unit}\n")
         sys.stderr.flush()
 
     def close(self) -> None:

@@ -56,7 +56,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     reports: list[dict[str, Any]] = []
     failures = 0
     for p in paths:
-        bar = ProgressBar(p.name, enabled=None if not args.json else False, lines=args.verbose)
+        bar = ProgressBar(
+            p.name, enabled=None if not args.json else False, lines=not args.json or args.verbose, every=args.verbose
+        )
         try:
             rep = folio.ingest_path(
                 p,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from folio.api.cli.common import (
     EXIT_FAILED,
+    EXIT_REFUSED,
     EXIT_USAGE,
     ProgressBar,
     Remote,
@@ -189,7 +190,9 @@ def format_package(pkg: dict[str, Any], *, prompt: bool = True, server: str = ""
         lines.extend(_item_lines(it, server))
     if pkg["excluded"]:
         lines.append("excluded: " + exclusion_summary(pkg["excluded"], {it["citation_id"] for it in items}))
-    if prompt:
+    if prompt and not pkg["prompt"]["messages"]:
+        lines.append("prompt:   none (nothing is sent when nothing is packed)")
+    elif prompt:
         lines.append("prompt:")
         for m in pkg["prompt"]["messages"]:
             content = m["content"]
@@ -244,7 +247,8 @@ def exclusion_summary(excluded: list[dict[str, Any]], packed: set[str]) -> str:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    """The package, from a server (``remote_server``: then no settings, store or model loads here) or in-process."""
+    """The package, from a server (``remote_server``: then no settings, store or model loads here) or in-process.
+    A refused package (nothing packed) is printed too, and exits ``EXIT_REFUSED`` with its reason on stderr."""
     remote = remote_server(args)
     body: dict[str, Any] = {"query": args.question, **request_fields(args, CONTEXT_FIELDS)}
     if args.tokenizer and args.tokenizer.startswith("hf:") and remote:
@@ -268,6 +272,9 @@ def cmd_context(args: argparse.Namespace) -> int:
     else:
         server = remote.url.rstrip("/") if remote else ""
         print(terminal_safe(format_package(pkg, prompt=not args.no_prompt, server=server)))
+    if pkg.get("refused"):  # printed all the same (its manifest says what was found); the exit code says so
+        say(f"folio: refused: {pkg.get('refusal_reason') or 'no usable evidence'}")
+        return EXIT_REFUSED
     return 0
 
 

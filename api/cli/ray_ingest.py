@@ -91,7 +91,7 @@ def _follow(
     from folio.api.cli.common import ProgressBar
 
     ray = sys.modules["ray"]
-    bar = ProgressBar(f"{n} documents on Ray", enabled=None if not args.json else False)
+    bar = ProgressBar(f"{n} documents on Ray", enabled=None if not args.json else False, lines=not args.json)
     pending = {j["job_id"] for j in submitted}
     order = [j["job_id"] for j in submitted]
     latest: dict[str, dict[str, Any]] = {j["job_id"]: j for j in submitted}

@@ -7,6 +7,7 @@ interpreter), not ``folio.api.cli.main``: its entry point (``folio._cli.main``) 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -26,12 +27,18 @@ def _folio(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
-    """A store holding the support policy, made by the installed command (which must exit 0)."""
+def ingested(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A store holding the support policy, made by the installed command (which must exit 0), with what the
+    command printed: its stdout and stderr are pipes, as in CI or a log."""
     data = tmp_path_factory.mktemp("exit-codes") / "data"
     out = _folio("ingest", str(samples / "support-policy-v1.pdf"), "--data", str(data), cwd=data.parent)
     assert out.returncode == 0, out.stderr
-    return data
+    return data, out
+
+
+@pytest.fixture(scope="module")
+def store(ingested: tuple[Path, subprocess.CompletedProcess[str]]) -> Path:
+    return ingested[0]
 
 
 @pytest.mark.parametrize(
@@ -44,6 +51,10 @@ def store(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
         (["ingest", "{nothing}", "--data", "{data}"], 2, "no such file"),  # a path that is not there
         (["delete", "no-such-doc", "--data", "{data}"], 1, "no-such-doc"),  # a document that is not there
         (["no-such-command"], 2, "invalid choice"),  # argparse's usage error
+        (["contxt", Q], 2, "did you mean 'context'?"),  # a mistyped command (issue 48)
+        (["context", "--budgt", "300", Q, "--data", "{data}"], 2, "unknown option --budgt; did you mean '--budget'?"),
+        (["context", Q, "--strategy", "windw", "--data", "{data}"], 2, "did you mean 'window'?"),
+        (["context", Q, "--budget", "5", "--data", "{data}"], 3, "folio: refused: "),  # no evidence fits 5 tokens
     ],
 )
 def test_the_installed_command_exits_with_the_documented_code(
@@ -92,3 +103,44 @@ def test_the_install_hint_exits_2_without_the_server_parts(tmp_path: Path, sampl
     )
     assert out.returncode == 2, out.stderr
     assert "pip install 'folio[server]'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_mistyped_option_shows_the_subcommands_usage_and_the_nearest_option(store: Path, tmp_path: Path) -> None:
+    """As the REST API says of a misspelt body field (``unknown field; did you mean 'budget'?``), issue 48."""
+    out = _folio("context", "--budgt", "300", Q, "--data", str(store), cwd=tmp_path)
+    assert out.returncode == 2 and out.stdout == "", out
+    usage, error = out.stderr.split("\nfolio context: error: ")
+    assert usage.startswith("usage: folio context ") and "--budget BUDGET" in usage, usage
+    assert error == "unknown option --budgt; did you mean '--budget'?\n", error
+    far = _folio("context", "--zzzzzz", Q, "--data", str(store), cwd=tmp_path)
+    assert far.returncode == 2 and far.stderr.endswith("folio context: error: unknown option --zzzzzz\n"), far.stderr
+
+
+def test_an_impossible_budget_says_why_on_stderr_and_exits_3(store: Path, tmp_path: Path) -> None:
+    """A budget no evidence fits (5 tokens) once printed "refused" and an empty prompt, and exited 0 (issue 48):
+    the package is still printed, its reason is one line on stderr, and the exit code is ``EXIT_REFUSED``."""
+    out = _folio("context", Q, "--budget", "5", "--data", str(store), cwd=tmp_path)
+    assert out.returncode == 3, out
+    reason = out.stderr.removeprefix("folio: refused: ")
+    assert reason != out.stderr and reason.count("\n") == 1 and "the limit is 5" in reason, out.stderr
+    assert f"refused:  {reason}" in out.stdout and "packed:   0 items" in out.stdout, out.stdout
+    assert "prompt:   none" in out.stdout, out.stdout
+    package = _folio("context", Q, "--budget", "5", "--json", "--data", str(store), cwd=tmp_path)
+    assert package.returncode == 3 and package.stderr == out.stderr, package
+    assert json.loads(package.stdout)["refused"] is True
+
+
+def test_ingest_off_a_terminal_prints_a_line_per_stage(ingested: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    """``folio ingest`` with stdout and stderr piped once printed nothing until each document was done (95 s
+    for a long one, issue 48): now each stage says when it starts and when it ends, the parse with its pages."""
+    stderr = ingested[1].stderr
+    lines = [line for line in stderr.splitlines() if line.startswith("support-policy-v1.pdf: ")]
+    stages = [line.split()[1] for line in lines]
+    assert "support-policy-v1.pdf: parse 1/1 pages" in lines, stderr
+    for stage in ("parse", "embed", "commit"):
+        assert stage in stages, stderr
+    assert any(s.startswith("index:") for s in stages), stderr
+    assert stages.index("parse") < stages.index("embed") < stages.index("commit"), stages
+    assert len(lines) == len(set(lines)), lines  # no line twice
+    assert "\r" not in stderr, repr(stderr)  # no bar off a terminal
+    assert "support-policy-v1.pdf: created " in ingested[1].stdout, ingested[1].stdout
