@@ -161,12 +161,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     """Build the app; nothing heavy happens until the lifespan starts (``with TestClient(app)``,
     or uvicorn's startup). ``hooks``: how ``folio serve`` starts it (in the background, with a "ready"
     line and a server file; ``api.http.startup``)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        app_version = version("folio")
-    except PackageNotFoundError:
-        app_version = "0"
+    from folio._version import __version__ as app_version
     # /docs and /redoc from Swagger UI and ReDoc files installed with fastapi-offline, with security headers
     # (api.http.docs_pages), not from a CDN: the docs work on a machine without internet access.
     app = FastAPI(

@@ -36,12 +36,9 @@ router = APIRouter(tags=["health"])
 
 
 def _folio_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from folio._version import __version__
 
-    try:
-        return version("folio")
-    except PackageNotFoundError:
-        return "unknown"
+    return __version__
 
 
 class HealthCache:
