@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,7 +68,8 @@ def test_build_makes_the_sdist_and_the_wheel_under_the_distribution_name(dist: P
     from folio._version import __version__
 
     (sdist,) = dist.glob("*.tar.gz")
-    assert sdist.name == f"folio_context-{__version__}.tar.gz" and wheel.name.startswith(f"folio_context-{__version__}-")
+    assert sdist.name == f"folio_context-{__version__}.tar.gz", sdist.name
+    assert wheel.name == f"folio_context-{__version__}-py3-none-any.whl", wheel.name
     with tarfile.open(sdist) as tar:
         tops = {n.split("/")[1] for n in tar.getnames() if n.count("/") >= 1}
     assert {"pyproject.toml", "README.md", "LICENSE", "folio", "ingest", "retrieval", "assembly", "api"} <= tops
@@ -232,3 +234,17 @@ def test_the_built_client_wheel_installs_into_a_fresh_venv(wheel: Path, tmp_path
         env=env,
     )
     assert f"Name: {DISTRIBUTION}" in shown.stdout and "static website" not in shown.stdout, shown.stdout
+
+
+def test_no_code_asks_the_installed_metadata_for_the_old_name() -> None:
+    """``importlib.metadata.version("folio")`` would find nothing once installed as ``folio-context`` (or the
+    other project's version, where that is installed): folio's own code reads ``folio._version`` instead."""
+    old = re.compile(r"""\b(?:version|distribution|metadata|files|requires)\(\s*["']folio["']\s*\)""")
+    found = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for folder in ("folio", "ingest", "retrieval", "assembly", "api", "scripts", "benchmarks", "tests")
+        for path in (ROOT / folder).rglob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if old.search(line) and path != Path(__file__).resolve()
+    ]
+    assert not found, found

@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from folio import models
+from folio._version import __version__
 from folio.errors import InvalidRequest, JobFailed, ResponseError, error_for
 from folio.settings import ClientSettings
 
@@ -202,8 +203,6 @@ class Calls:
 
 
 def default_headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-    from folio._version import __version__
-
     headers = {"User-Agent": f"folio-client/{__version__}", "Accept": "application/json"}
     key = api_key if api_key is not None else ClientSettings().api_key
     if key:
