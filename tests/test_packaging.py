@@ -248,3 +248,19 @@ def test_no_code_asks_the_installed_metadata_for_the_old_name() -> None:
         if old.search(line) and path != Path(__file__).resolve()
     ]
     assert not found, found
+
+
+def test_the_server_the_command_and_the_client_report_the_one_version(tmp_path: Path) -> None:
+    """``folio/_version.py`` is the one place: the OpenAPI document, ``folio --version`` and the client's
+    User-Agent say it, in a checkout as in an install (no metadata lookup under a distribution name)."""
+    from folio._version import __version__
+    from folio.api.http.app import create_app
+    from folio.client.calls import default_headers
+    from folio.settings import Settings
+
+    assert create_app(Settings(data=str(tmp_path / "data"))).openapi()["info"]["version"] == __version__
+    assert default_headers("k", None)["User-Agent"] == f"folio-client/{__version__}"
+    out = subprocess.run(
+        [sys.executable, "-m", "folio.api.cli", "--version"], capture_output=True, text=True, check=False, cwd=ROOT
+    )
+    assert (out.returncode, out.stdout.strip()) == (0, f"folio {__version__}"), out.stdout + out.stderr
