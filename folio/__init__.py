@@ -11,7 +11,8 @@
 
 The client names below are imported on first use, so that ``import folio.api.cli`` (the ``folio`` command)
 does not pay for httpx and the client models. Import paths that moved keep working, with a warning
-(``folio._migration``).
+(``folio._migration``). ``folio.__version__`` is the version; the distribution that installs this package is
+``folio-context`` (``folio._version``: the registry's ``folio`` is another project).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from folio import _migration
+from folio._version import __version__ as __version__
 
 _migration.install()
 

@@ -1,6 +1,6 @@
 """The ``folio`` command's entry point.
 
-``pip install folio`` is the client only (``folio.Client``, the models, the adapters); the command is the
+``pip install folio-context`` is the client only (``folio.Client``, the models, the adapters); the command is the
 server's CLI (``folio.api.cli``), whose commands need the ``server`` extra. On a client-only install a command
 says how to get it instead of failing with a traceback.
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 from typing import NoReturn
+
+from folio._version import DISTRIBUTION
 
 SERVER_MODULES = frozenset(
     {
@@ -31,7 +33,10 @@ SERVER_MODULES = frozenset(
         "multipart",
     }
 )
-HINT = "folio: the folio command needs the server parts: pip install 'folio[server]' (this install is the client only)"
+HINT = (
+    f"folio: the folio command needs the server parts: pip install '{DISTRIBUTION}[server]'"
+    " (this install is the client only)"
+)
 
 
 def main() -> NoReturn:

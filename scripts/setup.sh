@@ -22,6 +22,12 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
+# The distribution was named "folio" before issue 48 (now folio-context; the registry's folio is another project):
+# an older setup of this clone left that editable install, whose files (the folio script) a later pip uninstall
+# would take away. Remove it, and only it: a "folio" installed from elsewhere is left alone.
+if .venv/bin/python -m pip show folio 2>/dev/null | grep -qxF "Editable project location: $PWD"; then
+    .venv/bin/python -m pip uninstall -q -y folio
+fi
 # torch==2.13.0 resolves to the CPU wheel on these machines; docs/install.md says how to use another build.
 # A large wheel (torch, PyMuPDF) can stall on a flaky registry connection: resume it and retry rather than fail.
 .venv/bin/python -m pip install -q --retries 10 --resume-retries 20 -e ".[server,dev${FOLIO_EXTRAS:+,$FOLIO_EXTRAS}]"

@@ -65,12 +65,9 @@ class _VersionAction(argparse.Action):
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from folio._version import __version__
 
-    try:
-        return version("folio")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
+    return __version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:

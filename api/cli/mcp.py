@@ -20,7 +20,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from folio.api.mcp.server import serve_stdio
     except ImportError as e:
-        say(f"folio: the MCP server needs the mcp package: pip install 'folio[mcp]' ({e})")
+        say(f"folio: the MCP server needs the mcp package: pip install 'folio-context[mcp]' ({e})")
         return EXIT_USAGE
     settings = Settings()
     if args.data:

@@ -22,6 +22,7 @@ from pathlib import Path
 from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse, RedirectResponse
 
+from folio._version import __version__
 from folio.api.application import Folio
 from folio.api.cluster.jobs import job_runner
 from folio.api.errors import install_error_handlers
@@ -161,12 +162,6 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     """Build the app; nothing heavy happens until the lifespan starts (``with TestClient(app)``,
     or uvicorn's startup). ``hooks``: how ``folio serve`` starts it (in the background, with a "ready"
     line and a server file; ``api.http.startup``)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        app_version = version("folio")
-    except PackageNotFoundError:
-        app_version = "0"
     # /docs and /redoc from Swagger UI and ReDoc files installed with fastapi-offline, with security headers
     # (api.http.docs_pages), not from a CDN: the docs work on a machine without internet access.
     app = FastAPI(
@@ -185,7 +180,7 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
             "are refused unless it is in `FOLIO_CORS_ORIGINS`. Query endpoints answer 503 with "
             "`Retry-After` when every worker is busy and the queue is full."
         ),
-        version=app_version,
+        version=__version__,
         openapi_tags=TAGS,
         lifespan=lifespan,
         docs_url=None,  # both served by add_docs below

@@ -1,4 +1,4 @@
-"""folio as an MCP server, on the official ``mcp`` SDK (``pip install 'folio[mcp]'``; importing
+"""folio as an MCP server, on the official ``mcp`` SDK (``pip install 'folio-context[mcp]'``; importing
 this module needs it).
 
 Tools:
@@ -290,12 +290,9 @@ def _first_error(e: ValidationError) -> str:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from folio._version import __version__
 
-    try:
-        return version("folio")
-    except PackageNotFoundError:
-        return "0"
+    return __version__
 
 
 def _image(png: bytes) -> Any:

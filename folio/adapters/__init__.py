@@ -1,8 +1,8 @@
 """Retrievers for LlamaIndex and LangChain over folio's context packages.
 
-``folio.adapters.llamaindex.FolioRetriever`` (``pip install 'folio[llamaindex]'``) returns one
+``folio.adapters.llamaindex.FolioRetriever`` (``pip install 'folio-context[llamaindex]'``) returns one
 ``NodeWithScore`` per packed item, ``folio.adapters.langchain.FolioRetriever``
-(``pip install 'folio[langchain]'``) one ``Document``. Both carry the same metadata
+(``pip install 'folio-context[langchain]'``) one ``Document``. Both carry the same metadata
 (``item_metadata``): citation id, region id, document, version, file, pages, bbox and locators, the
 lines that made the item relevant, modality, expansion, tokens, the image URL and text of an image item.
 The text is the packed text (the section, window, table or page that went into the package), in the

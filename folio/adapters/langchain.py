@@ -1,4 +1,4 @@
-"""LangChain over folio (``pip install 'folio[langchain]'``): a retriever, folio's citation contract as
+"""LangChain over folio (``pip install 'folio-context[langchain]'``): a retriever, folio's citation contract as
 a prompt, a cited-answer chain and a citation check, as Runnables.
 
 >>> from folio.adapters.langchain import FolioRetriever, citation_chain

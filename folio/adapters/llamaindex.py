@@ -1,4 +1,4 @@
-"""LlamaIndex over folio (``pip install 'folio[llamaindex]'``): a retriever, folio's citation contract
+"""LlamaIndex over folio (``pip install 'folio-context[llamaindex]'``): a retriever, folio's citation contract
 as a QA template, a query engine that answers under it, and the citation check as an evaluator.
 
 >>> from folio.adapters.llamaindex import FolioQueryEngine, FolioRetriever

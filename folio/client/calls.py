@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from folio import models
+from folio._version import __version__
 from folio.errors import InvalidRequest, JobFailed, ResponseError, error_for
 from folio.settings import ClientSettings
 
@@ -202,13 +203,7 @@ class Calls:
 
 
 def default_headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        agent = f"folio-client/{version('folio')}"
-    except PackageNotFoundError:
-        agent = "folio-client"
-    headers = {"User-Agent": agent, "Accept": "application/json"}
+    headers = {"User-Agent": f"folio-client/{__version__}", "Accept": "application/json"}
     key = api_key if api_key is not None else ClientSettings().api_key
     if key:
         headers["X-API-Key"] = key

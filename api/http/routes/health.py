@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query, Request
 
+from folio._version import __version__
 from folio.api.http.startup import Startup
 from folio.api.schemas import ErrorResponse, HealthOut, HealthProofOut, ReadyOut
 from folio.kernel.handshake import NONCE_PATTERN, instance_proof
@@ -35,21 +36,12 @@ logger = logging.getLogger(__name__)
 router = APIRouter(tags=["health"])
 
 
-def _folio_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("folio")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 class HealthCache:
     """The expensive parts of ``/v1/health``: computed once at startup, refreshed in the background."""
 
     def __init__(self, compute: Callable[[], dict[str, int]], max_age: float = 2.0, idle_s: float = 10.0,
                  idle_wait_s: float = 2.0) -> None:
-        self.version = _folio_version()
+        self.version = __version__
         self._compute = compute
         self.max_age = max_age
         self.idle_s = idle_s
@@ -102,7 +94,7 @@ async def health(request: Request) -> HealthOut:
     auth = request.app.state.keys.enabled
     folio: Folio | None = getattr(request.app.state, "folio", None)
     if folio is None:
-        return HealthOut(status="ok", state=startup.state, instance=startup.instance, version=_folio_version(),
+        return HealthOut(status="ok", state=startup.state, instance=startup.instance, version=__version__,
                          parser_version=PARSER_VERSION, counts={}, jobs={}, retrieval={},
                          tokenizer=settings.context.tokenizer, auth=auth)
     cache: HealthCache = request.app.state.health

@@ -102,7 +102,7 @@ def test_the_install_hint_exits_2_without_the_server_parts(tmp_path: Path, sampl
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])},
     )
     assert out.returncode == 2, out.stderr
-    assert "pip install 'folio[server]'" in out.stderr and "Traceback" not in out.stderr
+    assert "pip install 'folio-context[server]'" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_a_mistyped_option_shows_the_subcommands_usage_and_the_nearest_option(store: Path, tmp_path: Path) -> None:
