@@ -25,7 +25,7 @@ fi
 # The distribution was named "folio" before issue 48 (now folio-context; the registry's folio is another project):
 # an older setup of this clone left that editable install, whose files (the folio script) a later pip uninstall
 # would take away. Remove it, and only it: a "folio" installed from elsewhere is left alone.
-if .venv/bin/python -m pip show folio 2>/dev/null | grep -qxF "Editable project location: $PWD"; then
+if .venv/bin/python -m pip show folio 2>/dev/null | grep -xF "Editable project location: $PWD" >/dev/null; then  # not -q: with pipefail, grep leaving early fails pip show
     .venv/bin/python -m pip uninstall -q -y folio
 fi
 # torch==2.13.0 resolves to the CPU wheel on these machines; docs/install.md says how to use another build.
