@@ -76,7 +76,7 @@ def test_installed_client_is_typed_for_a_users_mypy(tmp_path: Path) -> None:
          str(ROOT)],
         check=True, capture_output=True,
     )
-    wheel = next(tmp_path.glob("folio-*.whl"))
+    wheel = next(tmp_path.glob("folio_context-*.whl"))  # the distribution folio-context (issue 48)
     assert "folio/py.typed" in zipfile.ZipFile(wheel).namelist()
     site = tmp_path / "site"
     subprocess.run(
