@@ -21,7 +21,7 @@ from folio import errors, models
 from tests.api.conftest import live_server, make_settings
 
 ROOT = Path(__file__).resolve().parents[3]
-PRINTS = re.compile(r"^print\(.*\)  # (?P<shown>.+)$", re.M)
+PRINTS = re.compile(r"^\s*print\(.*\)  # (?P<shown>.+)$", re.M)
 
 
 @pytest.fixture(scope="module")
