@@ -74,3 +74,11 @@ def test_export_errors_are_one_line(data: Path, argv: list[str], code: int, says
     assert says in done.stderr and "Traceback" not in done.stderr
     assert done.stdout == ""
 
+
+
+def test_the_cli_offers_the_api_s_formats() -> None:
+    """The CLI's ``--format`` choices (kept apart so that asking a server loads no pydantic) are the service's."""
+    from folio.api.cli.documents import EXPORT_FORMATS as CLI_FORMATS
+    from folio.api.service.export import EXPORT_FORMATS
+
+    assert CLI_FORMATS == EXPORT_FORMATS
