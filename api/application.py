@@ -17,6 +17,7 @@ models the REST API serializes, so every interface gives the same answer in the 
     verify          VerifyReport                answer     AnswerResponse (prepare_answer: the streamed form)
     documents       DocumentList                document / version    DocumentDetail; versions (the CLI's list)
     pages           PageList                    delete_document / delete_version    DeleteResponse
+    export          Markdown (a str) or DocumentExport
     region          RegionOut                   page_image / region_image    the PNG (bytes or a path)
     health          HealthOut                   counts     the store's counts; compact / check the files
 
@@ -38,6 +39,7 @@ from folio.api.schemas import (
     ContextRequest,
     DeleteResponse,
     DocumentDetail,
+    DocumentExport,
     DocumentList,
     DocumentOut,
     HealthOut,
@@ -55,6 +57,7 @@ from folio.api.service.context import (
     visible_region,
     visible_version,
 )
+from folio.api.service.export import check_size, export_format, reading_order, to_markdown
 from folio.api.service.jobs import Ingester, JobHandle, JobRunner, LocalJobRunner
 from folio.api.service.llm import ChatClient, client_from_settings
 from folio.api.service.model_calls import ModelCalls
@@ -316,6 +319,22 @@ class Folio:
             )
         out.sort(key=lambda p: p.page)
         return PageList(data=out, count=len(out))
+
+    def export(
+        self, doc_id: str, fmt: str = "markdown", version_id: str | None = None, *, collections: Collections = None
+    ) -> str | DocumentExport:
+        """``GET /v1/documents/{doc_id}/export``: a version (default: the latest) as Markdown (a str) or as its
+        regions with their locators (``fmt="json"``), in reading order (``api.service.export``). An unknown
+        format is ``InvalidRequest`` (422); a document too large to export whole ``LimitExceeded`` (413)."""
+        form = export_format(fmt)
+        v = visible_version(self.store, doc_id, version_id, collections=collections)
+        regions = reading_order(self.store.region_index(doc_id, v.version_id).regions())
+        check_size(regions)
+        if form == "markdown":
+            return to_markdown(regions, v.pages)
+        collection = self._collection(doc_id)
+        data = [region_out(r, collection, v.filename) for r in regions]
+        return DocumentExport(**v.model_dump(), collection=collection, data=data, count=len(data))
 
     def region(self, region_id: str, *, collections: Collections = None) -> RegionOut:
         """``GET /v1/regions/{id}``: what a citation points at (a region elsewhere is a 404)."""

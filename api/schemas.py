@@ -450,6 +450,16 @@ class RegionOut(Schema):
     coords: str = COORD_CONVENTION
 
 
+class DocumentExport(VersionOut):
+    """``GET /v1/documents/{doc_id}/export?format=json``: the version's facts and its regions in reading order
+    (sections, paragraphs, tables, figures; no sentences or pages), each with its locators (page, bbox in
+    ``coords``), kind, text, heading path and ids."""
+
+    data: list[RegionOut] = Field(description="the version's regions in reading order")
+    count: int
+    coords: str = COORD_CONVENTION
+
+
 # ------------------------------------------------------------------------------------- health
 class HealthOut(Schema):
     model_config = ConfigDict(extra="allow")

@@ -44,6 +44,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
         (
             "DeleteResponse",
             "DocumentDetail",
+            "DocumentExport",
             "DocumentList",
             "IngestResponse",
             "JobList",

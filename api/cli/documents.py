@@ -1,12 +1,14 @@
-"""``folio ingest | docs | delete | compact | check``: the commands that put documents into a store, list,
-delete and maintain them. Each opens the service (``api.application.Folio``) on the data directory and calls
-it; none opens the store itself.
+"""``folio ingest | docs | export | delete | compact | check``: the commands that put documents into a store, list,
+export, delete and maintain them. Each opens the service (``api.application.Folio``) on the data directory and
+calls it; none opens the store itself. ``export`` asks a running server instead, as ``folio context`` does
+(``common.remote_server``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -17,12 +19,15 @@ from folio.api.cli.common import (
     EXIT_FAILED,
     EXIT_USAGE,
     ProgressBar,
+    Remote,
     UsageError,
     add_command,
     add_data_arg,
     add_json_arg,
+    add_server_arg,
     format_report,
     open_folio,
+    remote_server,
     say,
     settings_for,
 )
@@ -197,6 +202,66 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+EXPORT_FORMATS = ("markdown", "json")
+"""``api.service.export.EXPORT_FORMATS``, for argparse's choices without importing the service (pydantic)."""
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """A document version as Markdown or JSON (``GET /v1/documents/{doc_id}/export``), from a server
+    (``remote_server``) or in-process, to ``--out`` (default ``-``: stdout)."""
+    remote = remote_server(args)
+    if remote:
+        text = _remote_export(remote, args.doc_id, args.format, args.version)
+    else:
+        out = open_folio(args).export(args.doc_id, args.format, args.version)
+        text = out if isinstance(out, str) else json.dumps(out.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    if args.format == "json":
+        text = text.rstrip("\n") + "\n"
+    if args.out in (None, "-"):
+        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+        sys.stdout.flush()
+        return 0
+    Path(args.out).write_text(text, encoding="utf-8")
+    say(f"folio: wrote {args.format} of {args.doc_id} to {args.out} ({len(text.encode())} bytes)")
+    return 0
+
+
+def _remote_export(remote: Remote, doc_id: str, fmt: str, version_id: str | None) -> str:
+    """The server's export (Markdown, or its JSON indented as in-process): its errors as ``post_json``'s are
+    (a 422: ``UsageError``; anything else: ``RemoteError`` with the server's message)."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    from folio.api.cli.discovery import deadline
+    from folio.api.cli.query import MAX_REMOTE_BYTES, REMOTE_TIMEOUT_S, RemoteError
+
+    query = urllib.parse.urlencode({"format": fmt, **({"version_id": version_id} if version_id else {})})
+    path = f"/v1/documents/{urllib.parse.quote(doc_id, safe='@:')}/export?{query}"
+    headers = {"X-API-Key": remote.api_key} if remote.api_key else {}
+    url = remote.url.rstrip("/")
+    try:
+        request = urllib.request.Request(f"{url}{path}", headers=headers)
+        with deadline(REMOTE_TIMEOUT_S), urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_S) as response:
+            text = response.read(MAX_REMOTE_BYTES).decode("utf-8")
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False) if fmt == "json" else text
+    except urllib.error.HTTPError as e:
+        message = _server_message(e)
+        if e.code == 422:
+            raise UsageError(f"{url}: {message}") from None
+        raise RemoteError(f"{url}: {e.code} {message}") from None
+    except (OSError, ValueError) as e:  # refused, timed out, or not what the server sends
+        raise RemoteError(f"{url}: no answer from the server ({getattr(e, 'reason', None) or e})") from None
+
+
+def _server_message(e: Any) -> str:
+    """The ``message`` of folio's error shape in an HTTP error's body, else its status line."""
+    try:
+        return str(json.loads(e.read())["error"]["message"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return str(e.reason)
+
+
 def cmd_delete(args: argparse.Namespace) -> int:
     folio = open_folio(args)
     if args.version:
@@ -267,6 +332,23 @@ def _register_documents(sub: Any) -> None:
     add_json_arg(p, "the versions")
     add_data_arg(p)
     p.set_defaults(func=cmd_docs)
+
+    p = add_command(
+        sub, "export", "a document as Markdown or JSON (its regions with their locators)",
+        "Write a document version (default: the latest) out in reading order: as Markdown (headings, paragraphs, "
+        "tables, figure captions with their image links, a <!-- page N --> marker per page; running headers and "
+        "footers left out) or as JSON (the version's facts and its regions with page, bbox, kind, text and "
+        "heading path). Asks a running server when one serves the data directory (or --server), else runs here.",
+        "folio export support-policy --out support-policy.md",
+        "folio export support-policy --format json --version 96135b4e2c35d62a --out -",
+    )
+    p.add_argument("doc_id", help="the document (folio docs lists them)")
+    p.add_argument("--format", choices=EXPORT_FORMATS, default="markdown", help="markdown (default) or json")
+    p.add_argument("--version", default=None, metavar="VERSION_ID", help="this version (default: the latest)")
+    p.add_argument("--out", default="-", metavar="FILE", help="write to FILE (default -: stdout)")
+    add_server_arg(p)
+    add_data_arg(p)
+    p.set_defaults(func=cmd_export)
 
     p = add_command(
         sub, "delete", "delete a document, or one version of it",

@@ -153,6 +153,13 @@ class Calls:
         return Call("DELETE", path, models.DeleteResponse)
 
     @staticmethod
+    def export_document(doc_id: str, fmt: str, version_id: str | None) -> Call[Any]:
+        """Markdown comes back as bytes (``model`` None), JSON as a ``DocumentExport``."""
+        params = {"format": fmt, **({"version_id": version_id} if version_id is not None else {})}
+        model = models.DocumentExport if fmt == "json" else None
+        return Call("GET", f"/v1/documents/{_seg(doc_id)}/export", model, params=params)
+
+    @staticmethod
     def job(job_id: str) -> Call[models.JobOut]:
         return Call("GET", f"/v1/jobs/{_seg(job_id)}", models.JobOut)
 

@@ -124,6 +124,23 @@ class Client:
         )
         return result
 
+    @overload
+    def export_document(
+        self, doc_id: str, *, format: Literal["markdown"] = ..., version_id: str | None = ...
+    ) -> str: ...
+    @overload
+    def export_document(
+        self, doc_id: str, *, format: Literal["json"], version_id: str | None = ...
+    ) -> models.DocumentExport: ...
+    def export_document(
+        self, doc_id: str, *, format: Literal["markdown", "json"] = "markdown", version_id: str | None = None
+    ) -> str | models.DocumentExport:
+        """A document version (default: the latest) in reading order: Markdown (a str: headings, paragraphs,
+        tables, figure links, ``<!-- page N -->`` markers) or, with ``format="json"``, the ``DocumentExport``
+        (the version's facts and its regions with their locators)."""
+        out: bytes | models.DocumentExport = self._send(Calls.export_document(doc_id, format, version_id))
+        return out.decode("utf-8") if isinstance(out, bytes) else out
+
     def delete(self, doc_id: str, version_id: str | None = None) -> models.DeleteResponse:
         return self._send(Calls.delete(doc_id, version_id))
 

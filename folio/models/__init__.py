@@ -24,6 +24,7 @@ from folio.models.common import (
 from folio.models.documents import (
     DeleteResponse,
     DocumentDetail,
+    DocumentExport,
     DocumentList,
     DocumentOut,
     IngestResponse,
@@ -91,6 +92,7 @@ __all__ = [
     "Coverage",
     "DeleteResponse",
     "DocumentDetail",
+    "DocumentExport",
     "DocumentList",
     "DocumentOut",
     "ErrorBody",

@@ -35,6 +35,22 @@ class DocumentDetail(_Response):
     report: dict[str, Any] | None = None
 
 
+class DocumentExport(_Response):
+    doc_id: str
+    collection: str = "default"
+    version_id: str
+    filename: str
+    pages: int
+    size_bytes: int
+    parser_version: str
+    created_at: float
+    regions: int
+    latest: bool
+    data: list[RegionOut]
+    count: int
+    coords: str = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
+
+
 class DocumentList(_Response):
     data: list[DocumentOut]
     count: int
@@ -159,5 +175,5 @@ class VersionOut(_Response):
     latest: bool
 
 
-for _model in (DeleteResponse, DocumentDetail, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):
+for _model in (DeleteResponse, DocumentDetail, DocumentExport, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):
     _model.model_rebuild()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncGenerator
 from pathlib import Path as PathType
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -28,6 +28,7 @@ from folio.api.schemas import (
     MAX_PAGE,
     DeleteResponse,
     DocumentDetail,
+    DocumentExport,
     DocumentList,
     IngestResponse,
     JobOut,
@@ -209,6 +210,42 @@ def delete_document(doc_id: str, folio: FolioDep, caller: WriterDep) -> DeleteRe
 )
 def get_version(doc_id: str, version_id: str, folio: FolioDep, caller: CallerDep) -> DocumentDetail:
     return folio.version(doc_id, version_id, collections=caller.collections)
+
+
+@router.get(
+    "/{doc_id}/export",
+    summary="A document version as Markdown or as JSON regions",
+    response_model=DocumentExport,
+    responses={
+        200: {
+            "content": {"text/markdown": {"schema": {"type": "string"}}},
+            "description": "format=markdown: the Markdown; format=json: the DocumentExport",
+        },
+        **error_responses(401, 404, 413, 422),
+    },
+)
+def export_document(
+    doc_id: str,
+    folio: FolioDep,
+    caller: CallerDep,
+    fmt: Annotated[
+        Literal["markdown", "json"],
+        Query(alias="format", description="markdown (text/markdown) or json (the regions with their locators)"),
+    ] = "markdown",
+    version_id: Annotated[
+        str | None, Query(max_length=128, description="the version to export (default: the latest)")
+    ] = None,
+) -> Any:
+    """A version in reading order, to take elsewhere. Markdown: headings (``#`` by level), paragraphs, tables
+    (their Markdown), figures as ``![caption](/v1/regions/{region_id}/image)`` with the caption under them, and
+    ``<!-- page N -->`` where each page starts; running headers, footers and page numbers are left out (ingest
+    keeps them out of the regions). JSON: the version's facts and its sections, paragraphs, tables and figures,
+    each with its locators (page, bbox), kind, text, heading path and ids. A document too large to export whole
+    is a 413, never a cut-short file."""
+    out = folio.export(doc_id, fmt, version_id, collections=caller.collections)
+    if isinstance(out, str):
+        return Response(out, media_type="text/markdown; charset=utf-8")
+    return out
 
 
 @router.delete(
