@@ -229,37 +229,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _remote_export(remote: Remote, doc_id: str, fmt: str, version_id: str | None) -> str:
     """The server's export (Markdown, or its JSON indented as in-process): its errors as ``post_json``'s are
     (a 422: ``UsageError``; anything else: ``RemoteError`` with the server's message)."""
-    import urllib.error
     import urllib.parse
-    import urllib.request
 
-    from folio.api.cli.discovery import deadline
-    from folio.api.cli.query import MAX_REMOTE_BYTES, REMOTE_TIMEOUT_S, RemoteError
+    from folio.api.cli.query import ask_server
+
+    def read(raw: bytes) -> str:
+        text = raw.decode("utf-8")
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False) if fmt == "json" else text
 
     query = urllib.parse.urlencode({"format": fmt, **({"version_id": version_id} if version_id else {})})
     path = f"/v1/documents/{urllib.parse.quote(doc_id, safe='@:')}/export?{query}"
-    headers = {"X-API-Key": remote.api_key} if remote.api_key else {}
-    url = remote.url.rstrip("/")
-    try:
-        request = urllib.request.Request(f"{url}{path}", headers=headers)
-        with deadline(REMOTE_TIMEOUT_S), urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_S) as response:
-            text = response.read(MAX_REMOTE_BYTES).decode("utf-8")
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False) if fmt == "json" else text
-    except urllib.error.HTTPError as e:
-        message = _server_message(e)
-        if e.code == 422:
-            raise UsageError(f"{url}: {message}") from None
-        raise RemoteError(f"{url}: {e.code} {message}") from None
-    except (OSError, ValueError) as e:  # refused, timed out, or not what the server sends
-        raise RemoteError(f"{url}: no answer from the server ({getattr(e, 'reason', None) or e})") from None
-
-
-def _server_message(e: Any) -> str:
-    """The ``message`` of folio's error shape in an HTTP error's body, else its status line."""
-    try:
-        return str(json.loads(e.read())["error"]["message"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return str(e.reason)
+    out: str = ask_server(remote, path, read)
+    return out
 
 
 def cmd_delete(args: argparse.Namespace) -> int:

@@ -306,25 +306,32 @@ def post_json(remote: Remote, path: str, body: dict[str, Any]) -> dict[str, Any]
     is a ``UsageError`` (exit 2), any other error or no answer a ``RemoteError`` (exit 1), each with the server's
     message. The standard library's HTTP client, not ``folio.Client``: with httpx and the client's models,
     asking took three times as long as the server took to answer."""
+    out: dict[str, Any] = ask_server(remote, path, json.loads, body)
+    return out
+
+
+def ask_server(remote: Remote, path: str, read: Callable[[bytes], Any], body: dict[str, Any] | None = None) -> Any:
+    """``read`` of the answer of the folio server ``remote`` to a GET of ``path`` (a POST of ``body`` when given),
+    with ``post_json``'s deadline and errors (a ``ValueError`` of ``read`` is "no answer" too)."""
     import urllib.error
     import urllib.request
 
     from folio.api.cli.discovery import deadline
 
     url, key = remote.url, remote.api_key
-    headers = {"Content-Type": "application/json", **({"X-API-Key": key} if key else {})}
-    request = urllib.request.Request(f"{url.rstrip('/')}{path}", data=json.dumps(body).encode(), headers=headers,
-                                     method="POST")
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {**({"Content-Type": "application/json"} if data else {}), **({"X-API-Key": key} if key else {})}
+    request = urllib.request.Request(f"{url.rstrip('/')}{path}", data=data, headers=headers,
+                                     method="POST" if body is not None else "GET")
     try:
         with deadline(REMOTE_TIMEOUT_S), urllib.request.urlopen(request, timeout=REMOTE_TIMEOUT_S) as response:
-            out: dict[str, Any] = json.loads(response.read(MAX_REMOTE_BYTES))
-            return out
+            return read(response.read(MAX_REMOTE_BYTES))
     except urllib.error.HTTPError as e:
         message = _error_message(e)
         if e.code == 422:
             raise UsageError(f"{url}: {message}") from None
         raise RemoteError(f"{url}: {e.code} {message}") from None
-    except (OSError, ValueError) as e:  # refused, timed out, or not JSON
+    except (OSError, ValueError) as e:  # refused, timed out, or not what the server sends
         reason = getattr(e, "reason", None) or e
         raise RemoteError(f"{url}: no answer from the server ({reason})") from None
 
