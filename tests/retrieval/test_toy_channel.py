@@ -64,3 +64,12 @@ def test_unregistering_takes_the_channel_out_again(visual_store: Any) -> None:
 
 def _pages(store: Any, hit: Any) -> list[Any]:
     return list(store.region_index(hit.doc_id, hit.version_id).of_kind(hit.doc_id, hit.version_id, "page"))
+
+
+def test_assemblys_default_text_retrievers_are_the_built_in_channels() -> None:
+    """Assembly cannot read the registry, so its default (for callers that build options themselves) is a copy of
+    the built-in text channels' names: this keeps the copy equal to what the api hands in."""
+    from folio.assembly.options import AssemblyOptions
+    from folio.retrieval.search import text_retrievers
+
+    assert AssemblyOptions().text_retrievers == text_retrievers()
