@@ -21,7 +21,7 @@ from folio.ingest.storage.chunks import ChunkTable
 from folio.ingest.storage.claims import claim_alive, retry_conflicts
 from folio.ingest.storage.database import Database
 from folio.ingest.storage.regions import RegionTable
-from folio.ingest.storage.sql import row_collection, sql_str
+from folio.ingest.storage.sql import sql_str
 from folio.kernel.errors import DocumentNotFound
 
 logger = logging.getLogger(__name__)
@@ -32,16 +32,14 @@ RETIRE_AFTER_S = 2.0
 
 
 class StoreParts(Protocol):
-    """What removal needs of a store (``folio.ingest.storage.store.Store`` is one): its parts, the full-text
-    index rebuild and the commit counter (which triggers compaction)."""
+    """What removal needs of a store (``folio.ingest.storage.store.Store`` is one): its parts and the commit
+    counter (which triggers compaction). No index is rebuilt: LanceDB's deletion vectors hide removed rows."""
 
     database: Database
     catalogue: Catalogue
     region_table: RegionTable
     chunk_table: ChunkTable
     assets: Assets
-
-    def ensure_fts(self) -> None: ...
 
     def committed(self) -> None: ...
 
@@ -59,7 +57,6 @@ def remove_claim(store: StoreParts, doc_id: str, version_id: str, writer: str) -
                 retry_conflicts(partial(t.delete, mine))
             else:
                 retry_conflicts(partial(t.delete, key))
-        store.chunk_table.fts_dirty = True
         others = [r for r in catalogue.rows_now(key) if (r.get("writer") or "") != writer]
         if not others:
             store.assets.remove(doc_id, version_id)
@@ -100,8 +97,8 @@ def delete_document(store: StoreParts, doc_id: str) -> list[str]:
 
 def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None:
     """Remove the rows ``writer`` wrote of a version whose ready row now names another writer (its rows were
-    replaced), rebuild the collection's full-text index without them (BM25 counts every row an index was built
-    over, removed or not), then clear the ready row's note of them (``retiring``): a writer killed at any step
+    replaced (LanceDB's deletion vectors hide them from the indexes at once; BM25's statistics count them until
+    ``folio compact --reindex``), then clear the ready row's note of them (``retiring``): a writer killed at any step
     leaves the note, and the next store to open does it all again (``finish_retires``). Nothing while
     ``writer``'s rows are the ready ones, or when the version is gone (its rows went with it). Assets are
     shared by name: the replacing writer already put its own in their place."""
@@ -113,8 +110,6 @@ def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None
         for t in store.database.version_tables():
             if "writer" in t.schema.names:
                 retry_conflicts(partial(t.delete, mine))
-        store.chunk_table.dirty.add(row_collection(ready[0]))
-        store.ensure_fts()
         store.region_table.forget(doc_id, version_id)
         if "retiring" in store.catalogue.table.schema.names:
             noted = f"{version_key(doc_id, version_id)} AND status = 'ready' AND retiring = {sql_str(writer)}"
@@ -153,7 +148,6 @@ def purge(store: StoreParts, doc_id: str, version_id: str) -> None:
     key = version_key(doc_id, version_id)
     for t in store.database.version_tables():
         retry_conflicts(partial(t.delete, key))
-    store.chunk_table.fts_dirty = True
     store.assets.remove(doc_id, version_id)
     store.region_table.forget(doc_id, version_id)
     store.committed()
@@ -190,9 +184,6 @@ def recover(store: StoreParts) -> list[tuple[str, str]]:
         for child in asset_dirs:
             if child.name not in names:
                 shutil.rmtree(child, ignore_errors=True)
-        if removed:
-            store.chunk_table.fts_dirty = True
-            store.ensure_fts()
     return removed
 
 
