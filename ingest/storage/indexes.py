@@ -91,17 +91,20 @@ def ann_partitions(rows: int) -> int:
 
 
 def build_ann(table: Any, options: IndexOptions, column: str = "vector") -> None:
-    """Build (or rebuild) the ANN index on ``column`` (cosine) over the table's rows."""
+    """Build (or rebuild) the ANN index on ``column`` (cosine) over the table's rows: IVF with about √rows
+    partitions, PQ codes of 8 dimensions each (IVF_PQ) or HNSW graphs over scalar-quantized vectors (IVF_HNSW_SQ)."""
+    from lancedb.index import HnswSq, IvfPq  # function-level: see ensure_fts
+
     rows = table.count_rows()
     dim = table.schema.field(column).type.list_size
-    kwargs: dict[str, Any] = {"num_partitions": ann_partitions(rows)}
-    if options.ann_index == "IVF_PQ":
-        kwargs["num_sub_vectors"] = max(1, dim // 8)
+    partitions = ann_partitions(rows)
+    config: Any = (
+        IvfPq(distance_type="cosine", num_partitions=partitions, num_sub_vectors=max(1, dim // 8))
+        if options.ann_index == "IVF_PQ"
+        else HnswSq(distance_type="cosine", num_partitions=partitions)
+    )
     logger.info("building the %s index on %s.%s (%d rows)", options.ann_index, table.name, column, rows)
-    retry_conflicts(partial(
-        table.create_index, metric="cosine", vector_column_name=column, index_type=options.ann_index,
-        replace=True, **kwargs,
-    ))
+    retry_conflicts(partial(table.create_index, column, config=config, replace=True))
 
 
 def ensure_ann(table: Any, options: IndexOptions, column: str = "vector") -> bool:
