@@ -133,9 +133,8 @@ class Folio:
             require_store(settings.storage.data)
         register_tokenizers(settings)
         data = settings.storage.data
-        store = Store(
-            data, storage_options=storage_options(data, settings.storage), indexes=index_options(settings.storage)
-        )
+        store = Store(data, storage_options=storage_options(data, settings.storage))
+        store.configure_indexes(index_options(settings.storage))
         return cls(settings, store, llm=client_from_settings(settings), jobs=jobs)
 
     def warm(self) -> Folio:

@@ -126,15 +126,14 @@ class Store:
         region_cache_size: int = REGION_CACHE_SIZE,
         compact_every: int = COMPACT_EVERY,
         storage_options: dict[str, str] | None = None,
-        indexes: IndexOptions | None = None,
     ) -> None:
         """Open (creating when absent) the store at ``uri``. Opening never writes to existing data
         (except the one-time migrations of data from an older folio: the ``fts`` column, the
         collections' full-text tables; and the end of a re-parse whose writer died after its swap:
         ``finish_retires``); ``recover=True`` runs
         the crash cleanup, which only a writer should ask for. ``storage_options``: LanceDB's
-        object-store options (default: from the environment, ``ingest.storage.objstore``). ``indexes``: when
-        the chunk vectors get their ANN index and how it is searched (default: ``IndexOptions()``)."""
+        object-store options (default: from the environment, ``ingest.storage.objstore``). The ANN index's options are
+        ``IndexOptions()`` until ``configure_indexes`` says otherwise."""
         self.uri = str(uri or default_data_dir())
         self.local = is_local(self.uri)
         if self.uri.startswith("file://"):
@@ -153,7 +152,7 @@ class Store:
         self._commits = 0
         self.catalogue = Catalogue(self.database)
         self.region_table = RegionTable(self.database, cache_size=region_cache_size)
-        self.chunk_table = ChunkTable(self.database, indexes)
+        self.chunk_table = ChunkTable(self.database)
         self.chunk_table.migrate()
         # The parts' LanceDB tables and state under the names callers and tests have always used.
         self.versions, self.regions, self.chunks = self.catalogue.table, self.region_table.table, self.chunk_table.table
@@ -162,6 +161,11 @@ class Store:
             self.recover()
         else:
             self._finish_retires_on_open()
+
+    def configure_indexes(self, options: IndexOptions) -> Store:
+        """When the chunk vectors get their ANN index and how it is searched (``FOLIO_ANN_*``); this store."""
+        self.chunk_table.options = options
+        return self
 
     # ------------------------------------------------ the parts' tables, as before
     def table(self, name: str, schema: pa.Schema | None = None) -> Any | None:
@@ -353,7 +357,8 @@ class Store:
         return maintenance.check(self, repair=repair)
 
     def ensure_fts(self) -> None:
-        """Build the full-text index of each collection's chunk text that has rows and none (``ChunkTable.ensure_fts``)."""
+        """Build the full-text index of each collection's chunk text that has rows and none
+        (``ChunkTable.ensure_fts``)."""
         self.chunk_table.ensure_fts()
 
     def has_fts(self) -> bool:
@@ -431,7 +436,9 @@ class Store:
         of the versions' ready writers (``ChunkTable.fts``)."""
         return self.chunk_table.fts(query, scope, limit, self.catalogue.collections(), self._writers(scope.versions))
 
-    def vector_search(self, vector: np.ndarray, scope: Scope, limit: int, *, exact: bool = False) -> list[dict[str, Any]]:
+    def vector_search(
+        self, vector: np.ndarray, scope: Scope, limit: int, *, exact: bool = False
+    ) -> list[dict[str, Any]]:
         """Nearest chunks to ``vector`` within ``scope`` (``ChunkTable.vector_search``; ``exact``: no ANN index)."""
         return self.chunk_table.vector_search(vector, scope, limit, self._writers(scope.versions), exact=exact)
 

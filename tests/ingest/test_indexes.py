@@ -143,9 +143,9 @@ def test_ann_index_past_the_threshold_serves_unscoped_queries_scoped_stay_exact(
     data = tmp_path / "copy"
     shutil.copytree(two_docs["data"], data)
     rows = lancedb.connect(str(data / "lancedb")).open_table("chunks").count_rows()
-    Store(data, compact_every=0, indexes=IndexOptions(ann_min_rows=rows + 1)).maintain()
+    Store(data, compact_every=0).configure_indexes(IndexOptions(ann_min_rows=rows + 1)).maintain()
     assert not Store(data).has_vector_index()  # under the threshold: exact only
-    store = Store(data, compact_every=0, indexes=IndexOptions(ann_min_rows=rows, nprobes=4, refine_factor=5))
+    store = Store(data, compact_every=0).configure_indexes(IndexOptions(ann_min_rows=rows, nprobes=4, refine_factor=5))
     store.maintain()
     assert store.has_vector_index()
 
