@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/ann_recall.py                           # wide, mmlb, finance; IVF_PQ
     .venv/bin/python benchmarks/ann_recall.py --sets wide --index IVF_HNSW_SQ --nprobes 16 --refine-factor 5
+    .venv/bin/python benchmarks/ann_recall.py --sets wide --keep --nprobes 64   # reuse the copy and its index
 
 For each set, the chunks table of ``/work/data/eval/<set>/folio`` (read only) is copied to ``--work``
 (default /tmp/folio-ann-recall), the ANN index built on the copy as maintenance builds it
@@ -52,12 +53,16 @@ def measure(name: str, args: argparse.Namespace) -> dict[str, Any]:
     from folio.retrieval.scope import resolve_scope
     from folio.retrieval.text import TextRetriever
 
-    data = copy_store(name, Path(args.work))
+    data = Path(args.work) / name
+    reuse = args.keep and (data / "lancedb" / "chunks.lance" / "_indices").exists()
+    if not reuse:
+        data = copy_store(name, Path(args.work))
     options = IndexOptions(ann_min_rows=1, ann_index=args.index, nprobes=args.nprobes, refine_factor=args.refine_factor)
     store = Store(data, compact_every=0).configure_indexes(options)
     rows = store.chunks.count_rows()
     t = time.perf_counter()
-    build_ann(store.chunks, options)
+    if not (reuse and store.has_vector_index()):
+        build_ann(store.chunks, options)
     build_s = time.perf_counter() - t
     from folio.ingest.embed import MiniLM
 
@@ -93,10 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--refine-factor", type=int, default=10)
     ap.add_argument("--limit", type=int, default=0, help="at most this many questions per set (0: all)")
     ap.add_argument("--work", default="/tmp/folio-ann-recall", help="where the copies go (removed at the end)")
+    ap.add_argument("--keep", action="store_true", help="keep the copies, and reuse one that has its index")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
     results = []
-    print("| set | chunks | questions | index | nprobes | refine | build s | recall@10 | min | exact p50 ms | ann p50 ms |")
+    print("| set | chunks | questions | index | nprobes | refine | build s | recall@10 | min | exact p50 ms | "
+          "ann p50 ms |")
     print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         r = measure(name, args)
@@ -104,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['set']} | {r['chunks']} | {r['questions']} | {r['index']} | {r['nprobes']} | "
               f"{r['refine_factor']} | {r['build_s']} | {r['recall_at_10']:.3f} | {r['min_recall']:.1f} | "
               f"{r['exact_ms_p50']} | {r['ann_ms_p50']} |", flush=True)
-        shutil.rmtree(Path(args.work) / name, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(Path(args.work) / name, ignore_errors=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
