@@ -159,6 +159,15 @@ class ChunkTable:
                 if table is not None:
                     ensure_fts(table, FTS_COLUMN, with_position=True)
 
+    def rebuild_fts(self, collection: str) -> None:
+        """Build one collection's full-text index again over its live rows: after a re-parse removed the rows it
+        replaced (``recovery.retire``), so that its BM25 statistics are a clean store's again. Nothing else
+        rebuilds an index outside maintenance."""
+        with self.database.write_lock:
+            table = self.database.table(fts_table(collection))
+            if table is not None:
+                rebuild_fts(table, FTS_COLUMN, with_position=True)
+
     def has_fts(self) -> bool:
         """Whether any collection's full-text table has its index (False also when the listing fails)."""
         return any(has_index(t, FTS_COLUMN) for t in map(self.database.table, self.text_tables()) if t is not None)

@@ -21,7 +21,7 @@ from folio.ingest.storage.chunks import ChunkTable
 from folio.ingest.storage.claims import claim_alive, retry_conflicts
 from folio.ingest.storage.database import Database
 from folio.ingest.storage.regions import RegionTable
-from folio.ingest.storage.sql import sql_str
+from folio.ingest.storage.sql import row_collection, sql_str
 from folio.kernel.errors import DocumentNotFound
 
 logger = logging.getLogger(__name__)
@@ -33,7 +33,8 @@ RETIRE_AFTER_S = 2.0
 
 class StoreParts(Protocol):
     """What removal needs of a store (``folio.ingest.storage.store.Store`` is one): its parts and the commit
-    counter (which triggers compaction). No index is rebuilt: LanceDB's deletion vectors hide removed rows."""
+    counter (which triggers compaction). A removal rebuilds no index (LanceDB's deletion vectors hide removed
+    rows); only a re-parse's ``retire`` rebuilds its collection's full-text index."""
 
     database: Database
     catalogue: Catalogue
@@ -97,11 +98,12 @@ def delete_document(store: StoreParts, doc_id: str) -> list[str]:
 
 def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None:
     """Remove the rows ``writer`` wrote of a version whose ready row now names another writer (its rows were
-    replaced (LanceDB's deletion vectors hide them from the indexes at once; BM25's statistics count them until
-    ``folio compact --reindex``), then clear the ready row's note of them (``retiring``): a writer killed at any step
-    leaves the note, and the next store to open does it all again (``finish_retires``). Nothing while
-    ``writer``'s rows are the ready ones, or when the version is gone (its rows went with it). Assets are
-    shared by name: the replacing writer already put its own in their place."""
+    replaced), rebuild the collection's full-text index without them (deletion vectors hide removed rows from an
+    index, but BM25 counts every row it was built over: a re-parse, which replaces a whole version's rows, is
+    the one write that rebuilds an index outside maintenance), then clear the ready row's note of them
+    (``retiring``): a writer killed at any step leaves the note, and the next store to open does it all again
+    (``finish_retires``). Nothing while ``writer``'s rows are the ready ones, or when the version is gone (its
+    rows went with it). Assets are shared by name: the replacing writer already put its own in their place."""
     ready = [r for r in store.catalogue.rows_now(version_key(doc_id, version_id)) if r["status"] == "ready"]
     if not ready or any((r.get("writer") or "") == writer for r in ready):
         return
@@ -110,6 +112,7 @@ def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None
         for t in store.database.version_tables():
             if "writer" in t.schema.names:
                 retry_conflicts(partial(t.delete, mine))
+        store.chunk_table.rebuild_fts(row_collection(ready[0]))
         store.region_table.forget(doc_id, version_id)
         if "retiring" in store.catalogue.table.schema.names:
             noted = f"{version_key(doc_id, version_id)} AND status = 'ready' AND retiring = {sql_str(writer)}"
