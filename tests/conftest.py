@@ -42,7 +42,7 @@ def _ingested_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ingest_path(store, SAMPLES / "linnsequencer-brochure-scan.pdf")
     # Every row in the full-text index, as after `folio ingest`'s maintenance (commits leave later documents'
     # rows to a flat search until then: tests/ingest/test_indexes.py), so BM25 scores are a full index's.
-    store.reindex()
+    store.chunk_table.rebuild_fts("default")
     return data
 
 
