@@ -142,9 +142,9 @@ class StorageSettings(Group):
         "commit, `folio compact`) once the chunks table has this many rows; `0`: never (exact search only)",
     )
     ann_index: Literal["IVF_PQ", "IVF_HNSW_SQ"] = Field("IVF_PQ", description="the ANN index type (cosine)")
-    ann_nprobes: int = Field(32, ge=1, description="IVF partitions an ANN query searches")
+    ann_nprobes: int = Field(64, ge=1, description="IVF partitions an ANN query searches")
     ann_refine_factor: int = Field(
-        10, ge=1, description="an ANN query re-ranks this many times its limit by exact distance"
+        20, ge=1, description="an ANN query re-ranks this many times its limit by exact distance"
     )
     ann_scope_regions: int = Field(
         100_000,

@@ -40,8 +40,8 @@ class IndexOptions:
 
     ann_min_rows: int = 500_000
     ann_index: AnnIndexType = "IVF_PQ"
-    nprobes: int = 32
-    refine_factor: int = 10
+    nprobes: int = 64
+    refine_factor: int = 20
 
 
 def index_options(settings: StorageSettings) -> IndexOptions:
