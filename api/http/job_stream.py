@@ -5,7 +5,7 @@ through ``api.cluster.jobs``) every ``POLL_S`` seconds, on a worker thread (a bo
 event whenever a job's status or progress changed:
 
 - ``progress``: a job's ``JobOut`` (status, ``progress: {stage, done, total}``), once when the stream opens and
-  again on each change;
+  again on each change seen (the runner is polled: a stage over within ``POLL_S`` may show no event of its own);
 - ``done`` / ``failed``: a job's final ``JobOut`` (its ``result``, or its ``error``);
 - ``error``: a job that is gone from the runner (finished jobs are kept in memory, the newest ones only);
 - ``timeout``: ``timeout`` seconds passed before every job finished (the unfinished jobs' ``JobOut``); ask again;
@@ -27,7 +27,7 @@ import anyio
 
 from folio.api.service.jobs import JobHandle
 
-POLL_S = 0.25
+POLL_S = 0.1
 HEARTBEAT_S = 15.0
 DEFAULT_TIMEOUT_S = 600.0
 MAX_TIMEOUT_S = 3600.0
