@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from folio.api.cli.common import EXIT_FAILED, ProgressBar, Remote, UsageError, format_report, say
+from folio.client import Client
+from folio.errors import APIError, ClientError, NotFound
 from folio.kernel.errors import FolioError
 from folio.kernel.printable import terminal_safe
 
 if TYPE_CHECKING:
-    from folio.client import Client, JobEvent
+    from folio.client import JobEvent
 
 BATCH_FILES = 20  # the server's limit (api.http.routes.batch.MAX_BATCH_FILES)
 BATCH_BYTES = 64 * 1024 * 1024  # a request's files in all; one larger file goes alone
@@ -46,9 +48,6 @@ class RemoteError(FolioError):
 def _client(remote: Remote) -> Iterator[Client]:
     """A ``folio.Client`` on ``remote`` (its key, or none); its errors as the CLI's: a 422 is a ``UsageError``
     (exit 2), anything else a ``RemoteError`` (exit 1), each with the server's message."""
-    from folio.client import Client
-    from folio.errors import APIError, ClientError
-
     try:
         with Client(remote.url, api_key=remote.api_key or "", timeout=120.0) as client:
             yield client
@@ -170,8 +169,6 @@ def _show(
 
 def docs(args: argparse.Namespace, remote: Remote) -> int:
     """``folio docs`` on the server: every version of every document the key sees (or of one), newest first."""
-    from folio.errors import NotFound
-
     with _client(remote) as client:
         try:
             if args.doc_id:

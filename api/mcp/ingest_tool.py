@@ -83,6 +83,7 @@ def _ingest(folio: Folio, collections: frozenset[str] | None, upload: _Upload) -
 
 def _decoded(pdf_base64: str, max_bytes: int) -> bytes:
     """The PDF's bytes, refused before decoding when the text alone is over the limit (``FOLIO_MAX_UPLOAD_BYTES``)."""
+    # function-level, as every import of the service's here: `folio mcp` answers the handshake before they load
     from folio.api.errors import PayloadTooLarge
     from folio.kernel.errors import InvalidRequest
 
