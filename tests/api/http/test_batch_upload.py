@@ -5,6 +5,7 @@ against a real server on loopback (uvicorn: the events arrive as the jobs run, n
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 from pathlib import Path
 
@@ -113,3 +114,31 @@ def test_batch_limits_and_bad_requests(data_copy: Path, samples: Path) -> None:
         assert_error(c.get("/v1/jobs/events", params={"ids": "nope"}), 404, "job_not_found")
         assert_error(c.get("/v1/jobs/nope/events"), 404, "job_not_found")
         assert_error(c.get(f"/v1/jobs/{first['job_id']}/events", params={"timeout": 0}), 422, "validation_error")
+
+
+def _examples_of(title: str) -> list[str]:
+    """The ```python blocks of one section of docs/api.md."""
+    text = (Path(__file__).resolve().parents[3] / "docs" / "api.md").read_text(encoding="utf-8")
+    section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return [block.split("```", 1)[0] for block in section.split("```python\n")[1:]]
+
+
+@pytest.mark.slow
+def test_the_docs_examples_of_batch_upload_and_progress_events_run(
+    data_copy: Path, tmp_path: Path, samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/api.md's examples, run against a server on loopback, print what their comments say."""
+    from tests.test_docs_examples import _run
+
+    prints = re.compile(r"^\s*print\(.*\)  # (?P<shown>.+)$", re.M)  # also inside a with block
+
+    shutil.copy(samples / "support-policy-v1.pdf", tmp_path / "q3-report.pdf")
+    shutil.copy(samples / "support-policy-v2.pdf", tmp_path / "q4-report.pdf")
+    (tmp_path / "notes.pdf").write_text("meeting notes, not a PDF")
+    monkeypatch.chdir(tmp_path)
+    with live_server(make_settings(data_copy)) as url:
+        for title in ("Batch upload", "Progress events"):
+            (code,) = _examples_of(title)
+            printed = _run(code.replace("http://127.0.0.1:8000", url))
+            shown = [said["shown"] for said in prints.finditer(code)]
+            assert shown and all(s in printed for s in shown), (title, shown, printed)
