@@ -142,3 +142,22 @@ def test_the_docs_examples_of_batch_upload_and_progress_events_run(
             printed = _run(code.replace("http://127.0.0.1:8000", url))
             shown = [said["shown"] for said in prints.finditer(code)]
             assert shown and all(s in printed for s in shown), (title, shown, printed)
+
+
+def test_a_stream_sends_heartbeats_and_ends_at_its_timeout() -> None:
+    """A job that does not finish (the runner is not started: it stays queued): the stream says so once, pings while
+    nothing changes, and ends after its timeout with the unfinished job, never hanging."""
+    from folio.api.http.job_stream import job_events
+    from folio.api.service.jobs import LocalJobRunner
+
+    runner = LocalJobRunner()
+    job = runner.submit("ingest", lambda progress: {}, filename="slow.pdf")
+
+    async def collect() -> list[bytes]:
+        return [c async for c in job_events(runner.get, [job.job_id], 0.5, poll_s=0.05, heartbeat_s=0.1)]
+
+    chunks = asyncio.run(collect())
+    events = [c.split(b"\n", 1)[0] for c in chunks]
+    assert events[0] == b"event: progress" and events[-2:] == [b"event: timeout", b"event: end"], events
+    assert b": ping" in events and events.count(b"event: progress") == 1, events
+    assert b'"unfinished": 1' in chunks[-1] and job.job_id.encode() in chunks[-2]
