@@ -121,8 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({**row, "cos_mean": float(cos.mean()), "cos_min": float(cos.min())})
             print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     env = environment()
-    print(f"{args.texts} texts, best of {args.repeat}; {env['cpus']} CPUs, GPU: {env['gpu'] or 'none'}; "
-          f"torch {env['torch']}, onnxruntime {env['onnxruntime']} ({', '.join(env['onnx_providers'])})\n")
+    print(
+        f"{args.texts} texts, best of {args.repeat}; {env['cpus']} CPUs, GPU: {env['gpu'] or 'none'}; "
+        f"torch {env['torch']}, onnxruntime {env['onnxruntime']} ({', '.join(env['onnx_providers'])})\n"
+    )
     print(table(rows))
     if args.out:
         args.out.write_text(json.dumps({"environment": env, "texts": args.texts, "rows": rows}, indent=2) + "\n")

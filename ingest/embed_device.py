@@ -1,10 +1,11 @@
 """Where the MiniLM encoders run: ``FOLIO_EMBED_DEVICE`` (``Settings.embedding.embed_device``), for documents and
 queries alike.
 
-- ``auto`` (default): a CUDA GPU when the backend's runtime sees one, else the CPU. torch: ``torch.cuda.is_available()``;
-  ONNX Runtime: ``CUDAExecutionProvider`` among ``ort.get_available_providers()`` (the ``onnxruntime-gpu`` build), and
-  then among the providers of the session it opens (the provider is listed wherever the build is installed, and a
-  session without a driver falls back to the CPU: ``auto`` follows it there, with a warning).
+- ``auto`` (default): a CUDA GPU when the backend's runtime sees one, else the CPU. torch:
+  ``torch.cuda.is_available()``; ONNX Runtime: ``CUDAExecutionProvider`` among ``ort.get_available_providers()`` (the
+  ``onnxruntime-gpu`` build), and then among the providers of the session it opens (the provider is listed wherever
+  the build is installed, and a session without a driver falls back to the CPU: ``auto`` follows it there, with a
+  warning).
 - ``cpu``: the CPU, whatever is installed.
 - ``cuda``: the GPU or nothing: without one, the process stops at startup with ``EmbedDeviceUnavailable``, one line
   that says what the runtime sees.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from folio.ingest.torchfix import ensure_torchvision
 from folio.kernel.errors import ModelUnavailable
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -91,13 +93,11 @@ def install_hint(runtime: str) -> str:
 def runtime_devices(runtime: str) -> tuple[tuple[str, ...], str]:
     """What ``runtime`` can run on here, probed (imports it), and what it reported (for messages)."""
     if runtime == "torch":
-        from folio.ingest.torchfix import ensure_torchvision
-
         ensure_torchvision()
         import torch
 
         cuda = bool(torch.cuda.is_available())
-        seen = f"torch {torch.__version__}, CUDA {torch.version.cuda or 'not built in'}"  # type: ignore[attr-defined]
+        seen = f"torch {torch.__version__}, CUDA {torch.version.cuda or 'not built in'}"
         return (("cuda", "cpu") if cuda else ("cpu",)), seen
     import onnxruntime as ort
 

@@ -251,8 +251,12 @@ def _run_ingest(task: RayIngest, job_id: str) -> dict[str, Any]:
     ray = _ray()
     board_actor = ray.get_actor(BOARD_NAME, namespace=NAMESPACE)
     settings = Settings(**task.settings)  # the driver's settings groups: the worker reads none of its own for ingest
-    worker = {"pid": os.getpid(), "host": socket.gethostname(), "node": ray.get_runtime_context().get_node_id(),
-              "embed_device": _embed_device(settings, task.num_gpus)}
+    worker = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "node": ray.get_runtime_context().get_node_id(),
+        "embed_device": _embed_device(settings, task.num_gpus),
+    }
     DEAD_WRITERS.update(ray.get(board_actor.started.remote(job_id, worker)))
     store = _store(task.store, task.storage_options)
     ingester = Ingester(store, settings, _indexers(task.settings))

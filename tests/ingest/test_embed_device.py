@@ -181,7 +181,9 @@ def _plain_cpu_session(quantized: bool, texts: list[str], threads: int) -> np.nd
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads, opts.inter_op_num_threads, opts.log_severity_level = threads, 1, 3
-    session = ort.InferenceSession(str(session_model_file(quantized=quantized)), opts, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(
+        str(session_model_file(quantized=quantized)), opts, providers=["CPUExecutionProvider"]
+    )
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     encoded = fast_tokenizer(minilm_path(), MAX_LENGTH).encode_batch([texts[i] or " " for i in order])
     feed: dict[str, Any] = {
