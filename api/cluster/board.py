@@ -259,8 +259,8 @@ def _run_ingest(task: RayIngest, job_id: str) -> dict[str, Any]:
     }
     DEAD_WRITERS.update(ray.get(board_actor.started.remote(job_id, worker)))
     store = _store(task.store, task.storage_options)
-    ingester = Ingester(store, settings, _indexers(task.settings))
-    try:
+    try:  # the indexers' and the ingest's encoders: FOLIO_EMBED_DEVICE=cuda on a node without a GPU fails the job
+        ingester = Ingester(store, settings, _indexers(task.settings))
         report = ingester.run(task.job, _Reporter(board_actor, job_id, store))
     except FolioError as e:
         return {
