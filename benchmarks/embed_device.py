@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             cos = (vectors * reference).sum(1)
             rows.append({**row, "cos_mean": float(cos.mean()), "cos_min": float(cos.min())})
-            print(table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+            print("measured:", table(rows[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
     env = environment()
     print(
         f"{args.texts} texts, best of {args.repeat}; {env['cpus']} CPUs, GPU: {env['gpu'] or 'none'}; "
