@@ -61,6 +61,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         from folio.api.cli.ray_ingest import run as ingest_on_ray
 
         return ingest_on_ray(args, paths, settings, folio)
+    from folio.ingest.embed import default_text_encoder  # FOLIO_EMBED_DEVICE=cuda without a GPU: one line, now
+
+    default_text_encoder(settings.embedding)
     reports: list[dict[str, Any]] = []
     failures = 0
     for p in paths:
