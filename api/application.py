@@ -271,6 +271,10 @@ class Folio:
         """Every ready version (of ``doc_id``), newest last per document (``folio docs``)."""
         return self.store.list_versions(doc_id)
 
+    def versions_metadata(self, versions: Sequence[DocumentVersion]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The user metadata of these versions ({(doc_id, version_id): {key: value}}; none: absent)."""
+        return self.store.version_metadata((v.doc_id, v.version_id) for v in versions)
+
     def _collection(self, doc_id: str) -> str:
         return self.store.collection_of(doc_id) or DEFAULT_COLLECTION
 

@@ -370,7 +370,8 @@ class _Deadline:
 
 
 def _write(
-    run: Ingestion, parsed: ParsedDocument, created_at: float | None = None, metadata: dict[str, MetaValue] | None = None
+    run: Ingestion, parsed: ParsedDocument, created_at: float | None = None,
+    metadata: dict[str, MetaValue] | None = None,
 ) -> IngestReport:
     """The embed, index and commit stages: the parsed version written under this writer's claim and made
     visible. ``created_at`` (default: now) orders a document's versions; a version parsed again keeps its own,

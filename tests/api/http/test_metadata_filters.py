@@ -194,7 +194,8 @@ def test_a_new_version_carries_new_metadata(meta_master: Path, tmp_path: Path, s
     data = tmp_path / "data"
     shutil.copytree(meta_master, data)
     with TestClient(create_app(make_settings(data))) as c:
-        assert upload(c, samples / "support-policy-v2.pdf", "acme", {"company": "Acme", "year": 2024}).status_code == 200
+        new = upload(c, samples / "support-policy-v2.pdf", "acme", {"company": "Acme", "year": 2024})
+        assert new.status_code == 200
         detail = c.get("/v1/documents/acme").json()
         assert [v["metadata"].get("year") for v in detail["versions"]] == [2024, 2021]
         assert docs_of(c, {"year": 2021}) == set()  # the latest version is the one filtered
