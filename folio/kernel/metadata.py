@@ -25,7 +25,7 @@ import json
 import math
 import re
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -217,15 +217,11 @@ def _leaf(field: Any, op: Any, value: Any, extra: set[str]) -> FilterLeaf:
         raise InvalidRequest(f"{where}: {op} takes one string, number, boolean or date")
     leaf = FilterLeaf(field=field, op=op, value=value)
     typed = leaf.values()  # the type checks (finite numbers, string lengths), once here
-    if op == "between" and type(typed[0]) is not type(typed[1]) and not all(_number(t) for t in typed):
+    if op == "between" and type(typed[0]) is not type(typed[1]) and not all(is_number(t) for t in typed):
         raise InvalidRequest(f"{where}: between takes two values of one type")
     return leaf
 
 
-def _number(value: MetaValue) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def is_number(value: MetaValue) -> bool:
+def is_number(value: MetaValue) -> TypeGuard[int | float]:
     """A number (not a bool, which Python counts as an int)."""
-    return _number(value)
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from folio.ingest.storage.lance_import import LanceModel
 from folio.ingest.storage.schema import TableSpec, VersionScopedRow
 from folio.ingest.storage.sql import value_column
-from folio.kernel.metadata import MetaValue
+from folio.kernel.metadata import MetaValue, is_number
 
 if TYPE_CHECKING:
     from folio.ingest.storage.database import Database
@@ -44,7 +44,7 @@ def metadata_rows(doc_id: str, version_id: str, meta: dict[str, MetaValue]) -> l
     rows: list[LanceModel] = []
     for key, value in meta.items():
         stored: Any = value.isoformat() if isinstance(value, date) else value
-        if value_column(value) == "num_value":
+        if is_number(value):
             stored = float(value)
         rows.append(MetadataRow(
             region_id=f"meta:{key}", doc_id=doc_id, version_id=version_id, kind="metadata", page=0, key=key,
