@@ -201,3 +201,17 @@ def test_a_new_version_carries_new_metadata(meta_master: Path, tmp_path: Path, s
         assert docs_of(c, {"year": 2021}) == set()  # the latest version is the one filtered
         old = detail["versions"][1]["version_id"]
         assert docs_of(c, {"year": 2021}, versions={"acme": old}) == {"acme"}
+
+
+def test_answer_takes_a_filter(meta_master: Path) -> None:
+    from tests.api.llm_standin import Reply, StandInLLM
+
+    with StandInLLM() as llm:
+        settings = make_settings(meta_master, llm_base_url=llm.url, llm_model="stand-in")
+        with TestClient(create_app(settings)) as c:
+            none = c.post("/v1/answer", json={"query": QUESTION, "filter": {"company": "Nobody"}}).json()
+            assert none["refused"] and none["package"]["items"] == [] and llm.requests == []
+            llm.replies.append(Reply("Supported for a while."))
+            body = c.post("/v1/answer", json={"query": QUESTION, "filter": {"form": "10-K"}}).json()
+            assert {i["doc_id"] for i in body["package"]["items"]} == {"globex"} and len(llm.requests) == 1
+            assert_error(c.post("/v1/answer", json={"query": QUESTION, "filter": {"and": []}}), 422)
