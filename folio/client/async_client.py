@@ -15,6 +15,7 @@ from folio.client.calls import (
     FileInput,
     FinishedJob,
     M,
+    UploadFields,
     default_headers,
     finished_job,
     parse_response,
@@ -82,43 +83,35 @@ class AsyncClient:
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[True] = ...,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse: ...
     @overload
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[False],
+        **fields: Unpack[UploadFields],
     ) -> models.JobOut: ...
     @overload
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: bool,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut: ...
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = None,
-        doc_id: str | None = None,
-        collection: str | None = None,
         wait: bool = True,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut:
         """``Client.upload``, awaited."""
         result: models.IngestResponse | models.JobOut = await self._send(
-            Calls.upload(file, filename, doc_id, collection, wait)
+            Calls.upload(file, fields, wait)
         )
         return result
 

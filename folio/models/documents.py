@@ -31,6 +31,7 @@ class DocumentDetail(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     versions: list[VersionOut]
     report: dict[str, Any] | None = None
 
@@ -46,6 +47,7 @@ class DocumentExport(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     data: list[RegionOut]
     count: int
     coords: str = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
@@ -67,6 +69,7 @@ class DocumentOut(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     versions: int = 1
 
 
@@ -173,6 +176,7 @@ class VersionOut(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
 
 
 for _model in (DeleteResponse, DocumentDetail, DocumentExport, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):
