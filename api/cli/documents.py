@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from folio.api.cli.common import (
     say,
     settings_for,
 )
-from folio.kernel.errors import FolioError
+from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
@@ -50,6 +51,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.doc_id and len(paths) != 1:
         say("folio: --doc-id needs exactly one PDF")
         return EXIT_USAGE
+    args.metadata = ingest_metadata(args.meta, args.meta_json)
     if remote:  # uploaded to that server, which ingests them: a client-only install ingests so
         return remote_docs.ingest(args, remote, paths)
     from folio.api.application import Folio
@@ -78,6 +80,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 progress=bar,
                 collection=args.collection,
                 options=options,
+                metadata=args.metadata,
             )
             out = {**rep.model_dump(mode="json"), "collection": args.collection}
         except FolioError as e:
@@ -96,6 +99,38 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.json:
         print(terminal_safe(json.dumps({"data": reports, "count": len(reports)}, indent=2, ensure_ascii=False)))
     return EXIT_FAILED if failures else 0
+
+
+_NUMBER = re.compile(r"\A-?\d+(\.\d+)?([eE][-+]?\d+)?\Z")
+
+
+def meta_value(text: str) -> int | float | str:
+    """A ``--meta key=value`` value, typed: an integer or a float when it reads as one, else the string (a
+    ``YYYY-MM-DD`` string is a date wherever metadata is read: ``folio.kernel.metadata``).
+
+    >>> meta_value("2021"), meta_value("3.5"), meta_value("2021-03-01"), meta_value("nan")
+    (2021, 3.5, '2021-03-01', 'nan')
+    """
+    if _NUMBER.match(text):
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    return text
+
+
+def ingest_metadata(pairs: Sequence[str] | None, as_json: str | None) -> dict[str, Any]:
+    """The metadata of ``--meta-json`` with each ``--meta key=value`` on top, checked now (a ``UsageError``,
+    exit 2, before anything is ingested)."""
+    from folio.kernel.metadata import check_metadata, parse_metadata_json
+
+    try:
+        meta: dict[str, Any] = dict(parse_metadata_json(as_json))
+        for pair in pairs or ():
+            key, sep, value = pair.partition("=")
+            if not sep:
+                raise UsageError(f"--meta takes key=value, got {pair!r}")
+            meta[key.strip()] = meta_value(value)
+        return check_metadata(meta)
+    except InvalidRequest as e:
+        raise UsageError(f"bad metadata: {e}") from e
 
 
 def _ingest_options(args: argparse.Namespace, settings: Settings) -> IngestOptions:
@@ -198,8 +233,10 @@ def cmd_docs(args: argparse.Namespace) -> int:
     if args.doc_id and not versions:
         say(f"folio: no such document: {args.doc_id}")
         return EXIT_FAILED
+    meta = folio.versions_metadata(versions)
     if args.json:
-        print(json.dumps({"data": [v.model_dump(mode="json") for v in versions], "count": len(versions)}, indent=2))
+        data = [{**v.model_dump(mode="json"), "metadata": meta.get((v.doc_id, v.version_id), {})} for v in versions]
+        print(json.dumps({"data": data, "count": len(versions)}, indent=2, ensure_ascii=False))
         return 0
     if not versions:
         print(f"no documents in {folio.uri}")
@@ -209,6 +246,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at))
         mark = "*" if v.latest else " "
         line = f"{v.doc_id[:32]:32} {v.version_id}{mark}{v.pages:>5} {v.regions:>7}  {created}  {v.filename}"
+        if meta.get((v.doc_id, v.version_id)):
+            line += "  " + json.dumps(meta[(v.doc_id, v.version_id)], ensure_ascii=False)
         print(terminal_safe(line))  # a name stored by an older folio may hold escapes
     print("(* latest version: the default for queries)")
     return 0
@@ -289,6 +328,7 @@ def _register_ingest(sub: Any) -> None:
         "folio ingest a.pdf b.pdf --server http://127.0.0.1:8000",
         "folio ingest ./pdfs --collection finance          # every PDF under ./pdfs",
         "folio ingest --redo-degraded --page-timeout 300 report.pdf",
+        "folio ingest acme-10k.pdf --meta company=Acme --meta year=2021 --meta filed=2021-03-01",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a PDF file, or a folder searched for *.pdf")
     p.add_argument("--doc-id", default=None, help="document id (default: from the file name)")
@@ -298,6 +338,12 @@ def _register_ingest(sub: Any) -> None:
         help="collection to put the documents in (default: default); API keys are scoped to collections",
     )
     p.add_argument("--password", default=None, help="password for an encrypted PDF")
+    p.add_argument(
+        "--meta", action="append", metavar="KEY=VALUE",
+        help="metadata of the new version (repeatable): integers and floats as numbers, YYYY-MM-DD as a date, "
+        "else a string; filter on it with --filter (docs/api.md, Metadata)",
+    )
+    p.add_argument("--meta-json", metavar="JSON", default=None, help="metadata as a JSON object ({\"year\": 2021})")
     p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
     p.add_argument(
         "--ray", metavar="ADDRESS", default=None, help="ingest on this Ray cluster, one task per document"

@@ -72,6 +72,7 @@ def _submit(jobs_board: Any, path: Path, args: argparse.Namespace, settings: Set
             doc_id=args.doc_id,
             collection=args.collection,
             password=args.password,
+            metadata=args.metadata,
         )
     except FolioError as e:
         error = {"code": e.code, "message": str(e)}

@@ -111,9 +111,13 @@ def _submit(
 ) -> dict[str, str]:
     """Upload ``group``: ``{job id: file name}`` of the accepted files; a refused one is reported failed."""
     if args.doc_id:  # one PDF under the id given: the single upload
-        job = client.upload(group[0], doc_id=args.doc_id, collection=args.collection, wait=False)
+        job = client.upload(
+            group[0], doc_id=args.doc_id, collection=args.collection, metadata=args.metadata or None, wait=False
+        )
         return {job.job_id: group[0].name}
-    batch = client.upload_many(group, collection=args.collection, redo_degraded=args.redo_degraded)
+    batch = client.upload_many(
+        group, collection=args.collection, metadata=args.metadata or None, redo_degraded=args.redo_degraded
+    )
     jobs: dict[str, str] = {}
     for item in batch.data:
         if item.job_id is not None:

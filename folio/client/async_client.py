@@ -15,6 +15,7 @@ from folio.client.calls import (
     FileInput,
     FinishedJob,
     M,
+    UploadFields,
     default_headers,
     finished_job,
     parse_response,
@@ -82,43 +83,35 @@ class AsyncClient:
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[True] = ...,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse: ...
     @overload
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[False],
+        **fields: Unpack[UploadFields],
     ) -> models.JobOut: ...
     @overload
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: bool,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut: ...
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = None,
-        doc_id: str | None = None,
-        collection: str | None = None,
         wait: bool = True,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut:
         """``Client.upload``, awaited."""
         result: models.IngestResponse | models.JobOut = await self._send(
-            Calls.upload(file, filename, doc_id, collection, wait)
+            Calls.upload(file, fields, wait)
         )
         return result
 
@@ -140,10 +133,16 @@ class AsyncClient:
         return out.decode("utf-8") if isinstance(out, bytes) else out
 
     async def upload_many(
-        self, files: Sequence[FileInput], *, collection: str | None = None, redo_degraded: bool = False
+        self,
+        files: Sequence[FileInput],
+        *,
+        collection: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        redo_degraded: bool = False,
     ) -> models.BatchUploadResponse:
         """``Client.upload_many``, awaited."""
-        return await self._send(Calls.upload_many(files, collection, redo_degraded))
+        fields: UploadFields = {"collection": collection, "metadata": metadata}
+        return await self._send(Calls.upload_many(files, fields, redo_degraded))
 
     async def job_events(
         self, jobs: str | models.JobOut | Sequence[str | models.JobOut], *, timeout: float | None = None

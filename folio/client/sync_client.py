@@ -15,6 +15,7 @@ from folio.client.calls import (
     FileInput,
     FinishedJob,
     M,
+    UploadFields,
     default_headers,
     finished_job,
     parse_response,
@@ -83,44 +84,36 @@ class Client:
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[True] = ...,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse: ...
     @overload
     def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[False],
+        **fields: Unpack[UploadFields],
     ) -> models.JobOut: ...
     @overload
     def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: bool,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut: ...
     def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = None,
-        doc_id: str | None = None,
-        collection: str | None = None,
         wait: bool = True,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut:
         """Ingest a PDF (a path, bytes or a binary file): the ``IngestResponse``, or with ``wait=False`` the
         queued ``JobOut`` (typed so: mypy knows which one a call gets)."""
         result: models.IngestResponse | models.JobOut = self._send(
-            Calls.upload(file, filename, doc_id, collection, wait)
+            Calls.upload(file, fields, wait)
         )
         return result
 
@@ -142,12 +135,19 @@ class Client:
         return out.decode("utf-8") if isinstance(out, bytes) else out
 
     def upload_many(
-        self, files: Sequence[FileInput], *, collection: str | None = None, redo_degraded: bool = False
+        self,
+        files: Sequence[FileInput],
+        *,
+        collection: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        redo_degraded: bool = False,
     ) -> models.BatchUploadResponse:
         """Several PDFs in one request (``POST /v1/documents/batch``), one ingest job each, answered at once:
         per file its ``job_id``, or why it was refused (``status``, ``error``; nothing of it was written).
+        ``metadata`` is every file's new version's (docs/api.md, Metadata); doc ids come from the file names.
         Follow the jobs with ``job_events``."""
-        return self._send(Calls.upload_many(files, collection, redo_degraded))
+        fields: UploadFields = {"collection": collection, "metadata": metadata}
+        return self._send(Calls.upload_many(files, fields, redo_degraded))
 
     def job_events(
         self, jobs: str | models.JobOut | Sequence[str | models.JobOut], *, timeout: float | None = None

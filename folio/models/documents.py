@@ -47,6 +47,7 @@ class DocumentDetail(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     versions: list[VersionOut]
     report: dict[str, Any] | None = None
 
@@ -62,6 +63,7 @@ class DocumentExport(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     data: list[RegionOut]
     count: int
     coords: str = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
@@ -83,6 +85,7 @@ class DocumentOut(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     versions: int = 1
 
 
@@ -189,6 +192,7 @@ class VersionOut(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
 
 
 for _model in (BatchItem, BatchUploadResponse, DeleteResponse, DocumentDetail, DocumentExport, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):

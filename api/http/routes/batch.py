@@ -14,7 +14,8 @@ Per-file results, not all-or-nothing: each file is checked at the door as its si
 PDF, encrypted, over a limit, a doc id of another collection, the same doc id twice in one batch) and either
 queued as a job or refused with that upload's error. A refused file writes nothing, and every job writes its
 version atomically (a version becomes visible only when complete), so a batch never leaves a half-written
-document. The key must write to the batch's ``collection`` (else 403, nothing queued).
+document. The key must write to the batch's ``collection`` (else 403, nothing queued); ``metadata`` (a JSON
+object, as for a single upload) goes with every file's new version.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from folio.api.errors import Forbidden, PayloadTooLarge, status_for
 from folio.api.http.deps import FolioDep, SettingsDep, WriterDep, require_key
 from folio.api.schemas import BatchItem, BatchUploadResponse, ErrorBody, error_responses
 from folio.kernel.errors import FolioError, InvalidRequest
+from folio.kernel.metadata import parse_metadata_json
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import IngestJob
@@ -63,6 +65,11 @@ _BATCH_BODY = {
                         "collection": {
                             "type": "string",
                             "description": "the collection to put every document in (default: default)",
+                        },
+                        "metadata": {
+                            "type": "string",
+                            "description": "every new version's user metadata, a JSON object (as for a single "
+                            "upload); bad metadata is a 422 for the whole batch",
                         },
                     },
                 }
@@ -123,6 +130,7 @@ class _Door:
     collection: str
     max_bytes: int
     redo_degraded: bool
+    metadata: dict[str, Any] = field(default_factory=dict)
     taken: set[str] = field(default_factory=set)
 
     async def check(self, upload: UploadFile) -> BatchItem | tuple[str, IngestJob]:
@@ -143,7 +151,7 @@ class _Door:
             twice = InvalidRequest(f"another file of this batch is document {checked.doc_id!r} too: upload it alone")
             return _refused(filename, twice, checked.doc_id)
         self.taken.add(checked.doc_id)
-        return filename, checked
+        return filename, checked.with_metadata(self.metadata)
 
     async def submit(self, checked: BatchItem | tuple[str, IngestJob]) -> BatchItem:
         """A checked file queued as a job (the runner may still refuse it: a Ray cluster and redo_degraded)."""
@@ -185,10 +193,12 @@ async def upload_batch(
         if not files:
             raise InvalidRequest("missing multipart part 'file' (one per PDF)")
         collection = _collection(form)
+        raw_meta = form.get("metadata")
+        metadata = parse_metadata_json(raw_meta if isinstance(raw_meta, str) else None)  # bad: a 422, nothing queued
         check_collection(collection)
         if not caller.sees(collection):
             raise Forbidden(f"this API key cannot write to collection {collection}")
-        door = _Door(folio, collection, max_bytes, redo_degraded)
+        door = _Door(folio, collection, max_bytes, redo_degraded, dict(metadata))
         # every file checked before any is queued: the checks read the store, and the first job may be creating it
         checked = [await door.check(f) for f in files]
         items = [await door.submit(c) for c in checked]

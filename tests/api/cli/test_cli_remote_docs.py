@@ -51,7 +51,7 @@ def test_ingest_docs_and_delete_on_a_server_from_a_client_only_install(
     shutil.copy(samples / "support-policy-v2.pdf", twin)
     bad.write_text("meeting notes, not a PDF")
     with live_server(make_settings(data_copy, allowed_hosts=["127.0.0.1"])) as url:
-        out = _folio("ingest", str(good), str(bad), str(twin), "--server", url, cwd=tmp_path)
+        out = _folio("ingest", str(good), str(bad), str(twin), "--meta", "year=2021", "--server", url, cwd=tmp_path)
         assert out.returncode == 1, out.stderr  # one file failed
         assert "Traceback" not in out.stderr and "pip install" not in out.stderr, out.stderr
         assert "notes.pdf: failed: not a PDF" in out.stderr, out.stderr
@@ -73,6 +73,7 @@ def test_ingest_docs_and_delete_on_a_server_from_a_client_only_install(
         assert sum(ln.startswith("support-policy ") for ln in docs.stdout.splitlines()) == 2  # both versions
         one = _folio("docs", "policy-a", "--json", "--server", url, cwd=tmp_path)
         assert one.returncode == 0 and json.loads(one.stdout)["count"] == 1, one.stderr
+        assert json.loads(one.stdout)["data"][0]["metadata"] == {"year": 2021}  # --meta went with the batch
 
         gone = _folio("delete", "policy-a", "--server", url, cwd=tmp_path)
         assert (gone.returncode, gone.stdout) == (0, "deleted policy-a (1 version)\n"), gone.stderr
