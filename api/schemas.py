@@ -173,6 +173,26 @@ class JobList(Schema):
     count: int
 
 
+class BatchItem(Schema):
+    """One file of a batch upload: its job (``accepted``), or why it was refused (``error``; nothing was written)."""
+
+    filename: str
+    doc_id: str | None = Field(None, description="the document id the job writes (null when the file was refused)")
+    status: Literal["accepted", "refused"]
+    job_id: str | None = Field(None, description="the ingest job (GET /v1/jobs/{job_id}, or its /events)")
+    error: ErrorBody | None = Field(None, description="a refused file: the error its single upload would get")
+    http_status: int = Field(202, description="the status its single upload would get: 202, else the error's")
+
+
+class BatchUploadResponse(Schema):
+    """``POST /v1/documents/batch``: one item per file part, in the order sent."""
+
+    data: list[BatchItem]
+    count: int
+    accepted: int = Field(description="files queued as ingest jobs")
+    refused: int = Field(description="files refused at the door (each item's error says why)")
+
+
 # ------------------------------------------------------------------------------------- search
 # Bounds on every request field: a bad value is a 422 before it reaches LanceDB or the packer
 # (a page of 2**31 once overflowed LanceDB's filter conversion into a 500).

@@ -43,19 +43,22 @@ if TYPE_CHECKING:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from folio.api.application import Folio
+    from folio.api.cli import remote_docs
 
-    settings = settings_for(args)
-    paths = pdf_paths(args.paths)
-    folio = Folio.open(settings)  # a new data directory becomes a store
+    remote = remote_docs.ingest_server(args, remote_server)
+    # On a server, two files of one doc id in a batch are the server's to refuse (this check needs the parser).
+    paths = pdf_paths(args.paths, check_ids=remote is None)
     if args.doc_id and len(paths) != 1:
         say("folio: --doc-id needs exactly one PDF")
         return EXIT_USAGE
-    if args.ray and (args.redo_degraded or args.page_timeout is not None):
-        say("folio: --redo-degraded and --page-timeout run here, not on Ray")
-        return EXIT_USAGE
-    options = _ingest_options(args, settings)
     args.metadata = ingest_metadata(args.meta, args.meta_json)
+    if remote:  # uploaded to that server, which ingests them: a client-only install ingests so
+        return remote_docs.ingest(args, remote, paths)
+    from folio.api.application import Folio
+
+    settings = settings_for(args)
+    folio = Folio.open(settings)  # a new data directory becomes a store
+    options = _ingest_options(args, settings)
     if args.ray:  # one Ray task per document (api/cli/ray_ingest.py)
         from folio.api.cli.ray_ingest import run as ingest_on_ray
 
@@ -144,10 +147,10 @@ def _ingest_options(args: argparse.Namespace, settings: Settings) -> IngestOptio
     return options
 
 
-def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:
+def pdf_paths(raw_paths: Sequence[str], *, check_ids: bool = True) -> list[Path]:
     """The PDFs named on the command line: files as given, folders searched recursively for ``*.pdf``
-    (sorted). A missing path, a folder without PDFs, or two PDFs in one folder tree that would get the
-    same document id (``a/report.pdf`` and ``b/report.pdf``: the second would become a new version of
+    (sorted). A missing path, a folder without PDFs, or (``check_ids``) two PDFs in one folder tree that would get
+    the same document id (``a/report.pdf`` and ``b/report.pdf``: the second would become a new version of
     the first) is a ``UsageError``."""
     paths: list[Path] = []
     for raw in raw_paths:
@@ -156,7 +159,8 @@ def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:
             found = sorted(q for q in p.rglob("*") if q.suffix.lower() == ".pdf" and q.is_file())
             if not found:
                 raise UsageError(f"no PDF files in {raw} (searched its subfolders too)")
-            _one_file_per_doc_id(found)
+            if check_ids:
+                _one_file_per_doc_id(found)
             paths.extend(found)
         elif p.exists():
             paths.append(p)
@@ -219,6 +223,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
+    remote = remote_server(args)
+    if remote:
+        from folio.api.cli import remote_docs
+
+        return remote_docs.docs(args, remote)
     folio = open_folio(args)
     versions = folio.versions(args.doc_id)
     if args.doc_id and not versions:
@@ -286,6 +295,11 @@ def _remote_export(remote: Remote, doc_id: str, fmt: str, version_id: str | None
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    remote = remote_server(args)
+    if remote:
+        from folio.api.cli import remote_docs
+
+        return remote_docs.delete(args, remote)
     folio = open_folio(args)
     if args.version:
         folio.delete_version(args.doc_id, args.version)
@@ -307,8 +321,11 @@ def _register_ingest(sub: Any) -> None:
         sub, "ingest", "ingest PDF files, or folders of PDFs (subfolders included)",
         "Parse PDFs into regions (sections, paragraphs, sentences, tables, figures, pages), index them and store "
         "them as a new version of their document (the same bytes again: unchanged). The document id comes from "
-        "the file name unless --doc-id says otherwise. Prints one report per file; exit 1 if any failed.",
+        "the file name unless --doc-id says otherwise. Prints one report per file; exit 1 if any failed. With "
+        "--server URL (or $FOLIO_URL, or a `folio serve` on the data directory) the files are uploaded to that "
+        "server, which ingests them (a client-only install can do this).",
         "folio ingest report.pdf --data ./folio-data",
+        "folio ingest a.pdf b.pdf --server http://127.0.0.1:8000",
         "folio ingest ./pdfs --collection finance          # every PDF under ./pdfs",
         "folio ingest --redo-degraded --page-timeout 300 report.pdf",
         "folio ingest acme-10k.pdf --meta company=Acme --meta year=2021 --meta filed=2021-03-01",
@@ -345,6 +362,7 @@ def _register_ingest(sub: Any) -> None:
         help="a page's time limit for its tables, figures and OCR (default: FOLIO_PAGE_TIMEOUT_S or 60; 0: none)",
     )
     add_json_arg(p, "the reports")
+    add_server_arg(p)
     add_data_arg(p)
     p.set_defaults(func=cmd_ingest)
 
@@ -354,12 +372,13 @@ def _register_documents(sub: Any) -> None:
     p = add_command(
         sub, "docs", "list documents and their versions",
         "List every document's versions (the latest, which queries use by default, is marked *), or one "
-        "document's.",
+        "document's. Asks a running server when one serves the data directory (or --server).",
         "folio docs --data ./folio-data",
         "folio docs support-policy --json",
     )
     p.add_argument("doc_id", nargs="?", default=None, help="only this document's versions")
     add_json_arg(p, "the versions")
+    add_server_arg(p)
     add_data_arg(p)
     p.set_defaults(func=cmd_docs)
 
@@ -383,12 +402,14 @@ def _register_documents(sub: Any) -> None:
     p = add_command(
         sub, "delete", "delete a document, or one version of it",
         "Delete a document with all its versions, or with --version one version (the previous one becomes the "
-        "latest). Citations of what was deleted no longer resolve.",
+        "latest). Citations of what was deleted no longer resolve. Asks a running server when one serves the data "
+        "directory (or --server; deleting there needs a key with write access).",
         "folio delete support-policy",
         "folio delete support-policy --version 96135b4e2c35d62a",
     )
     p.add_argument("doc_id", help="the document (folio docs lists them)")
     p.add_argument("--version", default=None, metavar="VERSION_ID", help="delete only this version")
+    add_server_arg(p)
     add_data_arg(p)
     p.set_defaults(func=cmd_delete)
 

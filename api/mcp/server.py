@@ -10,6 +10,8 @@ Tools:
   ``{citation id: region, document version, pages, boxes}`` as structured content;
 - ``get_region``: what a citation points at: text, page, box, and the region's image, as
   ``GET /v1/regions/{id}``;
+- ``ingest``: a PDF's bytes in the call (base64) ingested as an upload is (``api.mcp.ingest_tool``); not
+  read-only, refused for read-only keys;
 - ``answer``: only when an LLM is configured (``FOLIO_LLM_BASE_URL`` and ``FOLIO_LLM_MODEL``): the
   answer of ``POST /v1/answer`` (``api.service.answer``), its citations resolved, the citation check.
 
@@ -48,6 +50,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from folio.api.keys import FULL_ACCESS, Principal
+from folio.api.mcp.ingest_tool import add_ingest_tool
 from folio.api.mcp.outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
 from folio.api.service.highlight import MAX_CHARS as MAX_HIGHLIGHT_CHARS
 from folio.kernel.errors import FolioError
@@ -195,6 +198,7 @@ def build_server(
     call = _caller(folio, run, principal)
     _add_document_tools(server, call)
     _add_query_tools(server, call)
+    add_ingest_tool(server, call, principal)
     if with_answer:
         _add_answer_tool(server, call)
     return server
@@ -431,7 +435,8 @@ def serve_stdio(settings: Settings) -> None:
 
     from folio.api.application import LazyFolio
 
-    folio = LazyFolio(settings)  # the store and models load on a thread while the handshake is answered
+    # the store and models load on a thread while the handshake is answered; the ingest tool's jobs run in-process
+    folio = LazyFolio(settings, on_open=lambda f: f.start())
     folio.warm()
 
     async def run(fn: Callable[[], T]) -> T:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Generic, Literal, TypedDict, TypeVar
@@ -166,6 +166,36 @@ class Calls:
             data=upload_form(fields),
             alternatives={202: models.JobOut},
         )
+
+    @staticmethod
+    def upload_many(
+        files: Sequence[FileInput], fields: UploadFields, redo_degraded: bool
+    ) -> Call[models.BatchUploadResponse]:
+        """``fields``: the ``collection`` and the ``metadata`` of every file (a batch takes no ``doc_id``)."""
+        if not files:
+            raise InvalidRequest(422, "invalid_request", "upload_many: give at least one file")
+        return Call(
+            "POST",
+            "/v1/documents/batch",
+            models.BatchUploadResponse,
+            params={"redo_degraded": "true"} if redo_degraded else None,
+            files=[("file", _file_part(f, None)) for f in files],
+            data=upload_form({"collection": fields.get("collection"), "metadata": fields.get("metadata")}) or None,
+        )
+
+    @staticmethod
+    def job_events(jobs: str | models.JobOut | Sequence[str | models.JobOut], timeout: float | None) -> Call[Any]:
+        """The event stream of one job (``/v1/jobs/{id}/events``) or of several (``/v1/jobs/events?ids=``)."""
+        many = [jobs] if isinstance(jobs, str | models.JobOut) else list(jobs)
+        ids = [j if isinstance(j, str) else j.job_id for j in many]
+        if not ids:
+            raise InvalidRequest(422, "invalid_request", "job_events: give at least one job")
+        params: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+        if len(ids) == 1:
+            return Call("GET", f"/v1/jobs/{_seg(ids[0])}/events", None, params=params)
+        for i in ids:
+            _seg(i)
+        return Call("GET", "/v1/jobs/events", None, params={"ids": ",".join(ids), **params})
 
     @staticmethod
     def delete(doc_id: str, version_id: str | None) -> Call[models.DeleteResponse]:

@@ -15,6 +15,22 @@ from folio.models.common import (
 )
 
 
+class BatchItem(_Response):
+    filename: str
+    doc_id: str | None = None
+    status: Literal["accepted", "refused"]
+    job_id: str | None = None
+    error: ErrorBody | None = None
+    http_status: int = 202
+
+
+class BatchUploadResponse(_Response):
+    data: list[BatchItem]
+    count: int
+    accepted: int
+    refused: int
+
+
 class DeleteResponse(_Response):
     doc_id: str
     deleted_versions: list[str]
@@ -179,5 +195,5 @@ class VersionOut(_Response):
     metadata: dict[str, str | int | float | bool] | None = None
 
 
-for _model in (DeleteResponse, DocumentDetail, DocumentExport, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):
+for _model in (BatchItem, BatchUploadResponse, DeleteResponse, DocumentDetail, DocumentExport, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):
     _model.model_rebuild()
