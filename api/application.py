@@ -258,8 +258,12 @@ class Folio:
         counts: dict[str, int] = {}
         for v in versions:
             counts[v.doc_id] = counts.get(v.doc_id, 0) + 1
+        meta = self.store.version_metadata((v.doc_id, v.version_id) for v in versions if v.latest)
         data = [
-            DocumentOut(**v.model_dump(), versions=counts[v.doc_id], collection=of.get(v.doc_id, DEFAULT_COLLECTION))
+            DocumentOut(
+                **v.model_dump(), versions=counts[v.doc_id], collection=of.get(v.doc_id, DEFAULT_COLLECTION),
+                metadata=meta.get((v.doc_id, v.version_id), {}),
+            )
             for v in versions
             if v.latest
         ]
@@ -269,6 +273,10 @@ class Folio:
         """Every ready version (of ``doc_id``), newest last per document (``folio docs``)."""
         return self.store.list_versions(doc_id)
 
+    def versions_metadata(self, versions: Sequence[DocumentVersion]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The user metadata of these versions ({(doc_id, version_id): {key: value}}; none: absent)."""
+        return self.store.version_metadata((v.doc_id, v.version_id) for v in versions)
+
     def _collection(self, doc_id: str) -> str:
         return self.store.collection_of(doc_id) or DEFAULT_COLLECTION
 
@@ -276,10 +284,16 @@ class Folio:
         """A document's latest version with all its versions."""
         latest = visible_version(self.store, doc_id, collections=collections)
         collection = self._collection(doc_id)
+        every = self.store.list_versions(doc_id)
+        meta = self.store.version_metadata((v.doc_id, v.version_id) for v in every)
         return DocumentDetail(
             **latest.model_dump(),
             collection=collection,
-            versions=[VersionOut(**v.model_dump(), collection=collection) for v in self.store.list_versions(doc_id)],
+            metadata=meta.get((doc_id, latest.version_id), {}),
+            versions=[
+                VersionOut(**v.model_dump(), collection=collection, metadata=meta.get((doc_id, v.version_id), {}))
+                for v in every
+            ],
             report=self.store.version_report(doc_id, latest.version_id),
         )
 
@@ -287,10 +301,12 @@ class Folio:
         """One version and its ingest report."""
         v = visible_version(self.store, doc_id, version_id, collections=collections)
         collection = self._collection(doc_id)
+        meta = self.store.version_metadata([(doc_id, version_id)]).get((doc_id, version_id), {})
         return DocumentDetail(
             **v.model_dump(),
             collection=collection,
-            versions=[VersionOut(**v.model_dump(), collection=collection)],
+            metadata=meta,
+            versions=[VersionOut(**v.model_dump(), collection=collection, metadata=meta)],
             report=self.store.version_report(doc_id, version_id),
         )
 
@@ -336,7 +352,8 @@ class Folio:
             return to_markdown(regions, v.pages)
         collection = self._collection(doc_id)
         data = [region_out(r, collection, v.filename) for r in regions]
-        return DocumentExport(**v.model_dump(), collection=collection, data=data, count=len(data))
+        meta = self.store.version_metadata([(doc_id, v.version_id)]).get((doc_id, v.version_id), {})
+        return DocumentExport(**v.model_dump(), collection=collection, metadata=meta, data=data, count=len(data))
 
     def region(self, region_id: str, *, collections: Collections = None) -> RegionOut:
         """``GET /v1/regions/{id}``: what a citation points at (a region elsewhere is a 404)."""

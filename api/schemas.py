@@ -18,7 +18,7 @@ import math
 from typing import Annotated, Any, Literal, Self
 
 from annotated_types import Ge, Le, MaxLen
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from folio.assembly.options import (
     MAX_TEMPLATE_CHARS,
@@ -34,6 +34,7 @@ from folio.assembly.options import (
 from folio.assembly.package import ContextPackage
 from folio.kernel.errors import InvalidRequest
 from folio.kernel.hit import Modality, RetrievalStrategy
+from folio.kernel.metadata import FilterNode, parse_filter
 from folio.kernel.model import COORD_CONVENTION, BBox, RegionKind
 
 
@@ -83,6 +84,10 @@ class VersionOut(Schema):
     created_at: float = Field(description="unix seconds when the version became visible")
     regions: int
     latest: bool = Field(description="the newest version of its document: the default for queries")
+    metadata: dict[str, str | int | float | bool] = Field(
+        default_factory=dict,
+        description="the version's user metadata (dates as YYYY-MM-DD strings); {} when it has none",
+    )
 
 
 class DocumentOut(VersionOut):
@@ -168,6 +173,26 @@ class JobList(Schema):
     count: int
 
 
+class BatchItem(Schema):
+    """One file of a batch upload: its job (``accepted``), or why it was refused (``error``; nothing was written)."""
+
+    filename: str
+    doc_id: str | None = Field(None, description="the document id the job writes (null when the file was refused)")
+    status: Literal["accepted", "refused"]
+    job_id: str | None = Field(None, description="the ingest job (GET /v1/jobs/{job_id}, or its /events)")
+    error: ErrorBody | None = Field(None, description="a refused file: the error its single upload would get")
+    http_status: int = Field(202, description="the status its single upload would get: 202, else the error's")
+
+
+class BatchUploadResponse(Schema):
+    """``POST /v1/documents/batch``: one item per file part, in the order sent."""
+
+    data: list[BatchItem]
+    count: int
+    accepted: int = Field(description="files queued as ingest jobs")
+    refused: int = Field(description="files refused at the door (each item's error says why)")
+
+
 # ------------------------------------------------------------------------------------- search
 # Bounds on every request field: a bad value is a 422 before it reaches LanceDB or the packer
 # (a page of 2**31 once overflowed LanceDB's filter conversion into a 500).
@@ -188,6 +213,15 @@ VersionId = Annotated[str, Field(pattern=VERSION_ID_PATTERN)]
 Page = Annotated[int, Field(ge=1, le=MAX_PAGE)]
 Quota = Annotated[int, Field(ge=0, le=500)]
 
+MetadataFilter = Annotated[
+    dict[str, Any] | None,
+    Field(
+        description="a metadata filter (docs/api.md, Filters): {field, op, value} leaves (op: eq ne in gt gte lt "
+        "lte between), {and: [...]}, {or: [...]}, {not: {...}}, or the shorthand {field: value, field: {op: "
+        "value}}; at most 8 levels, 64 nodes, 256 values in an in",
+        examples=[{"company": "Acme", "year": {"gte": 2020}}],
+    ),
+]
 DocIds = Annotated[
     list[DocId] | None,
     Field(description="restrict to these documents (latest versions)", max_length=MAX_FILTER_ITEMS),
@@ -231,6 +265,25 @@ class RetrievalOptions(Schema):
     retrieval_strategy: RetrievalStrategy = Field("hybrid", description="retrieval strategy (Retriever.search)")
     quotas: Quotas = None
     rerank: bool = False
+    filter: MetadataFilter = None
+    collection: str | None = Field(
+        None, max_length=128,
+        description="search only this collection (one the key sees; another is a 404, as an unknown document is)",
+    )
+
+    @field_validator("filter")
+    @classmethod
+    def _typed_filter(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A filter is checked against its typed models (``folio.kernel.metadata.parse_filter``) on the way in."""
+        try:
+            parse_filter(value)
+        except InvalidRequest as exc:
+            raise ValueError(str(exc)) from exc
+        return value
+
+    def metadata_filter(self) -> FilterNode | None:
+        """The request's filter as its typed tree (checked when the request was)."""
+        return parse_filter(self.filter)
 
 
 class SearchRequest(RetrievalOptions):

@@ -42,6 +42,7 @@ MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
     "documents": (
         "Documents, their versions, pages and regions, and ingest jobs.",
         (
+            "BatchUploadResponse",
             "DeleteResponse",
             "DocumentDetail",
             "DocumentExport",

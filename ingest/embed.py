@@ -20,6 +20,9 @@ The ONNX files are exported once per machine from the torch model (needs ``onnx`
 them with their weights mapped from a file beside them (:func:`mapped_model_file`).
 Everything loads lazily and once per process (:func:`text_encoder`).
 
+Device: ``FOLIO_EMBED_DEVICE`` (``auto``, ``cpu``, ``cuda``) puts both encoders on a CUDA GPU when one is there
+(``ingest/embed_device.py``); there ``onnx-int8`` runs the fp32 graph, int8 quantization being a CPU optimisation.
+
 Memory: ONNX Runtime gives its arena back after every call (``memory.enable_memory_arena_shrinkage``).
 One call of 64 texts of 256 tokens needs about 1 GB of activations, and the arena used to keep it for
 the life of the process: a server that had ingested one page of 60,000 words stayed 1.75 GB larger.
@@ -41,6 +44,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from folio.ingest.embed_device import (
+    EmbedDeviceUnavailable,
+    backend_on,
+    fall_back_to_cpu,
+    onnx_providers,
+    resolve_device,
+    resolved_device,
+)
 from folio.ingest.storage.sql import TEXT_DIM  # the stored vectors' width, which the encoder produces
 from folio.ingest.torchfix import ensure_torchvision
 from folio.settings import EmbeddingSettings, usable_cpus
@@ -89,7 +100,8 @@ def _batched(
 
 
 class MiniLMEncoder:
-    """Mean-pooled, L2-normalised MiniLM sentence vectors (float32, shape ``(n, 384)``), fp32 torch."""
+    """Mean-pooled, L2-normalised MiniLM sentence vectors (float32, shape ``(n, 384)``), fp32 torch, on ``device``
+    (``cpu``; ``to("cuda")`` moves it to the GPU torch sees first, the one Ray gave a task)."""
 
     dim = TEXT_DIM
     backend = "torch"
@@ -110,20 +122,28 @@ class MiniLMEncoder:
         self.name = MODEL_NAME
         self.batch_size = batch_size
         self.max_length = max_length
+        self.device = "cpu"
         self._tokenizer: Any = AutoTokenizer.from_pretrained(self.path)
         self._model: Any = AutoModel.from_pretrained(self.path).eval()
         self._lock = threading.Lock()  # torch modules are not safe to call from several threads at once
+
+    def to(self, device: str) -> MiniLMEncoder:
+        """The model moved to ``device`` (``cpu``, ``cuda``); returns this encoder."""
+        with self._lock:
+            self._model.to(device)
+            self.device = device
+        return self
 
     def _run(self, batch_texts: list[str]) -> np.ndarray:
         import torch
 
         batch = self._tokenizer(
             batch_texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-        )
+        ).to(self.device)
         hidden = self._model(**batch).last_hidden_state
         mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-        return np.asarray(torch.nn.functional.normalize(pooled, p=2, dim=1).numpy(), dtype=np.float32)
+        return np.asarray(torch.nn.functional.normalize(pooled, p=2, dim=1).cpu().numpy(), dtype=np.float32)
 
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         import torch
@@ -326,7 +346,9 @@ def fast_tokenizer(path: str, max_length: int) -> Tokenizer:
 
 
 class OnnxMiniLMEncoder:
-    """MiniLM on ONNX Runtime: ``quantized`` picks the int8 graph. Thread-safe without a lock."""
+    """MiniLM on ONNX Runtime: ``quantized`` picks the int8 graph, ``device`` the provider (``cuda``: the CUDA
+    provider, fp32 only; a session that cannot open on it is ``EmbedDeviceUnavailable``). Thread-safe without a
+    lock."""
 
     dim = TEXT_DIM
 
@@ -339,9 +361,12 @@ class OnnxMiniLMEncoder:
         max_length: int = MAX_LENGTH,
         threads: int | None = None,
         cache: Path | None = None,
+        device: str = "cpu",
     ) -> None:
         import onnxruntime as ort
 
+        if quantized and device != "cpu":
+            raise ValueError("the int8 graph runs on the CPU only (backend_on gives the fp32 one for a GPU)")
         self.path = path or minilm_path()
         self.name = MODEL_NAME
         self.backend = "onnx-int8" if quantized else "onnx"
@@ -354,10 +379,17 @@ class OnnxMiniLMEncoder:
         opts.log_severity_level = 3
         self.threads = opts.intra_op_num_threads
         model = session_model_file(self.path, quantized=quantized, cache=cache)
-        self._session = ort.InferenceSession(str(model), opts, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(str(model), opts, providers=onnx_providers(device))
+        self.device = device
+        if device == "cuda" and "CUDAExecutionProvider" not in self._session.get_providers():
+            raise EmbedDeviceUnavailable(
+                f"ONNX Runtime lists the CUDA provider but could not open the encoder on it (session providers: "
+                f"{', '.join(self._session.get_providers())}): check the NVIDIA driver and CUDA 12 / cuDNN 9 libraries"
+            )
         # The arena keeps what the largest call needed unless told to give it back after each call.
         self._run_options = ort.RunOptions()
-        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        arenas = "cpu:0;gpu:0" if device == "cuda" else "cpu:0"
+        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", arenas)
 
     def _run(self, batch_texts: list[str]) -> np.ndarray:
         encoded = self._tokenizer.encode_batch(batch_texts)
@@ -375,7 +407,7 @@ class OnnxMiniLMEncoder:
 
 
 # ----------------------------------------------------------------------------- per-process encoders
-_ENCODERS: dict[tuple[str, int | None, Path | None], TextEncoder] = {}
+_ENCODERS: dict[tuple[str, int | None, Path | None, str], TextEncoder] = {}
 _ENCODERS_LOCK = threading.Lock()
 
 
@@ -385,17 +417,21 @@ def check_backend(backend: str) -> str:
     return backend
 
 
-def text_encoder(backend: str, *, threads: int | None = None, cache: Path | None = None) -> TextEncoder:
-    """One encoder per backend (and thread count, and ONNX cache folder) per process, loaded on first use."""
+def text_encoder(
+    backend: str, *, threads: int | None = None, cache: Path | None = None, device: str = "cpu"
+) -> TextEncoder:
+    """One encoder per backend (and thread count, ONNX cache folder and device: ``cpu`` or ``cuda``) per process,
+    loaded on first use. On ``cuda``, ``onnx-int8`` is the fp32 graph (``embed_device.backend_on``)."""
     check_backend(backend)
-    key = (backend, threads, cache)
+    backend = backend_on(backend, device)
+    key = (backend, threads, cache, device)
     with _ENCODERS_LOCK:
         enc = _ENCODERS.get(key)
         if enc is None:
             if backend == "torch":
-                enc = MiniLMEncoder(threads=threads)
+                enc = MiniLMEncoder(threads=threads).to(device)
             else:
-                enc = OnnxMiniLMEncoder(quantized=backend == "onnx-int8", threads=threads, cache=cache)
+                enc = OnnxMiniLMEncoder(quantized=backend == "onnx-int8", threads=threads, cache=cache, device=device)
             _ENCODERS[key] = enc
         return enc
 
@@ -406,7 +442,8 @@ class MiniLM:
     several queries encode at once and every stored vector, old or new, meets an fp32 query).
 
     Each backend loads on its first use, so a server that only answers queries never loads the
-    int8 graph and an ingest never loads the query session.
+    int8 graph and an ingest never loads the query session. Both run on ``FOLIO_EMBED_DEVICE``
+    (``embed_device``): ``auto`` is settled at the first use of each runtime, ``cuda`` is checked here.
     """
 
     dim = TEXT_DIM
@@ -426,18 +463,49 @@ class MiniLM:
         self.query_backend = check_backend(query_backend or cfg.query_backend)
         self.threads = cfg.embed_threads or None  # document encoder threads (None: the cores)
         self.cache = Path(cfg.model_cache) if cfg.model_cache else None  # None: model_cache_dir's default
+        self.device = cfg.embed_device  # auto, cpu or cuda (the setting; devices() says where each encoder runs)
         if self.query_backend == "onnx-int8":
             raise ValueError("queries must use an fp32 backend ('onnx' or 'torch'): stored vectors expect it")
+        if self.device == "cuda":  # asked for and absent: an error now, at startup, not at the first document
+            self.resolve_devices()
 
     def encode(self, texts: Sequence[str], *, progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Document units (sentences, pages, tables, figures, summaries)."""
-        encoder = text_encoder(self.document_backend, threads=self.threads, cache=self.cache)
-        return encoder.encode(texts, progress=progress)
+        return self._encoder(self.document_backend, self.threads).encode(texts, progress=progress)
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query texts: small inputs, one thread each (threads only contend at this size)."""
         threads = 1 if self.query_backend != "torch" else None
-        return text_encoder(self.query_backend, threads=threads, cache=self.cache).encode(texts)
+        return self._encoder(self.query_backend, threads).encode(texts)
+
+    def _encoder(self, backend: str, threads: int | None) -> TextEncoder:
+        """The process's encoder of ``backend`` on this MiniLM's device. A GPU that ``auto`` found but ONNX Runtime
+        cannot open a session on (``onnxruntime-gpu`` without a driver) is left for the CPU, with a warning."""
+        device = resolve_device(self.device, backend)
+        try:
+            return text_encoder(backend, threads=threads, cache=self.cache, device=device)
+        except EmbedDeviceUnavailable as e:
+            if self.device == "cuda":
+                raise
+            logger.warning("FOLIO_EMBED_DEVICE=auto: the GPU is not usable, embedding on the CPU: %s", e)
+            fall_back_to_cpu(self.device, backend)
+            return text_encoder(backend, threads=threads, cache=self.cache, device="cpu")
+
+    def resolve_devices(self) -> dict[str, dict[str, str]]:
+        """Where each encoder runs (probes the runtimes, once per process): ``devices()`` after the probe. With
+        ``FOLIO_EMBED_DEVICE=cuda`` and no GPU, ``EmbedDeviceUnavailable``."""
+        for backend in (self.document_backend, self.query_backend):
+            resolve_device(self.device, backend)
+        return self.devices()
+
+    def devices(self) -> dict[str, dict[str, str]]:
+        """``{"document"|"query": {"backend", "device"}}``: the backend that runs and its device, as far as they
+        are settled (``auto`` before a runtime's first use; attribute reads only, for ``/v1/health``)."""
+        out = {}
+        for role, backend in (("document", self.document_backend), ("query", self.query_backend)):
+            device = resolved_device(self.device, backend)
+            out[role] = {"backend": backend_on(backend, device), "device": device}
+        return out
 
 
 _DEFAULT: MiniLM | None = None

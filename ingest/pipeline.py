@@ -24,7 +24,7 @@ import tempfile
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, Unpack
 
@@ -39,6 +39,7 @@ from folio.ingest.storage.recovery import RETIRE_AFTER_S
 from folio.ingest.storage.sql import DEFAULT_COLLECTION, SEARCH_KINDS, check_collection
 from folio.ingest.unit_budget import Budgeted, budget_units
 from folio.kernel.errors import IngestTimeout, InvalidRequest, VersionNotFound
+from folio.kernel.metadata import MetaValue, check_metadata
 from folio.kernel.model import PARSER_VERSION, IngestReport, Region
 from folio.kernel.printable import display_name
 from folio.settings import IngestSettings
@@ -132,6 +133,7 @@ class SourceArgs(TypedDict, total=False):
     collection: str
     password: str | None
     upload: bool
+    metadata: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,8 @@ class IngestSource:
     filename: str
     doc_id: str
     collection: str
+    metadata: dict[str, MetaValue] = field(default_factory=dict)
+    """The version's user metadata, checked (``folio.kernel.metadata.check_metadata``): written with it."""
 
     @classmethod
     def check(cls, data: bytes, *, filename: str, options: IngestOptions, **source: Unpack[SourceArgs]) -> IngestSource:
@@ -162,7 +166,8 @@ class IngestSource:
             max_pages=options.max_pages,
             filename=None if source.get("upload") else filename,
         )
-        return cls(pdf, filename, doc_id, check_collection(source.get("collection", DEFAULT_COLLECTION)))
+        collection = check_collection(source.get("collection", DEFAULT_COLLECTION))
+        return cls(pdf, filename, doc_id, collection, check_metadata(source.get("metadata")))
 
     @property
     def version_id(self) -> str:
@@ -198,6 +203,10 @@ class IngestJob:
     @property
     def filename(self) -> str:
         return self.source.filename
+
+    def with_metadata(self, metadata: dict[str, Any] | None) -> IngestJob:
+        """The same job writing ``metadata`` (checked here: ``InvalidRequest`` when it is out of bounds)."""
+        return replace(self, source=replace(self.source, metadata=check_metadata(metadata)))
 
     def with_options(self, **changes: Any) -> IngestJob:
         """The same source with some fields of its options changed (``reparse_outdated=False``, ...)."""
@@ -295,7 +304,7 @@ class IngestArgs(SourceArgs, total=False):
     reparse_outdated: bool
 
 
-_SOURCE_KEYS = ("doc_id", "collection", "password", "upload")
+_SOURCE_KEYS = ("doc_id", "collection", "password", "upload", "metadata")
 _INGEST_KEYS = ("encoder", "indexers", "progress")
 
 
@@ -360,9 +369,13 @@ class _Deadline:
             )
 
 
-def _write(run: Ingestion, parsed: ParsedDocument, created_at: float | None = None) -> IngestReport:
+def _write(
+    run: Ingestion, parsed: ParsedDocument, created_at: float | None = None,
+    metadata: dict[str, MetaValue] | None = None,
+) -> IngestReport:
     """The embed, index and commit stages: the parsed version written under this writer's claim and made
-    visible. ``created_at`` (default: now) orders a document's versions; a version parsed again keeps its own."""
+    visible. ``created_at`` (default: now) orders a document's versions; a version parsed again keeps its own,
+    and its own ``metadata`` (default: the source's)."""
     run.parsed = parsed
     encoder = run.encoder or default_text_encoder()
     budgeted = budget_units([r for r in parsed.regions if r.kind in SEARCH_KINDS and r.text.strip()])
@@ -371,6 +384,7 @@ def _write(run: Ingestion, parsed: ParsedDocument, created_at: float | None = No
     deadline = _Deadline.starting(run.options.limits.timeout_s)
     chunks = ChunkIndexer(encoder, run.progress, run.options.row_units, budgeted.units, deadline)
     _write_version(run.store, parsed, chunks, run.indexers, run.progress)
+    run.store.add_metadata(parsed.doc_id, parsed.version_id, run.source.metadata if metadata is None else metadata)
     report = _report(parsed, budgeted)
     run.progress("commit", 0, 1)
     run.store.commit_version(
@@ -399,6 +413,7 @@ def _redo(run: Ingestion, *, keep_unless_fewer_degraded: bool) -> IngestReport:
     version as it was (its images may already be the new renders, which show the same pages)."""
     store, doc_id, version_id = run.store, run.source.doc_id, run.source.version_id
     old = store.get_version(doc_id, version_id)
+    kept = check_metadata(store.version_metadata([(doc_id, version_id)]).get((doc_id, version_id), {}))
     before = tuple(store.version_report(doc_id, version_id).get("degraded_pages", ()))
     staging = Path(tempfile.mkdtemp(prefix="folio-redo-")) / store.assets_root.name  # same name: same image paths
     try:
@@ -415,7 +430,7 @@ def _redo(run: Ingestion, *, keep_unless_fewer_degraded: bool) -> IngestReport:
             raise VersionNotFound(f"document {doc_id} has no version {version_id} (deleted while it was parsed again)")
         try:
             _merge_renders(staging / f"{doc_id}@{version_id}", store.assets_root / f"{doc_id}@{version_id}")
-            report = _write(run, parsed, created_at=old.created_at)
+            report = _write(run, parsed, created_at=old.created_at, metadata=kept)
         except BaseException:
             logger.warning("re-doing %s@%s failed; removing what was written", doc_id, version_id)
             store.abort_version(doc_id, version_id)

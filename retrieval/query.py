@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from folio.kernel.hit import Modality, RetrievalStrategy
+from folio.kernel.metadata import FilterNode
 
 
 @dataclass(frozen=True)
@@ -25,3 +26,4 @@ class SearchQuery:
     strategy: RetrievalStrategy = "hybrid"
     quotas: Mapping[Modality, int] | None = None
     rerank: bool = False
+    metadata: FilterNode | None = None  # a metadata filter (``folio.kernel.metadata``), applied to the scope

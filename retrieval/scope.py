@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.errors import DocumentNotFound, InvalidRequest, VersionNotFound
 from folio.kernel.hit import Modality
+from folio.kernel.metadata import FilterAnd, FilterLeaf, FilterNode, FilterOr
 from folio.kernel.scope import Scope
 
 MODALITY_BY_KIND: dict[str, Modality] = {
@@ -42,6 +43,7 @@ class ScopeFilter:
     pages: Iterable[int] | None = None
     kinds: Iterable[str] | None = None
     collections: Collection[str] | None = None
+    metadata: FilterNode | None = None
 
 
 def resolve_scope(store: StoreReader, filters: ScopeFilter | None = None) -> Scope:
@@ -53,6 +55,9 @@ def resolve_scope(store: StoreReader, filters: ScopeFilter | None = None) -> Sco
       searched; with ``doc_ids`` given, a pin for a document outside them is an ``InvalidRequest``.
     - ``collections`` (an API key's): documents of other collections do not exist for this query;
       naming one is the same ``DocumentNotFound`` as naming an unknown id.
+    - ``metadata`` (a filter, ``folio.kernel.metadata``) applies last, to the version chosen for each document
+      (its latest, or its pin): a document whose chosen version does not match is not searched (an older
+      version that matches is not taken instead). Nothing matching is an empty scope, not an error.
     """
     if filters is None:
         filters = ScopeFilter()
@@ -62,6 +67,9 @@ def resolve_scope(store: StoreReader, filters: ScopeFilter | None = None) -> Sco
     size = {(v.doc_id, v.version_id): v.regions for v in ready}
     newest = {v.doc_id: v.version_id for v in ready if v.latest}
     chosen = _chosen_versions(filters, size, newest)
+    if filters.metadata is not None:
+        matched = matching(store, filters.metadata, frozenset(chosen.items()))
+        chosen = {d: v for d, v in chosen.items() if (d, v) in matched}
     page_set = _page_set(filters.pages)
     kind_set = _kind_set(filters.kinds)
     pairs = tuple(sorted(chosen.items()))
@@ -93,6 +101,24 @@ def _chosen_versions(filters: ScopeFilter, size: Mapping[tuple[str, str], int], 
             raise VersionNotFound(f"document {doc_id} has no version {version_id}")
         latest[doc_id] = version_id
     return latest
+
+
+def matching(store: StoreReader, node: FilterNode, candidates: frozenset[tuple[str, str]]
+             ) -> frozenset[tuple[str, str]]:
+    """The ``candidates`` a filter holds for: each leaf is one store query (``StoreReader.metadata_matches``:
+    LanceDB evaluates it), ``and``/``or``/``not`` are set operations over the candidates."""
+    if not candidates:
+        return candidates
+    if isinstance(node, FilterLeaf):
+        return candidates & frozenset(store.metadata_matches(node))
+    if isinstance(node, FilterAnd):
+        out = candidates
+        for child in node.all_of:
+            out = matching(store, child, out)
+        return out
+    if isinstance(node, FilterOr):
+        return frozenset().union(*(matching(store, child, candidates) for child in node.any_of))
+    return candidates - matching(store, node.negated, candidates)
 
 
 def _page_set(pages: Iterable[int] | None) -> frozenset[int] | None:

@@ -170,7 +170,8 @@ class Retriever:
     def search_detailed(self, query: SearchQuery) -> SearchResult:
         """Like :meth:`search`, also returning which retrievers ran and any notes (reranker fallbacks)."""
         quota_map = self._check(query)
-        scope = resolve_scope(self.store, ScopeFilter(query.doc_ids, query.versions, query.pages, query.kinds))
+        scope = resolve_scope(self.store, ScopeFilter(
+            query.doc_ids, query.versions, query.pages, query.kinds, metadata=query.metadata))
         result = SearchResult(hits=[], scope=scope)
         if scope.empty:
             return result

@@ -264,3 +264,37 @@ def test_the_server_the_command_and_the_client_report_the_one_version(tmp_path: 
         [sys.executable, "-m", "folio.api.cli", "--version"], capture_output=True, text=True, check=False, cwd=ROOT
     )
     assert (out.returncode, out.stdout.strip()) == (0, f"folio {__version__}"), out.stdout + out.stderr
+
+
+@pytest.mark.slow
+def test_the_client_wheel_ingests_lists_and_deletes_on_a_server(wheel: Path, tmp_path: Path) -> None:
+    """Issue 48, item 3: from the built client wheel alone (a fresh venv: no torch, LanceDB, PyMuPDF or FastAPI),
+    ``folio ingest FILE --server URL`` uploads to a server this test starts on loopback and prints a line per stage
+    of its progress events, ``folio docs`` lists the document and ``folio delete`` removes it; each exits 0."""
+    from tests.api.conftest import live_server, make_settings
+
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False, clear=True).create(env_dir)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "FOLIO_URL")}
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(env_dir / "bin" / "python"), "install", "-q", str(wheel)],
+        capture_output=True, text=True, check=False, timeout=240, env=env,
+    )
+    if install.returncode != 0 and any(s in install.stdout + install.stderr for s in OFFLINE):
+        pytest.skip(f"the client's dependencies cannot be fetched (no registry): {install.stderr.strip()[-400:]}")
+    assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
+    pdf = tmp_path / "policy.pdf"
+    shutil.copy(ROOT / "sample_pdfs" / "support-policy-v1.pdf", pdf)
+
+    def folio_cmd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(env_dir / "bin" / "folio"), *args], capture_output=True, text=True, check=False,
+                              cwd=tmp_path, env=env, timeout=300)
+
+    with live_server(make_settings(tmp_path / "data", allowed_hosts=["127.0.0.1"])) as url:
+        ingested = folio_cmd("ingest", str(pdf), "--server", url)
+        assert ingested.returncode == 0, ingested.stdout + ingested.stderr
+        assert "policy.pdf: parse 1/1 pages" in ingested.stderr and "policy.pdf: created policy@" in ingested.stdout
+        docs = folio_cmd("docs", "--server", url)
+        assert docs.returncode == 0 and docs.stdout.splitlines()[1].startswith("policy "), docs.stdout + docs.stderr
+        deleted = folio_cmd("delete", "policy", "--server", url)
+        assert (deleted.returncode, deleted.stdout) == (0, "deleted policy (1 version)\n"), deleted.stderr

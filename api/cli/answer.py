@@ -15,7 +15,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from folio.api.cli.common import Remote, add_command, add_server_arg, remote_server, request_fields, say
+from folio.api.cli.common import (
+    Remote,
+    add_command,
+    add_filter_args,
+    add_server_arg,
+    remote_server,
+    request_fields,
+    say,
+)
 from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
@@ -25,7 +33,7 @@ if TYPE_CHECKING:
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
-ASK_FIELDS = ("k", "max_tokens", "timeout_s", "budget", "doc_ids", "strategy")
+ASK_FIELDS = ("k", "max_tokens", "timeout_s", "budget", "doc_ids", "strategy", "filter", "collection")
 """The fields of ``AnswerRequest`` that ``folio ask``'s flags set (``request_fields``), besides the answer's form."""
 
 
@@ -206,6 +214,7 @@ def register(sub: Any) -> None:
                    help="restrict to a document (repeatable)")
     p.add_argument("--strategy", default=None, help="expansion: auto, raw, window, parent, neighbors, page")
     p.add_argument("-k", type=int, default=50, help="hits to retrieve before assembly")
+    add_filter_args(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--structured", action="store_true", help="ask for {answer, citations, insufficient} JSON")
     g.add_argument("--schema", default=None, metavar="FILE", help="ask for JSON valid against this JSON schema")

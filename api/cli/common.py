@@ -9,6 +9,7 @@ writes to stderr, escaped for the terminal).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import dataclass
@@ -146,6 +147,27 @@ def open_folio(args: argparse.Namespace) -> Folio:
     from folio.api.application import Folio
 
     return Folio.open(settings_for(args), must_exist=True)
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """An option's JSON object (``--filter``); anything else is argparse's usage error (exit 2)."""
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from e
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("give a JSON object")
+    return value
+
+
+def add_filter_args(p: argparse.ArgumentParser) -> None:
+    """``--filter JSON`` (a metadata filter, docs/api.md "Filters") and ``--collection NAME``: the request
+    fields ``filter`` and ``collection`` of search, context and answer."""
+    p.add_argument(
+        "--filter", type=json_object, default=None, metavar="JSON",
+        help='only documents whose metadata match, e.g. \'{"company": "Acme", "year": {"gte": 2020}}\'',
+    )
+    p.add_argument("--collection", default=None, metavar="NAME", help="only this collection")
 
 
 def add_server_arg(p: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from folio.api.cli.common import (
     say,
     settings_for,
 )
-from folio.kernel.errors import FolioError
+from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.printable import terminal_safe
 
 # Function-level imports: each command imports what it runs, so that `folio --help` and the light commands start
@@ -42,22 +43,29 @@ if TYPE_CHECKING:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from folio.api.application import Folio
+    from folio.api.cli import remote_docs
 
-    settings = settings_for(args)
-    paths = pdf_paths(args.paths)
-    folio = Folio.open(settings)  # a new data directory becomes a store
+    remote = remote_docs.ingest_server(args, remote_server)
+    # On a server, two files of one doc id in a batch are the server's to refuse (this check needs the parser).
+    paths = pdf_paths(args.paths, check_ids=remote is None)
     if args.doc_id and len(paths) != 1:
         say("folio: --doc-id needs exactly one PDF")
         return EXIT_USAGE
-    if args.ray and (args.redo_degraded or args.page_timeout is not None):
-        say("folio: --redo-degraded and --page-timeout run here, not on Ray")
-        return EXIT_USAGE
+    args.metadata = ingest_metadata(args.meta, args.meta_json)
+    if remote:  # uploaded to that server, which ingests them: a client-only install ingests so
+        return remote_docs.ingest(args, remote, paths)
+    from folio.api.application import Folio
+
+    settings = settings_for(args)
+    folio = Folio.open(settings)  # a new data directory becomes a store
     options = _ingest_options(args, settings)
     if args.ray:  # one Ray task per document (api/cli/ray_ingest.py)
         from folio.api.cli.ray_ingest import run as ingest_on_ray
 
         return ingest_on_ray(args, paths, settings, folio)
+    from folio.ingest.embed import default_text_encoder  # FOLIO_EMBED_DEVICE=cuda without a GPU: one line, now
+
+    default_text_encoder(settings.embedding)
     reports: list[dict[str, Any]] = []
     failures = 0
     for p in paths:
@@ -72,6 +80,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 progress=bar,
                 collection=args.collection,
                 options=options,
+                metadata=args.metadata,
             )
             out = {**rep.model_dump(mode="json"), "collection": args.collection}
         except FolioError as e:
@@ -92,6 +101,38 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failures else 0
 
 
+_NUMBER = re.compile(r"\A-?\d+(\.\d+)?([eE][-+]?\d+)?\Z")
+
+
+def meta_value(text: str) -> int | float | str:
+    """A ``--meta key=value`` value, typed: an integer or a float when it reads as one, else the string (a
+    ``YYYY-MM-DD`` string is a date wherever metadata is read: ``folio.kernel.metadata``).
+
+    >>> meta_value("2021"), meta_value("3.5"), meta_value("2021-03-01"), meta_value("nan")
+    (2021, 3.5, '2021-03-01', 'nan')
+    """
+    if _NUMBER.match(text):
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    return text
+
+
+def ingest_metadata(pairs: Sequence[str] | None, as_json: str | None) -> dict[str, Any]:
+    """The metadata of ``--meta-json`` with each ``--meta key=value`` on top, checked now (a ``UsageError``,
+    exit 2, before anything is ingested)."""
+    from folio.kernel.metadata import check_metadata, parse_metadata_json
+
+    try:
+        meta: dict[str, Any] = dict(parse_metadata_json(as_json))
+        for pair in pairs or ():
+            key, sep, value = pair.partition("=")
+            if not sep:
+                raise UsageError(f"--meta takes key=value, got {pair!r}")
+            meta[key.strip()] = meta_value(value)
+        return check_metadata(meta)
+    except InvalidRequest as e:
+        raise UsageError(f"bad metadata: {e}") from e
+
+
 def _ingest_options(args: argparse.Namespace, settings: Settings) -> IngestOptions:
     """The settings' ingest options with the command's flags: ``--redo-degraded``, ``--no-ocr`` and
     ``--page-timeout`` (0: no limit)."""
@@ -106,10 +147,10 @@ def _ingest_options(args: argparse.Namespace, settings: Settings) -> IngestOptio
     return options
 
 
-def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:
+def pdf_paths(raw_paths: Sequence[str], *, check_ids: bool = True) -> list[Path]:
     """The PDFs named on the command line: files as given, folders searched recursively for ``*.pdf``
-    (sorted). A missing path, a folder without PDFs, or two PDFs in one folder tree that would get the
-    same document id (``a/report.pdf`` and ``b/report.pdf``: the second would become a new version of
+    (sorted). A missing path, a folder without PDFs, or (``check_ids``) two PDFs in one folder tree that would get
+    the same document id (``a/report.pdf`` and ``b/report.pdf``: the second would become a new version of
     the first) is a ``UsageError``."""
     paths: list[Path] = []
     for raw in raw_paths:
@@ -118,7 +159,8 @@ def pdf_paths(raw_paths: Sequence[str]) -> list[Path]:
             found = sorted(q for q in p.rglob("*") if q.suffix.lower() == ".pdf" and q.is_file())
             if not found:
                 raise UsageError(f"no PDF files in {raw} (searched its subfolders too)")
-            _one_file_per_doc_id(found)
+            if check_ids:
+                _one_file_per_doc_id(found)
             paths.extend(found)
         elif p.exists():
             paths.append(p)
@@ -183,13 +225,20 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
+    remote = remote_server(args)
+    if remote:
+        from folio.api.cli import remote_docs
+
+        return remote_docs.docs(args, remote)
     folio = open_folio(args)
     versions = folio.versions(args.doc_id)
     if args.doc_id and not versions:
         say(f"folio: no such document: {args.doc_id}")
         return EXIT_FAILED
+    meta = folio.versions_metadata(versions)
     if args.json:
-        print(json.dumps({"data": [v.model_dump(mode="json") for v in versions], "count": len(versions)}, indent=2))
+        data = [{**v.model_dump(mode="json"), "metadata": meta.get((v.doc_id, v.version_id), {})} for v in versions]
+        print(json.dumps({"data": data, "count": len(versions)}, indent=2, ensure_ascii=False))
         return 0
     if not versions:
         print(f"no documents in {folio.uri}")
@@ -199,6 +248,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
         created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at))
         mark = "*" if v.latest else " "
         line = f"{v.doc_id[:32]:32} {v.version_id}{mark}{v.pages:>5} {v.regions:>7}  {created}  {v.filename}"
+        if meta.get((v.doc_id, v.version_id)):
+            line += "  " + json.dumps(meta[(v.doc_id, v.version_id)], ensure_ascii=False)
         print(terminal_safe(line))  # a name stored by an older folio may hold escapes
     print("(* latest version: the default for queries)")
     return 0
@@ -246,6 +297,11 @@ def _remote_export(remote: Remote, doc_id: str, fmt: str, version_id: str | None
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    remote = remote_server(args)
+    if remote:
+        from folio.api.cli import remote_docs
+
+        return remote_docs.delete(args, remote)
     folio = open_folio(args)
     if args.version:
         folio.delete_version(args.doc_id, args.version)
@@ -267,10 +323,14 @@ def _register_ingest(sub: Any) -> None:
         sub, "ingest", "ingest PDF files, or folders of PDFs (subfolders included)",
         "Parse PDFs into regions (sections, paragraphs, sentences, tables, figures, pages), index them and store "
         "them as a new version of their document (the same bytes again: unchanged). The document id comes from "
-        "the file name unless --doc-id says otherwise. Prints one report per file; exit 1 if any failed.",
+        "the file name unless --doc-id says otherwise. Prints one report per file; exit 1 if any failed. With "
+        "--server URL (or $FOLIO_URL, or a `folio serve` on the data directory) the files are uploaded to that "
+        "server, which ingests them (a client-only install can do this).",
         "folio ingest report.pdf --data ./folio-data",
+        "folio ingest a.pdf b.pdf --server http://127.0.0.1:8000",
         "folio ingest ./pdfs --collection finance          # every PDF under ./pdfs",
         "folio ingest --redo-degraded --page-timeout 300 report.pdf",
+        "folio ingest acme-10k.pdf --meta company=Acme --meta year=2021 --meta filed=2021-03-01",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="a PDF file, or a folder searched for *.pdf")
     p.add_argument("--doc-id", default=None, help="document id (default: from the file name)")
@@ -280,6 +340,12 @@ def _register_ingest(sub: Any) -> None:
         help="collection to put the documents in (default: default); API keys are scoped to collections",
     )
     p.add_argument("--password", default=None, help="password for an encrypted PDF")
+    p.add_argument(
+        "--meta", action="append", metavar="KEY=VALUE",
+        help="metadata of the new version (repeatable): integers and floats as numbers, YYYY-MM-DD as a date, "
+        "else a string; filter on it with --filter (docs/api.md, Metadata)",
+    )
+    p.add_argument("--meta-json", metavar="JSON", default=None, help="metadata as a JSON object ({\"year\": 2021})")
     p.add_argument("--no-ocr", action="store_true", help="do not OCR scanned pages")
     p.add_argument(
         "--ray", metavar="ADDRESS", default=None, help="ingest on this Ray cluster, one task per document"
@@ -298,6 +364,7 @@ def _register_ingest(sub: Any) -> None:
         help="a page's time limit for its tables, figures and OCR (default: FOLIO_PAGE_TIMEOUT_S or 60; 0: none)",
     )
     add_json_arg(p, "the reports")
+    add_server_arg(p)
     add_data_arg(p)
     p.set_defaults(func=cmd_ingest)
 
@@ -307,12 +374,13 @@ def _register_documents(sub: Any) -> None:
     p = add_command(
         sub, "docs", "list documents and their versions",
         "List every document's versions (the latest, which queries use by default, is marked *), or one "
-        "document's.",
+        "document's. Asks a running server when one serves the data directory (or --server).",
         "folio docs --data ./folio-data",
         "folio docs support-policy --json",
     )
     p.add_argument("doc_id", nargs="?", default=None, help="only this document's versions")
     add_json_arg(p, "the versions")
+    add_server_arg(p)
     add_data_arg(p)
     p.set_defaults(func=cmd_docs)
 
@@ -336,12 +404,14 @@ def _register_documents(sub: Any) -> None:
     p = add_command(
         sub, "delete", "delete a document, or one version of it",
         "Delete a document with all its versions, or with --version one version (the previous one becomes the "
-        "latest). Citations of what was deleted no longer resolve.",
+        "latest). Citations of what was deleted no longer resolve. Asks a running server when one serves the data "
+        "directory (or --server; deleting there needs a key with write access).",
         "folio delete support-policy",
         "folio delete support-policy --version 96135b4e2c35d62a",
     )
     p.add_argument("doc_id", help="the document (folio docs lists them)")
     p.add_argument("--version", default=None, metavar="VERSION_ID", help="delete only this version")
+    add_server_arg(p)
     add_data_arg(p)
     p.set_defaults(func=cmd_delete)
 

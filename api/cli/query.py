@@ -25,6 +25,7 @@ from folio.api.cli.common import (
     UsageError,
     add_command,
     add_data_arg,
+    add_filter_args,
     add_json_arg,
     add_server_arg,
     remote_server,
@@ -54,8 +55,8 @@ STRATEGIES = ("auto", "raw", "window", "parent", "neighbors", "page")
 RETRIEVAL_STRATEGIES = ("hybrid", "bm25", "dense", "summary")
 REMOTE_TIMEOUT_S = 120.0  # folio.Client's: an ingest or a cold server may take that long (in all, not per read)
 MAX_REMOTE_BYTES = 256 << 20  # a package at the largest budget is a few MB
-CONTEXT_FIELDS = ("k", "budget", "doc_ids", "strategy", "retrieval_strategy", "tokenizer")
-SEARCH_FIELDS = ("k", "doc_ids", "strategy")
+CONTEXT_FIELDS = ("k", "budget", "doc_ids", "strategy", "retrieval_strategy", "tokenizer", "filter", "collection")
+SEARCH_FIELDS = ("k", "doc_ids", "strategy", "filter", "collection")
 """The fields of ``ContextRequest`` and ``SearchRequest`` that ``folio context`` and ``folio search`` set
 (``request_fields``: each flag's ``dest`` is its field; ``--retrieval`` is a search's ``strategy``); the
 request model validates them in-process, the server when one is asked. tests/api/cli/test_cli_ux.py keeps
@@ -488,6 +489,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("-k", type=int, default=50, help="hits to retrieve before assembly")
     p.add_argument("--no-prompt", action="store_true", help="do not print the prompt messages")
+    add_filter_args(p)
     add_json_arg(p, "the ContextPackage (as POST /v1/context)")
     add_data_arg(p)
     add_server_arg(p)
@@ -509,6 +511,7 @@ def register(sub: Any) -> None:
         "--retrieval", default=None, dest="strategy", choices=RETRIEVAL_STRATEGIES,
         help="retrieval strategy (default hybrid)",
     )
+    add_filter_args(p)
     add_json_arg(p, "the hits (as POST /v1/search)")
     add_data_arg(p)
     add_server_arg(p)

@@ -72,6 +72,7 @@ def _submit(jobs_board: Any, path: Path, args: argparse.Namespace, settings: Set
             doc_id=args.doc_id,
             collection=args.collection,
             password=args.password,
+            metadata=args.metadata,
         )
     except FolioError as e:
         error = {"code": e.code, "message": str(e)}
@@ -116,12 +117,14 @@ def _follow(
 
 
 def _report(job: dict[str, Any]) -> dict[str, Any]:
-    """A finished job's report, as a local ``folio ingest`` gives it, with the task's ``attempts``."""
+    """A finished job's report, as a local ``folio ingest`` gives it, with the task's ``attempts`` and where its
+    text encoder ran (``embed_device``: ``cuda`` on the GPU a task reserves, ``FOLIO_RAY_GPUS_PER_DOC``)."""
     if job["status"] == "done":
         out = {**job["result"]["report"], "collection": job["result"]["collection"]}
     else:
         out = {"filename": job["filename"], "status": "failed", "error": job["error"]}
     out["attempts"] = job.get("attempts", 1)
+    out["embed_device"] = (job.get("worker") or {}).get("embed_device")
     return out
 
 

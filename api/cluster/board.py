@@ -8,8 +8,9 @@ keeps the newest ``KEEP`` finished jobs; it is lost only with the Ray cluster it
 
 One task ingests one document end to end: the typed ``ingest.pipeline.IngestJob`` the driver checked (the door
 or the CLI; the worker does not check it again), in a ``RayIngest`` of plain data, run by
-``api.service.jobs.Ingester`` (parse on the worker's CPU, embed with the worker's CPU encoder, commit;
-``FOLIO_RAY_GPUS_PER_DOC`` reserves a GPU for a task, but the encoder does not use one yet: docs/scaling.md),
+``api.service.jobs.Ingester`` (parse on the worker's CPU, embed, commit; ``FOLIO_RAY_GPUS_PER_DOC`` reserves a GPU
+for a task, which Ray hands it through ``CUDA_VISIBLE_DEVICES``, and the encoder runs on it under
+``FOLIO_EMBED_DEVICE=auto``, the default: the job's ``worker.embed_device`` says where it ran, docs/scaling.md),
 against the same store URI (an object store, for workers on several machines). A worker that dies mid-document
 is retried by Ray (``max_retries``): its pending claim is dead (its pid on this host; on another
 host the board tells the retry which writer ids belonged to the dead attempts), so the retry removes
@@ -249,12 +250,17 @@ def _run_ingest(task: RayIngest, job_id: str) -> dict[str, Any]:
 
     ray = _ray()
     board_actor = ray.get_actor(BOARD_NAME, namespace=NAMESPACE)
-    worker = {"pid": os.getpid(), "host": socket.gethostname(), "node": ray.get_runtime_context().get_node_id()}
+    settings = Settings(**task.settings)  # the driver's settings groups: the worker reads none of its own for ingest
+    worker = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "node": ray.get_runtime_context().get_node_id(),
+        "embed_device": _embed_device(settings, task.num_gpus),
+    }
     DEAD_WRITERS.update(ray.get(board_actor.started.remote(job_id, worker)))
     store = _store(task.store, task.storage_options)
-    settings = Settings(**task.settings)  # the driver's settings groups: the worker reads none of its own for ingest
-    ingester = Ingester(store, settings, _indexers(task.settings))
-    try:
+    try:  # the indexers' and the ingest's encoders: FOLIO_EMBED_DEVICE=cuda on a node without a GPU fails the job
+        ingester = Ingester(store, settings, _indexers(task.settings))
         report = ingester.run(task.job, _Reporter(board_actor, job_id, store))
     except FolioError as e:
         return {
@@ -263,6 +269,26 @@ def _run_ingest(task: RayIngest, job_id: str) -> dict[str, Any]:
             "http_status": status_for(e),
         }
     return {"status": "done", "result": report.job_result(task.job.collection)}
+
+
+def _embed_device(settings: Settings, num_gpus: float) -> str:
+    """Where this task's document encoder runs: ``cuda`` when Ray gave the task a GPU (``CUDA_VISIBLE_DEVICES``)
+    and ``FOLIO_EMBED_DEVICE`` is ``auto`` or ``cuda``. A reserved GPU that the encoder cannot use is a warning in
+    the worker's log; ``cuda`` without one is ``unavailable`` here, and the job's error when the ingest starts."""
+    from folio.ingest.embed import default_text_encoder
+    from folio.ingest.embed_device import EmbedDeviceUnavailable
+
+    try:
+        device = default_text_encoder(settings.embedding).resolve_devices()["document"]["device"]
+    except EmbedDeviceUnavailable:
+        return "unavailable"
+    if num_gpus and device != "cuda":
+        logger.warning(
+            "this task reserves %g GPU, but its encoder runs on the %s (FOLIO_EMBED_DEVICE=%s, CUDA_VISIBLE_DEVICES "
+            "as Ray set it): install onnxruntime-gpu or a CUDA build of torch on the GPU nodes",
+            num_gpus, device, settings.embedding.embed_device,
+        )  # fmt: skip
+    return device
 
 
 class _Reporter:

@@ -38,7 +38,7 @@ from folio.api.http.middleware import (
     guard_options,
 )
 from folio.api.http.pool import QueryPool
-from folio.api.http.routes import answer, documents, health, jobs, query, regions
+from folio.api.http.routes import answer, batch, documents, health, jobs, query, regions
 from folio.api.http.routes.health import HealthCache
 from folio.api.http.startup import Hooks, Startup, in_daemon_thread
 from folio.api.keys import KeyRing
@@ -196,8 +196,8 @@ def create_app(settings: Settings | None = None, hooks: Hooks | None = None) -> 
     app.state.keys = KeyRing(settings.security.keys_file, settings.security.api_key)
     install_error_handlers(app)
     _add_middleware(app, settings)
-    for router in (*(m.router for m in (documents, jobs, query, answer, regions)), documents.images, regions.images,
-                   health.router):
+    routers = (*(m.router for m in (documents, batch, jobs, query, answer, regions)), documents.images, regions.images)
+    for router in (*routers, health.router):
         app.include_router(router, prefix="/v1", dependencies=[Depends(canonical_ids)])
 
     app.mount("/static", FilesWithHeaders(directory=STATIC, headers=VIEWER_HEADERS), name="static")

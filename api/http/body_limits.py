@@ -25,6 +25,7 @@ SMALL_BODY_BYTES = 1024 * 1024  # search, context, answer, MCP: at most 1,000 id
 SMALL_BODY_MEMBERS = 20_000  # array elements and object members in all; the largest valid request has about 5,000
 LARGE_BODY_MEMBERS = 500_000  # a verify package: about 30 per KB, a real one of 10 MB would have 300,000
 LARGE_BODY_PATHS = frozenset({"/v1/verify"})
+MCP_PATH = "/mcp"  # its ingest tool carries a PDF in base64: a large body of few values
 
 _QUOTE, _BACKSLASH, _COMMA, _OPEN, _CLOSE = ord('"'), ord("\\"), ord(","), ord("["), ord("]")
 _CURLY = np.uint8(~(ord("{") - ord("[")) & 0xFF)  # "{" & _CURLY == "[", "}" & _CURLY == "]"
@@ -40,14 +41,17 @@ class BodyLimits:
 
 
 def limits_for(path: str, max_request_bytes: int) -> BodyLimits:
-    """A route's limits: ``/v1/verify`` gets ``max_request_bytes`` (``FOLIO_MAX_REQUEST_BYTES``), every
-    other route the smaller of that and ``SMALL_BODY_BYTES``.
+    """A route's limits: ``/v1/verify`` gets ``max_request_bytes`` (``FOLIO_MAX_REQUEST_BYTES``), ``/mcp`` as many
+    bytes but only ``SMALL_BODY_MEMBERS`` values (the ingest tool's PDF is one base64 string), every other route
+    the smaller of ``max_request_bytes`` and ``SMALL_BODY_BYTES``.
 
     >>> limits_for("/v1/search", 10 * 1024 * 1024).max_bytes, limits_for("/v1/verify", 10 * 1024 * 1024).max_bytes
     (1048576, 10485760)
     """
     if path in LARGE_BODY_PATHS:
         return BodyLimits(max_request_bytes, LARGE_BODY_MEMBERS)
+    if path == MCP_PATH:  # bytes up to max_request_bytes, but values as few as any small body's: one long string
+        return BodyLimits(max_request_bytes, SMALL_BODY_MEMBERS)
     return BodyLimits(min(max_request_bytes, SMALL_BODY_BYTES), SMALL_BODY_MEMBERS)
 
 

@@ -142,7 +142,7 @@ def head_refusal(scope: Scope) -> str | None:
 
 
 QUERY_PATHS = frozenset({"/v1/search", "/v1/context", "/v1/verify"})
-UPLOAD_PATHS = frozenset({"/v1/documents"})
+UPLOAD_PATHS = frozenset({"/v1/documents", "/v1/documents/batch"})  # each streams to its own limit
 
 
 class ShedQueries:

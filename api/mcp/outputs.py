@@ -33,6 +33,9 @@ class DocumentEntry(BaseModel):
     created_at: float | None = Field(None, description="unix seconds when the version became visible")
     regions: int | None = None
     latest: bool | None = None
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="the version's user metadata (what a search's filter matches)"
+    )
 
 
 class DocumentsOut(BaseModel):

@@ -10,6 +10,8 @@ Tools:
   ``{citation id: region, document version, pages, boxes}`` as structured content;
 - ``get_region``: what a citation points at: text, page, box, and the region's image, as
   ``GET /v1/regions/{id}``;
+- ``ingest``: a PDF's bytes in the call (base64) ingested as an upload is (``api.mcp.ingest_tool``); not
+  read-only, refused for read-only keys;
 - ``answer``: only when an LLM is configured (``FOLIO_LLM_BASE_URL`` and ``FOLIO_LLM_MODEL``): the
   answer of ``POST /v1/answer`` (``api.service.answer``), its citations resolved, the citation check.
 
@@ -35,6 +37,7 @@ e.g. ``region_not_found: no such region: ...``.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -44,9 +47,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from folio.api.keys import FULL_ACCESS, Principal
+from folio.api.mcp.ingest_tool import add_ingest_tool
 from folio.api.mcp.outputs import AnswerToolOut, ContextOut, DocumentsOut, RegionToolOut, SearchOut
 from folio.api.service.highlight import MAX_CHARS as MAX_HIGHLIGHT_CHARS
 from folio.kernel.errors import FolioError
@@ -72,6 +76,37 @@ INSTRUCTIONS = (
 
 
 Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+FILTER_HELP = (
+    "only documents whose metadata match this filter: {field, op, value} leaves (op: eq ne in gt gte lt lte "
+    "between), {and: [...]}, {or: [...]}, {not: {...}}, or the shorthand {\"company\": \"Acme\", \"year\": "
+    "{\"gte\": 2020}}; YYYY-MM-DD strings are dates"
+)
+_SCOPE_PARAMS = (
+    inspect.Parameter(
+        "filter", inspect.Parameter.KEYWORD_ONLY, default=None,
+        annotation=Annotated[dict[str, Any] | None, Field(description=FILTER_HELP)],
+    ),
+    inspect.Parameter(
+        "collection", inspect.Parameter.KEYWORD_ONLY, default=None,
+        annotation=Annotated[str | None, Field(description="only this collection (one the key sees)")],
+    ),
+)
+
+
+def scoped(tool: F) -> F:
+    """The options every query tool takes besides its own, declared once: ``filter`` (a metadata filter,
+    docs/api.md "Filters") and ``collection``. They reach the tool in its ``**scope``; the MCP server reads the
+    signature made here (its own parameters, then these), so its input schema lists them as arguments."""
+    own = inspect.signature(tool, eval_str=True)
+    params = [p for p in own.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    tool.__signature__ = own.replace(parameters=[*params, *_SCOPE_PARAMS])  # type: ignore[attr-defined]
+    return tool
+
+
+def scope_fields(scope: dict[str, Any]) -> dict[str, Any]:
+    """The request fields of a tool's ``**scope`` (those given)."""
+    return {k: v for k, v in scope.items() if k in ("filter", "collection") and v is not None}
 
 
 # ----------------------------------------------------------------------------- the tool bodies
@@ -163,6 +198,7 @@ def build_server(
     call = _caller(folio, run, principal)
     _add_document_tools(server, call)
     _add_query_tools(server, call)
+    add_ingest_tool(server, call, principal)
     if with_answer:
         _add_answer_tool(server, call)
     return server
@@ -233,20 +269,25 @@ def _add_document_tools(server: MCPServer[Any], call: Call) -> None:
 
 def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
     @server.tool(name="search", annotations=READ_ONLY)
+    @scoped
     async def search_tool(
         ctx: Context[Any, Any],
         query: str,
         doc_ids: list[str] | None = None,
         k: int = 10,
         strategy: str = "hybrid",
+        **scope: Any,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Ranked hits for a query: region_id, document version, pages, score and a text excerpt.
-        Use get_context instead to get evidence packed for answering."""
-        body: dict[str, Any] = {"query": query, "doc_ids": doc_ids, "k": k, "strategy": strategy}
+        Use get_context instead to get evidence packed for answering. filter: only documents whose metadata
+        match (list_documents shows each one's metadata)."""
+        body: dict[str, Any] = {"query": query, "doc_ids": doc_ids, "k": k, "strategy": strategy,
+                                **scope_fields(scope)}
         out = await call(ctx, search, body)
         return _json_result(out)
 
     @server.tool(name="get_context", annotations=READ_ONLY)
+    @scoped
     async def get_context_tool(  # noqa: PLR0913
         ctx: Context[Any, Any],
         query: str,
@@ -257,6 +298,7 @@ def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
         include_images: bool = True,
         k: int = 50,
         scanned_pages: Literal["text", "image"] | None = None,
+        **scope: Any,
     ) -> Annotated[CallToolResult, ContextOut]:
         """Evidence for answering a question, packed under a token budget (default: the server's).
         Returns the citation instructions and context blocks, each opened by its citation id ([S1]
@@ -265,7 +307,7 @@ def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
         bbox), lines (what made the block relevant), image_url and alt_text of an image block} and the
         budget. strategy: auto, raw, window, parent, neighbors or page. scanned_pages: a scanned page
         as its OCR text ("text", the default) or as the page image ("image", for a model that reads
-        images; its OCR text is then alt_text)."""
+        images; its OCR text is then alt_text). filter: only documents whose metadata match."""
         body: dict[str, Any] = {
             "query": query,
             "budget": budget,
@@ -275,6 +317,7 @@ def _add_query_tools(server: MCPServer[Any], call: Call) -> None:
             "include_images": include_images,
             "k": k,
             "scanned_pages": scanned_pages,
+            **scope_fields(scope),
         }
         out = await call(ctx, get_context, {k2: v for k2, v in body.items() if v is not None})
         return _context_result(out["package"], out["images"])
@@ -349,12 +392,15 @@ def _add_answer_tool(server: MCPServer[Any], call: Call) -> None:
         name="answer",
         annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True),
     )
+    @scoped
     async def answer_tool(
-        ctx: Context[Any, Any], query: str, budget: int | None = None, doc_ids: list[str] | None = None
+        ctx: Context[Any, Any], query: str, budget: int | None = None, doc_ids: list[str] | None = None, **scope: Any
     ) -> Annotated[CallToolResult, AnswerToolOut]:
         """Answer a question from the documents with the configured LLM: the answer with [S1]-style
-        citations, each resolved to its region, and the citation check (kept, invented, uncited)."""
+        citations, each resolved to its region, and the citation check (kept, invented, uncited). filter: only
+        documents whose metadata match."""
         body = {k: v for k, v in {"query": query, "budget": budget, "doc_ids": doc_ids}.items() if v is not None}
+        body.update(scope_fields(scope))
         out = await call(ctx, _answer, body)
         return _answer_result(out)
 
@@ -389,7 +435,8 @@ def serve_stdio(settings: Settings) -> None:
 
     from folio.api.application import LazyFolio
 
-    folio = LazyFolio(settings)  # the store and models load on a thread while the handshake is answered
+    # the store and models load on a thread while the handshake is answered; the ingest tool's jobs run in-process
+    folio = LazyFolio(settings, on_open=lambda f: f.start())
     folio.warm()
 
     async def run(fn: Callable[[], T]) -> T:

@@ -109,6 +109,7 @@ def search_hits(
     ``collections`` (an API key's; None: all) bounds the scope: documents elsewhere are unknown
     ids (404) when named, and never searched otherwise. The retriever is handed the resolved
     document list, and hits outside the scope are dropped as a second guard."""
+    collections = within_collection(collections, req.collection)
     if req.doc_ids:  # unknown doc ids are a 404, not an empty result
         known = {v.doc_id for v in store.list_versions(collections=collections) if v.latest}
         missing = sorted(set(req.doc_ids) - known)
@@ -129,10 +130,21 @@ def search_hits(
         strategy=req.retrieval_strategy,
         quotas=req.quotas,
         rerank=req.rerank,
+        metadata=req.metadata_filter(),
     ))
     if scope is not None:
         result.hits = [h for h in result.hits if scope.contains(h.doc_id, h.version_id)]
     return result
+
+
+def within_collection(collections: Collection[str] | None, collection: str | None) -> Collection[str] | None:
+    """The collections a request searches: the key's (None: all), narrowed to the one it names. A name the key
+    does not see is the ``DocumentNotFound`` (404) of an unknown document; one that holds nothing is no hits."""
+    if collection is None:
+        return collections
+    if collections is not None and collection not in collections:
+        raise DocumentNotFound(f"no such collection: {collection}")
+    return frozenset({collection})
 
 
 def build_context(  # noqa: PLR0913

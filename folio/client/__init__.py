@@ -5,7 +5,9 @@
 ...     pkg = client.context("How fast must a P1 incident be acknowledged?", budget=1500)
 ...     print(pkg.budget.used, [item.citation_id for item in pkg.items])
 
-``answer`` asks the server's configured LLM (``POST /v1/answer``); ``answer_stream`` yields its
+``upload_many`` sends several PDFs in one request (one ingest job each) and ``job_events`` yields their progress
+as the server pushes it (``JobEvent``: ``progress``, ``done``/``failed``, ``end``). ``answer`` asks the server's
+configured LLM (``POST /v1/answer``); ``answer_stream`` yields its
 server-sent events (``package``, ``delta`` ..., ``done``), raising the typed error of an ``error``
 event. Results are the models in ``folio.models`` (generated from the server's OpenAPI schema); errors are
 the exceptions in ``folio.errors``, carrying the server's error code. Both clients build each call
@@ -20,7 +22,9 @@ from __future__ import annotations
 
 from folio.client.async_client import AsyncClient
 from folio.client.calls import DEFAULT_TIMEOUT, DEFAULT_URL, FileInput, FinishedJob
-from folio.client.events import AnswerEvent
+from folio.client.events import AnswerEvent, JobEvent
 from folio.client.sync_client import Client
 
-__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_URL", "AnswerEvent", "AsyncClient", "Client", "FileInput", "FinishedJob"]
+__all__ = [
+    "DEFAULT_TIMEOUT", "DEFAULT_URL", "AnswerEvent", "AsyncClient", "Client", "FileInput", "FinishedJob", "JobEvent"
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal, Unpack, overload
 
 import httpx
@@ -15,12 +15,13 @@ from folio.client.calls import (
     FileInput,
     FinishedJob,
     M,
+    UploadFields,
     default_headers,
     finished_job,
     parse_response,
     resolve_base_url,
 )
-from folio.client.events import SSE, AnswerEvent
+from folio.client.events import SSE, AnswerEvent, JobEvent
 from folio.errors import APIConnectionError, APITimeoutError, ResponseError
 
 
@@ -82,43 +83,35 @@ class AsyncClient:
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[True] = ...,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse: ...
     @overload
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[False],
+        **fields: Unpack[UploadFields],
     ) -> models.JobOut: ...
     @overload
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: bool,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut: ...
     async def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = None,
-        doc_id: str | None = None,
-        collection: str | None = None,
         wait: bool = True,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut:
         """``Client.upload``, awaited."""
         result: models.IngestResponse | models.JobOut = await self._send(
-            Calls.upload(file, filename, doc_id, collection, wait)
+            Calls.upload(file, fields, wait)
         )
         return result
 
@@ -138,6 +131,41 @@ class AsyncClient:
         (the version's facts and its regions with their locators)."""
         out: bytes | models.DocumentExport = await self._send(Calls.export_document(doc_id, format, version_id))
         return out.decode("utf-8") if isinstance(out, bytes) else out
+
+    async def upload_many(
+        self,
+        files: Sequence[FileInput],
+        *,
+        collection: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        redo_degraded: bool = False,
+    ) -> models.BatchUploadResponse:
+        """``Client.upload_many``, awaited."""
+        fields: UploadFields = {"collection": collection, "metadata": metadata}
+        return await self._send(Calls.upload_many(files, fields, redo_degraded))
+
+    async def job_events(
+        self, jobs: str | models.JobOut | Sequence[str | models.JobOut], *, timeout: float | None = None
+    ) -> AsyncIterator[JobEvent]:
+        """``Client.job_events``, as an async iterator."""
+        call = Calls.job_events(jobs, timeout)
+        sse = SSE()
+        try:
+            async with self._http.stream(call.method, call.path, params=call.params) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    parse_response(call, response)
+                async for line in response.aiter_lines():
+                    found = sse.feed_job(line, call.path)
+                    if found is not None:
+                        yield found
+                        if found.event == "end":
+                            return
+        except httpx.TimeoutException as e:
+            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
+        except httpx.TransportError as e:
+            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
+        raise ResponseError(f"GET {call.path}: the stream ended before its end event")
 
     async def delete(self, doc_id: str, version_id: str | None = None) -> models.DeleteResponse:
         return await self._send(Calls.delete(doc_id, version_id))

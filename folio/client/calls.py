@@ -4,11 +4,12 @@ of its answer), its answer read into that model or a typed error, and the header
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Generic, Literal, TypeVar
+from typing import IO, Any, Generic, Literal, TypedDict, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -96,6 +97,28 @@ def request_body(model: type[BaseModel], query: str, options: Mapping[str, Any])
     return body
 
 
+class UploadFields(TypedDict, total=False):
+    """What ``upload`` takes besides the file and ``wait``: the ``filename`` to give it (default: the path's),
+    its ``doc_id`` (default: from the file name), its ``collection`` (default: ``default``), and the new
+    version's ``metadata`` (docs/api.md, Metadata: strings, finite numbers, booleans, dates)."""
+
+    filename: str | None
+    doc_id: str | None
+    collection: str | None
+    metadata: Mapping[str, Any] | None
+
+
+def upload_form(fields: UploadFields) -> dict[str, str]:
+    """An upload's form fields besides the file: those given, ``metadata`` as its JSON object (checked by the
+    server: bad metadata is a 422 before any job)."""
+    given = (("doc_id", fields.get("doc_id")), ("collection", fields.get("collection")))
+    data = {k: v for k, v in given if v}
+    metadata = fields.get("metadata")
+    if metadata:
+        data["metadata"] = json.dumps(dict(metadata), default=str)  # a date goes as its YYYY-MM-DD
+    return data
+
+
 JOB_FINISHED = ("done", "failed")
 
 
@@ -133,19 +156,46 @@ class Calls:
         return Call("GET", f"/v1/documents/{_seg(doc_id)}/versions/{_seg(version_id)}/pages", models.PageList)
 
     @staticmethod
-    def upload(
-        file: FileInput, filename: str | None, doc_id: str | None, collection: str | None, wait: bool
-    ) -> Call[models.IngestResponse]:
-        data = {k: v for k, v in (("doc_id", doc_id), ("collection", collection)) if v}
+    def upload(file: FileInput, fields: UploadFields, wait: bool) -> Call[models.IngestResponse]:
         return Call(
             "POST",
             "/v1/documents",
             models.IngestResponse,
             params={"wait": "true" if wait else "false"},
-            files={"file": _file_part(file, filename)},
-            data=data,
+            files={"file": _file_part(file, fields.get("filename"))},
+            data=upload_form(fields),
             alternatives={202: models.JobOut},
         )
+
+    @staticmethod
+    def upload_many(
+        files: Sequence[FileInput], fields: UploadFields, redo_degraded: bool
+    ) -> Call[models.BatchUploadResponse]:
+        """``fields``: the ``collection`` and the ``metadata`` of every file (a batch takes no ``doc_id``)."""
+        if not files:
+            raise InvalidRequest(422, "invalid_request", "upload_many: give at least one file")
+        return Call(
+            "POST",
+            "/v1/documents/batch",
+            models.BatchUploadResponse,
+            params={"redo_degraded": "true"} if redo_degraded else None,
+            files=[("file", _file_part(f, None)) for f in files],
+            data=upload_form({"collection": fields.get("collection"), "metadata": fields.get("metadata")}) or None,
+        )
+
+    @staticmethod
+    def job_events(jobs: str | models.JobOut | Sequence[str | models.JobOut], timeout: float | None) -> Call[Any]:
+        """The event stream of one job (``/v1/jobs/{id}/events``) or of several (``/v1/jobs/events?ids=``)."""
+        many = [jobs] if isinstance(jobs, str | models.JobOut) else list(jobs)
+        ids = [j if isinstance(j, str) else j.job_id for j in many]
+        if not ids:
+            raise InvalidRequest(422, "invalid_request", "job_events: give at least one job")
+        params: dict[str, Any] = {"timeout": timeout} if timeout is not None else {}
+        if len(ids) == 1:
+            return Call("GET", f"/v1/jobs/{_seg(ids[0])}/events", None, params=params)
+        for i in ids:
+            _seg(i)
+        return Call("GET", "/v1/jobs/events", None, params={"ids": ",".join(ids), **params})
 
     @staticmethod
     def delete(doc_id: str, version_id: str | None) -> Call[models.DeleteResponse]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, Unpack, overload
 
 import httpx
@@ -15,12 +15,13 @@ from folio.client.calls import (
     FileInput,
     FinishedJob,
     M,
+    UploadFields,
     default_headers,
     finished_job,
     parse_response,
     resolve_base_url,
 )
-from folio.client.events import AnswerEvent, answer_events
+from folio.client.events import SSE, AnswerEvent, JobEvent, answer_events, job_events
 from folio.errors import APIConnectionError, APITimeoutError
 
 
@@ -83,44 +84,36 @@ class Client:
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[True] = ...,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse: ...
     @overload
     def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: Literal[False],
+        **fields: Unpack[UploadFields],
     ) -> models.JobOut: ...
     @overload
     def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = ...,
-        doc_id: str | None = ...,
-        collection: str | None = ...,
         wait: bool,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut: ...
     def upload(
         self,
         file: FileInput,
         *,
-        filename: str | None = None,
-        doc_id: str | None = None,
-        collection: str | None = None,
         wait: bool = True,
+        **fields: Unpack[UploadFields],
     ) -> models.IngestResponse | models.JobOut:
         """Ingest a PDF (a path, bytes or a binary file): the ``IngestResponse``, or with ``wait=False`` the
         queued ``JobOut`` (typed so: mypy knows which one a call gets)."""
         result: models.IngestResponse | models.JobOut = self._send(
-            Calls.upload(file, filename, doc_id, collection, wait)
+            Calls.upload(file, fields, wait)
         )
         return result
 
@@ -140,6 +133,40 @@ class Client:
         (the version's facts and its regions with their locators)."""
         out: bytes | models.DocumentExport = self._send(Calls.export_document(doc_id, format, version_id))
         return out.decode("utf-8") if isinstance(out, bytes) else out
+
+    def upload_many(
+        self,
+        files: Sequence[FileInput],
+        *,
+        collection: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        redo_degraded: bool = False,
+    ) -> models.BatchUploadResponse:
+        """Several PDFs in one request (``POST /v1/documents/batch``), one ingest job each, answered at once:
+        per file its ``job_id``, or why it was refused (``status``, ``error``; nothing of it was written).
+        ``metadata`` is every file's new version's (docs/api.md, Metadata); doc ids come from the file names.
+        Follow the jobs with ``job_events``."""
+        fields: UploadFields = {"collection": collection, "metadata": metadata}
+        return self._send(Calls.upload_many(files, fields, redo_degraded))
+
+    def job_events(
+        self, jobs: str | models.JobOut | Sequence[str | models.JobOut], *, timeout: float | None = None
+    ) -> Iterator[JobEvent]:
+        """A job's (or several jobs') progress as the server pushes it: ``JobEvent``s (``progress`` on each change
+        of status or stage, then ``done`` or ``failed``, with the ``JobOut``), up to and including ``end``.
+        ``timeout``: the server ends the stream after that many seconds (a ``timeout`` event, then ``end``)."""
+        call = Calls.job_events(jobs, timeout)
+        sse = SSE()
+        try:
+            with self._http.stream(call.method, call.path, params=call.params) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    parse_response(call, response)
+                yield from job_events((sse.feed_job(line, call.path) for line in response.iter_lines()), call.path)
+        except httpx.TimeoutException as e:
+            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
+        except httpx.TransportError as e:
+            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
 
     def delete(self, doc_id: str, version_id: str | None = None) -> models.DeleteResponse:
         return self._send(Calls.delete(doc_id, version_id))

@@ -22,6 +22,8 @@ from folio.models.common import (
     HealthOut,
 )
 from folio.models.documents import (
+    BatchItem,
+    BatchUploadResponse,
     DeleteResponse,
     DocumentDetail,
     DocumentExport,
@@ -81,6 +83,8 @@ __all__ = [
     "AnswerResponse",
     "AnswerUsage",
     "BBox",
+    "BatchItem",
+    "BatchUploadResponse",
     "Breakdown",
     "BudgetInfo",
     "CitationOut",

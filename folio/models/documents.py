@@ -15,6 +15,22 @@ from folio.models.common import (
 )
 
 
+class BatchItem(_Response):
+    filename: str
+    doc_id: str | None = None
+    status: Literal["accepted", "refused"]
+    job_id: str | None = None
+    error: ErrorBody | None = None
+    http_status: int = 202
+
+
+class BatchUploadResponse(_Response):
+    data: list[BatchItem]
+    count: int
+    accepted: int
+    refused: int
+
+
 class DeleteResponse(_Response):
     doc_id: str
     deleted_versions: list[str]
@@ -31,6 +47,7 @@ class DocumentDetail(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     versions: list[VersionOut]
     report: dict[str, Any] | None = None
 
@@ -46,6 +63,7 @@ class DocumentExport(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     data: list[RegionOut]
     count: int
     coords: str = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
@@ -67,6 +85,7 @@ class DocumentOut(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
     versions: int = 1
 
 
@@ -173,7 +192,8 @@ class VersionOut(_Response):
     created_at: float
     regions: int
     latest: bool
+    metadata: dict[str, str | int | float | bool] | None = None
 
 
-for _model in (DeleteResponse, DocumentDetail, DocumentExport, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):
+for _model in (BatchItem, BatchUploadResponse, DeleteResponse, DocumentDetail, DocumentExport, DocumentList, DocumentOut, IngestResponse, IngestResult, JobList, JobOut, JobProgress, PageList, PageOut, RegionLocatorOut, RegionOut, VersionOut):
     _model.model_rebuild()

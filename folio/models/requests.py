@@ -27,6 +27,8 @@ class AnswerRequest(_Request):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    filter: dict[str, Any] | None = None
+    collection: str | None = None
     budget: int | None = None
     tokenizer: str | None = None
     context_window: int | None = None
@@ -93,6 +95,8 @@ class ContextRequest(_Request):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    filter: dict[str, Any] | None = None
+    collection: str | None = None
     budget: int | None = None
     tokenizer: str | None = None
     context_window: int | None = None
@@ -163,6 +167,8 @@ class SearchRequest(_Request):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
     quotas: dict[str, int] | None = None
     rerank: bool | None = None
+    filter: dict[str, Any] | None = None
+    collection: str | None = None
     strategy: Literal["hybrid", "bm25", "dense", "summary"] | None = None
 
 
@@ -181,6 +187,8 @@ class AnswerOptions(TypedDict, total=False):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    filter: dict[str, Any] | None
+    collection: str | None
     budget: int | None
     tokenizer: str | None
     context_window: int | None
@@ -246,6 +254,8 @@ class ContextOptions(TypedDict, total=False):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    filter: dict[str, Any] | None
+    collection: str | None
     budget: int | None
     tokenizer: str | None
     context_window: int | None
@@ -303,6 +313,8 @@ class SearchOptions(TypedDict, total=False):
     retrieval_strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
     quotas: dict[str, int] | None
     rerank: bool | None
+    filter: dict[str, Any] | None
+    collection: str | None
     strategy: Literal["hybrid", "bm25", "dense", "summary"] | None
 
 

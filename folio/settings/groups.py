@@ -247,15 +247,22 @@ class EmbeddingSettings(Group):
         DEFAULT_QUERY_BACKEND,
         description="query embeddings: `onnx` or `torch`, always fp32 (what every store was written with)",
     )
+    embed_device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto",
+        description="where both encoders run: `auto` (a CUDA GPU when the backend's runtime sees one: "
+        "`torch.cuda.is_available()`, or ONNX Runtime's `CUDAExecutionProvider`; else the CPU), `cpu`, or `cuda` "
+        "(no GPU is an error at startup). On a GPU `onnx-int8` runs the fp32 graph: int8 is a CPU optimisation",
+    )
     embed_threads: int = Field(0, ge=0, description="threads of the document encoder (0: the cores)")
     model_cache: str | None = Field(
         None, description="where the ONNX files are exported once per machine (unset: ~/.cache/folio/models)"
     )
 
-    @field_validator("embed_backend", "query_backend", "model_cache", mode="before")
+    @field_validator("embed_backend", "query_backend", "embed_device", "model_cache", mode="before")
     @classmethod
     def _blank(cls, v: Any, info: ValidationInfo) -> Any:
-        return _blank_is_default(cls, v, info)
+        v = _blank_is_default(cls, v, info)
+        return v.strip().lower() if isinstance(v, str) and info.field_name == "embed_device" else v
 
 
 class ModelSettings(Group):

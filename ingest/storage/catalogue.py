@@ -153,6 +153,10 @@ class Catalogue:
         ready = self._snapshot()[2]
         return {ready[k] for k in keys if k in ready}
 
+    def ready_map(self) -> dict[tuple[str, str], str]:
+        """(doc_id, version_id) → the writer of its ready row, for every ready version (callers must not mutate it)."""
+        return self._snapshot()[2]
+
     def ready_writer(self, doc_id: str, version_id: str) -> str | None:
         """The writer of a ready version's rows: the only rows of it readers see (``""``: rows written
         before rows had writers; None: the version is not ready). A version whose rows are being replaced

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from folio.kernel.index import RegionIndex
+from folio.kernel.metadata import FilterLeaf, MetaValue
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.scope import Scope
 
@@ -102,6 +103,11 @@ class StoreReader(Protocol):
 
     def has_vector_index(self) -> bool: ...
 
+    # user metadata (``ingest.storage.metadata``)
+    def metadata_matches(self, leaf: FilterLeaf) -> set[tuple[str, str]]: ...
+
+    def version_metadata(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]: ...
+
 
 class StoreWriter(StoreReader, Protocol):
     """A store as the ingest pipeline and its indexers see it: a version is claimed (``begin_version``), its
@@ -124,6 +130,8 @@ class StoreWriter(StoreReader, Protocol):
     def add_chunks(self, regions: Sequence[Region], vectors: np.ndarray) -> None: ...
 
     def add(self, spec: TableSpec, rows: Sequence[LanceModel] | pa.Table) -> None: ...
+
+    def add_metadata(self, doc_id: str, version_id: str, metadata: dict[str, MetaValue]) -> None: ...
 
     def commit_version(self, doc_id: str, version_id: str, **commit: Unpack[VersionCommit]) -> None: ...
 

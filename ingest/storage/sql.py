@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import date
 from typing import Any
 
 import pyarrow as pa
 
 from folio.kernel.errors import InvalidRequest
+from folio.kernel.metadata import FilterLeaf, MetaValue, is_number
 from folio.kernel.model import CHILD_KINDS
 from folio.kernel.scope import Scope
 
@@ -121,3 +123,61 @@ def scope_filter(scope: Scope, *, page_column: str = "page", kind_column: str | 
     if scope.kinds is not None and kind_column:
         parts.append(sql_in(kind_column, scope.kinds))
     return " AND ".join(parts)
+
+
+# ------------------------------------------------------------------------- metadata filters
+# The ``metadata`` table's typed value columns (``folio.ingest.storage.metadata``): a value lands in the column of
+# its type, the others stay null, so a leaf compares only values of its own type (``folio.kernel.metadata``).
+_SQL_OPS = {"eq": "=", "ne": "<>", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def value_column(value: MetaValue) -> str:
+    """The column a metadata value is stored in (and compared in)."""
+    if isinstance(value, bool):
+        return "bool_value"
+    if is_number(value):
+        return "num_value"
+    if isinstance(value, date):
+        return "date_value"
+    return "str_value"
+
+
+def sql_value(value: MetaValue) -> str:
+    """A metadata value as a SQL literal: strings through ``sql_str`` (quotes doubled), dates as their ISO text
+    (stored as such: ISO dates order as text), numbers as floats, booleans as ``true``/``false``.
+
+    >>> sql_value("x' OR '1'='1"), sql_value(2020), sql_value(date(2024, 1, 31)), sql_value(True)
+    ("'x'' OR ''1''=''1'", '2020.0', "'2024-01-31'", 'true')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(float(value))
+    if isinstance(value, date):
+        return sql_str(value.isoformat())
+    return sql_str(value)
+
+
+def metadata_where(leaf: FilterLeaf) -> str:
+    """The filter on the ``metadata`` table's rows where ``leaf`` holds. The field is compared as a value
+    (``key = '...'``), never used as a column name; every literal goes through ``sql_value``.
+
+    >>> metadata_where(FilterLeaf(field="year", op="gte", value=2020))
+    "key = 'year' AND num_value >= 2020.0"
+    >>> metadata_where(FilterLeaf(field="form", op="in", value=["10-K", 3]))
+    "key = 'form' AND (num_value IN (3.0) OR str_value IN ('10-K'))"
+    """
+    values = leaf.values()
+    key = f"key = {sql_str(leaf.field)}"
+    if leaf.op == "between":
+        low, high = values
+        column = value_column(low)
+        return f"{key} AND {column} >= {sql_value(low)} AND {column} <= {sql_value(high)}"
+    if leaf.op == "in":
+        by_column: dict[str, list[str]] = {}
+        for v in values:
+            by_column.setdefault(value_column(v), []).append(sql_value(v))
+        tests = [f"{c} IN ({', '.join(dict.fromkeys(vs))})" for c, vs in sorted(by_column.items())]
+        return f"{key} AND " + (tests[0] if len(tests) == 1 else f"({' OR '.join(tests)})")
+    (value,) = values
+    return f"{key} AND {value_column(value)} {_SQL_OPS[leaf.op]} {sql_value(value)}"

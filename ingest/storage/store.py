@@ -88,8 +88,10 @@ from folio.ingest.storage.regions import RegionTable
 from folio.ingest.storage.sql import (
     DEFAULT_COLLECTION,
     check_collection,
+    metadata_where,
 )
 from folio.kernel.index import RegionIndex
+from folio.kernel.metadata import FilterLeaf, MetaValue
 from folio.kernel.model import DocumentVersion, Region
 from folio.kernel.scope import Scope
 from folio.settings import StorageSettings, default_data_dir
@@ -287,6 +289,27 @@ class Store:
 
         The store adds its ``writer`` column to that schema."""
         self.database.append(table_name, schema, rows, self.catalogue.tagged)
+
+    def add_metadata(self, doc_id: str, version_id: str, metadata: dict[str, MetaValue]) -> None:
+        """A claimed version's user metadata (checked: ``folio.kernel.metadata.check_metadata``), as rows of the
+        ``metadata`` table written under the claim (``ingest.storage.metadata``); nothing for ``{}``."""
+        from folio.ingest.storage.metadata import METADATA, metadata_rows  # function-level: imports LanceDB
+
+        if metadata:
+            self.add(METADATA, metadata_rows(doc_id, version_id, metadata))
+
+    def metadata_matches(self, leaf: FilterLeaf) -> set[tuple[str, str]]:
+        """The ready versions whose metadata satisfies ``leaf``: one LanceDB filter (``sql.metadata_where``)."""
+        from folio.ingest.storage.metadata import matching_versions  # function-level: imports LanceDB
+
+        return matching_versions(self.database, metadata_where(leaf), self.catalogue.ready_map())
+
+    def version_metadata(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The metadata of these ready versions as JSON values; a version without any is absent."""
+        from folio.ingest.storage.metadata import read_metadata  # function-level: imports LanceDB
+
+        keys = list(keys)
+        return read_metadata(self.database, keys, self._writers(keys))
 
     def index_text(self, table: str, column: str = "text") -> None:
         """Build a full-text index on ``column`` of a version-scoped table (summaries) when it has none; rows

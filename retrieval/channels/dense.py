@@ -42,7 +42,10 @@ class TextDenseChannel:
             self.names.clear()
 
     def status(self) -> dict[str, Any] | None:
-        return on_status(self.text.encoder.name)
+        """On, with the model and, for ``ingest.embed.MiniLM``, where its encoders run (``devices``: backend and
+        device of the document and query encoders, ``FOLIO_EMBED_DEVICE``)."""
+        devices = getattr(self.text.encoder, "devices", None)  # another TextEncoder says nothing of its device
+        return on_status(self.text.encoder.name, **({"devices": devices()} if devices is not None else {}))
 
 
 def _open_dense(context: ChannelContext) -> Channel:

@@ -93,6 +93,7 @@ def test_ray_ingest_three_pdfs_into_s3(cluster: dict[str, Any]) -> None:
     reports = json.loads(out.stdout)["data"]
     assert [r["filename"] for r in reports] == THREE
     assert {r["status"] for r in reports} == {"created"}
+    assert {r["embed_device"] for r in reports} <= {"cpu", "cuda"}  # where each task's encoder ran (issue 47)
     store = Store(DATA)
     assert sorted(v.doc_id for v in store.list_versions()) == sorted(n.removesuffix(".pdf") for n in THREE)
     result = _assert_consistent(store)

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from folio.api.http.app import create_app
-from folio.api.http.body_limits import LARGE_BODY_MEMBERS, MAX_DEPTH, SMALL_BODY_BYTES, json_shape
+from folio.api.http.body_limits import LARGE_BODY_MEMBERS, MAX_DEPTH, SMALL_BODY_BYTES, SMALL_BODY_MEMBERS, json_shape
 from folio.assembly import AssemblyOptions, assemble
 from folio.kernel.index import RegionIndex
 from tests.api.conftest import assert_error, folio_serve, live_server, make_settings
@@ -107,12 +107,26 @@ def test_nesting_within_the_limit_reaches_the_route(empty_client: TestClient) ->
 # ----------------------------------------------------------------------------- item 5: large bodies
 
 
-@pytest.mark.parametrize("path", ["/v1/search", "/v1/context", "/v1/answer", "/mcp"])
+@pytest.mark.parametrize("path", ["/v1/search", "/v1/context", "/v1/answer"])
 def test_small_routes_refuse_a_body_over_one_mib(empty_client: TestClient, path: str) -> None:
     body = json.dumps({"query": "q", "doc_ids": ["d" * 100] * 12_000}).encode()
     assert SMALL_BODY_BYTES < len(body) < 10 * 1024 * 1024
     err = assert_error(empty_client.post(path, content=body, headers=HEADERS), 413, "limit_exceeded")
     assert f"over the limit of {SMALL_BODY_BYTES} bytes for {path}" in str(err["message"])
+
+
+def test_mcp_takes_a_large_body_of_few_values_only(empty_client: TestClient) -> None:
+    """``/mcp`` carries the ingest tool's PDF (one base64 string): up to ``FOLIO_MAX_REQUEST_BYTES``, but no more
+    values than any small body (issue 48)."""
+    many = json.dumps({"query": "q", "doc_ids": ["d"] * (SMALL_BODY_MEMBERS + 10)}).encode()
+    assert len(many) < SMALL_BODY_BYTES
+    err = assert_error(empty_client.post("/mcp", content=many, headers=HEADERS), 413, "limit_exceeded")
+    assert f"over the limit of {SMALL_BODY_MEMBERS} for /mcp" in str(err["message"])
+    huge = json.dumps({"pdf": "A" * (10 * 1024 * 1024)}).encode()
+    err = assert_error(empty_client.post("/mcp", content=huge, headers=HEADERS), 413, "limit_exceeded")
+    assert f"over the limit of {10 * 1024 * 1024} bytes" in str(err["message"])
+    one_string = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"x": "A" * 2_000_000}})
+    assert empty_client.post("/mcp", content=one_string, headers=HEADERS).status_code != 413  # past the guard
 
 
 def test_verify_refuses_a_package_of_too_many_values(empty_client: TestClient) -> None:

@@ -36,6 +36,7 @@ from folio.api.schemas import (
     error_responses,
 )
 from folio.kernel.errors import InvalidRequest
+from folio.kernel.metadata import parse_metadata_json
 
 router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key)])
 images = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key_or_query)])
@@ -62,6 +63,12 @@ _UPLOAD_BODY = {
                             "description": "the collection to put the document in (default: default); "
                             "a doc_id lives in one collection",
                         },
+                        "metadata": {
+                            "type": "string",
+                            "description": "the version's user metadata, a JSON object {key: value} (values: "
+                            "strings, finite numbers, booleans, YYYY-MM-DD dates; at most 32 keys, 8 KiB); "
+                            "docs/api.md, Metadata",
+                        },
                     },
                 }
             }
@@ -80,7 +87,7 @@ async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
         yield chunk
 
 
-async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, str | None, str]:
+async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, str | None, str, dict[str, Any]]:
     limit = max_bytes + _MULTIPART_SLACK
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
@@ -88,7 +95,7 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, st
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()  # case-insensitive
     if media_type != "multipart/form-data":
         raise InvalidRequest("send the PDF as multipart/form-data with a 'file' part")
-    parser = MultiPartParser(request.headers, _limited(request, limit), max_files=1, max_fields=4)
+    parser = MultiPartParser(request.headers, _limited(request, limit), max_files=1, max_fields=5)
     try:
         form = await parser.parse()
     except MultiPartException as e:
@@ -105,7 +112,9 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, st
         raw_collection = form.get("collection")
         collection = raw_collection.strip() if isinstance(raw_collection, str) and raw_collection.strip() else None
         filename = os.path.basename((upload.filename or "").replace("\\", "/"))[:200] or "upload.pdf"
-        return data, filename, doc_id, collection or DEFAULT_COLLECTION
+        raw_meta = form.get("metadata")
+        metadata = parse_metadata_json(raw_meta if isinstance(raw_meta, str) else None)  # bad: a 422 here
+        return data, filename, doc_id, collection or DEFAULT_COLLECTION, metadata
     finally:
         await form.close()
 
@@ -139,11 +148,12 @@ async def upload_document(  # noqa: PLR0913
     """Ingest one PDF. Same bytes under the same ``doc_id`` are a no-op (``status: unchanged``); new
     bytes become a new version and old versions stay queryable. Bad input is a 422 with a specific
     code (``not_a_pdf``, ``corrupt_pdf``, ``encrypted_pdf``, ``empty_pdf``); over the size or page
-    limit is a 413 (``limit_exceeded``). A failed ingest leaves the store as it was.
+    limit is a 413 (``limit_exceeded``). A failed ingest leaves the store as it was. ``metadata`` (a JSON
+    object, docs/api.md) is the new version's; bad metadata is a 422 before any job is queued.
 
     ``collection`` (default ``default``) must be one the key writes to (else 403); a doc_id that
     already lives in another collection is a 409 (``collection_conflict``)."""
-    data, filename, doc_id, collection = await _read_upload(request, settings.ingest.max_upload_bytes)
+    data, filename, doc_id, collection, metadata = await _read_upload(request, settings.ingest.max_upload_bytes)
     check_collection(collection)
     if not caller.sees(collection):
         raise Forbidden(f"this API key cannot write to collection {collection}")
@@ -151,6 +161,7 @@ async def upload_document(  # noqa: PLR0913
     checked = await run_in_threadpool(
         folio.check_upload, data, filename=filename, doc_id=doc_id, collection=collection, redo_degraded=redo_degraded
     )
+    checked = checked.with_metadata(metadata)
     # On the runner (api.service.jobs.JobRunner): in-process, or the Ray cluster's (FOLIO_RAY_ADDRESS), which
     # refuses redo_degraded with a 422; submitting to the cluster waits on it, so not on the event loop.
     job = await run_in_threadpool(folio.submit_ingest, checked)

@@ -22,6 +22,16 @@ def test_health_reports_counts_and_retrievers(client: TestClient) -> None:
     assert body["auth"] is False
 
 
+def test_health_reports_where_the_encoders_run(client: TestClient) -> None:
+    """Issue 47: the device each MiniLM encoder runs on (``FOLIO_EMBED_DEVICE``, default ``auto``), settled by the
+    warm-up query at startup: the CPU here, a GPU where the runtime sees one (then the fp32 graph for documents)."""
+    devices = client.get("/v1/health").json()["retrieval"]["dense"]["devices"]
+    assert devices["query"]["backend"] == "onnx" and devices["query"]["device"] in ("cpu", "cuda")
+    document = devices["document"]
+    assert document["device"] == devices["query"]["device"]  # one runtime (ONNX Runtime), one device
+    assert document["backend"] == ("onnx" if document["device"] == "cuda" else "onnx-int8")
+
+
 def test_list_documents_is_latest_version_of_each(client: TestClient) -> None:
     body = client.get("/v1/documents").json()
     assert body["count"] == len(body["data"]) == 2

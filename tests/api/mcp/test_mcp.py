@@ -18,7 +18,7 @@ from folio.api.keys import add_key
 from tests.api.conftest import assert_error, live_server, make_settings
 
 QUESTION = "How fast must a priority-one incident be acknowledged?"
-TOOLS = {"list_documents", "search", "get_context", "get_region"}
+TOOLS = {"list_documents", "search", "get_context", "get_region", "ingest"}
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

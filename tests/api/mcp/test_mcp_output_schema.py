@@ -5,6 +5,7 @@ against the schema it listed) and again here with jsonschema, in-process over th
 from __future__ import annotations
 
 import asyncio
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ EXPECTED = {
     "get_context": {"query", "budget", "refused", "blocks", "citations"},
     "get_region": {"region_id", "doc_id", "version_id", "pages", "locators", "text"},
     "answer": {"answer", "citations", "check", "faithful", "usage"},
+    "ingest": {"job_id", "status", "progress"},
 }
 
 
@@ -56,6 +58,10 @@ def test_every_tool_declares_its_output_schema_and_conforms(data_copy: Path) -> 
         llm.replies.append(Reply(f"It is acknowledged within 30 minutes [{cid}]."))
         answer = conforms("answer", await client.call_tool("answer", {"query": QUESTION, "budget": 900}))
         assert [c["citation_id"] for c in answer["citations"]] == [cid]
+        pdf = base64.b64encode((Path(__file__).parents[3] / "sample_pdfs" / "support-policy-v1.pdf").read_bytes())
+        job = conforms("ingest", await client.call_tool("ingest", {"pdf_base64": pdf.decode(), "filename": "p.pdf",
+                                                                  "wait": False}))
+        assert job["status"] in ("queued", "running") and job["doc_id"] == "p"
         # A tool error carries no structured content and is not held to the schema.
         missing = await client.call_tool("get_region", {"region_id": "support-policy@0000:p1:nothing"})
         assert missing.is_error and "region_not_found" in missing.content[0].text
