@@ -431,11 +431,7 @@ def _register_documents(sub: Any) -> None:
         metavar="SECONDS",
         help="keep table versions younger than this (default 120; 0 only when nothing else uses the store)",
     )
-    p.add_argument(
-        "--reindex",
-        action="store_true",
-        help="rebuild the chunks' indexes whole (BM25 statistics of the live rows, a retrained ANN index)",
-    )
+    p.add_argument("--reindex", action="store_true", help="rebuild the chunks' indexes whole (docs/scaling.md)")
     add_json_arg(p, "the sizes")
     add_data_arg(p)
     p.set_defaults(func=cmd_compact)
