@@ -73,17 +73,18 @@ def build_indexes(store: Any) -> float:
 
 # ------------------------------------------------------------------ ingest through the real path
 def measure_ingest(folio: Any, docs: list[Path], tag: str) -> dict[str, Any]:
-    """Each PDF ingested as a new document (doc id ``scale-<stem>-<tag>``) through ``Folio.ingest_path``: parse +
-    embed and commit seconds per document (the pipeline's ``commit`` progress marks), and their medians."""
+    """Each PDF ingested as a new document (doc id ``scale-<stem>-<tag>-<i>``: a PDF may come twice) through
+    ``Folio.ingest_path``: parse + embed and commit seconds per document (the pipeline's ``commit`` progress
+    marks), and their medians."""
     rows = []
-    for path in docs:
+    for i, path in enumerate(docs):
         marks: dict[str, float] = {}
 
         def progress(stage: str, done: int, total: int, marks: dict[str, float] = marks) -> None:
             if stage == "commit":
                 marks["commit_end" if done else "commit_start"] = time.perf_counter()
 
-        doc_id = re.sub(r"[^a-z0-9-]+", "-", f"scale-{path.stem.lower()}-{tag}")
+        doc_id = re.sub(r"[^a-z0-9-]+", "-", f"scale-{path.stem.lower()}-{tag}-{i}")
         t0 = time.perf_counter()
         report = folio.ingest_path(path, doc_id=doc_id, progress=progress)
         end = time.perf_counter()
@@ -151,18 +152,19 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def server_rss(pid: int) -> dict[str, float]:
-    """Resident memory (MB) of the server process and of it with its children (the query processes)."""
+def server_memory(pid: int) -> dict[str, float]:
+    """Memory (MB) of the server: its process's RSS, and the proportional set size (PSS: shared pages split
+    between the processes sharing them) of it with its children (query processes), which a sum of RSS overstates."""
     import psutil
 
     main = psutil.Process(pid)
-    total = main.memory_info().rss
-    for child in main.children(recursive=True):
+    rss, pss = main.memory_info().rss, 0
+    for proc in [main, *main.children(recursive=True)]:
         try:
-            total += child.memory_info().rss
-        except psutil.NoSuchProcess:
+            pss += proc.memory_full_info().pss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
-    return {"server_rss_mb": round(main.memory_info().rss / 2**20), "server_tree_rss_mb": round(total / 2**20)}
+    return {"server_rss_mb": round(rss / 2**20), "server_tree_pss_mb": round(pss / 2**20)}
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -201,7 +203,7 @@ def measure_queries(data: Path, questions: list[tuple[str, str | None]], present
     proc, base = start_server(data)
     try:
         out = {"scoped": timed_queries(base, scoped, warmup), "unscoped": timed_queries(base, unscoped, warmup)}
-        out.update(server_rss(proc.pid))
+        out.update(server_memory(proc.pid))
     finally:
         stop_server(proc)
     return out
@@ -229,7 +231,7 @@ def measure_size(ctx: dict[str, Any], target: int) -> dict[str, Any]:
     store, grower, args = ctx["store"], ctx["grower"], ctx["args"]
     have = store_size(store)["pages"]
     row: dict[str, Any] = {"target_pages": target, "status": "measured"}
-    row["bulk"] = grower.grow_to(grower.pages + max(target - have, 0))
+    row["bulk"] = grower.grow_by(max(target - have, 0))
     row["bulk"]["fts_build_s"] = build_indexes(store)
     row["bulk"]["maintenance"], row["bulk"]["maintenance_s"] = maintenance(store, args.maintenance)
     row["ingest"] = measure_ingest(ctx["folio"], args.docs, str(target))
@@ -244,7 +246,7 @@ def measure_size(ctx: dict[str, Any], target: int) -> dict[str, Any]:
 # ------------------------------------------------------------------ extrapolation and the table
 METRICS = (("ingest", "parse_embed_s"), ("ingest", "commit_s"), ("maintenance_s",), ("queries", "scoped", "p50_ms"),
            ("queries", "scoped", "p99_ms"), ("queries", "unscoped", "p50_ms"), ("queries", "unscoped", "p99_ms"),
-           ("queries", "server_tree_rss_mb"), ("chunks",))
+           ("queries", "server_rss_mb"), ("queries", "server_tree_pss_mb"), ("chunks",))
 
 
 def _get(row: dict[str, Any], path: tuple[str, ...]) -> Any:
@@ -293,7 +295,7 @@ def _fmt(v: Any, digits: int = 1) -> str:
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = ("| pages | status | chunks | bulk rows/s | parse+embed s | commit s | maintenance s "
-            "| scoped p50 / p99 ms | unscoped p50 / p99 ms | server RSS MB | disk B/page | disk GB |\n"
+            "| scoped p50 / p99 ms | unscoped p50 / p99 ms | server RSS / tree PSS MB | disk B/page | disk GB |\n"
             "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     lines = [head]
     for r in rows:
@@ -304,7 +306,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {_fmt(r.get('bulk', {}).get('rows_per_s'))} | {_fmt(_get(r, ('ingest', 'parse_embed_s')), 2)} "
             f"| {_fmt(_get(r, ('ingest', 'commit_s')), 2)} | {_fmt(r.get('maintenance_s'), 2)} "
             f"| {_fmt(s.get('p50_ms'), 0)} / {_fmt(s.get('p99_ms'), 0)} "
-            f"| {_fmt(u.get('p50_ms'), 0)} / {_fmt(u.get('p99_ms'), 0)} | {_fmt(q.get('server_tree_rss_mb'), 0)} "
+            f"| {_fmt(u.get('p50_ms'), 0)} / {_fmt(u.get('p99_ms'), 0)} "
+            f"| {_fmt(q.get('server_rss_mb'), 0)} / {_fmt(q.get('server_tree_pss_mb'), 0)} "
             f"| {_fmt(r.get('disk_bytes_per_page'))} | {r.get('disk_bytes', 0) / 1e9:,.2f} |")
     return "\n".join(lines)
 
@@ -376,7 +379,8 @@ def setup(args: argparse.Namespace) -> dict[str, Any]:
         calibration = grow.calibrate(docs, vocab, encoder.encode)
         calibration["embed_chunks_per_s"] = round(2 * calibration["sample"] / (time.perf_counter() - t0), 1)
     store = Store(args.out)
-    grower = grow.Grower(store, docs, vocab, calibration["sigma"])
+    existing = {(v.doc_id, v.version_id) for v in store.list_versions()}  # resuming a store grown before
+    grower = grow.Grower(store, docs, vocab, calibration["sigma"], existing=existing)
     filename_to_doc = {d.row["filename"]: d.row["doc_id"] for d in docs}
     return {"args": args, "store": store, "grower": grower, "calibration": calibration,
             "questions": load_questions(args.questions, filename_to_doc), "source_pages": sum(d.pages for d in docs)}
@@ -386,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     ctx = setup(args)
     if args.grow_only:
-        built = ctx["grower"].grow_to(max(args.pages))
+        built = ctx["grower"].grow_by(max(args.pages) - store_size(ctx["store"])["pages"])
         build_indexes(ctx["store"])
         print(json.dumps({**built, **store_size(ctx["store"]), "calibration": ctx["calibration"]}))
         return 0

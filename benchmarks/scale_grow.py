@@ -65,6 +65,7 @@ def load_sources(stores: list[Path]) -> list[SourceDoc]:
     import lancedb
 
     docs: list[SourceDoc] = []
+    seen: set[tuple[str, str]] = set()  # a document in two stores (mmlb holds three of finance's filings) once
     for path in stores:
         db = lancedb.connect(str(path / "lancedb"))
         ready = [r for r in db.open_table("versions").search().limit(None).to_arrow().to_pylist()
@@ -72,6 +73,9 @@ def load_sources(stores: list[Path]) -> list[SourceDoc]:
         regions = db.open_table("regions").search().limit(None).to_arrow()
         chunks = db.open_table("chunks").search().limit(None).to_arrow()
         for row in sorted(ready, key=lambda r: (r["doc_id"], r["version_id"])):
+            if (row["doc_id"], row["version_id"]) in seen:
+                continue
+            seen.add((row["doc_id"], row["version_id"]))
             docs.append(SourceDoc(row, _rows_of(regions, row), _rows_of(chunks, row)))
     return docs
 
@@ -159,11 +163,15 @@ class Copy:
     chunks: pa.Table
 
 
+def copy_key(src: SourceDoc, k: int) -> tuple[str, str]:
+    """The doc id and version id of copy ``k`` of ``src``."""
+    return f"{src.row['doc_id'][:110]}-c{k}", hashlib.sha256(f"{src.row['version_id']}:{k}".encode()).hexdigest()[:16]
+
+
 def copy_doc(src: SourceDoc, k: int, variation: Variation, sigma: float, writer: str) -> Copy:
     """Copy ``k`` of ``src``: new ids, varied text, perturbed vectors, every row tagged with ``writer``."""
     old_doc, old_ver = src.row["doc_id"], src.row["version_id"]
-    doc_id = f"{old_doc[:110]}-c{k}"
-    version_id = hashlib.sha256(f"{old_ver}:{k}".encode()).hexdigest()[:16]
+    doc_id, version_id = copy_key(src, k)
     old_key, new_key = f"{old_doc}@{old_ver}", f"{doc_id}@{version_id}"
     stem = Path(src.row["filename"]).stem
     filename = f"{stem}-c{k}.pdf"
@@ -227,24 +235,27 @@ class Grower:
     sigma: float
     batch_rows: int = 150_000
     writer: str = field(default_factory=lambda: f"bulk-{uuid.uuid4().hex}")
-    pages: int = 0
-    position: int = 0  # how many copies of the plan are written
+    existing: set[tuple[str, str]] = field(default_factory=set)  # copies the store holds already (a resumed run)
+    position: int = 0  # how far along the plan the copies are written
     stats: dict[str, float] = field(default_factory=lambda: {"rows": 0, "seconds": 0.0, "vary_s": 0.0})
 
-    def grow_to(self, target_pages: int) -> dict[str, float]:
-        """Append copies until the store's copies hold at least ``target_pages`` pages; rows written and time."""
+    def grow_by(self, pages: int) -> dict[str, float]:
+        """Append copies (skipping those the store holds) until they add at least ``pages`` pages; rows, time."""
         from folio.ingest.storage.claims import HOST, PROCESS_START
         from folio.ingest.storage.sql import fts_table
 
         t0 = time.perf_counter()
         pending: list[Copy] = []
-        rows = 0
+        rows = added = 0
         variations: dict[int, Variation] = {}
         it = plan(self.docs)
         for _ in range(self.position):
             next(it)
-        while self.pages < target_pages:
+        while added < pages:
             k, src = next(it)
+            self.position += 1
+            if copy_key(src, k) in self.existing:
+                continue
             tv = time.perf_counter()
             variation = variations.setdefault(k, Variation(self.vocab, k))
             copy = copy_doc(src, k, variation, self.sigma, self.writer)
@@ -252,8 +263,7 @@ class Grower:
                                 heartbeat=time.time(), created_at=time.time())
             self.stats["vary_s"] += time.perf_counter() - tv
             pending.append(copy)
-            self.pages += src.pages
-            self.position += 1
+            added += src.pages
             rows += copy.regions.num_rows + copy.chunks.num_rows
             if sum(c.chunks.num_rows for c in pending) >= self.batch_rows:
                 self._flush(pending, fts_table("default"))
@@ -263,7 +273,8 @@ class Grower:
         seconds = time.perf_counter() - t0
         self.stats["rows"] += rows
         self.stats["seconds"] += seconds
-        return {"rows": rows, "seconds": round(seconds, 1), "rows_per_s": round(rows / max(seconds, 1e-9))}
+        return {"rows": rows, "pages": added, "seconds": round(seconds, 1),
+                "rows_per_s": round(rows / max(seconds, 1e-9))}
 
     def _flush(self, copies: list[Copy], text_table: str) -> None:
         from folio.ingest.storage.schema import CHUNK_TEXT_SCHEMA
