@@ -36,6 +36,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -172,40 +173,73 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else float("nan")
 
 
+class MemoryGuard(threading.Thread):
+    """Stops the server (its process group) when the machine's available memory falls under ``floor_mb``, so that
+    a store too large for this machine's memory ends the queries, not other processes (the OOM killer)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], floor_mb: int) -> None:
+        super().__init__(daemon=True)
+        self.proc, self.floor_mb, self.tripped, self.done = proc, floor_mb, False, threading.Event()
+
+    def run(self) -> None:
+        import psutil
+
+        while not self.done.wait(0.5):
+            if psutil.virtual_memory().available < self.floor_mb * 2**20:
+                self.tripped = True
+                stop_server(self.proc)
+                return
+
+
 def timed_queries(base: str, bodies: list[dict[str, Any]], warmup: int) -> dict[str, Any]:
-    """``/v1/context`` with each body, one at a time; the first ``warmup`` not counted; p50/p99 ms, errors."""
+    """``/v1/context`` with each body, one at a time; the first ``warmup`` not counted; p50/p99 ms, errors. A
+    server gone (stopped by the ``MemoryGuard``) ends the run: ``stopped`` says after how many queries."""
     import httpx
 
     times: list[float] = []
     errors: list[str] = []
+    stopped = None
     with httpx.Client(base_url=base, timeout=300) as client:
         for i, body in enumerate(bodies):
             t0 = time.perf_counter()
-            r = client.post("/v1/context", json=body)
+            try:
+                r = client.post("/v1/context", json=body)
+            except httpx.HTTPError as e:
+                stopped = {"after_queries": i, "error": f"{type(e).__name__}: {e}"[:160]}
+                break
             dt = time.perf_counter() - t0
             if r.status_code != 200:
                 errors.append(f"HTTP {r.status_code}: {r.text[:160]}")
             elif i >= warmup:
                 times.append(dt)
-    return {"queries": len(times), "errors": len(errors), "error_samples": errors[:3],
+    return {"queries": len(times), "errors": len(errors), "error_samples": errors[:3], "stopped": stopped,
             "p50_ms": round(_pct(times, 0.5) * 1000, 1), "p99_ms": round(_pct(times, 0.99) * 1000, 1),
+            "max_ms": round(max(times) * 1000, 1) if times else None,
             "mean_ms": round(statistics.fmean(times) * 1000, 1) if times else None}
 
 
 def measure_queries(data: Path, questions: list[tuple[str, str | None]], present: set[str],
-                    counts: tuple[int, int]) -> dict[str, Any]:
+                    counts: tuple[int, int, int]) -> dict[str, Any]:
     """Scoped (a copy of the question's document: ``<doc>-c0``) and unscoped ``/v1/context`` latency on a fresh
-    server, and its RSS afterwards. ``counts``: (warm-up queries, measured queries) per mode."""
-    warmup, n = counts
+    server, and its memory after each mode. ``counts``: (warm-up queries, measured queries per mode, the
+    available memory in MB under which the server is stopped: ``MemoryGuard``)."""
+    warmup, n, floor_mb = counts
     unscoped = [{"query": q, "budget": 1500} for q, _ in questions[: warmup + n]]
     scoped = [{"query": q, "budget": 1500, "doc_ids": [f"{d[:110]}-c0"]}
               for q, d in questions if d is not None and f"{d[:110]}-c0" in present][: warmup + n]
     proc, base = start_server(data)
+    guard = MemoryGuard(proc, floor_mb)
+    guard.start()
     try:
-        out = {"scoped": timed_queries(base, scoped, warmup), "unscoped": timed_queries(base, unscoped, warmup)}
-        out.update(server_memory(proc.pid))
+        out: dict[str, Any] = {"scoped": timed_queries(base, scoped, warmup)}
+        out.update({**server_memory(proc.pid), "memory_after": "scoped"} if proc.poll() is None else {})
+        out["unscoped"] = timed_queries(base, unscoped, warmup)
+        if proc.poll() is None and not guard.tripped:
+            out.update({**server_memory(proc.pid), "memory_after": "unscoped"})
     finally:
+        guard.done.set()
         stop_server(proc)
+    out["stopped_low_memory"] = guard.tripped
     return out
 
 
@@ -238,7 +272,8 @@ def measure_size(ctx: dict[str, Any], target: int) -> dict[str, Any]:
     row["maintenance"], row["maintenance_s"] = maintenance(store, args.maintenance)
     row.update(store_size(store))
     present = {v.doc_id for v in store.list_versions()}
-    row["queries"] = measure_queries(args.out, ctx["questions"], present, (args.warmup, args.queries))
+    counts = (args.warmup, args.queries, args.memory_floor_mb)
+    row["queries"] = measure_queries(args.out, ctx["questions"], present, counts)
     row.update(disk(store, row["pages"]))
     return row
 
@@ -263,7 +298,8 @@ def _put(row: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 
 def extrapolate(measured: list[dict[str, Any]], pages: int) -> dict[str, Any]:
     """A row at ``pages`` from the measured rows: each metric on the power law through the two largest sizes
-    measured (exponent kept within 0..2), disk linear in pages; with one size measured, everything linear
+    measured (exponent at most 2; a metric that fell between them is left out), disk linear in pages; with one
+    size measured, everything linear
     except parse + embed (a document's own cost) and latencies (left out: one point gives no slope)."""
     rows = sorted(measured, key=lambda r: r["pages"])[-2:]
     out: dict[str, Any] = {"target_pages": pages, "pages": pages, "status": "extrapolated", "exponents": {}}
@@ -277,7 +313,9 @@ def extrapolate(measured: list[dict[str, Any]], pages: int) -> dict[str, Any]:
             b = 1.0 if path == ("chunks",) else 0.0
         else:
             continue
-        b = min(max(b, 0.0), 2.0)
+        if b < 0:  # smaller at the larger size: load noise on this machine, no trend to extend
+            continue
+        b = min(b, 2.0)
         _put(out, path, round(values[-1] * (pages / rows[-1]["pages"]) ** b, 2))
         out["exponents"][".".join(path)] = round(b, 2)
     per_page = rows[-1]["disk_bytes_per_page"]
@@ -303,7 +341,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         s, u = q.get("scoped", {}), q.get("unscoped", {})
         lines.append(
             f"| {_fmt(r['pages'])} | {r['status']} | {_fmt(r.get('chunks'), 0)} "
-            f"| {_fmt(r.get('bulk', {}).get('rows_per_s'))} | {_fmt(_get(r, ('ingest', 'parse_embed_s')), 2)} "
+            f"| {_fmt(r.get('bulk', {}).get('rows_per_s') or None)} | {_fmt(_get(r, ('ingest', 'parse_embed_s')), 2)} "
             f"| {_fmt(_get(r, ('ingest', 'commit_s')), 2)} | {_fmt(r.get('maintenance_s'), 2)} "
             f"| {_fmt(s.get('p50_ms'), 0)} / {_fmt(s.get('p99_ms'), 0)} "
             f"| {_fmt(u.get('p50_ms'), 0)} / {_fmt(u.get('p99_ms'), 0)} "
@@ -344,6 +382,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--maintenance", default="auto", help="the Store method that maintains indexes (auto: see code)")
     p.add_argument("--sigma", type=float, default=None, help="vector noise (default: calibrated by re-embedding)")
     p.add_argument("--results", type=Path, default=RESULTS, help="where scale.json and scale.md go")
+    p.add_argument("--memory-floor-mb", type=int, default=1200,
+                   help="stop the server when the machine's available memory falls under this (MB)")
+    p.add_argument("--append", action="store_true", help="keep the rows of an earlier run's scale.json")
     p.add_argument("--grow-only", action="store_true", help="only grow the store to the largest --pages; no timing")
     args = p.parse_args(argv)
     if args.out.resolve().is_relative_to(ROOT):
@@ -403,6 +444,11 @@ def main(argv: list[str] | None = None) -> int:
         "code": _code(), "machine": f"{os.cpu_count()} cores, shared with other work; no GPU",
         "calibration": ctx["calibration"], "source_pages": ctx["source_pages"], "warmup": args.warmup,
         "extrapolate": args.extrapolate, "rows": []}
+    earlier = args.results / "scale.json"
+    if args.append and earlier.exists():
+        before = json.loads(earlier.read_text(encoding="utf-8"))
+        result["rows"] = [r for r in before["rows"] if r["target_pages"] < min(args.pages)]
+        result["earlier_runs"] = [*before.get("earlier_runs", []), {k: before[k] for k in ("command", "code")}]
     for target in sorted(args.pages):
         row = measure_size(ctx, target)
         result["rows"].append(row)
