@@ -64,6 +64,7 @@ from folio.api.service.model_calls import ModelCalls
 from folio.api.service.responses import hit_out, region_out
 from folio.assembly import verify_answer
 from folio.assembly.package import ContextPackage, VerifyReport
+from folio.ingest.storage.indexes import index_options
 from folio.ingest.storage.objstore import storage_options
 from folio.ingest.storage.sql import DEFAULT_COLLECTION, check_collection
 from folio.ingest.storage.store import Store
@@ -133,6 +134,7 @@ class Folio:
         register_tokenizers(settings)
         data = settings.storage.data
         store = Store(data, storage_options=storage_options(data, settings.storage))
+        store.configure_indexes(index_options(settings.storage))
         return cls(settings, store, llm=client_from_settings(settings), jobs=jobs)
 
     def warm(self) -> Folio:
@@ -464,9 +466,10 @@ class Folio:
         """Compact what ingest wrote (and older churn), keeping recent table versions (after ``folio ingest``)."""
         self.store.maintain()
 
-    def compact(self, older_than: timedelta) -> dict[str, Any]:
-        """``folio compact``: every table compacted, versions older than ``older_than`` removed; sizes."""
-        return self.store.compact(older_than)
+    def compact(self, older_than: timedelta, *, reindex: bool = False) -> dict[str, Any]:
+        """``folio compact``: every table compacted (new rows folded into the indexes), versions older than
+        ``older_than`` removed; sizes. ``reindex``: the chunks' indexes rebuilt whole first (``Store.reindex``)."""
+        return self.store.compact(older_than, reindex=reindex)
 
     def check(self, *, repair: bool = False) -> dict[str, Any]:
         """``folio check``: complete versions, no orphan rows or assets (``repair``: removed first); sizes."""

@@ -59,8 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         n = add_rows(store, v.doc_id, v.version_id)
         total += n
         print(f"{v.doc_id}: {n} row units ({time.perf_counter() - t:.1f}s)", flush=True)
-    store.chunk_table.fts_dirty = True
-    store.chunk_table.ensure_fts()
+    store.reindex()  # the full-text indexes over the new rows too
     print(f"total {total} row units; chunks now {store.chunks.count_rows()} rows", flush=True)
     return 0
 

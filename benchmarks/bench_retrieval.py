@@ -145,8 +145,7 @@ def build_scaled(base: Any, factor: int, data: Path) -> Any:
                 }
             )
     store.versions.add(pa.Table.from_pylist(rows, schema=VERSIONS_SCHEMA))
-    store._fts_dirty = True
-    store.ensure_fts()
+    store.reindex()  # the full-text indexes over every row, as a store that grew by ingest has after maintenance
     from folio.retrieval.text import ensure_scalar_indexes
 
     ensure_scalar_indexes(store)

@@ -51,7 +51,7 @@ from folio.retrieval.ranking.rerank import Completer, LLMReranker, Reranker
 from folio.retrieval.routing.glossary import expand, statements_for
 from folio.retrieval.routing.summary import RoutedSection, SummaryRouter
 from folio.retrieval.scope import ScopeFilter, modality_of, resolve_scope
-from folio.retrieval.text import Candidate, TextRetriever
+from folio.retrieval.text import DEFAULT_ANN_SCOPE_REGIONS, Candidate, TextRetriever
 from folio.settings import LLM_ENABLE_HINT, Settings
 
 logger = logging.getLogger(__name__)
@@ -76,7 +76,9 @@ class RetrieverConfig:
     lexical channels also search the line items of the financial metrics a question names, and the statement
     list finds the statements they are printed in (``retrieval.routing.glossary``). ``llm_summaries``: ingest
     writes section summaries with the LLM (``status()`` says so). ``status_overrides``: status entries of
-    channels that are off, by name (``from_settings``: why a configured model did not load)."""
+    channels that are off, by name (``from_settings``: why a configured model did not load).
+    ``ann_scope_regions``: dense search of scopes over this many regions goes through the chunks' ANN index
+    when the store has one (``TextRetriever``)."""
 
     rrf_k: int = DEFAULT_RRF_K
     route_sections: int = 8
@@ -84,6 +86,7 @@ class RetrieverConfig:
     page_decay: float = 0.5
     llm_summaries: bool = False
     glossary: bool = True
+    ann_scope_regions: int = DEFAULT_ANN_SCOPE_REGIONS
     status_overrides: Mapping[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -120,7 +123,7 @@ class Retriever:
         self.store = store
         self.glossary = config.glossary
         self.text_encoder = text_encoder
-        self.text = TextRetriever(store, text_encoder)
+        self.text = TextRetriever(store, text_encoder, ann_threshold=config.ann_scope_regions)
         self.channels: dict[str, Channel] = open_channels(
             ChannelContext(store, self.text, channel_options(options))
         )
@@ -151,7 +154,11 @@ class Retriever:
             store,
             text_encoder=MiniLM(settings=settings.embedding),
             llm=llm,
-            config=RetrieverConfig(llm_summaries=settings.llm.summaries, status_overrides=statuses),
+            config=RetrieverConfig(
+                llm_summaries=settings.llm.summaries,
+                status_overrides=statuses,
+                ann_scope_regions=settings.storage.ann_scope_regions,
+            ),
             **options,
         )
 

@@ -4,9 +4,10 @@ Dense search runs in process over cached numpy copies of each version's chunk ve
 change only when they are replaced as a whole (``redo_degraded``), so the cache is keyed by
 ``(doc_id, version_id, stamp)`` (``StoreReader.version_stamp``) and never goes stale; it is bounded by
 rows. Brute force over normalised float32 vectors costs ~6 ms per 100k vectors on two cores, which beats
-LanceDB's unindexed scan (~250 ms per 100k) and needs no index build; for scopes larger than
-``ann_threshold`` rows the search goes to LanceDB's vector index instead when the chunks table has one
-(see ``benchmarks/bench_retrieval.py``).
+LanceDB's unindexed scan (~250 ms per 100k) and needs no index build, and it is exact: every query scoped to
+a few documents takes it. For scopes over ``ann_threshold`` regions (``FOLIO_ANN_SCOPE_REGIONS``: unscoped
+queries over a large store) the search goes to the chunks' ANN index instead when the store has one
+(``folio.ingest.storage.indexes``; recall against exact search: ``benchmarks/ann_recall.py``).
 
 BM25 goes to LanceDB FTS with the scope as a prefilter. User text is reduced to its word tokens
 first, so punctuation, quotes, operators and field syntax are never interpreted as query syntax.
@@ -228,10 +229,15 @@ def unique_regions(search: Callable[[int], tuple[list[Candidate], bool]], limit:
     return out[:limit]
 
 
+DEFAULT_ANN_SCOPE_REGIONS = 100_000
+
+
 class TextRetriever:
     """BM25 and dense search over the ``chunks`` table within a :class:`Scope`."""
 
-    def __init__(self, store: StoreReader, encoder: TextEncoder, *, ann_threshold: int = 500_000) -> None:
+    def __init__(
+        self, store: StoreReader, encoder: TextEncoder, *, ann_threshold: int = DEFAULT_ANN_SCOPE_REGIONS
+    ) -> None:
         self.store = store
         self.encoder = encoder
         self.ann_threshold = ann_threshold

@@ -187,13 +187,15 @@ def _mb(n: int) -> str:
 def cmd_compact(args: argparse.Namespace) -> int:
     from datetime import timedelta
 
-    result = open_folio(args).compact(timedelta(seconds=args.older_than))
+    result = open_folio(args).compact(timedelta(seconds=args.older_than), reindex=args.reindex)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     before, after = result["before"], result["after"]
     for name in sorted(set(before) | set(after)):
         print(f"{name:12} {_mb(before.get(name, 0)):>10} -> {_mb(after.get(name, 0)):>10}")
+    if args.reindex:
+        print(f"rebuilt {len(result['reindexed'])} indexes: {', '.join(result['reindexed']) or 'none'}")
     return 0
 
 
@@ -415,9 +417,11 @@ def _register_documents(sub: Any) -> None:
 
     p = add_command(
         sub, "compact", "compact the store and remove old LanceDB versions; sizes before/after",
-        "Merge the store's small files and remove LanceDB table versions older than --older-than seconds; "
-        "prints each table's size before and after.",
+        "Merge the store's small files, fold the rows committed since into the indexes, and remove LanceDB "
+        "table versions older than --older-than seconds; prints each table's size before and after. "
+        "--reindex builds every index of the chunks again whole first (docs/scaling.md).",
         "folio compact --data ./folio-data",
+        "folio compact --reindex                      # full-text, BTREE and ANN indexes rebuilt",
         "folio compact --older-than 0 --json          # only when nothing else uses the store",
     )
     p.add_argument(
@@ -427,6 +431,7 @@ def _register_documents(sub: Any) -> None:
         metavar="SECONDS",
         help="keep table versions younger than this (default 120; 0 only when nothing else uses the store)",
     )
+    p.add_argument("--reindex", action="store_true", help="rebuild the chunks' indexes whole (docs/scaling.md)")
     add_json_arg(p, "the sizes")
     add_data_arg(p)
     p.set_defaults(func=cmd_compact)

@@ -135,6 +135,24 @@ class StorageSettings(Group):
         None, validation_alias="AWS_DEFAULT_REGION", description="s3://: the region when AWS_REGION is unset"
     )
 
+    ann_min_rows: int = Field(
+        500_000,
+        ge=0,
+        description="the chunk vectors get an ANN index (built by maintenance: `folio ingest`'s end, every 20th "
+        "commit, `folio compact`) once the chunks table has this many rows; `0`: never (exact search only)",
+    )
+    ann_index: Literal["IVF_PQ", "IVF_HNSW_SQ"] = Field("IVF_PQ", description="the ANN index type (cosine)")
+    ann_nprobes: int = Field(64, ge=1, description="IVF partitions an ANN query searches")
+    ann_refine_factor: int = Field(
+        20, ge=1, description="an ANN query re-ranks this many times its limit by exact distance"
+    )
+    ann_scope_regions: int = Field(
+        100_000,
+        ge=0,
+        description="dense search goes through the ANN index (when the store has one) for scopes over this many "
+        "regions; smaller scopes (a few documents) stay exact",
+    )
+
     @field_validator("storage_options", mode="before")
     @classmethod
     def _json_object(cls, v: Any) -> Any:

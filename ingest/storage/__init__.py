@@ -10,6 +10,8 @@
   writers' claims on pending ones (``claims``: a claim's writer identity and liveness);
 - ``regions``: the ``regions`` table and the per-version ``RegionIndex`` cache;
 - ``chunks``: the ``chunks`` table (text vectors and the full-text index) and its searches;
+- ``indexes``: the tables' indexes, built once, folded forward by maintenance, rebuilt by ``folio compact
+  --reindex``, and the chunk vectors' ANN index past a size (``IndexOptions``);
 - ``assets``: page renders and figure crops, ``LocalAssets`` (files under the data dir) or
   ``ObjectStoreAssets`` (rows of the ``assets`` table; ``objstore``: the object store's options), chosen once
   when the store opens;

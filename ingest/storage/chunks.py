@@ -6,9 +6,10 @@ with its own index: BM25 weighs a word by how many units hold it and a unit by i
 average, and with one index over every collection those statistics were the whole store's, so a
 collection's scores moved when another tenant ingested documents with the same words. Now they depend
 only on the collection's own units; a store of one collection scores exactly as before. A scope over
-several collections gets each one's best hits, merged by score. An index is rebuilt before a commit when
-its collection's rows were added or removed since the last build. The searches take a ``Scope`` and build
-their own prefilter (``folio.ingest.storage.sql.scope_filter``); retrieval ranks what they return.
+several collections gets each one's best hits, merged by score. A collection's index is built at its first
+commit; later commits leave it as it is, their rows are searched flat until maintenance folds them in
+(``folio.ingest.storage.indexes``). The searches take a ``Scope`` and build their own prefilter
+(``folio.ingest.storage.sql.scope_filter``); retrieval ranks what they return.
 """
 
 from __future__ import annotations
@@ -24,6 +25,16 @@ import pyarrow as pa
 
 from folio.ingest.storage.claims import retry_conflicts
 from folio.ingest.storage.database import Database, Tagger
+from folio.ingest.storage.indexes import (
+    IndexOptions,
+    build_ann,
+    ensure_ann,
+    ensure_btrees,
+    ensure_fts,
+    has_index,
+    rebuild_btrees,
+    rebuild_fts,
+)
 from folio.ingest.storage.sql import (
     DEFAULT_COLLECTION,
     FTS_COLUMN,
@@ -41,6 +52,7 @@ from folio.kernel.textnorm import fts_text
 logger = logging.getLogger(__name__)
 
 HIT_COLUMNS = ["region_id", "doc_id", "version_id", "kind", "page"]
+SCOPE_COLUMNS = ("version_id", "doc_id")  # the prefilter's columns, BTREE-indexed by maintenance
 TEXT_COLUMNS = [*HIT_COLUMNS, FTS_COLUMN]  # a collection's full-text table (``ChunkTextRow``) without ``writer``
 
 
@@ -70,14 +82,13 @@ def chunk_rows(regions: Sequence[Region], vectors: np.ndarray) -> pa.Table:
 class ChunkTable:
     """Writes, full-text indexes and searches of the ``chunks`` table and the collections' full-text tables."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, options: IndexOptions | None = None) -> None:
         # function-level: the row models import LanceDB, which loads when a store opens
         from folio.ingest.storage.schema import CHUNKS
 
         self.database = database
         self.table = database.open(CHUNKS.name, CHUNKS.schema)
-        self.fts_dirty = False  # rows removed (from any collection): every index is rebuilt
-        self.dirty: set[str] = set()  # collections with rows added since their index was built
+        self.options = options if options is not None else IndexOptions()
         self._has_writers = False  # the column, once seen, stays (``visible``)
 
     def migrate(self) -> None:
@@ -117,7 +128,6 @@ class ChunkTable:
                 table = self.database.open(fts_table(collection), CHUNK_TEXT_SCHEMA)
                 part = rows.filter(mask).select(table.schema.names).cast(table.schema)
                 retry_conflicts(partial(table.add, part))
-            self.fts_dirty = True
             self.ensure_fts()
 
     def add(self, regions: Sequence[Region], vectors: np.ndarray, tagged: Tagger, collection: str) -> None:
@@ -133,7 +143,6 @@ class ChunkTable:
             text = self.database.open(name, CHUNK_TEXT_SCHEMA)
             text_rows = tagged(text, name, table.select(TEXT_COLUMNS))
             retry_conflicts(lambda: text.add(text_rows))
-            self.dirty.add(collection)
 
     # ------------------------------------------------------------ indexes
     def text_tables(self) -> list[str]:
@@ -141,45 +150,67 @@ class ChunkTable:
         return [n for n in self.database.table_names() if n.startswith(FTS_TABLE_PREFIX)]
 
     def ensure_fts(self) -> None:
-        """(Re)build the full-text index of each collection whose rows changed since its last build (every
-        collection's after a removal), and of any table that has rows but no index yet."""
-        from lancedb.index import FTS  # function-level: LanceDB's index types load with the first index build
-
+        """Build the full-text index of each collection's table that has rows and none (its first commit); an
+        index that exists is left as it is: rows added since are searched flat until ``optimize`` folds them
+        in, and removed rows are hidden by deletion vectors (``folio.ingest.storage.indexes``)."""
         with self.database.write_lock:
-            changed = {fts_table(c) for c in self.dirty}
             for name in self.text_tables():
                 table = self.database.table(name)
-                if table is None or not (self.fts_dirty or name in changed or not _has_fts(table)):
-                    continue
-                if table.count_rows() == 0:
-                    continue
-                retry_conflicts(partial(table.create_index, FTS_COLUMN, config=FTS(with_position=True), replace=True))
-            self.fts_dirty = False
-            self.dirty.clear()
+                if table is not None:
+                    ensure_fts(table, FTS_COLUMN, with_position=True)
+
+    def rebuild_fts(self, collection: str) -> None:
+        """Build one collection's full-text index again over its live rows: after a re-parse removed the rows it
+        replaced (``recovery.retire``), so that its BM25 statistics are a clean store's again. Nothing else
+        rebuilds an index outside maintenance."""
+        with self.database.write_lock:
+            table = self.database.table(fts_table(collection))
+            if table is not None:
+                rebuild_fts(table, FTS_COLUMN, with_position=True)
 
     def has_fts(self) -> bool:
         """Whether any collection's full-text table has its index (False also when the listing fails)."""
-        return any(_has_fts(t) for t in map(self.database.table, self.text_tables()) if t is not None)
+        return any(has_index(t, FTS_COLUMN) for t in map(self.database.table, self.text_tables()) if t is not None)
 
     def has_vector_index(self) -> bool:
         """Whether the chunks table has an ANN index on its vectors (False when the listing fails)."""
-        try:
-            return any("vector" in idx.columns for idx in self.table.list_indices())
-        except (OSError, RuntimeError, ValueError):
-            return False
+        return has_index(self.table, "vector")
 
     def ensure_scalar_indexes(self) -> list[str]:
         """BTREE indexes on ``version_id`` and ``doc_id`` (the scope prefilter columns); the columns
         that got a new one (``folio.retrieval.text.ensure_scalar_indexes``)."""
-        from lancedb.index import BTree  # function-level: see ensure_fts
+        with self.database.write_lock:
+            return ensure_btrees(self.table, SCOPE_COLUMNS)
 
-        have = {c for idx in self.table.list_indices() for c in idx.columns}
-        made = []
-        for col in ("version_id", "doc_id"):
-            if col not in have:
-                self.table.create_index(col, config=BTree())
-                made.append(col)
+    def ensure_indexes(self) -> list[str]:
+        """The indexes a table of its size should have and has not yet (maintenance: ``Store.maintain``): the
+        full-text ones, the scope columns' BTREEs, the ANN index past ``options.ann_min_rows`` rows; what was built."""
+        self.ensure_fts()
+        made = [f"chunks.{c}" for c in self.ensure_scalar_indexes()]
+        with self.database.write_lock:
+            if ensure_ann(self.table, self.options):
+                made.append("chunks.vector")
         return made
+
+    def reindex(self) -> list[str]:
+        """Every index of the chunks and their text built again whole, over the live rows (``folio compact
+        --reindex``): BM25's statistics then count no removed row; the ANN index retrains (built when the table
+        has passed ``options.ann_min_rows`` rows or already had one). The indexes rebuilt."""
+        done = []
+        with self.database.write_lock:
+            for name in self.text_tables():
+                table = self.database.table(name)
+                if table is not None:
+                    rebuild_fts(table, FTS_COLUMN, with_position=True)
+                    done.append(f"{name}.{FTS_COLUMN}")
+            if self.table.count_rows():
+                rebuild_btrees(self.table, SCOPE_COLUMNS)
+                done += [f"chunks.{c}" for c in SCOPE_COLUMNS]
+            had_ann = self.has_vector_index()
+            if had_ann or (self.options.ann_min_rows > 0 and self.table.count_rows() >= self.options.ann_min_rows):
+                build_ann(self.table, self.options)
+                done.append("chunks.vector")
+        return done
 
     # ----------------------------------------------------------- searches
     def visible(self, scope: Scope, writers: Collection[str]) -> str:
@@ -220,25 +251,22 @@ class ChunkTable:
         return rows[:limit]
 
     def vector_search(
-        self, vector: np.ndarray, scope: Scope, limit: int, writers: Collection[str]
+        self, vector: np.ndarray, scope: Scope, limit: int, writers: Collection[str], *, exact: bool = False
     ) -> list[dict[str, Any]]:
         """Rows (``HIT_COLUMNS`` and ``_distance``, cosine) nearest to ``vector`` within ``scope`` (the rows of
-        ``writers``, ``visible``), through LanceDB's vector index when the table has one."""
-        rows: list[dict[str, Any]] = (
+        ``writers``, ``visible``), through LanceDB's vector index when the table has one (``nprobes`` partitions,
+        ``refine_factor`` re-ranked exactly: ``IndexOptions``); ``exact``: a flat scan, the index bypassed.
+        Rows not yet in the index are scanned flat either way."""
+        query = (
             self.table.search(vector, vector_column_name="vector")
             .distance_type("cosine")
             .where(self.visible(scope, writers), prefilter=True)
             .select([*HIT_COLUMNS, "_distance"])
             .limit(limit)
-            .to_arrow()
-            .to_pylist()
         )
+        if exact:
+            query = query.bypass_vector_index()
+        else:
+            query = query.nprobes(self.options.nprobes).refine_factor(self.options.refine_factor)
+        rows: list[dict[str, Any]] = query.to_arrow().to_pylist()
         return rows
-
-
-def _has_fts(table: Any) -> bool:
-    """Whether ``table`` has its full-text index (False also when the listing fails)."""
-    try:
-        return any(FTS_COLUMN in idx.columns for idx in table.list_indices())
-    except Exception:  # noqa: BLE001 - an index listing failure only means "rebuild"
-        return False

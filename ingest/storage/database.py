@@ -136,11 +136,12 @@ class Database:
         return size
 
     def index_text(self, name: str, column: str = "text") -> None:
-        """(Re)build a full-text index (without positions) on ``column`` of table ``name``, if the table exists."""
+        """Build a full-text index (without positions) on ``column`` of table ``name`` when it exists and has
+        none; an index that exists is left as it is (``folio.ingest.storage.indexes``)."""
         table = self.table(name)
         if table is None:
             return
-        from lancedb.index import FTS  # function-level: LanceDB's index types load with the first index build
+        from folio.ingest.storage.indexes import ensure_fts  # function-level: indexes import the claims' retries
 
-        # Concurrent writers (Ray workers, replicas) rebuild this index too: a conflict is retried.
-        retry_conflicts(lambda: table.create_index(column, config=FTS(with_position=False), replace=True))
+        with self.write_lock:
+            ensure_fts(table, column, with_position=False)

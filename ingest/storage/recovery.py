@@ -32,16 +32,15 @@ RETIRE_AFTER_S = 2.0
 
 
 class StoreParts(Protocol):
-    """What removal needs of a store (``folio.ingest.storage.store.Store`` is one): its parts, the full-text
-    index rebuild and the commit counter (which triggers compaction)."""
+    """What removal needs of a store (``folio.ingest.storage.store.Store`` is one): its parts and the commit
+    counter (which triggers compaction). A removal rebuilds no index (LanceDB's deletion vectors hide removed
+    rows); only a re-parse's ``retire`` rebuilds its collection's full-text index."""
 
     database: Database
     catalogue: Catalogue
     region_table: RegionTable
     chunk_table: ChunkTable
     assets: Assets
-
-    def ensure_fts(self) -> None: ...
 
     def committed(self) -> None: ...
 
@@ -59,7 +58,6 @@ def remove_claim(store: StoreParts, doc_id: str, version_id: str, writer: str) -
                 retry_conflicts(partial(t.delete, mine))
             else:
                 retry_conflicts(partial(t.delete, key))
-        store.chunk_table.fts_dirty = True
         others = [r for r in catalogue.rows_now(key) if (r.get("writer") or "") != writer]
         if not others:
             store.assets.remove(doc_id, version_id)
@@ -100,11 +98,12 @@ def delete_document(store: StoreParts, doc_id: str) -> list[str]:
 
 def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None:
     """Remove the rows ``writer`` wrote of a version whose ready row now names another writer (its rows were
-    replaced), rebuild the collection's full-text index without them (BM25 counts every row an index was built
-    over, removed or not), then clear the ready row's note of them (``retiring``): a writer killed at any step
-    leaves the note, and the next store to open does it all again (``finish_retires``). Nothing while
-    ``writer``'s rows are the ready ones, or when the version is gone (its rows went with it). Assets are
-    shared by name: the replacing writer already put its own in their place."""
+    replaced), rebuild the collection's full-text index without them (deletion vectors hide removed rows from an
+    index, but BM25 counts every row it was built over: a re-parse, which replaces a whole version's rows, is
+    the one write that rebuilds an index outside maintenance), then clear the ready row's note of them
+    (``retiring``): a writer killed at any step leaves the note, and the next store to open does it all again
+    (``finish_retires``). Nothing while ``writer``'s rows are the ready ones, or when the version is gone (its
+    rows went with it). Assets are shared by name: the replacing writer already put its own in their place."""
     ready = [r for r in store.catalogue.rows_now(version_key(doc_id, version_id)) if r["status"] == "ready"]
     if not ready or any((r.get("writer") or "") == writer for r in ready):
         return
@@ -113,8 +112,7 @@ def retire(store: StoreParts, doc_id: str, version_id: str, writer: str) -> None
         for t in store.database.version_tables():
             if "writer" in t.schema.names:
                 retry_conflicts(partial(t.delete, mine))
-        store.chunk_table.dirty.add(row_collection(ready[0]))
-        store.ensure_fts()
+        store.chunk_table.rebuild_fts(row_collection(ready[0]))
         store.region_table.forget(doc_id, version_id)
         if "retiring" in store.catalogue.table.schema.names:
             noted = f"{version_key(doc_id, version_id)} AND status = 'ready' AND retiring = {sql_str(writer)}"
@@ -153,7 +151,6 @@ def purge(store: StoreParts, doc_id: str, version_id: str) -> None:
     key = version_key(doc_id, version_id)
     for t in store.database.version_tables():
         retry_conflicts(partial(t.delete, key))
-    store.chunk_table.fts_dirty = True
     store.assets.remove(doc_id, version_id)
     store.region_table.forget(doc_id, version_id)
     store.committed()
@@ -190,9 +187,6 @@ def recover(store: StoreParts) -> list[tuple[str, str]]:
         for child in asset_dirs:
             if child.name not in names:
                 shutil.rmtree(child, ignore_errors=True)
-        if removed:
-            store.chunk_table.fts_dirty = True
-            store.ensure_fts()
     return removed
 
 

@@ -80,6 +80,7 @@ from folio.ingest.storage.catalogue import Catalogue, ClaimRequest
 from folio.ingest.storage.chunks import ChunkTable
 from folio.ingest.storage.compaction import COMPACT_OLDER_THAN, compact
 from folio.ingest.storage.database import Database
+from folio.ingest.storage.indexes import IndexOptions, index_status
 from folio.ingest.storage.interface import ClaimOptions, VersionCommit
 from folio.ingest.storage.objstore import is_local
 from folio.ingest.storage.objstore import storage_options as storage_options_from_settings
@@ -133,7 +134,8 @@ class Store:
         collections' full-text tables; and the end of a re-parse whose writer died after its swap:
         ``finish_retires``); ``recover=True`` runs
         the crash cleanup, which only a writer should ask for. ``storage_options``: LanceDB's
-        object-store options (default: from the environment, ``ingest.storage.objstore``)."""
+        object-store options (default: from the environment, ``ingest.storage.objstore``). The ANN index's options are
+        ``IndexOptions()`` until ``configure_indexes`` says otherwise."""
         self.uri = str(uri or default_data_dir())
         self.local = is_local(self.uri)
         if self.uri.startswith("file://"):
@@ -162,15 +164,12 @@ class Store:
         else:
             self._finish_retires_on_open()
 
+    def configure_indexes(self, options: IndexOptions) -> Store:
+        """When the chunk vectors get their ANN index and how it is searched (``FOLIO_ANN_*``); this store."""
+        self.chunk_table.options = options
+        return self
+
     # ------------------------------------------------ the parts' tables, as before
-    @property
-    def _fts_dirty(self) -> bool:
-        return self.chunk_table.fts_dirty
-
-    @_fts_dirty.setter
-    def _fts_dirty(self, value: bool) -> None:
-        self.chunk_table.fts_dirty = value
-
     def table(self, name: str, schema: pa.Schema | None = None) -> Any | None:
         """Open a version-scoped table by name (creating it when a schema is given)."""
         return self.database.table(name, schema)
@@ -313,11 +312,13 @@ class Store:
         return read_metadata(self.database, keys, self._writers(keys))
 
     def index_text(self, table: str, column: str = "text") -> None:
-        """(Re)build a full-text index on ``column`` of a version-scoped table (summaries)."""
+        """Build a full-text index on ``column`` of a version-scoped table (summaries) when it has none; rows
+        added later are searched flat until maintenance folds them in (``folio.ingest.storage.indexes``)."""
         self.database.index_text(table, column)
 
     def commit_version(self, doc_id: str, version_id: str, **commit: Unpack[VersionCommit]) -> None:
-        """Make this writer's pending version visible, in one LanceDB commit, and refresh the full-text index.
+        """Make this writer's pending version visible, in one LanceDB commit; a collection's first commit builds
+        its full-text index (later ones leave the indexes as they are: ``folio.ingest.storage.indexes``).
 
         ``commit``: the version's ``pages`` and ``regions`` counts and its ``report``; ``created_at`` (default:
         now) orders a document's versions; a version parsed again keeps its own.
@@ -343,22 +344,44 @@ class Store:
             self.maintain()
 
     def maintain(self) -> None:
-        """Periodic compaction in a writer; a failure is logged, never fails the commit that triggered it."""
+        """Periodic upkeep in a writer: the indexes the tables' sizes call for built (``ensure_indexes``), then
+        every table compacted, which folds the rows committed since into the existing indexes (LanceDB's
+        ``optimize``). A failure is logged, never fails the commit that triggered it."""
         try:
+            self.ensure_indexes()
             compact(self)
         except (OSError, RuntimeError, ValueError) as exc:
             logger.warning("compaction of %s failed: %s", self.uri, exc)
 
-    def compact(self, older_than: timedelta = COMPACT_OLDER_THAN) -> dict[str, Any]:
-        """Every table compacted, versions older than ``older_than`` removed (``folio compact``); sizes."""
-        return compact(self, older_than)
+    def compact(self, older_than: timedelta = COMPACT_OLDER_THAN, *, reindex: bool = False) -> dict[str, Any]:
+        """Every table compacted, versions older than ``older_than`` removed (``folio compact``); sizes.
+        ``reindex``: every index of the chunks built again whole first (``reindex``), listed in ``reindexed``."""
+        rebuilt = self.reindex() if reindex else []
+        self.ensure_indexes()
+        result = compact(self, older_than)
+        return {**result, "reindexed": rebuilt} if reindex else result
+
+    def ensure_indexes(self) -> list[str]:
+        """Build the indexes the chunks table's size calls for and it has not yet: full-text, the scope columns'
+        BTREEs, the ANN index past ``IndexOptions.ann_min_rows`` rows (``ChunkTable.ensure_indexes``)."""
+        return self.chunk_table.ensure_indexes()
+
+    def reindex(self) -> list[str]:
+        """Maintenance: every index of the chunks and their text built again whole (``ChunkTable.reindex``)."""
+        return self.chunk_table.reindex()
+
+    def index_status(self) -> list[dict[str, Any]]:
+        """Every index of every table: its rows indexed and not yet (``folio.ingest.storage.indexes.index_status``)."""
+        tables = [self.database.table(name) for name in self.table_names()]
+        return [entry for table in tables if table is not None for entry in index_status(table)]
 
     def check(self, *, repair: bool = False) -> dict[str, Any]:
         """Complete versions, no orphan rows or assets (``folio check``; ``maintenance.check``)."""
         return maintenance.check(self, repair=repair)
 
     def ensure_fts(self) -> None:
-        """(Re)build the native full-text indexes of the collections whose chunks changed since their last build."""
+        """Build the full-text index of each collection's chunk text that has rows and none
+        (``ChunkTable.ensure_fts``)."""
         self.chunk_table.ensure_fts()
 
     def has_fts(self) -> bool:
@@ -436,9 +459,11 @@ class Store:
         of the versions' ready writers (``ChunkTable.fts``)."""
         return self.chunk_table.fts(query, scope, limit, self.catalogue.collections(), self._writers(scope.versions))
 
-    def vector_search(self, vector: np.ndarray, scope: Scope, limit: int) -> list[dict[str, Any]]:
-        """Nearest chunks to ``vector`` within ``scope`` (``ChunkTable.vector_search``)."""
-        return self.chunk_table.vector_search(vector, scope, limit, self._writers(scope.versions))
+    def vector_search(
+        self, vector: np.ndarray, scope: Scope, limit: int, *, exact: bool = False
+    ) -> list[dict[str, Any]]:
+        """Nearest chunks to ``vector`` within ``scope`` (``ChunkTable.vector_search``; ``exact``: no ANN index)."""
+        return self.chunk_table.vector_search(vector, scope, limit, self._writers(scope.versions), exact=exact)
 
     def has_vector_index(self) -> bool:
         return self.chunk_table.has_vector_index()
