@@ -253,7 +253,7 @@ def test_a_file_the_door_refuses_is_a_failed_ray_job_report(tmp_path: Path) -> N
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(b"hello")
     settings = make_settings(tmp_path / "data")
-    args = argparse.Namespace(doc_id=None, collection="default", password=None, no_ocr=True)
+    args = argparse.Namespace(doc_id=None, collection="default", password=None, no_ocr=True, metadata=None)
     snap = _submit(None, bad, args, settings, Folio.open(settings))
     assert snap["status"] == "failed" and snap["doc_id"] is None
     assert _report(snap) == {
