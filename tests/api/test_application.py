@@ -261,4 +261,5 @@ def test_a_file_the_door_refuses_is_a_failed_ray_job_report(tmp_path: Path) -> N
         "status": "failed",
         "error": {"code": "not_a_pdf", "message": "not a PDF: the file does not start with a %PDF header"},
         "attempts": 1,
+        "embed_device": None,  # it never reached a worker
     }
