@@ -19,7 +19,8 @@ At each size in ``--pages`` (measured in that order, the store only grows):
 5. **disk**: bytes of the LanceDB tables per page, after a cleanup of old table versions (images not counted).
 
 Sizes in ``--extrapolate`` get rows computed from the measured ones (a power law through the two largest sizes
-measured; disk linear in pages), marked ``extrapolated``. Results: ``benchmarks/results/scale.json`` and
+measured; disk linear in pages; a latency only from sizes of at least ``MIN_FIT_QUERIES`` queries each, and
+never a p50 above its p99), marked ``extrapolated``. Results: ``benchmarks/results/scale.json`` and
 ``scale.md`` (rewritten after each size, so a run cut short keeps what it measured) and a Markdown table on stdout.
 ``--grow-only``: only step 1 for the largest size (the test and a store to poke at).
 """
@@ -302,6 +303,9 @@ def _put(row: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     row[path[-1]] = value
 
 
+MIN_FIT_QUERIES = 10  # measured queries per mode a latency needs at both sizes to be extrapolated
+
+
 def extrapolate(measured: list[dict[str, Any]], pages: int) -> dict[str, Any]:
     """A row at ``pages`` from the measured rows: each metric on the power law through the two largest sizes
     measured (exponent at most 2; a metric that fell between them is left out), disk linear in pages; with one
@@ -310,6 +314,9 @@ def extrapolate(measured: list[dict[str, Any]], pages: int) -> dict[str, Any]:
     rows = sorted(measured, key=lambda r: r["pages"])[-2:]
     out: dict[str, Any] = {"target_pages": pages, "pages": pages, "status": "extrapolated", "exponents": {}}
     for path in METRICS:
+        if path[0] == "queries" and len(path) == 3 and any(
+                (_get(r, (*path[:2], "queries")) or 0) < MIN_FIT_QUERIES for r in rows):
+            continue  # a latency from a handful of queries (a run stopped by the memory guard) gives no slope
         values = [_get(r, path) for r in rows]
         if any(not isinstance(v, int | float) or v <= 0 or math.isnan(v) for v in values):
             continue
@@ -324,6 +331,10 @@ def extrapolate(measured: list[dict[str, Any]], pages: int) -> dict[str, Any]:
         b = min(b, 2.0)
         _put(out, path, round(values[-1] * (pages / rows[-1]["pages"]) ** b, 2))
         out["exponents"][".".join(path)] = round(b, 2)
+    for mode in ("scoped", "unscoped"):  # two independent fits may cross: a p50 above its p99 is no estimate
+        fit = out.get("queries", {}).get(mode, {})
+        if fit.get("p50_ms", 0) > fit.get("p99_ms", math.inf):
+            del out["queries"][mode]
     per_page = rows[-1]["disk_bytes_per_page"]
     out.update(disk_bytes_per_page=per_page, disk_bytes=per_page * pages)
     return out
