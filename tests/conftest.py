@@ -40,9 +40,6 @@ def _ingested_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ingest_path(store, SAMPLES / "support-policy-v2.pdf", doc_id="support-policy")
     ingest_path(store, SAMPLES / "R-data-import-export.pdf", ocr=False)
     ingest_path(store, SAMPLES / "linnsequencer-brochure-scan.pdf")
-    # Every row in the full-text index, as after `folio ingest`'s maintenance (commits leave later documents'
-    # rows to a flat search until then: tests/ingest/test_indexes.py), so BM25 scores are a full index's.
-    store.chunk_table.rebuild_fts("default")
     return data
 
 

@@ -7,7 +7,8 @@ average, and with one index over every collection those statistics were the whol
 collection's scores moved when another tenant ingested documents with the same words. Now they depend
 only on the collection's own units; a store of one collection scores exactly as before. A scope over
 several collections gets each one's best hits, merged by score. A collection's index is built at its first
-commit; later commits leave it as it is, their rows are searched flat until maintenance folds them in
+commit, and again whole at a commit while the table is small or once its new rows pass a share of it; other
+commits leave it as it is, their rows searched flat until then or until maintenance folds them in
 (``folio.ingest.storage.indexes``). The searches take a ``Scope`` and build their own prefilter
 (``folio.ingest.storage.sql.scope_filter``); retrieval ranks what they return.
 """
@@ -150,14 +151,15 @@ class ChunkTable:
         return [n for n in self.database.table_names() if n.startswith(FTS_TABLE_PREFIX)]
 
     def ensure_fts(self) -> None:
-        """Build the full-text index of each collection's table that has rows and none (its first commit); an
-        index that exists is left as it is: rows added since are searched flat until ``optimize`` folds them
-        in, and removed rows are hidden by deletion vectors (``folio.ingest.storage.indexes``)."""
+        """At a commit: build the full-text index of each collection's table that has rows and none (its first
+        commit), or again whole when its new rows call for it (a small table, or past ``fts_stale_share``:
+        ``folio.ingest.storage.indexes.fts_due``); otherwise rows added since are searched flat until then or
+        until ``optimize`` folds them in, and removed rows are hidden by deletion vectors."""
         with self.database.write_lock:
             for name in self.text_tables():
                 table = self.database.table(name)
                 if table is not None:
-                    ensure_fts(table, FTS_COLUMN, with_position=True)
+                    ensure_fts(table, FTS_COLUMN, with_position=True, options=self.options)
 
     def rebuild_fts(self, collection: str) -> None:
         """Build one collection's full-text index again over its live rows: after a re-parse removed the rows it

@@ -13,12 +13,15 @@ import os
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from folio.ingest.storage.claims import retry_conflicts
 from folio.ingest.storage.sql import WRITER_FIELD, versions_filter, writers_filter
+
+if TYPE_CHECKING:
+    from folio.ingest.storage.indexes import IndexOptions
 
 # Rows with their ``writer`` set from the claims on their versions, cast to a table's schema
 # (``Catalogue.tagged(table, table_name, rows)``).
@@ -135,13 +138,13 @@ class Database:
         size: int = table.schema.field(column).type.list_size
         return size
 
-    def index_text(self, name: str, column: str = "text") -> None:
+    def index_text(self, name: str, column: str = "text", options: IndexOptions | None = None) -> None:
         """Build a full-text index (without positions) on ``column`` of table ``name`` when it exists and has
-        none; an index that exists is left as it is (``folio.ingest.storage.indexes``)."""
+        none, or again when its new rows call for it (``folio.ingest.storage.indexes.ensure_fts``)."""
         table = self.table(name)
         if table is None:
             return
         from folio.ingest.storage.indexes import ensure_fts  # function-level: indexes import the claims' retries
 
         with self.write_lock:
-            ensure_fts(table, column, with_position=False)
+            ensure_fts(table, column, with_position=False, options=options)

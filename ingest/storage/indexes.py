@@ -1,9 +1,15 @@
 """The indexes of a store's tables and their upkeep: built once, kept current incrementally, rebuilt by hand.
 
-A commit never rebuilds an index. The first one of a table is built when the table has rows and no index
-(the full-text index of a collection's chunk text at its first commit, ``ensure_fts``); after that a commit
-only appends rows, and LanceDB searches the fragments no index covers yet by a flat scan (full-text and
-vector search alike, unless a query asks for ``fast_search``), so a query sees every committed row. Deleted
+A commit's index work does not grow with the corpus. The first index of a table is built when the table has
+rows and none (the full-text index of a collection's chunk text at its first commit, ``ensure_fts``). After
+that, a full-text table of at most ``IndexOptions.fts_rebuild_rows`` rows is indexed whole again at each commit
+that added rows to it, as every commit did before (a few seconds at most: BM25 then scores exactly as a fresh
+index does, and the flat scan's statistics, which differ slightly, never rank a small store's rows). A larger
+one keeps its index: the commit only appends rows, and LanceDB searches the fragments no index covers yet by a
+flat scan (full-text and vector search alike, unless a query asks for ``fast_search``), so a query sees every
+committed row; once those rows pass ``IndexOptions.fts_stale_share`` of the rows indexed, the commit that
+passed it indexes the table whole again. A rebuild over n rows every ``fts_stale_share`` x n rows added costs a
+constant amount per row, whatever the corpus (``fts_due``). Deleted
 rows are hidden from an index by LanceDB's deletion vectors. The new rows are folded into the existing
 indexes by ``Table.optimize()`` (``folio.ingest.storage.compaction.compact``), which writers run every
 ``compact_every`` commits and ``folio ingest`` at its end; LanceDB merges the new rows' index into the old
@@ -36,12 +42,15 @@ AnnIndexType = Literal["IVF_PQ", "IVF_HNSW_SQ"]
 class IndexOptions:
     """The chunk vectors' ANN index: built once the chunks table has ``ann_min_rows`` rows (0: never), of
     type ``ann_index``, searched with ``nprobes`` partitions and ``refine_factor`` times the limit re-ranked
-    by exact distance (IVF_PQ's refine step)."""
+    by exact distance (IVF_PQ's refine step); and when a commit indexes a full-text table whole again
+    (``fts_due``)."""
 
     ann_min_rows: int = 500_000
     ann_index: AnnIndexType = "IVF_PQ"
     nprobes: int = 64
     refine_factor: int = 20
+    fts_rebuild_rows: int = 100_000  # ~3 s a rebuild on a 2-core machine; the development stores have 22k-88k rows
+    fts_stale_share: float = 0.1  # past fts_rebuild_rows: the share of unindexed rows that makes a commit rebuild
 
 
 def index_options(settings: StorageSettings) -> IndexOptions:
@@ -62,9 +71,41 @@ def has_index(table: Any, column: str) -> bool:
         return False
 
 
-def ensure_fts(table: Any, column: str, *, with_position: bool) -> bool:
-    """Build the full-text index of ``column`` when the table has rows and none; True when it built one."""
-    if has_index(table, column) or table.count_rows() == 0:
+def fts_due(indexed: int, unindexed: int, options: IndexOptions) -> bool:
+    """Whether a commit indexes a full-text table whole again: rows were added since its index was built, and the
+    table is small (``fts_rebuild_rows``) or those rows passed ``fts_stale_share`` of the rows indexed.
+
+    >>> opts = IndexOptions()
+    >>> fts_due(20_000, 700, opts), fts_due(1_000_000, 700, opts), fts_due(1_000_000, 100_001, opts)
+    (True, False, True)
+    >>> fts_due(20_000, 0, opts)
+    False
+    """
+    if unindexed <= 0:
+        return False
+    return indexed + unindexed <= options.fts_rebuild_rows or unindexed > options.fts_stale_share * indexed
+
+
+def _fts_counts(table: Any, column: str) -> tuple[int, int] | None:
+    """Rows in the full-text index of ``column`` and rows not yet in it; None when it has none (or its statistics
+    cannot be read: then it is built again)."""
+    try:
+        for idx in table.list_indices():
+            if column in idx.columns:
+                stats = table.index_stats(idx.name)
+                return None if stats is None else (stats.num_indexed_rows, stats.num_unindexed_rows)
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return None
+
+
+def ensure_fts(table: Any, column: str, *, with_position: bool, options: IndexOptions | None = None) -> bool:
+    """At a commit: build the full-text index of ``column`` when the table has rows and none, or again whole when
+    ``fts_due`` says so (``options``: default ``IndexOptions()``); True when it built one."""
+    if table.count_rows() == 0:
+        return False
+    counts = _fts_counts(table, column)
+    if counts is not None and not fts_due(*counts, options or IndexOptions()):
         return False
     from lancedb.index import FTS  # function-level: LanceDB's index types load with the first index build
 

@@ -312,13 +312,14 @@ class Store:
         return read_metadata(self.database, keys, self._writers(keys))
 
     def index_text(self, table: str, column: str = "text") -> None:
-        """Build a full-text index on ``column`` of a version-scoped table (summaries) when it has none; rows
-        added later are searched flat until maintenance folds them in (``folio.ingest.storage.indexes``)."""
-        self.database.index_text(table, column)
+        """Build a full-text index on ``column`` of a version-scoped table (summaries) when it has none, or again
+        when its new rows call for it, as the chunks' text (``folio.ingest.storage.indexes.fts_due``)."""
+        self.database.index_text(table, column, self.chunk_table.options)
 
     def commit_version(self, doc_id: str, version_id: str, **commit: Unpack[VersionCommit]) -> None:
         """Make this writer's pending version visible, in one LanceDB commit; a collection's first commit builds
-        its full-text index (later ones leave the indexes as they are: ``folio.ingest.storage.indexes``).
+        its full-text index, later ones build it again only while it is small or once their rows pass a share of
+        it (``folio.ingest.storage.indexes``).
 
         ``commit``: the version's ``pages`` and ``regions`` counts and its ``report``; ``created_at`` (default:
         now) orders a document's versions; a version parsed again keeps its own.

@@ -1,8 +1,9 @@
 """Indexes that do not grow a commit's cost (issue 47): a commit into indexed tables leaves the indexes as they
 are, queries still see its rows (flat search of the unindexed fragments), a removed document is not found,
 maintenance folds new rows in, the ANN index comes past a size and serves unscoped queries while scoped ones
-stay exact, and a document costs one commit per table (two of ``versions``: claim and flip). Real PDFs, real
-LanceDB on disk."""
+stay exact, a small table (or one whose new rows pass a share of it) is indexed whole again at its commit so
+that BM25 scores as a fresh index, and a document costs one commit per table (two of ``versions``: claim and
+flip). Real PDFs, real LanceDB on disk."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from folio.kernel.scope import Scope
 from folio.retrieval.search import Retriever, RetrieverConfig, SearchQuery
 
 ROOT = Path(__file__).resolve().parents[2]
+# These documents in the tables of a large store: no rebuild for being small, none for the share of new rows
+LARGE = IndexOptions(fts_rebuild_rows=0, fts_stale_share=1e9)
 A_TERM = "escalation"  # support-policy-v1 has it, R-data-import-export does not
 B_TERM = "spreadsheet"  # the other way round
 
@@ -60,7 +63,7 @@ def two_docs(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> dict[st
     from folio.ingest.storage.store import Store
 
     data = tmp_path_factory.mktemp("indexes")
-    store = Store(data, compact_every=0)
+    store = Store(data, compact_every=0).configure_indexes(LARGE)
     _ingest(store, samples, "support-policy-v1.pdf", "a")
     assert store.ensure_scalar_indexes() == ["version_id", "doc_id"]
     before = {"fts": index_dirs(data, "chunks_text-default"), "chunks": index_dirs(data, "chunks"),
@@ -108,7 +111,7 @@ def test_maintenance_folds_new_rows_into_the_indexes(tmp_path: Path, two_docs: d
 
     data = tmp_path / "copy"
     shutil.copytree(two_docs["data"], data)
-    store = Store(data, compact_every=0)
+    store = Store(data, compact_every=0).configure_indexes(LARGE)
     store.maintain()
     status = {(s["table"], s["name"]): s for s in store.index_status()}
     assert status[("chunks_text-default", "fts_idx")]["unindexed_rows"] == 0
@@ -123,7 +126,7 @@ def test_a_deleted_document_is_not_found_without_a_rebuild(tmp_path: Path, two_d
 
     data = tmp_path / "copy"
     shutil.copytree(two_docs["data"], data)
-    store = Store(data, compact_every=0)
+    store = Store(data, compact_every=0).configure_indexes(LARGE)
     store.maintain()  # b indexed too: its rows are in the index when it goes
     fts_before = index_dirs(data, "chunks_text-default")
     assert fts_rows(data, A_TERM, "a")
@@ -188,3 +191,44 @@ def test_folio_compact_reindex_rebuilds_the_indexes(tmp_path: Path, two_docs: di
     assert sorted(c for c in result["reindexed"] if c.startswith("chunks.")) == ["chunks.doc_id", "chunks.version_id"]
     assert index_dirs(data, "chunks_text-default") - before  # a new index build
     assert fts_rows(data, B_TERM, "b") and fts_rows(data, A_TERM, "a")
+
+
+def test_a_small_table_is_indexed_whole_at_each_commit_and_scores_as_a_fresh_index(
+    tmp_path: Path, samples: Path
+) -> None:
+    """Default options: the sample store is small, so each commit indexes its full-text table whole again (no row
+    left to the flat scan, whose BM25 statistics differ), and its scores equal those of one index built over
+    every row at once."""
+    from folio.ingest.storage.store import Store
+
+    data = tmp_path / "small"
+    store = Store(data, compact_every=0)
+    _ingest(store, samples, "support-policy-v1.pdf", "a")
+    first = index_dirs(data, "chunks_text-default")
+    _ingest(store, samples, "R-data-import-export.pdf", "b")
+    assert index_dirs(data, "chunks_text-default") != first  # built again at b's commit
+    status = {(s["table"], s["name"]): s for s in store.index_status()}
+    assert status[("chunks_text-default", "fts_idx")]["unindexed_rows"] == 0
+    committed = [(r["region_id"], round(r["_score"], 5)) for r in fts_rows(data, "data import")]
+    store.reindex()
+    fresh = [(r["region_id"], round(r["_score"], 5)) for r in fts_rows(data, "data import")]
+    assert committed == fresh and len(committed) > 10
+
+
+def test_a_large_table_is_indexed_again_once_its_new_rows_pass_the_share(tmp_path: Path, samples: Path) -> None:
+    """Past ``fts_rebuild_rows``: b's rows (many more than a tenth of a's) make its commit index the table whole
+    again; c's few rows (under a tenth of a and b) are left to the flat scan."""
+    from folio.ingest.storage.store import Store
+
+    data = tmp_path / "large"
+    store = Store(data, compact_every=0).configure_indexes(IndexOptions(fts_rebuild_rows=0, fts_stale_share=0.1))
+    _ingest(store, samples, "support-policy-v1.pdf", "a")
+    after_a = index_dirs(data, "chunks_text-default")
+    _ingest(store, samples, "R-data-import-export.pdf", "b")
+    after_b = index_dirs(data, "chunks_text-default")
+    assert after_b != after_a
+    _ingest(store, samples, "support-policy-v2.pdf", "c")
+    assert index_dirs(data, "chunks_text-default") == after_b
+    status = {(s["table"], s["name"]): s for s in store.index_status()}
+    c_rows = store.chunk_table.table.count_rows("doc_id = 'c'")
+    assert status[("chunks_text-default", "fts_idx")]["unindexed_rows"] == c_rows > 0
