@@ -133,7 +133,7 @@ def test_a_plain_install_is_the_client_and_the_server_is_an_extra(wheel: Path) -
     assert {"torch", "lancedb", "pymupdf", "fastapi", "uvicorn", "transformers"} <= server, server
 
 
-CLIENT_ONLY = """
+HIDE_SERVER = """
 import importlib.abc, sys
 from folio._cli import SERVER_MODULES
 
@@ -144,7 +144,10 @@ class NotInstalled(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, NotInstalled())
-import folio
+"""
+"""The opening of a script that runs as on a client-only install: the server's modules fail to import."""
+
+CLIENT_ONLY = HIDE_SERVER + """import folio
 from folio.models import ContextPackage
 with folio.Client("http://127.0.0.1:9", timeout=1) as client:
     try:

@@ -20,8 +20,6 @@ object, as for a single upload) goes with every file's new version.
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -29,11 +27,12 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from starlette.datastructures import FormData, UploadFile
-from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.formparsers import MultiPartException
 
 from folio.api.application import DEFAULT_COLLECTION, Folio, check_collection
 from folio.api.errors import Forbidden, PayloadTooLarge, status_for
 from folio.api.http.deps import FolioDep, SettingsDep, WriterDep, require_key
+from folio.api.http.multipart import FormLimits, malformed, read_form, too_many_files, upload_filename
 from folio.api.schemas import BatchItem, BatchUploadResponse, ErrorBody, error_responses
 from folio.kernel.errors import FolioError, InvalidRequest
 from folio.kernel.metadata import parse_metadata_json
@@ -45,7 +44,6 @@ router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depend
 
 MAX_BATCH_FILES = 20
 BATCH_BYTES_FACTOR = 4  # the whole body: at most this many single uploads' worth of bytes
-_MULTIPART_SLACK = 64 * 1024  # boundaries, part headers and the collection field, on top of the files
 
 _BATCH_BODY = {
     "requestBody": {
@@ -79,34 +77,16 @@ _BATCH_BODY = {
 }
 
 
-async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
-    """The request body, failing with 413 as soon as it grows past ``limit`` (never buffered whole)."""
-    seen = 0
-    async for chunk in request.stream():
-        seen += len(chunk)
-        if seen > limit:
-            raise PayloadTooLarge(f"batch is over the limit of {limit - _MULTIPART_SLACK} bytes in all")
-        yield chunk
-
-
 async def _read_batch(request: Request, max_bytes: int) -> FormData:
     """The multipart form, within the batch's limits (413) and well formed (422)."""
-    limit = BATCH_BYTES_FACTOR * max_bytes + _MULTIPART_SLACK
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(
-            f"batch of {declared} bytes is over the limit of {limit - _MULTIPART_SLACK} bytes in all"
-        )
-    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if media_type != "multipart/form-data":
-        raise InvalidRequest("send the PDFs as multipart/form-data, one 'file' part each")
-    parser = MultiPartParser(request.headers, _limited(request, limit), max_files=MAX_BATCH_FILES, max_fields=4)
+    limits = FormLimits(BATCH_BYTES_FACTOR * max_bytes, "batch", "send the PDFs as multipart/form-data, one 'file' "
+                        "part each", max_files=MAX_BATCH_FILES, max_fields=4, scope=" in all")
     try:
-        return await parser.parse()
+        return await read_form(request, limits)
     except MultiPartException as e:
-        if e.message.startswith("Too many files"):
+        if too_many_files(e):
             raise PayloadTooLarge(f"a batch holds at most {MAX_BATCH_FILES} files") from e
-        raise InvalidRequest(f"malformed multipart body: {e.message}") from e
+        raise malformed(e) from e
 
 
 def _collection(form: FormData) -> str:
@@ -135,7 +115,7 @@ class _Door:
 
     async def check(self, upload: UploadFile) -> BatchItem | tuple[str, IngestJob]:
         """One file checked as its single upload would be: its filename and job, else its refusal."""
-        filename = os.path.basename((upload.filename or "").replace("\\", "/"))[:200] or "upload.pdf"
+        filename = upload_filename(upload)
         data = await upload.read()  # from its spooled temporary file
         if len(data) > self.max_bytes:
             too_large = PayloadTooLarge(f"file is {len(data)} bytes, over the limit of {self.max_bytes} bytes")

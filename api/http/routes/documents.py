@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncGenerator
 from pathlib import Path as PathType
 from typing import Annotated, Any, Literal
 
@@ -11,7 +9,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.datastructures import UploadFile
-from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.formparsers import MultiPartException
 
 from folio.api.application import DEFAULT_COLLECTION, check_collection
 from folio.api.errors import Forbidden, PayloadTooLarge, error_body
@@ -24,6 +22,7 @@ from folio.api.http.deps import (
     require_key,
     require_key_or_query,
 )
+from folio.api.http.multipart import FormLimits, malformed, read_form, upload_filename
 from folio.api.schemas import (
     MAX_PAGE,
     DeleteResponse,
@@ -42,7 +41,6 @@ router = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depend
 images = APIRouter(prefix="/documents", tags=["documents"], dependencies=[Depends(require_key_or_query)])
 
 # Multipart framing (boundaries, part headers, the doc_id field) on top of the file itself.
-_MULTIPART_SLACK = 64 * 1024
 
 _UPLOAD_BODY = {
     "requestBody": {
@@ -77,29 +75,12 @@ _UPLOAD_BODY = {
 }
 
 
-async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
-    """The request body, failing with 413 as soon as it grows past ``limit`` (never buffered whole)."""
-    seen = 0
-    async for chunk in request.stream():
-        seen += len(chunk)
-        if seen > limit:
-            raise PayloadTooLarge(f"upload is over the limit of {limit - _MULTIPART_SLACK} bytes")
-        yield chunk
-
-
 async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, str | None, str, dict[str, Any]]:
-    limit = max_bytes + _MULTIPART_SLACK
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"upload of {declared} bytes is over the limit of {max_bytes} bytes")
-    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()  # case-insensitive
-    if media_type != "multipart/form-data":
-        raise InvalidRequest("send the PDF as multipart/form-data with a 'file' part")
-    parser = MultiPartParser(request.headers, _limited(request, limit), max_files=1, max_fields=5)
+    limits = FormLimits(max_bytes, "upload", "send the PDF as multipart/form-data with a 'file' part")
     try:
-        form = await parser.parse()
+        form = await read_form(request, limits)
     except MultiPartException as e:
-        raise InvalidRequest(f"malformed multipart body: {e.message}") from e
+        raise malformed(e) from e
     try:
         upload = form.get("file")
         if not isinstance(upload, UploadFile):
@@ -111,7 +92,7 @@ async def _read_upload(request: Request, max_bytes: int) -> tuple[bytes, str, st
         doc_id = raw_id.strip() if isinstance(raw_id, str) and raw_id.strip() else None
         raw_collection = form.get("collection")
         collection = raw_collection.strip() if isinstance(raw_collection, str) and raw_collection.strip() else None
-        filename = os.path.basename((upload.filename or "").replace("\\", "/"))[:200] or "upload.pdf"
+        filename = upload_filename(upload)
         raw_meta = form.get("metadata")
         metadata = parse_metadata_json(raw_meta if isinstance(raw_meta, str) else None)  # bad: a 422 here
         return data, filename, doc_id, collection or DEFAULT_COLLECTION, metadata

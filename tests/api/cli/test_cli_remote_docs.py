@@ -15,20 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests.api.conftest import live_server, make_settings
+from tests.test_packaging import HIDE_SERVER
 
 ROOT = Path(__file__).resolve().parents[3]
-CLIENT_ONLY = """
-import importlib.abc, sys
-from folio._cli import SERVER_MODULES
-
-class NotInstalled(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in SERVER_MODULES:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, NotInstalled())
-from folio import _cli
+CLIENT_ONLY = HIDE_SERVER + """from folio import _cli
 sys.argv = ["folio", *sys.argv[1:]]
 _cli.main()
 """
