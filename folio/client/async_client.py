@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Literal, Unpack, overload
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, Unpack, overload
 
 import httpx
 
@@ -23,6 +23,8 @@ from folio.client.calls import (
 )
 from folio.client.events import SSE, AnswerEvent, JobEvent
 from folio.errors import APIConnectionError, APITimeoutError, ResponseError
+
+E = TypeVar("E", AnswerEvent, JobEvent)
 
 
 class AsyncClient:
@@ -144,28 +146,34 @@ class AsyncClient:
         fields: UploadFields = {"collection": collection, "metadata": metadata}
         return await self._send(Calls.upload_many(files, fields, redo_degraded))
 
+    async def _events(self, call: Call[Any], feed: Callable[[str], E | None], last: str) -> AsyncIterator[E]:
+        """The events ``feed`` reads from a server-sent stream, up to and including its ``last`` one; a stream that
+        ends before it is a ``ResponseError``."""
+        try:
+            async with self._http.stream(call.method, call.path, json=call.json, params=call.params) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    parse_response(call, response)
+                async for line in response.aiter_lines():
+                    found = feed(line)
+                    if found is not None:
+                        yield found
+                        if found.event == last:
+                            return
+        except httpx.TimeoutException as e:
+            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
+        except httpx.TransportError as e:
+            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
+        raise ResponseError(f"{call.method} {call.path}: the stream ended before its {last} event")
+
     async def job_events(
         self, jobs: str | models.JobOut | Sequence[str | models.JobOut], *, timeout: float | None = None
     ) -> AsyncIterator[JobEvent]:
         """``Client.job_events``, as an async iterator."""
         call = Calls.job_events(jobs, timeout)
         sse = SSE()
-        try:
-            async with self._http.stream(call.method, call.path, params=call.params) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    parse_response(call, response)
-                async for line in response.aiter_lines():
-                    found = sse.feed_job(line, call.path)
-                    if found is not None:
-                        yield found
-                        if found.event == "end":
-                            return
-        except httpx.TimeoutException as e:
-            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
-        except httpx.TransportError as e:
-            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
-        raise ResponseError(f"GET {call.path}: the stream ended before its end event")
+        async for found in self._events(call, lambda line: sse.feed_job(line, call.path), "end"):
+            yield found
 
     async def delete(self, doc_id: str, version_id: str | None = None) -> models.DeleteResponse:
         return await self._send(Calls.delete(doc_id, version_id))
@@ -203,22 +211,8 @@ class AsyncClient:
     async def answer_stream(self, query: str, **options: Unpack[models.AnswerOptions]) -> AsyncIterator[AnswerEvent]:
         call = Calls.answer(query, options, stream=True)
         sse = SSE()
-        try:
-            async with self._http.stream(call.method, call.path, json=call.json) as response:
-                if response.status_code >= 400:
-                    await response.aread()
-                    parse_response(call, response)
-                async for line in response.aiter_lines():
-                    found = sse.feed(line)
-                    if found is not None:
-                        yield found
-                        if found.event == "done":
-                            return
-        except httpx.TimeoutException as e:
-            raise APITimeoutError(f"{call.method} {self.base_url}{call.path}: timed out ({e})") from e
-        except httpx.TransportError as e:
-            raise APIConnectionError(f"{call.method} {self.base_url}{call.path}: {e}") from e
-        raise ResponseError("POST /v1/answer: the stream ended before its done event")
+        async for found in self._events(call, sse.feed, "done"):
+            yield found
 
     async def verify(
         self,
