@@ -238,7 +238,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
     meta = folio.versions_metadata(versions)
     if args.json:
         data = [{**v.model_dump(mode="json"), "metadata": meta.get((v.doc_id, v.version_id), {})} for v in versions]
-        print(json.dumps({"data": data, "count": len(versions)}, indent=2, ensure_ascii=False))
+        print(terminal_safe(json.dumps({"data": data, "count": len(versions)}, indent=2, ensure_ascii=False)))
         return 0
     if not versions:
         print(f"no documents in {folio.uri}")
