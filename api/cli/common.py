@@ -292,3 +292,25 @@ def os_error_message(e: OSError) -> str:
     """An ``OSError`` as one line: what went wrong and with which file (no traceback)."""
     what = e.strerror or str(e) or type(e).__name__
     return f"{what}: {e.filename}" if e.filename else what
+
+
+def print_versions(versions: list[dict[str, Any]], *, as_json: bool, empty: str) -> None:
+    """``folio docs``' listing of version rows (the REST ``VersionOut`` fields and their ``metadata``), read from a
+    store or a server: JSON, or a table with the latest version starred and ``empty`` when there is none. Names and
+    metadata pass through ``terminal_safe``: a name stored by an older folio may hold escapes."""
+    if as_json:
+        print(terminal_safe(json.dumps({"data": versions, "count": len(versions)}, indent=2, ensure_ascii=False)))
+        return
+    if not versions:
+        print(empty)
+        return
+    print(f"{'doc_id':32} {'version':16} {'pages':>5} {'regions':>7}  created              file")
+    for v in versions:
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v["created_at"]))
+        mark = "*" if v["latest"] else " "
+        line = (f"{v['doc_id'][:32]:32} {v['version_id']}{mark}{v['pages']:>5} {v['regions']:>7}  {created}  "
+                f"{v['filename']}")
+        if v.get("metadata"):
+            line += "  " + json.dumps(v["metadata"], ensure_ascii=False)
+        print(terminal_safe(line))
+    print("(* latest version: the default for queries)")

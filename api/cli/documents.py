@@ -10,7 +10,6 @@ import argparse
 import json
 import re
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from folio.api.cli.common import (
     add_server_arg,
     format_report,
     open_folio,
+    print_versions,
     remote_server,
     say,
     settings_for,
@@ -236,22 +236,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
         say(f"folio: no such document: {args.doc_id}")
         return EXIT_FAILED
     meta = folio.versions_metadata(versions)
-    if args.json:
-        data = [{**v.model_dump(mode="json"), "metadata": meta.get((v.doc_id, v.version_id), {})} for v in versions]
-        print(terminal_safe(json.dumps({"data": data, "count": len(versions)}, indent=2, ensure_ascii=False)))
-        return 0
-    if not versions:
-        print(f"no documents in {folio.uri}")
-        return 0
-    print(f"{'doc_id':32} {'version':16} {'pages':>5} {'regions':>7}  created              file")
-    for v in versions:
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v.created_at))
-        mark = "*" if v.latest else " "
-        line = f"{v.doc_id[:32]:32} {v.version_id}{mark}{v.pages:>5} {v.regions:>7}  {created}  {v.filename}"
-        if meta.get((v.doc_id, v.version_id)):
-            line += "  " + json.dumps(meta[(v.doc_id, v.version_id)], ensure_ascii=False)
-        print(terminal_safe(line))  # a name stored by an older folio may hold escapes
-    print("(* latest version: the default for queries)")
+    rows = [{**v.model_dump(mode="json"), "metadata": meta.get((v.doc_id, v.version_id), {})} for v in versions]
+    print_versions(rows, as_json=args.json, empty=f"no documents in {folio.uri}")
     return 0
 
 

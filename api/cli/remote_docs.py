@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from folio.api.cli.common import EXIT_FAILED, ProgressBar, Remote, UsageError, format_report, say
+from folio.api.cli.common import EXIT_FAILED, ProgressBar, Remote, UsageError, format_report, print_versions, say
 from folio.client import Client
 from folio.errors import APIError, ClientError, NotFound
 from folio.kernel.errors import FolioError
@@ -182,20 +181,7 @@ def docs(args: argparse.Namespace, remote: Remote) -> int:
         except NotFound:
             say(f"folio: no such document: {args.doc_id}")
             return EXIT_FAILED
-    if args.json:
-        print(terminal_safe(json.dumps({"data": versions, "count": len(versions)}, indent=2, ensure_ascii=False)))
-        return 0
-    if not versions:
-        print(f"no documents on {remote.url}")
-        return 0
-    print(f"{'doc_id':32} {'version':16} {'pages':>5} {'regions':>7}  created              file")
-    for v in versions:
-        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v["created_at"]))
-        mark = "*" if v["latest"] else " "
-        line = (f"{v['doc_id'][:32]:32} {v['version_id']}{mark}{v['pages']:>5} {v['regions']:>7}  {created}  "
-                f"{v['filename']}")
-        print(terminal_safe(line))
-    print("(* latest version: the default for queries)")
+    print_versions(versions, as_json=args.json, empty=f"no documents on {remote.url}")
     return 0
 
 
