@@ -1,7 +1,7 @@
 """Row accuracy of tables on financial statement pages: how many statement lines of the text layer come
 out as one table row (the label and its figures, in order, in one row), per ``word_tables`` mode.
 
-    .venv/bin/python benchmarks/statement_rows.py --shared ../shared [--modes off,repair,all] [--by-doc]
+    .venv/bin/python benchmarks/statement_rows.py --shared ../shared [--modes off,repair,all] [--by-doc] [--headers]
     .venv/bin/python benchmarks/statement_rows.py --shared ../shared --changed DIR [DIR ...]
 
 Statement pages are those of ``<shared>/eval/finance/pdfs`` with a statement title as a line of its own in
@@ -21,6 +21,11 @@ truth is read by this script from the text layer, apart from the parser, with th
 line (a label, then figures after a gap): it measures whether the rows keep what the text layer holds
 together, not whether the parser's idea of a row is right. The files are read in place; nothing of them is
 copied (they are for evaluation only).
+
+``--headers`` reports, per half, the statement pages whose header (the text layer's lines above the first
+statement line) holds a unit line and a period line (``ingest.pdf.statement_header``: "(in millions)", "December
+28, 2019 December 29, 2018"), and how many of them keep both after the parse: the line's words in order in the
+page's text (which leaves furniture out), or all of them in the header row of a table on the page.
 
 ``--changed`` reports, for folders of other PDFs (manuals, reports, papers), how many pages each mode changes:
 where a word table replaces a ``find_tables`` reading (``repair``) or is added (``all``).
@@ -155,8 +160,64 @@ def correct(line: Line, rows: Sequence[tuple[str, tuple[str, ...]]]) -> bool:
     return any(line.label in label and figures == line.figures for label, figures in rows)
 
 
+def header_lines(doc: Any, pages: Sequence[int]) -> dict[int, tuple[list[str], list[str]]]:
+    """Per statement page (1-based): the unit lines and the period lines of its header, read from the text layer.
+
+    The header is the visual lines above the page's first statement line; a unit line and a period line are what
+    ``ingest.pdf.statement_header`` calls so ("(in millions)"; "For the years ended June 30, 2023 2022 2021")."""
+    from folio.ingest.pdf.statement_header import is_period_line, is_unit_line
+
+    out: dict[int, tuple[list[str], list[str]]] = {}
+    for p in pages:
+        units, periods = [], []
+        for ws in _rows(doc[p].get_text("words")):
+            if statement_line(ws) is not None:
+                break
+            text = " ".join(str(w[4]) for w in ws)
+            if is_unit_line(text):
+                units.append(text)
+            elif is_period_line(text):
+                periods.append(text)
+        out[p + 1] = (units, periods)
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.casefold())
+
+
+def kept(line: str, page_text: str, headers: Sequence[str]) -> bool:
+    """Whether a header line's words are in the parsed page's text (furniture left out) in order, or all in the
+    header row of one of its tables (cells joined per column: "For the years ended June 30 | 2023 | 2022")."""
+    words = _words(line)
+    if " ".join(words) in " ".join(_words(page_text)):
+        return True
+    return any(set(words) <= set(_words(h)) for h in headers)
+
+
+def _header_counts(heads: dict[int, tuple[list[str], list[str]]], parsed: Any, pages: Sequence[int]) -> dict[str, int]:
+    """Statement pages with a unit line and a period line in their header, and those whose parse keeps both."""
+    texts: dict[int, str] = {}
+    headers: dict[int, list[str]] = {}
+    for r in parsed.regions:
+        page = pages[r.first_page - 1] + 1
+        if r.kind == "page":
+            texts[page] = r.text
+        elif r.kind == "table":
+            headers.setdefault(page, []).append(r.text.split("\n", 1)[0])
+    both = [p for p, (units, periods) in heads.items() if units and periods]
+    in_text = [p for p in both if all(any(kept(ln, texts.get(p, ""), []) for ln in lines) for lines in heads[p])]
+    ok = [
+        p
+        for p in both
+        if all(any(kept(ln, texts.get(p, ""), headers.get(p, [])) for ln in lines) for lines in heads[p])
+    ]
+    return {"headed": len(both), "text_kept": len(in_text), "headers_kept": len(ok)}
+
+
 def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]:
-    """Per mode: statement pages, statement lines, lines that come out right, pages with a table, parse seconds."""
+    """Per mode: statement pages, statement lines, lines that come out right, pages with a table, parse seconds,
+    pages whose header has a unit and a period line and pages whose parse keeps both."""
     import pymupdf
 
     from folio.ingest.pdf.parse import parse_pdf
@@ -164,14 +225,16 @@ def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]
     doc = pymupdf.open(pdf)
     pages = statement_pages(doc)
     lines = truth(doc, pages)
+    heads = header_lines(doc, pages)
     sub = pymupdf.open()
     for p in pages:
         sub.insert_pdf(doc, from_page=p, to_page=p)
     data = sub.tobytes() if pages else b""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for mode in modes:
         if not pages:
-            out[mode] = {"pages": 0, "lines": 0, "correct": 0, "tabled": 0, "seconds": 0.0}
+            out[mode] = {"pages": 0, "lines": 0, "correct": 0, "tabled": 0, "seconds": 0.0, "headed": 0}
+            out[mode].update(text_kept=0, headers_kept=0)
             continue
         started = time.perf_counter()
         parsed = parse_pdf(data, doc_id="statements", filename=pdf.name, assets_dir=None, ocr=False, word_tables=mode)
@@ -182,6 +245,7 @@ def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]
                 rows.setdefault(pages[r.first_page - 1] + 1, []).extend(table_rows(r.text))
         ok = sum(1 for ln in lines if correct(ln, rows.get(ln.page, [])))
         out[mode] = {"pages": len(pages), "lines": len(lines), "correct": ok, "tabled": len(rows), "seconds": seconds}
+        out[mode].update(_header_counts(heads, parsed, pages))
     return out
 
 
@@ -234,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", required=True, help="the shared folder holding eval/finance/pdfs")
     ap.add_argument("--modes", default="off,repair,all", help="word_tables modes to measure, comma-separated")
     ap.add_argument("--by-doc", action="store_true", help="a line per filing as well")
+    ap.add_argument("--headers", action="store_true", help="also: statement pages that keep their unit and periods")
     ap.add_argument("--changed", nargs="+", metavar="DIR", help="instead: pages each mode changes in these folders")
     a = ap.parse_args(argv)
     if a.changed:
@@ -269,7 +334,38 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {m} | {half} | {sum(r['pages'] for r in rs)} | {sum(r['tabled'] for r in rs)} | {n} | {ok} | "
                 f"{_pct(ok, n)} | {sum(r['seconds'] for r in rs):.1f} |"
             )
+    if a.headers:
+        print_headers(results, pdfs, modes, by_doc=a.by_doc)
     return 0
+
+
+def print_headers(
+    results: dict[WordTables, dict[str, dict[str, Any]]],
+    pdfs: Sequence[Path],
+    modes: Sequence[WordTables],
+    *,
+    by_doc: bool,
+) -> None:
+    """Per mode and half: statement pages whose header (text layer) has a unit line and a period line, those whose
+    parsed page text (furniture left out) keeps both, and those that keep both in the text or a table's header row."""
+    print()
+    if by_doc:
+        print("| filing | word_tables | pages with unit and period lines | both in page text | in text or table head |")
+        print("|---|---|---|---|---|")
+        for p in pdfs:
+            for m in modes:
+                r = results[m][p.name]
+                print(f"| {p.name} | {m} | {r['headed']} | {r['text_kept']} | {r['headers_kept']} |")
+        print()
+    print(
+        "| word_tables | half | pages with unit and period lines | both in page text | % | in text or table head | % |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for m in modes:
+        for half, names in (("A", pdfs[0::2]), ("B", pdfs[1::2]), ("all", pdfs)):
+            rs = [results[m][p.name] for p in names]
+            n, text, ok = (sum(r[k] for r in rs) for k in ("headed", "text_kept", "headers_kept"))
+            print(f"| {m} | {half} | {n} | {text} | {_pct(text, n)} | {ok} | {_pct(ok, n)} |")
 
 
 if __name__ == "__main__":
