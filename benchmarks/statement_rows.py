@@ -24,8 +24,8 @@ copied (they are for evaluation only).
 
 ``--headers`` reports, per half, the statement pages whose header (the text layer's lines above the first
 statement line) holds a unit line and a period line (``ingest.pdf.statement_header``: "(in millions)", "December
-28, 2019 December 29, 2018"), and how many of them keep both after the parse: the line's words in order in the
-page's text (which leaves furniture out), or all of them in the header row of a table on the page.
+28, 2019 December 29, 2018"), and how many of them keep both after the parse: all the line's words in the page's
+text (which leaves furniture out) above its first statement line, or in the header row of a table on the page.
 
 ``--changed`` reports, for folders of other PDFs (manuals, reports, papers), how many pages each mode changes:
 where a word table replaces a ``find_tables`` reading (``repair``) or is added (``all``).
@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,25 +161,36 @@ def correct(line: Line, rows: Sequence[tuple[str, tuple[str, ...]]]) -> bool:
     return any(line.label in label and figures == line.figures for label, figures in rows)
 
 
-def header_lines(doc: Any, pages: Sequence[int]) -> dict[int, tuple[list[str], list[str]]]:
-    """Per statement page (1-based): the unit lines and the period lines of its header, read from the text layer.
+@dataclass(frozen=True)
+class Header:
+    """A statement page's header read from the text layer: its unit lines, its period lines, and the label of the
+    page's first statement line (where the header ends)."""
 
-    The header is the visual lines above the page's first statement line; a unit line and a period line are what
-    ``ingest.pdf.statement_header`` calls so ("(in millions)"; "For the years ended June 30, 2023 2022 2021")."""
+    units: tuple[str, ...]
+    periods: tuple[str, ...]
+    first_label: str
+
+
+def header_lines(doc: Any, pages: Sequence[int]) -> dict[int, Header]:
+    """Per statement page (1-based): its header (``Header``), the visual lines above its first statement line; a
+    unit line and a period line are what ``ingest.pdf.statement_header`` calls so ("(in millions)"; "For the years
+    ended June 30, 2023 2022 2021")."""
     from folio.ingest.pdf.statement_header import is_period_line, is_unit_line
 
-    out: dict[int, tuple[list[str], list[str]]] = {}
+    out = {}
     for p in pages:
-        units, periods = [], []
+        units, periods, first = [], [], ""
         for ws in _rows(doc[p].get_text("words")):
-            if statement_line(ws) is not None:
+            got = statement_line(ws)
+            if got is not None:
+                first = got[0]
                 break
             text = " ".join(str(w[4]) for w in ws)
             if is_unit_line(text):
                 units.append(text)
             elif is_period_line(text):
                 periods.append(text)
-        out[p + 1] = (units, periods)
+        out[p + 1] = Header(tuple(units), tuple(periods), first)
     return out
 
 
@@ -186,17 +198,26 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", text.casefold())
 
 
-def kept(line: str, page_text: str, headers: Sequence[str]) -> bool:
-    """Whether a header line's words are in the parsed page's text (furniture left out) in order, or all in the
-    header row of one of its tables (cells joined per column: "For the years ended June 30 | 2023 | 2022")."""
-    words = _words(line)
-    if " ".join(words) in " ".join(_words(page_text)):
+def kept(line: str, head_text: str, headers: Sequence[str] = ()) -> bool:
+    """Whether all the words of a header line are in ``head_text`` (the parsed page's text above its first
+    statement line: the parser may put a visual line's words in other lines, "(MILLIONS)" apart from the years
+    beside it), or in the header row of one of the page's tables (``headers``: cells joined per column)."""
+    words = Counter(_words(line))
+    if not words - Counter(_words(head_text)):
         return True
-    return any(set(words) <= set(_words(h)) for h in headers)
+    return any(not words - Counter(_words(h)) for h in headers)
 
 
-def _header_counts(heads: dict[int, tuple[list[str], list[str]]], parsed: Any, pages: Sequence[int]) -> dict[str, int]:
-    """Statement pages with a unit line and a period line in their header, and those whose parse keeps both."""
+def _head_text(page_text: str, first_label: str) -> str:
+    """The part of a parsed page's text (furniture left out) before its first statement line's label."""
+    text = " ".join(_words(page_text))
+    at = text.find(" ".join(_words(first_label))) if first_label else -1
+    return text[:at] if at > 0 else text
+
+
+def _header_counts(heads: dict[int, Header], parsed: Any, pages: Sequence[int]) -> dict[str, int]:
+    """Statement pages with a unit line and a period line in their header, those whose parsed text keeps both, and
+    those that keep both in their text or a table's header row."""
     texts: dict[int, str] = {}
     headers: dict[int, list[str]] = {}
     for r in parsed.regions:
@@ -205,12 +226,13 @@ def _header_counts(heads: dict[int, tuple[list[str], list[str]]], parsed: Any, p
             texts[page] = r.text
         elif r.kind == "table":
             headers.setdefault(page, []).append(r.text.split("\n", 1)[0])
-    both = [p for p, (units, periods) in heads.items() if units and periods]
-    in_text = [p for p in both if all(any(kept(ln, texts.get(p, ""), []) for ln in lines) for lines in heads[p])]
+    both = {p: h for p, h in heads.items() if h.units and h.periods}
+    head = {p: _head_text(texts.get(p, ""), h.first_label) for p, h in both.items()}
+    in_text = [p for p, h in both.items() if all(any(kept(ln, head[p]) for ln in g) for g in (h.units, h.periods))]
     ok = [
         p
-        for p in both
-        if all(any(kept(ln, texts.get(p, ""), headers.get(p, [])) for ln in lines) for lines in heads[p])
+        for p, h in both.items()
+        if all(any(kept(ln, head[p], headers.get(p, [])) for ln in g) for g in (h.units, h.periods))
     ]
     return {"headed": len(both), "text_kept": len(in_text), "headers_kept": len(ok)}
 
