@@ -2,6 +2,7 @@
 out as one table row (the label and its figures, in order, in one row), per ``word_tables`` mode.
 
     .venv/bin/python benchmarks/statement_rows.py --shared ../shared [--modes off,repair,all] [--by-doc] [--headers]
+        [--whole]
     .venv/bin/python benchmarks/statement_rows.py --shared ../shared --changed DIR [DIR ...]
 
 Statement pages are those of ``<shared>/eval/finance/pdfs`` with a statement title as a line of its own in
@@ -26,6 +27,8 @@ copied (they are for evaluation only).
 statement line) holds a unit line and a period line (``ingest.pdf.statement_header``: "(in millions)", "December
 28, 2019 December 29, 2018"), and how many of them keep both after the parse: all the line's words in the page's
 text (which leaves furniture out) above its first statement line, or in the header row of a table on the page.
+
+``--whole`` parses each whole filing instead (slower: what a stored filing gets, running heads and all).
 
 ``--changed`` reports, for folders of other PDFs (manuals, reports, papers), how many pages each mode changes:
 where a word table replaces a ``find_tables`` reading (``repair``) or is added (``all``).
@@ -221,7 +224,9 @@ def _header_counts(heads: dict[int, Header], parsed: Any, pages: Sequence[int]) 
     texts: dict[int, str] = {}
     headers: dict[int, list[str]] = {}
     for r in parsed.regions:
-        page = pages[r.first_page - 1] + 1
+        page = pages[r.first_page - 1] + 1  # the filing's page (1-based)
+        if page not in heads:
+            continue
         if r.kind == "page":
             texts[page] = r.text
         elif r.kind == "table":
@@ -237,9 +242,11 @@ def _header_counts(heads: dict[int, Header], parsed: Any, pages: Sequence[int]) 
     return {"headed": len(both), "text_kept": len(in_text), "headers_kept": len(ok)}
 
 
-def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]:
+def measure(pdf: Path, modes: Sequence[WordTables], *, whole: bool = False) -> dict[str, dict[str, Any]]:
     """Per mode: statement pages, statement lines, lines that come out right, pages with a table, parse seconds,
-    pages whose header has a unit and a period line and pages whose parse keeps both."""
+    pages whose header has a unit and a period line and pages whose parse keeps both. The statement pages are
+    parsed as a PDF of their own, or (``whole``) within the whole filing, whose other pages' running heads and
+    repeated lines weigh on what is furniture."""
     import pymupdf
 
     from folio.ingest.pdf.parse import parse_pdf
@@ -251,7 +258,8 @@ def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]
     sub = pymupdf.open()
     for p in pages:
         sub.insert_pdf(doc, from_page=p, to_page=p)
-    data = sub.tobytes() if pages else b""
+    data = pdf.read_bytes() if whole else sub.tobytes() if pages else b""
+    parsed_pages = list(range(doc.page_count)) if whole else pages  # the filing's page of each parsed page
     out: dict[str, dict[str, Any]] = {}
     for mode in modes:
         if not pages:
@@ -263,11 +271,12 @@ def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]
         seconds = time.perf_counter() - started
         rows: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
         for r in parsed.regions:
-            if r.kind == "table":
-                rows.setdefault(pages[r.first_page - 1] + 1, []).extend(table_rows(r.text))
+            page = parsed_pages[r.first_page - 1]
+            if r.kind == "table" and page in pages:
+                rows.setdefault(page + 1, []).extend(table_rows(r.text))
         ok = sum(1 for ln in lines if correct(ln, rows.get(ln.page, [])))
         out[mode] = {"pages": len(pages), "lines": len(lines), "correct": ok, "tabled": len(rows), "seconds": seconds}
-        out[mode].update(_header_counts(heads, parsed, pages))
+        out[mode].update(_header_counts(heads, parsed, parsed_pages))
     return out
 
 
@@ -321,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default="off,repair,all", help="word_tables modes to measure, comma-separated")
     ap.add_argument("--by-doc", action="store_true", help="a line per filing as well")
     ap.add_argument("--headers", action="store_true", help="also: statement pages that keep their unit and periods")
+    ap.add_argument("--whole", action="store_true", help="parse whole filings, not their statement pages alone")
     ap.add_argument("--changed", nargs="+", metavar="DIR", help="instead: pages each mode changes in these folders")
     a = ap.parse_args(argv)
     if a.changed:
@@ -333,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     pdfs = sorted((Path(a.shared) / "eval" / "finance" / "pdfs").glob("*.pdf"))
     if not pdfs:
         ap.error(f"no PDFs under {a.shared}/eval/finance/pdfs")
-    by_pdf = {p.name: measure(p, modes) for p in pdfs}
+    by_pdf = {p.name: measure(p, modes, whole=a.whole) for p in pdfs}
     results = {m: {name: r[m] for name, r in by_pdf.items()} for m in modes}
     if a.by_doc:
         print("| filing | pages | lines | " + " | ".join(f"{m} right" for m in modes) + " |")
