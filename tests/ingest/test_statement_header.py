@@ -13,6 +13,8 @@ import pymupdf
 import pytest
 
 from folio.ingest.pdf.parse import parse_pdf
+from folio.ingest.pdf.tables.base import TableData
+from folio.ingest.pdf.tables.merged import merge_tables, rows_read
 from folio.kernel.model import Region
 
 FONT, SIZE = "helv", 9.0
@@ -99,6 +101,21 @@ def test_a_repeated_statement_header_is_kept_and_running_heads_are_not() -> None
     assert not any(p.text.rstrip().endswith(f"\n{p.first_page}") for p in pages)
     paragraphs = "\n".join(r.text for r in parsed.regions if r.kind == "paragraph")
     assert paragraphs.count(FOOT) == 1
+
+
+def test_a_word_table_with_the_periods_replaces_a_ruled_reading_as_good_without_them() -> None:
+    """Rules that start below the header: the ruled reading takes its first body line for the header and reads as
+    many rows right as the word table, which carries title, unit and periods. Where the ruled header holds the
+    periods, the ruled reading stays."""
+    body = [["Net income", "$1,058", "$815"], ["Depreciation", "586", "625"], ["Inventories", "248", "(626)"]]
+    box = (20.0, 90.0, 590.0, 300.0)
+    words = TableData(box, ["Amcor plc, Cash Flows ($ in millions), Years ended June 30", "2023", "2022"], body, True)
+    headless = TableData(box, body[0], body[1:], True)
+    headed = TableData(box, ["", "2023", "2022"], body, True)
+    assert rows_read(headless) == rows_read(words) == rows_read(headed)
+    assert merge_tables([headless], [words], "all") == [words]
+    assert merge_tables([headed], [words], "all") == [headed]
+    assert merge_tables([headless], [words], "off") == [headless]
 
 
 SHARED = Path(os.environ.get("FOLIO_SHARED") or Path(__file__).resolve().parents[3] / "shared")
