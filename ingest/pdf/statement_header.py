@@ -6,9 +6,10 @@ flow statement alike. Repeated at the top of the page, it looks like a running h
 which would drop it, and the statement's figures could then no longer be placed in a year or a unit. A block that
 furniture detection would drop is kept when it is a statement header (``statement_header``):
 
-* its lines are unit lines ("(in millions)", "($ in thousands, except per share data)") or period lines (dates,
-  years and fiscal-period words: "For the years ended June 30,", "2019 2018 2017"), with at least one of them, and
-  none longer than a title line (``HEADER_WORDS``); and
+* one of its lines at least is a unit line ("(in millions)", "($ in thousands, except per share data)") or a
+  period line (dates, years and fiscal-period words: "For the years ended June 30,", "2019 2018 2017"), and none
+  is longer than a title line (``HEADER_WORDS``: a block may hold the issuer and the statement's name above its
+  unit); and
 * a statement body lies just below it: the top of a table read on the page, or else the first of the page's
   figure rows (a label, then figures at the line's end: ``MIN_FIGURE_ROWS`` of them below the block), within
   ``HEADER_STACK`` line heights, with only short lines (title, column heads) between them.
