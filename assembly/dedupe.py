@@ -155,6 +155,7 @@ def _merge_excerpts(group: list[Unit], paras_unit: Unit | None) -> None:
     """The excerpts of one page: those close enough to bridge merge, the rest travel with the strongest; the
     page's best-paragraphs unit (``paras_unit``) goes into what is left."""
     group.sort(key=lambda x: x.excerpt or (0, 0))
+    further = [s for u in group for s in u.more_excerpts]  # answering lines the excerpts carry
     cur: Unit | None = None
     for u in group:
         assert u.excerpt is not None
@@ -174,10 +175,22 @@ def _merge_excerpts(group: list[Unit], paras_unit: Unit | None) -> None:
             if u is not best:
                 _absorb(best, u)
         assert best.excerpt is not None
-        best.more_excerpts = sorted(x.excerpt for x in live if x is not best and x.excerpt is not None)
+        further += [x.excerpt for x in live if x is not best and x.excerpt is not None]
         live = [best]
+    if live and further:
+        _further_slices(live[0], further)
     if paras_unit is not None and live:
         _absorb(live[0], paras_unit)
+
+
+def _further_slices(u: Unit, further: Sequence[tuple[int, int]]) -> None:
+    """``u``'s excerpt and ``further`` slices of its page as disjoint slices: the one that holds the excerpt stays
+    its ``excerpt``, the others go in order as ``more_excerpts``."""
+    assert u.excerpt is not None
+    slices = merge_intervals([u.excerpt, *further])
+    main = next(s for s in slices if s[0] <= u.excerpt[0] and u.excerpt[1] <= s[1])
+    u.excerpt = main
+    u.more_excerpts = [s for s in slices if s != main]
 
 
 def _page_tables(alive: list[Unit], units: Sequence[Unit]) -> None:

@@ -150,6 +150,11 @@ def parse_args(argv: Sequence[str] | None) -> tuple[argparse.ArgumentParser, arg
         help="folio searches every document of the set's store (a mixed store), not only the question's; "
         "folio only (use with --no-peers)",
     )
+    ap.add_argument(
+        "--keep-stored", action="store_true",
+        help="documents an older parser stored are used as stored, not parsed again: compares assembly or "
+        "retrieval changes on existing stores in minutes (figures are then not the current parser's)",
+    )
     ap.add_argument("--only", nargs="*", default=None, help="question ids or document-name substrings")
     ap.add_argument("--peers", nargs="*", default=None, help="peer names (default: all)")
     ap.add_argument("--no-peers", action="store_true", help="folio only (peer figures are cached anyway)")

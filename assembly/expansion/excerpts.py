@@ -3,13 +3,14 @@
 A window of a section's sentences carries only that section's prose; a slice of the page text around the
 hit (``excerpt_bounds``) carries what sits beside it on the page too, such as table cells, captions and
 list items. ``char_span`` is where a region lies in its page's text (its char locator). ``answer_line``: the
-line of the page that shares most of the question's words, which the slice stretches to keep when it fits.
+line of the page that shares most of the question's words, which the slice stretches to keep when it fits, or
+which goes as a slice of its own beside a shorter one (``answering_excerpt``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from folio.assembly.words import content_words
 from folio.kernel.model import Region
@@ -69,33 +70,83 @@ def excerpt_bounds(text: str, a: int, b: int, limit: int, count: Callable[[str],
     return lo, hi
 
 
-ANSWER_MIN_SHARED = 2  # question words a line outside the slice shares before the slice stretches to keep it
+ANSWER_MIN_SHARED = 2  # question words a line outside the slice shares before the excerpt keeps it
+ANSWER_SHARE = 3  # an answering line kept as a slice of its own costs at most 1/ANSWER_SHARE of the excerpt
 
 
 _SEGMENT = re.compile(r"[^\n]+?(?:[.!?](?=\s)|(?=\n)|$)")
 
+Slice = tuple[int, int]
 
-def answer_line(text: str, lo: int, hi: int, query_words: frozenset[str]) -> tuple[int, int] | None:
-    """``[start, end)`` of the line (or sentence of a line) of ``text`` outside ``[lo, hi)`` that shares most of
-    ``query_words`` (the first of equals), when it shares at least ``ANSWER_MIN_SHARED`` and no fewer than the best
-    one inside: the row or sentence that answers is often a few lines past a slice cut around the words that found
-    the page (a statement's row below the sentence that names it). None when there is none.
+
+def _stems(words: frozenset[str]) -> frozenset[str]:
+    """``words`` with a plural's final ``s`` dropped (``products`` meets ``product``; ``class`` stays).
+
+    >>> sorted(_stems(frozenset({"products", "class", "is", "2019"})))
+    ['2019', 'class', 'is', 'product']
+    """
+    return frozenset(w[:-1] if len(w) > 3 and w[-1] == "s" and w[-2] != "s" else w for w in words)
+
+
+def answer_line(text: str, slices: Sequence[Slice], query_words: frozenset[str], gain: int = 0) -> Slice | None:
+    """``[start, end)`` of the line (or sentence of a line) of ``text`` outside every slice of ``slices`` that
+    shares most of ``query_words`` (the first of equals), when it shares at least ``ANSWER_MIN_SHARED`` and
+    ``gain`` more than the best one inside them: the row or sentence that answers is often a few lines past a slice cut
+    around the words that found the page (a statement's row below the sentence that names it). None when there
+    is none.
 
     >>> t = "Revenue grew in 2019.\\nOther notes here. Total revenue 2019 was 5,300. More."
-    >>> a, b = answer_line(t, 0, 21, frozenset({"total", "revenue", "2019"})); t[a:b]
+    >>> a, b = answer_line(t, [(0, 21)], frozenset({"total", "revenue", "2019"})); t[a:b]
     ' Total revenue 2019 was 5,300.'
-    >>> answer_line(t, 0, len(t), frozenset({"total", "revenue", "2019"})) is None
+    >>> answer_line(t, [(0, len(t))], frozenset({"total", "revenue", "2019"})) is None
     True
     """
     if not query_words:
         return None
+    wanted = _stems(query_words)
     inside, best = 0, None
     best_n = ANSWER_MIN_SHARED - 1
     for m in _SEGMENT.finditer(text):
         a, b = m.span()
-        n = len(query_words & content_words(m.group()))
-        if lo <= a and b <= hi:
+        n = len(wanted & _stems(content_words(m.group())))
+        if any(lo <= a and b <= hi for lo, hi in slices):
             inside = max(inside, n)
-        elif (b <= lo or a >= hi) and n > best_n:
+        elif all(b <= lo or a >= hi for lo, hi in slices) and n > best_n:
             best, best_n = (a, b), n
-    return best if best is not None and best_n >= inside else None
+    return best if best is not None and best_n >= inside + gain else None
+
+
+def answering_excerpt(text: str, span: Slice, limit: int, count: Callable[[str], int],
+                      query_words: frozenset[str]) -> tuple[Slice, tuple[Slice, ...]]:
+    """The excerpt of ``text`` around ``span`` (``excerpt_bounds``, about ``limit`` tokens) and the further
+    slices that go with it: when the page's ``answer_line`` for ``query_words`` lies outside it, the excerpt
+    stretches to keep both when they fit ``limit`` together; else the line goes as a slice of its own (when it
+    shares more question words than any line of the excerpt and costs at most ``1/ANSWER_SHARE`` of
+    ``limit``) beside an excerpt of the hit cut shorter by what it costs. The answering line then reaches the
+    model even when it is far from the words that found the page.
+
+    >>> t = "Intro line.\\n" + "Filler words here. " * 40 + "\\nTotal revenue 2019 was 5,300.\\nEnd."
+    >>> n = lambda s: len(s.split())
+    >>> (a, b), more = answering_excerpt(t, (0, 11), 30, n, frozenset({"total", "revenue", "2019"}))
+    >>> [t[x:y].strip() for x, y in more], b < len(t) - 40
+    (['Total revenue 2019 was 5,300.'], True)
+    """
+    kept = excerpt_bounds(text, span[0], span[1], limit, count)
+    line = answer_line(text, [kept], query_words)
+    if line is None:
+        return kept, ()
+    a, b = min(span[0], line[0]), max(span[1], line[1])
+    if count(text[a:b]) <= limit:
+        return excerpt_bounds(text, a, b, limit, count), ()
+    if answer_line(text, [kept], query_words, gain=1) is None:  # a slice of its own says more than the excerpt
+        return kept, ()
+    cost = count(text[line[0]:line[1]]) + GAP_TOKENS
+    if cost > limit // ANSWER_SHARE:
+        return kept, ()
+    kept = excerpt_bounds(text, span[0], span[1], limit - cost, count)
+    if kept[1] > line[0] and kept[0] < line[1]:  # the shorter excerpt reaches the line after all
+        return kept, ()
+    return kept, (line,)
+
+
+GAP_TOKENS = 4  # what the "[…]" line between two slices costs, about

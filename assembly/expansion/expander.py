@@ -301,17 +301,19 @@ class Expander:
     def _page_excerpt(self, i: int, hit: Hit, r: Region, limit: int) -> Unit | None:
         """A window cut from the page text around the hit (about ``limit`` tokens, a third before and two
         thirds after, at line boundaries): unlike a window of the section's sentences it carries what
-        sits beside the hit on the page, such as table cells, captions and list items."""
+        sits beside the hit on the page, such as table cells, captions and list items. The page's line that
+        answers goes with it (``more_excerpts``) when the window does not reach it (``answering_excerpt``)."""
         page = self.structure.page_of(r)
         span = None if page is None else self.structure.page_span(r, page)
         if page is None or span is None:
             return None
         text = page.text
-        lo, hi = self.structure.excerpt(r, text, span, limit, self.query_words)
+        (lo, hi), more = self.structure.excerpt(r, text, span, limit, self.query_words)
         if lo == 0 and hi >= len(text.rstrip()):
             return self._whole_page(i, hit, r, page)
         return Unit("page", ("excerpt", page.region_id, str(lo)), r.doc_id, r.version_id, [i], hit.score,
-                    hit.rank, {"page_excerpt"}, regions=[page], image=False, excerpt=(lo, hi))
+                    hit.rank, {"page_excerpt"}, regions=[page], image=False, excerpt=(lo, hi),
+                    more_excerpts=list(more))
 
     def _neighbors(self, i: int, hit: Hit, r: Region, v: SectionView, pos: int) -> Unit:
         pid = v.sent_para[pos]

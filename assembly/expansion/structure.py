@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from folio.assembly.expansion.excerpts import answer_line, char_span, excerpt_bounds
+from folio.assembly.expansion.excerpts import Slice, answering_excerpt, char_span
 from folio.assembly.expansion.pagetext import CompactPage, compact_page, compact_table
 from folio.assembly.expansion.sections import SectionView, reading_key
 from folio.assembly.expansion.tables import table_markdown
@@ -51,7 +51,7 @@ class _SourceCache:
         self.page_blocks: dict[tuple[str, str, int, bool], PageBlocks] = {}  # ..., tables as rows
         self.one_page: dict[str, Region | None] = {}  # region id -> the page it lies on wholly (page_of)
         self.scanned: dict[str, bool] = {}  # page region id -> scanned
-        self.excerpts: dict[tuple[str, int, str, str, frozenset[str]], tuple[int, int]] = {}  # excerpt's bounds
+        self.excerpts: dict[tuple[str, int, str, str, frozenset[str]], tuple[Slice, tuple[Slice, ...]]] = {}  # bounds
         self.compact: dict[str, tuple[Region, CompactPage]] = {}  # page region id -> sent_page
         self.contents: dict[str, str | None] = {}  # page region id -> its navigation_kind
 
@@ -280,19 +280,15 @@ class SourceStructure:
         return a, max(a, cp.to_compact(max(span[0], span[1] - 1)) + 1)
 
     def excerpt(self, r: Region, text: str, span: tuple[int, int], limit: int,
-                query_words: frozenset[str] = frozenset()) -> tuple[int, int]:
-        """``excerpt_bounds`` of ``span`` (where ``r`` lies) in ``text`` (its page as sent), of about ``limit``
-        tokens, stretched to keep the page's ``answer_line`` for ``query_words`` when both fit the limit; kept
-        with the source per region, limit, tokenizer and question words (few limits: the window size)."""
+                query_words: frozenset[str] = frozenset()) -> tuple[Slice, tuple[Slice, ...]]:
+        """``answering_excerpt`` of ``span`` (where ``r`` lies) in ``text`` (its page as sent), of about ``limit``
+        tokens: the slice around the hit, and the page's ``answer_line`` for ``query_words`` (in the slice, or
+        as a slice of its own); kept with the source per region, limit, tokenizer and question words (few
+        limits: the window size)."""
         key = (r.region_id, limit, self._tok, self.page_render, query_words)
         kept = self._excerpts.get(key) if self._tok else None
         if kept is None:
-            kept = excerpt_bounds(text, span[0], span[1], limit, self.count)
-            line = answer_line(text, kept[0], kept[1], query_words)
-            if line is not None:
-                a, b = min(span[0], line[0]), max(span[1], line[1])
-                if self.count(text[a:b]) <= limit:
-                    kept = excerpt_bounds(text, a, b, limit, self.count)
+            kept = answering_excerpt(text, span, limit, self.count, query_words)
             if self._tok:
                 if len(self._excerpts) >= EXCERPT_CACHE_SIZE:  # the limit follows the budget, which clients choose
                     self._excerpts.clear()

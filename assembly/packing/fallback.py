@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from folio.assembly.dedupe import merge_intervals
-from folio.assembly.expansion.excerpts import excerpt_bounds
+from folio.assembly.expansion.excerpts import ANSWER_SHARE, GAP_TOKENS, Slice, answer_line, excerpt_bounds
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.expansion.sections import SectionView
 from folio.assembly.expansion.units import Unit
@@ -147,18 +147,35 @@ def _unseen(rs: Iterable[Rung], seen: set[str]) -> Iterator[Rung]:
 
 def excerpt_rung(page: Region, triggers: Sequence[tuple[int, Region]], room: int, ex: Expander) -> Rung | None:
     """The page text around its strongest text hits (at most ``EXCERPT_HITS``, in priority order), ``room``
-    tokens shared among them, slices joined by ``[…]``; fewer hits while it does not fit."""
+    tokens shared among them, with the page's answering line (``_hit_slices``), slices joined by ``[…]``; fewer
+    hits while it does not fit."""
     text = page.text
     spans = [(i, sp) for i, r in triggers if r.kind in ("sentence", "paragraph") and r.first_page == page.first_page
              and (sp := ex.structure.page_span(r, page)) is not None]
     for k in range(min(EXCERPT_HITS, len(spans)), 0, -1):
-        cut = [(i, excerpt_bounds(text, a, b, room // k, ex.count)) for i, (a, b) in spans[:k]]
-        slices = merge_intervals(sorted(s for _, s in cut))
+        slices = _hit_slices(text, [sp for _, sp in spans[:k]], room, ex)
         body = GAP_LINE.join(text[a:b].strip() for a, b in slices)
         if body.strip() and ex.count(body) <= room:
             return Rung(Body(body, (page,), page, page.region_id), "page_excerpt",
-                        keep=frozenset(i for i, _ in cut))
+                        keep=frozenset(i for i, _ in spans[:k]))
     return None
+
+
+def _hit_slices(text: str, spans: Sequence[Slice], room: int, ex: Expander) -> list[Slice]:
+    """The slices of ``text`` around ``spans`` (``room`` tokens shared among them), and the page's answering
+    line as a slice of its own when it shares more question words than any line of them and costs at most
+    ``1/ANSWER_SHARE`` of ``room`` (the slices around the hits cut shorter by what it costs)."""
+    def around(total: int) -> list[Slice]:
+        return merge_intervals(sorted(excerpt_bounds(text, a, b, total // len(spans), ex.count) for a, b in spans))
+
+    slices = around(room)
+    line = answer_line(text, slices, ex.query_words, gain=1)
+    if line is None:
+        return slices
+    cost = ex.count(text[line[0]:line[1]]) + GAP_TOKENS
+    if cost > room // ANSWER_SHARE:
+        return slices
+    return merge_intervals([*around(room - cost), line])
 
 
 def span_floor(u: Unit, anchors: Sequence[tuple[int, int]]) -> str | None:

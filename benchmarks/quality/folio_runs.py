@@ -36,11 +36,12 @@ class FolioInProcess:
     per question and reused by every variant and budget (assembly is pure)."""
 
     def __init__(self, data_dir: str, retriever_options: dict[str, Any] | None = None, *,
-                 unscoped: bool = False) -> None:
+                 unscoped: bool = False, keep_stored: bool = False) -> None:
         from folio.ingest.storage.store import Store
 
         self.store = Store(data_dir)
         self.unscoped = unscoped
+        self.keep_stored = keep_stored
         self._retriever: Any = None
         self.retriever_options = dict(retriever_options or {})
 
@@ -52,7 +53,9 @@ class FolioInProcess:
 
         t = time.perf_counter()
         unhurried = IngestLimits(timeout_s=None, page_timeout_s=None, ocr_budget_s=None)
-        report = ingest_path(self.store, path, doc_id=doc_id, limits=unhurried)
+        report = ingest_path(
+            self.store, path, doc_id=doc_id, limits=unhurried, reparse_outdated=not self.keep_stored
+        )
         logger.info(
             "folio ingest %s: %s (%.1fs)", path.name, getattr(report, "status", "?"), time.perf_counter() - t
         )
@@ -191,7 +194,8 @@ def run_folio(run: SetRun, variants: dict[str, dict[str, Any]], args: argparse.N
         FolioREST(args.server, unscoped=args.unscoped)
         if args.server
         else FolioInProcess(
-            str(run.data / "folio"), json.loads(args.retriever_options or "{}"), unscoped=args.unscoped
+            str(run.data / "folio"), json.loads(args.retriever_options or "{}"), unscoped=args.unscoped,
+            keep_stored=args.keep_stored,
         )
     )
     doc_ids = ingest_all(folio, run.pdf_dir, sorted({q["doc"] for q in questions}))

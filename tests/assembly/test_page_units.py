@@ -385,3 +385,27 @@ def test_an_excerpt_stretches_to_keep_the_line_that_answers() -> None:
     assert item.expansion == "page_excerpt" and "number 9 about" in item.text
     assert "42 litres per minute" in item.text
     assert pkg.budget.used <= 250 and pkg.budget.used == recount(pkg)
+
+
+def test_an_excerpt_keeps_a_far_answering_line_as_a_slice_of_its_own() -> None:
+    """The line that answers is too far below the hit for one slice to hold both: it goes as a slice of its own
+    after a ``[…]`` line, the slice around the hit cut shorter, the item's text still the page's own lines."""
+    filler = [[f"Filler sentence number {k} about routine inspection of the housing."] for k in range(28)]
+    regs = make_doc("pump", [("Operation", [*filler, ["The flow rate at full load is 42 litres per minute."]])])
+    idx = RegionIndex(regs)
+    a = find(regs, "number 1 about")
+    q = "What is the flow rate at full load in litres per minute, per the inspection of the housing?"
+    assert find(regs, "flow rate at full load").first_page == a.first_page
+    pkg = assemble(q, [hit(a, 0.9, 1)], idx, AssemblyOptions(budget=250, whole_documents=False))
+    item = pkg.items[0]
+    assert item.expansion == "page_excerpt" and "number 1 about" in item.text
+    assert "number 20 about" not in item.text  # not one slice from the hit down to the answer
+    head, tail = item.text.split("\n[…]\n")
+    assert tail.strip() == "The flow rate at full load is 42 litres per minute."
+    page = _sent(regs, by_kind(regs, "page")[0])
+    assert head in page and tail in page
+    assert pkg.budget.used <= 250 and pkg.budget.used == recount(pkg)
+    # a line that shares no more of the question than the excerpt already does is no reason for a second slice
+    plain = assemble("inspection of the housing", [hit(a, 0.9, 1)], idx,
+                     AssemblyOptions(budget=250, whole_documents=False))
+    assert "[…]" not in plain.items[0].text
