@@ -1,7 +1,8 @@
 """Row accuracy of tables on financial statement pages: how many statement lines of the text layer come
 out as one table row (the label and its figures, in order, in one row), per ``word_tables`` mode.
 
-    .venv/bin/python benchmarks/statement_rows.py --shared ../shared [--modes off,repair,all] [--by-doc]
+    .venv/bin/python benchmarks/statement_rows.py --shared ../shared [--modes off,repair,all] [--by-doc] [--headers]
+        [--whole]
     .venv/bin/python benchmarks/statement_rows.py --shared ../shared --changed DIR [DIR ...]
 
 Statement pages are those of ``<shared>/eval/finance/pdfs`` with a statement title as a line of its own in
@@ -22,6 +23,13 @@ line (a label, then figures after a gap): it measures whether the rows keep what
 together, not whether the parser's idea of a row is right. The files are read in place; nothing of them is
 copied (they are for evaluation only).
 
+``--headers`` reports, per half, the statement pages whose header (the text layer's lines above the first
+statement line) holds a unit line and a period line (``ingest.pdf.statement_header``: "(in millions)", "December
+28, 2019 December 29, 2018"), and how many of them keep both after the parse: all the line's words in the page's
+text (which leaves furniture out) above its first statement line, or in the header row of a table on the page.
+
+``--whole`` parses each whole filing instead (slower: what a stored filing gets, running heads and all).
+
 ``--changed`` reports, for folders of other PDFs (manuals, reports, papers), how many pages each mode changes:
 where a word table replaces a ``find_tables`` reading (``repair``) or is added (``all``).
 """
@@ -31,6 +39,7 @@ from __future__ import annotations
 import argparse
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +164,89 @@ def correct(line: Line, rows: Sequence[tuple[str, tuple[str, ...]]]) -> bool:
     return any(line.label in label and figures == line.figures for label, figures in rows)
 
 
-def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]:
-    """Per mode: statement pages, statement lines, lines that come out right, pages with a table, parse seconds."""
+@dataclass(frozen=True)
+class Header:
+    """A statement page's header read from the text layer: its unit lines, its period lines, and the label of the
+    page's first statement line (where the header ends)."""
+
+    units: tuple[str, ...]
+    periods: tuple[str, ...]
+    first_label: str
+
+
+def header_lines(doc: Any, pages: Sequence[int]) -> dict[int, Header]:
+    """Per statement page (1-based): its header (``Header``), the visual lines above its first statement line; a
+    unit line and a period line are what ``ingest.pdf.statement_header`` calls so ("(in millions)"; "For the years
+    ended June 30, 2023 2022 2021")."""
+    from folio.ingest.pdf.statement_header import is_period_line, is_unit_line
+
+    out = {}
+    for p in pages:
+        units, periods, first = [], [], ""
+        for ws in _rows(doc[p].get_text("words")):
+            got = statement_line(ws)
+            if got is not None:
+                first = got[0]
+                break
+            text = " ".join(str(w[4]) for w in ws)
+            if is_unit_line(text):
+                units.append(text)
+            elif is_period_line(text):
+                periods.append(text)
+        out[p + 1] = Header(tuple(units), tuple(periods), first)
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.casefold())
+
+
+def kept(line: str, head_text: str, headers: Sequence[str] = ()) -> bool:
+    """Whether all the words of a header line are in ``head_text`` (the parsed page's text above its first
+    statement line: the parser may put a visual line's words in other lines, "(MILLIONS)" apart from the years
+    beside it), or in the header row of one of the page's tables (``headers``: cells joined per column)."""
+    words = Counter(_words(line))
+    if not words - Counter(_words(head_text)):
+        return True
+    return any(not words - Counter(_words(h)) for h in headers)
+
+
+def _head_text(page_text: str, first_label: str) -> str:
+    """The part of a parsed page's text (furniture left out) before its first statement line's label."""
+    text = " ".join(_words(page_text))
+    at = text.find(" ".join(_words(first_label))) if first_label else -1
+    return text[:at] if at > 0 else text
+
+
+def _header_counts(heads: dict[int, Header], parsed: Any, pages: Sequence[int]) -> dict[str, int]:
+    """Statement pages with a unit line and a period line in their header, those whose parsed text keeps both, and
+    those that keep both in their text or a table's header row."""
+    texts: dict[int, str] = {}
+    headers: dict[int, list[str]] = {}
+    for r in parsed.regions:
+        page = pages[r.first_page - 1] + 1  # the filing's page (1-based)
+        if page not in heads:
+            continue
+        if r.kind == "page":
+            texts[page] = r.text
+        elif r.kind == "table":
+            headers.setdefault(page, []).append(r.text.split("\n", 1)[0])
+    both = {p: h for p, h in heads.items() if h.units and h.periods}
+    head = {p: _head_text(texts.get(p, ""), h.first_label) for p, h in both.items()}
+    in_text = [p for p, h in both.items() if all(any(kept(ln, head[p]) for ln in g) for g in (h.units, h.periods))]
+    ok = [
+        p
+        for p, h in both.items()
+        if all(any(kept(ln, head[p], headers.get(p, [])) for ln in g) for g in (h.units, h.periods))
+    ]
+    return {"headed": len(both), "text_kept": len(in_text), "headers_kept": len(ok)}
+
+
+def measure(pdf: Path, modes: Sequence[WordTables], *, whole: bool = False) -> dict[str, dict[str, Any]]:
+    """Per mode: statement pages, statement lines, lines that come out right, pages with a table, parse seconds,
+    pages whose header has a unit and a period line and pages whose parse keeps both. The statement pages are
+    parsed as a PDF of their own, or (``whole``) within the whole filing, whose other pages' running heads and
+    repeated lines weigh on what is furniture."""
     import pymupdf
 
     from folio.ingest.pdf.parse import parse_pdf
@@ -164,24 +254,29 @@ def measure(pdf: Path, modes: Sequence[WordTables]) -> dict[str, dict[str, Any]]
     doc = pymupdf.open(pdf)
     pages = statement_pages(doc)
     lines = truth(doc, pages)
+    heads = header_lines(doc, pages)
     sub = pymupdf.open()
     for p in pages:
         sub.insert_pdf(doc, from_page=p, to_page=p)
-    data = sub.tobytes() if pages else b""
-    out = {}
+    data = pdf.read_bytes() if whole else sub.tobytes() if pages else b""
+    parsed_pages = list(range(doc.page_count)) if whole else pages  # the filing's page of each parsed page
+    out: dict[str, dict[str, Any]] = {}
     for mode in modes:
         if not pages:
-            out[mode] = {"pages": 0, "lines": 0, "correct": 0, "tabled": 0, "seconds": 0.0}
+            out[mode] = {"pages": 0, "lines": 0, "correct": 0, "tabled": 0, "seconds": 0.0, "headed": 0}
+            out[mode].update(text_kept=0, headers_kept=0)
             continue
         started = time.perf_counter()
         parsed = parse_pdf(data, doc_id="statements", filename=pdf.name, assets_dir=None, ocr=False, word_tables=mode)
         seconds = time.perf_counter() - started
         rows: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
         for r in parsed.regions:
-            if r.kind == "table":
-                rows.setdefault(pages[r.first_page - 1] + 1, []).extend(table_rows(r.text))
+            page = parsed_pages[r.first_page - 1]
+            if r.kind == "table" and page in pages:
+                rows.setdefault(page + 1, []).extend(table_rows(r.text))
         ok = sum(1 for ln in lines if correct(ln, rows.get(ln.page, [])))
         out[mode] = {"pages": len(pages), "lines": len(lines), "correct": ok, "tabled": len(rows), "seconds": seconds}
+        out[mode].update(_header_counts(heads, parsed, parsed_pages))
     return out
 
 
@@ -234,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", required=True, help="the shared folder holding eval/finance/pdfs")
     ap.add_argument("--modes", default="off,repair,all", help="word_tables modes to measure, comma-separated")
     ap.add_argument("--by-doc", action="store_true", help="a line per filing as well")
+    ap.add_argument("--headers", action="store_true", help="also: statement pages that keep their unit and periods")
+    ap.add_argument("--whole", action="store_true", help="parse whole filings, not their statement pages alone")
     ap.add_argument("--changed", nargs="+", metavar="DIR", help="instead: pages each mode changes in these folders")
     a = ap.parse_args(argv)
     if a.changed:
@@ -246,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     pdfs = sorted((Path(a.shared) / "eval" / "finance" / "pdfs").glob("*.pdf"))
     if not pdfs:
         ap.error(f"no PDFs under {a.shared}/eval/finance/pdfs")
-    by_pdf = {p.name: measure(p, modes) for p in pdfs}
+    by_pdf = {p.name: measure(p, modes, whole=a.whole) for p in pdfs}
     results = {m: {name: r[m] for name, r in by_pdf.items()} for m in modes}
     if a.by_doc:
         print("| filing | pages | lines | " + " | ".join(f"{m} right" for m in modes) + " |")
@@ -269,7 +366,38 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {m} | {half} | {sum(r['pages'] for r in rs)} | {sum(r['tabled'] for r in rs)} | {n} | {ok} | "
                 f"{_pct(ok, n)} | {sum(r['seconds'] for r in rs):.1f} |"
             )
+    if a.headers:
+        print_headers(results, pdfs, modes, by_doc=a.by_doc)
     return 0
+
+
+def print_headers(
+    results: dict[WordTables, dict[str, dict[str, Any]]],
+    pdfs: Sequence[Path],
+    modes: Sequence[WordTables],
+    *,
+    by_doc: bool,
+) -> None:
+    """Per mode and half: statement pages whose header (text layer) has a unit line and a period line, those whose
+    parsed page text (furniture left out) keeps both, and those that keep both in the text or a table's header row."""
+    print()
+    if by_doc:
+        print("| filing | word_tables | pages with unit and period lines | both in page text | in text or table head |")
+        print("|---|---|---|---|---|")
+        for p in pdfs:
+            for m in modes:
+                r = results[m][p.name]
+                print(f"| {p.name} | {m} | {r['headed']} | {r['text_kept']} | {r['headers_kept']} |")
+        print()
+    print(
+        "| word_tables | half | pages with unit and period lines | both in page text | % | in text or table head | % |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for m in modes:
+        for half, names in (("A", pdfs[0::2]), ("B", pdfs[1::2]), ("all", pdfs)):
+            rs = [results[m][p.name] for p in names]
+            n, text, ok = (sum(r[k] for r in rs) for k in ("headed", "text_kept", "headers_kept"))
+            print(f"| {m} | {half} | {n} | {text} | {_pct(text, n)} | {ok} | {_pct(ok, n)} |")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,9 @@ from folio.kernel.geometry import BBox as BBox  # the rectangle type is geometry
 # 8: keyword-numbered headings ("PART II", "Item 8.", "Note 3 -") found at the body's size
 #    (ingest/pdf/headings.py), and other headings nested under them
 # 9: unruled statements read as tables by default (word_tables="all"): a store written before reads them again
-PARSER_VERSION = "9"
+# 10: a statement's repeated unit and period header ("(in millions)", "December 28, 2019") is not furniture
+#     (ingest/pdf/statement_header.py); a word table replaces a ruled reading as good but without the periods
+PARSER_VERSION = "10"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]

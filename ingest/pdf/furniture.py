@@ -9,7 +9,10 @@ them:
   ``MIN_REPEATS`` pages (a running header such as "Issue 26 (2024-02-28) Copyright ... 28"). Blocks set
   larger than the body text are never furniture (slide titles and headings repeat too). The first copy
   of a running header or footer stays evidence on its page: what it says (a catalog number, a date, a
-  confidentiality line) is asked about too, and once per document costs almost nothing.
+  confidentiality line) is asked about too, and once per document costs almost nothing. A statement's
+  header repeats the same way ("(in millions)", "December 28, 2019  December 29, 2018" atop each
+  statement page) and is never furniture: without it a figure cannot be placed in a year
+  (``statement_header``).
 * ``role="toc"``: a block whose lines mostly end in dot leaders and a page number
   ("Installation ........ 12"): navigation, kept out of paragraphs and sentences.
 
@@ -25,6 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from folio.ingest.pdf.regions import PageData
+from folio.ingest.pdf.statement_header import statement_header
 from folio.ingest.pdf.text import Block
 
 BAND = 0.12  # top/bottom share of the page height where running headers and footers live
@@ -84,21 +88,23 @@ def mark_furniture(pages: Sequence[PageData]) -> int:
     """Re-label furniture and table-of-contents blocks in place; returns how many blocks changed.
 
     Scanned pages read by OCR take part too (their headers repeat as well); text larger than the body
-    size never counts as furniture.
+    size never counts as furniture, nor does a statement's header (``statement_header``).
     """
     cands, seen = _running_candidates(pages)
     changed = 0
     kept: set[tuple[str, str]] = set()
-    for b, band, key in cands:  # pages in order, so the first copy of a running text is kept
-        if _PAGE_NUMBER.match(b.text):
-            b.role = "furniture"
-            changed += 1
-        elif len(seen[(band, key)]) >= MIN_REPEATS:
-            if (band, key) not in kept:
-                kept.add((band, key))
-                continue
-            b.role = "furniture"
-            changed += 1
+    for p, b, band, key in cands:  # pages in order, so the first copy of a running text is kept
+        number = bool(_PAGE_NUMBER.match(b.text))
+        if not number and len(seen[(band, key)]) < MIN_REPEATS:
+            continue
+        if statement_header(b, p.blocks, p.tables):
+            kept.add((band, key))  # a statement's unit or periods ("(in millions)", "2019 2018"): evidence
+            continue
+        if not number and (band, key) not in kept:
+            kept.add((band, key))
+            continue
+        b.role = "furniture"
+        changed += 1
     for p in pages:
         for b in p.blocks:
             if b.role == "para" and is_toc_block(b):
@@ -109,11 +115,11 @@ def mark_furniture(pages: Sequence[PageData]) -> int:
 
 def _running_candidates(
     pages: Sequence[PageData],
-) -> tuple[list[tuple[Block, str, str]], dict[tuple[str, str], set[int]]]:
-    """The blocks at the pages' edges that may be furniture, pages in order, each with its band and its masked
-    text; and for each band and masked text, the pages (0-based) it is on."""
+) -> tuple[list[tuple[PageData, Block, str, str]], dict[tuple[str, str], set[int]]]:
+    """The blocks at the pages' edges that may be furniture, pages in order, each with its page, its band and its
+    masked text; and for each band and masked text, the pages (0-based) it is on."""
     size = body_size(pages)
-    cands: list[tuple[Block, str, str]] = []
+    cands: list[tuple[PageData, Block, str, str]] = []
     seen: dict[tuple[str, str], set[int]] = defaultdict(set)
     for p in pages:
         for b, band in _edge_candidates(p):
@@ -122,7 +128,7 @@ def _running_candidates(
             key = _mask(b.text)
             if not key:
                 continue
-            cands.append((b, band, key))
+            cands.append((p, b, band, key))
             seen[(band, key)].add(p.index)
     return cands, seen
 

@@ -66,7 +66,8 @@ def merge_tables(found: Sequence[TableData], words: Sequence[TableData], mode: W
 
     Word tables are grouped with the found tables they overlap (``_groups``); in a group the word tables
     replace the found ones when those read fewer rows right (``rows_read``: figures inside label cells,
-    labels run together), one has a header over its figures (the periods) and they lie across the found
+    labels run together) or as many without the periods in their header (``_reads_better``), one has a
+    header over its figures (the periods) and they lie across the found
     tables' width (``_within``, unless those read no row at all: a box around one column of figures);
     else the word tables are dropped. A word table that overlaps none is
     added in mode ``all`` only.
@@ -79,7 +80,7 @@ def merge_tables(found: Sequence[TableData], words: Sequence[TableData], mode: W
         if not hits:
             out += group if mode == "all" else []
         elif (
-            sum(rows_read(found[i]) for i in hits) < sum(rows_read(w) for w in group)
+            _reads_better(group, [found[i] for i in hits])
             and any(any(w.header[1:]) for w in group)
             and (_within(group, [found[i] for i in hits]) or not any(rows_read(found[i]) for i in hits))
         ):
@@ -87,6 +88,18 @@ def merge_tables(found: Sequence[TableData], words: Sequence[TableData], mode: W
             replaced |= hits
     out += [t for i, t in enumerate(found) if i not in replaced]
     return sorted(out, key=lambda t: (t.bbox[1], t.bbox[0]))
+
+
+def _reads_better(words: Sequence[TableData], found: Sequence[TableData]) -> bool:
+    """Whether the word tables read more rows right than the found tables, or as many (some) and carry the
+    periods over their figures where the found tables' headers do not: a ruled statement whose rules start
+    below its header ("For the years ended June 30, | 2023 | 2022") reads its first body line as the header,
+    and its figures could not be placed in a year."""
+    by_words, by_found = sum(rows_read(w) for w in words), sum(rows_read(t) for t in found)
+    if by_words != by_found:
+        return by_found < by_words
+    periods = {c for w in words for c in w.header[1:] if c.strip()}
+    return by_words > 0 and bool(periods) and not periods & {c for t in found for c in t.header}
 
 
 def _within(words: Sequence[TableData], found: Sequence[TableData]) -> bool:
