@@ -72,6 +72,7 @@ def excerpt_bounds(text: str, a: int, b: int, limit: int, count: Callable[[str],
 
 ANSWER_MIN_SHARED = 2  # question words a line outside the slice shares before the excerpt keeps it
 ANSWER_SHARE = 3  # an answering line kept as a slice of its own costs at most 1/ANSWER_SHARE of the excerpt
+GAP_TOKENS = 4  # what the "[…]" line between two slices costs, about
 
 
 _SEGMENT = re.compile(r"[^\n]+?(?:[.!?](?=\s)|(?=\n)|$)")
@@ -116,6 +117,18 @@ def answer_line(text: str, slices: Sequence[Slice], query_words: frozenset[str],
     return best if best is not None and best_n >= inside + gain else None
 
 
+def line_of_its_own(text: str, slices: Sequence[Slice], query_words: frozenset[str], limit: int,
+                    count: Callable[[str], int]) -> tuple[Slice, int] | None:
+    """The page's ``answer_line`` to send as a slice of its own beside ``slices`` (an excerpt of about ``limit``
+    tokens), with what it costs (its tokens and the ``[…]`` line): when it shares more question words than any
+    line of them and costs at most ``1/ANSWER_SHARE`` of ``limit``; else None."""
+    line = answer_line(text, slices, query_words, gain=1)
+    if line is None:
+        return None
+    cost = count(text[line[0]:line[1]]) + GAP_TOKENS
+    return (line, cost) if cost <= limit // ANSWER_SHARE else None
+
+
 def answering_excerpt(text: str, span: Slice, limit: int, count: Callable[[str], int],
                       query_words: frozenset[str]) -> tuple[Slice, tuple[Slice, ...]]:
     """The excerpt of ``text`` around ``span`` (``excerpt_bounds``, about ``limit`` tokens) and the further
@@ -138,15 +151,12 @@ def answering_excerpt(text: str, span: Slice, limit: int, count: Callable[[str],
     a, b = min(span[0], line[0]), max(span[1], line[1])
     if count(text[a:b]) <= limit:
         return excerpt_bounds(text, a, b, limit, count), ()
-    if answer_line(text, [kept], query_words, gain=1) is None:  # a slice of its own says more than the excerpt
+    own = line_of_its_own(text, [kept], query_words, limit, count)
+    if own is None:
         return kept, ()
-    cost = count(text[line[0]:line[1]]) + GAP_TOKENS
-    if cost > limit // ANSWER_SHARE:
-        return kept, ()
+    line, cost = own
     kept = excerpt_bounds(text, span[0], span[1], limit - cost, count)
     if kept[1] > line[0] and kept[0] < line[1]:  # the shorter excerpt reaches the line after all
         return kept, ()
     return kept, (line,)
 
-
-GAP_TOKENS = 4  # what the "[…]" line between two slices costs, about

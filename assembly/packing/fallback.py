@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from folio.assembly.dedupe import merge_intervals
-from folio.assembly.expansion.excerpts import ANSWER_SHARE, GAP_TOKENS, Slice, answer_line, excerpt_bounds
+from folio.assembly.expansion.excerpts import Slice, excerpt_bounds, line_of_its_own
 from folio.assembly.expansion.expander import Expander
 from folio.assembly.expansion.sections import SectionView
 from folio.assembly.expansion.units import Unit
@@ -169,12 +169,10 @@ def _hit_slices(text: str, spans: Sequence[Slice], room: int, ex: Expander) -> l
         return merge_intervals(sorted(excerpt_bounds(text, a, b, total // len(spans), ex.count) for a, b in spans))
 
     slices = around(room)
-    line = answer_line(text, slices, ex.query_words, gain=1)
-    if line is None:
+    own = line_of_its_own(text, slices, ex.query_words, room, ex.count)
+    if own is None:
         return slices
-    cost = ex.count(text[line[0]:line[1]]) + GAP_TOKENS
-    if cost > room // ANSWER_SHARE:
-        return slices
+    line, cost = own
     return merge_intervals([*around(room - cost), line])
 
 
