@@ -38,7 +38,8 @@ from folio.kernel.geometry import BBox as BBox  # the rectangle type is geometry
 # 9: unruled statements read as tables by default (word_tables="all"): a store written before reads them again
 # 10: a statement's repeated unit and period header ("(in millions)", "December 28, 2019") is not furniture
 #     (ingest/pdf/statement_header.py); a word table replaces a ruled reading as good but without the periods
-PARSER_VERSION = "10"
+# 11: a page number printed above the bottom band, in the page sequence, is furniture (ingest/pdf/furniture.py)
+PARSER_VERSION = "11"
 COORD_CONVENTION = "pdf-points, origin top-left of the displayed page (CropBox, rotation applied), y down"
 
 RegionKind = Literal["section", "paragraph", "sentence", "table", "figure", "page"]

@@ -13,6 +13,11 @@ them:
   header repeats the same way ("(in millions)", "December 28, 2019  December 29, 2018" atop each
   statement page) and is never furniture: without it a figure cannot be placed in a year
   (``statement_header``).
+* ``role="furniture"`` too: a page number printed above the bottom band (filings set it 110-170 pt above the
+  page's foot, and on a short page it sits mid-page). The last block of a page, one bare number at body size
+  with nothing below it, is furniture when the number follows the page sequence: its value less the page's
+  index is the same on at least ``MIN_REPEATS`` pages (``_sequence_numbers``). A figure that ends a page does
+  not keep that step from page to page.
 * ``role="toc"``: a block whose lines mostly end in dot leaders and a page number
   ("Installation ........ 12"): navigation, kept out of paragraphs and sentences.
 
@@ -105,12 +110,45 @@ def mark_furniture(pages: Sequence[PageData]) -> int:
             continue
         b.role = "furniture"
         changed += 1
+    for b in _sequence_numbers(pages):
+        b.role = "furniture"
+        changed += 1
     for p in pages:
         for b in p.blocks:
             if b.role == "para" and is_toc_block(b):
                 b.role = "toc"
                 changed += 1
     return changed
+
+
+_BARE_NUMBER = re.compile(r"^[\s\-–—|·•]*(?:(?:page|seite|p\.|pg\.?)\s*)?(\d{1,4})[\s\-–—|·•]*$", re.IGNORECASE)
+
+
+def _last_number(p: PageData, size: float) -> tuple[Block, int] | None:
+    """The page's last block when it is one bare arabic number at body size with nothing below it, and its value."""
+    live = [b for b in p.blocks if b.role != "furniture"]
+    if not live:
+        return None
+    last = max(live, key=lambda b: (b.bbox[1], b.bbox[0]))
+    if last.role != "para" or last.ocr or len(last.lines) != 1 or (size and last.size > size + 0.6):
+        return None
+    m = _BARE_NUMBER.match(last.text)
+    if m is None:
+        return None
+    top = last.bbox[1]
+    if any(b is not last and b.bbox[3] > top + 1.0 for b in live):
+        return None  # a block beside it reaches lower: a figure in a row or a column, not the page's foot
+    if any(t.bbox[3] > top + 1.0 for t in p.tables) or any(f.bbox[3] > top + 1.0 for f in p.figures):
+        return None
+    return last, int(m.group(1))
+
+
+def _sequence_numbers(pages: Sequence[PageData]) -> list[Block]:
+    """The pages' last blocks that are page numbers in sequence (module docstring), not yet furniture."""
+    size = body_size(pages)
+    found = [(p.index, *hit) for p in pages if (hit := _last_number(p, size)) is not None]
+    steps = Counter(value - index for index, _, value in found)
+    return [b for index, b, value in found if steps[value - index] >= MIN_REPEATS]
 
 
 def _running_candidates(

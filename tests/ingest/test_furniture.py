@@ -62,3 +62,32 @@ def test_a_single_page_keeps_its_text() -> None:
     joined = "\n".join(r.text for r in parsed.regions if r.kind == "paragraph")
     assert "Quarterly results release" in joined  # no repetition, no page number: not furniture
     assert all(r.meta_get("label") is None for r in parsed.regions if r.kind == "page")
+
+
+def _filing_with_high_page_numbers() -> bytes:
+    """A filing's pages whose numbers sit 120 pt above the foot (outside the bottom band), one short page whose
+    number is mid-page, and two pages that end with a bare figure out of the page sequence."""
+    doc = pymupdf.open()
+    for n in range(1, 7):
+        page = doc.new_page(width=612, height=792)
+        lines = 3 if n == 4 else 20  # page 4 is short: its number sits mid-page
+        for i in range(lines):
+            page.insert_text((72, 90 + 24 * i), f"Revenue of segment {i} grew on volume in year {2010 + n}.", fontsize=10)
+        if n in (2, 5):  # a table's last figure ends the page, below the text, out of sequence
+            page.insert_text((300, 90 + 24 * lines + 20), "106", fontsize=10)
+        else:
+            page.insert_text((300, 90 + 24 * lines + 60 if n == 4 else 672), str(40 + n), fontsize=10)
+    return bytes(doc.tobytes())
+
+
+def test_page_numbers_above_the_band_in_sequence_are_furniture() -> None:
+    parsed = parse_pdf(_filing_with_high_page_numbers(), doc_id="f", filename="f.pdf", assets_dir=None, ocr=False)
+    pages = sorted((r for r in parsed.regions if r.kind == "page"), key=lambda r: r.first_page)
+    last = [p.text.rsplit("\n", 1)[-1] for p in pages]
+    # pages 1, 3, 4 and 6 print 41, 43, 44 and 46 (value less page index is 40 on each): the page number, not evidence
+    assert [last[i] for i in (0, 2, 3, 5)] == ["Revenue of segment 19 grew on volume in year 2011.",
+                                               "Revenue of segment 19 grew on volume in year 2013.",
+                                               "Revenue of segment 2 grew on volume in year 2014.",
+                                               "Revenue of segment 19 grew on volume in year 2016."]
+    # a bare figure out of the sequence stays evidence, even where it ends two pages
+    assert last[1] == "106" and last[4] == "106"
