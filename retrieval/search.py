@@ -35,9 +35,11 @@ from folio.kernel.index import MergedSource
 from folio.kernel.scope import Scope
 from folio.retrieval.cache.models import off_status, on_status
 from folio.retrieval.channels.base import (
+    WIDE_SCOPE,
     Channel,
     ChannelContext,
     ChannelQuery,
+    best_versions,
     channel_options,
     channel_status,
     configure_channels,
@@ -77,8 +79,8 @@ class RetrieverConfig:
     list finds the statements they are printed in (``retrieval.routing.glossary``). ``llm_summaries``: ingest
     writes section summaries with the LLM (``status()`` says so). ``status_overrides``: status entries of
     channels that are off, by name (``from_settings``: why a configured model did not load).
-    ``ann_scope_regions``: dense search of scopes over this many regions goes through the chunks' ANN index
-    when the store has one (``TextRetriever``)."""
+    ``ann_scope_regions``: dense search of scopes over this many regions runs in the store, through the chunks'
+    ANN index when it has one (``TextRetriever``)."""
 
     rrf_k: int = DEFAULT_RRF_K
     route_sections: int = 8
@@ -184,6 +186,8 @@ class Retriever:
         hits = self._fuse(lists, routes, weights)
         if self.page_order and hits:
             hits = self._page_order(hits, lists)
+        if len(scope.versions) > WIDE_SCOPE:  # a wide scope's package reads the regions of the versions found best
+            hits = best_versions(hits)
         modality = {h.region_id: h.modality for h in hits}
         hits = apply_quotas(hits, k, quota_map, lambda h: modality[h.region_id])
         hits = [h.model_copy(update={"rank": i + 1}) for i, h in enumerate(hits)]

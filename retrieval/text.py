@@ -5,9 +5,11 @@ change only when they are replaced as a whole (``redo_degraded``), so the cache 
 ``(doc_id, version_id, stamp)`` (``StoreReader.version_stamp``) and never goes stale; it is bounded by
 rows. Brute force over normalised float32 vectors costs ~6 ms per 100k vectors on two cores, which beats
 LanceDB's unindexed scan (~250 ms per 100k) and needs no index build, and it is exact: every query scoped to
-a few documents takes it. For scopes over ``ann_threshold`` regions (``FOLIO_ANN_SCOPE_REGIONS``: unscoped
-queries over a large store) the search goes to the chunks' ANN index instead when the store has one
-(``folio.ingest.storage.indexes``; recall against exact search: ``benchmarks/ann_recall.py``).
+a few documents takes it. Scopes over ``ann_threshold`` regions (``FOLIO_ANN_SCOPE_REGIONS``: unscoped
+queries over a large store) are searched in the store instead, never copied into the query process: through the
+chunks' ANN index when the store has one (``folio.ingest.storage.indexes``; recall against exact search:
+``benchmarks/ann_recall.py``), else by LanceDB's flat scan (exact, ~250 ms per 100k rows, and no memory held
+between queries; maintenance builds the index once the table passes ``FOLIO_ANN_MIN_ROWS``).
 
 BM25 goes to LanceDB FTS with the scope as a prefilter. User text is reduced to its word tokens
 first, so punctuation, quotes, operators and field syntax are never interpreted as query syntax.
@@ -303,8 +305,8 @@ class TextRetriever:
         if scope.empty or limit <= 0:
             return []
         qv = self.embed_query(query)
-        if region_ids is None and scope.regions > self.ann_threshold and self._has_vector_index():
-            return self._dense_ann(qv, scope, limit)
+        if region_ids is None and scope.regions > self.ann_threshold:
+            return self._dense_store(qv, scope, limit)
         vv = self.cache.get(self.store, scope)
         if vv is None or not vv.rows:
             return []
@@ -326,10 +328,8 @@ class TextRetriever:
 
         return unique_regions(search, limit, limit)
 
-    def _has_vector_index(self) -> bool:
-        return self.store.has_vector_index()
-
-    def _dense_ann(self, qv: np.ndarray, scope: Scope, limit: int) -> list[Candidate]:
+    def _dense_store(self, qv: np.ndarray, scope: Scope, limit: int) -> list[Candidate]:
+        """Dense search of a wide scope in the store: its ANN index, or a flat scan where it has none."""
         def search(fetch: int) -> tuple[list[Candidate], bool]:
             rows = self.store.vector_search(qv, scope, fetch)
             out = [

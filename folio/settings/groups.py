@@ -149,8 +149,9 @@ class StorageSettings(Group):
     ann_scope_regions: int = Field(
         100_000,
         ge=0,
-        description="dense search goes through the ANN index (when the store has one) for scopes over this many "
-        "regions; smaller scopes (a few documents) stay exact",
+        description="dense search of scopes over this many regions runs in the store (its ANN index, or a flat "
+        "scan where it has none) and holds no vectors in the query process; smaller scopes (a few documents) "
+        "stay in process, exact",
     )
 
     @field_validator("storage_options", mode="before")

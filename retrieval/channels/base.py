@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.hit import RetrievalStrategy
@@ -19,6 +19,16 @@ from folio.settings import Settings
 
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
+
+class _Versioned(Protocol):
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def version_id(self) -> str: ...
+
+
+H = TypeVar("H", bound=_Versioned)
 
 FUSED: frozenset[RetrievalStrategy] = frozenset({"hybrid", "summary"})  # the strategies that fuse several lists
 
@@ -39,6 +49,49 @@ class ChannelQuery:
     def lexical(self) -> str:
         """What the lexical channels search: the question, then its glossary expansion (if any)."""
         return f"{self.text}\n{self.expansion}" if self.expansion else self.text
+
+
+# A channel that builds something per version (page lexicons, statement pages) searches a wide scope's versions
+# in at most this many: those the lists built before it found (``versions_to_search``). Each new version costs it
+# a read of the version's regions (about half a second for a 10-K), so a wide scope is bounded by what was found,
+# not by what the store holds.
+WIDE_SCOPE_VERSIONS = 16
+# A scope of more than this many versions is wide: its hits keep the ``WIDE_SCOPE_VERSIONS`` versions that rank
+# best (``best_versions``), so that assembling its package reads at most that many versions' regions.
+WIDE_SCOPE = 64
+
+
+def versions_to_search(query: ChannelQuery, most: int) -> Sequence[tuple[str, str]]:
+    """The versions a per-version channel searches for ``query``: all of the scope's when it holds at most
+    ``most``; else those of the lists built before it (``query.found``), by their best rank in any list (every
+    list's first hit before any list's second), at most ``WIDE_SCOPE_VERSIONS``. An unscoped question over a store
+    of thousands of documents then reads the documents the text channels found, not the first ones stored."""
+    if len(query.scope.versions) <= most:
+        return query.scope.versions
+    lists = list(query.found.values())
+    out: dict[tuple[str, str], None] = {}
+    for rank in range(max((len(lst) for lst in lists), default=0)):
+        for lst in lists:
+            if rank < len(lst):
+                out.setdefault((lst[rank].doc_id, lst[rank].version_id))
+                if len(out) == WIDE_SCOPE_VERSIONS:
+                    return list(out)
+    return list(out)
+
+
+def best_versions(hits: Sequence[H], most: int | None = None) -> list[H]:
+    """The hits of the ``most`` (default ``WIDE_SCOPE_VERSIONS``) versions whose best hit ranks highest, in their
+    order (a wide scope's hits: ``WIDE_SCOPE``)."""
+    most = WIDE_SCOPE_VERSIONS if most is None else most
+    keep: set[tuple[str, str]] = set()
+    out = []
+    for h in hits:
+        key = (h.doc_id, h.version_id)
+        if key not in keep and len(keep) < most:
+            keep.add(key)
+        if key in keep:
+            out.append(h)
+    return out
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from folio.kernel.index import RegionIndex
 from folio.kernel.model import Region
 from folio.kernel.scope import Scope
 from folio.retrieval.cache.version_cache import VersionCache
-from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register, versions_to_search
 from folio.retrieval.channels.pageref import REF_WEIGHT
 from folio.retrieval.text import Candidate
 
@@ -153,12 +153,15 @@ class LabelRefs:
     def clear(self) -> None:
         self.indexes.clear()
 
-    def search(self, refs: Sequence[LabelRef], scope: Scope) -> list[Candidate]:
+    def search(
+        self, refs: Sequence[LabelRef], scope: Scope, versions: Sequence[tuple[str, str]] | None = None
+    ) -> list[Candidate]:
         """Tables and figures whose caption starts with the label, then paragraphs that do (as their first
         sentence, the unit retrievers rank), each preceded by the table or figure right above or below it:
-        a caption parsed as a line of text names the object next to it."""
+        a caption parsed as a line of text names the object next to it. In ``versions`` of the scope when given
+        (a wide scope: ``channels.base.versions_to_search``), else its first ``MAX_VERSIONS``."""
         out: list[Candidate] = []
-        for doc_id, version_id in scope.versions[:MAX_VERSIONS]:
+        for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
             index = self.store.region_index(doc_id, version_id)
             for found in self._labels(doc_id, version_id, index).find(refs):
                 named = [found]
@@ -212,7 +215,7 @@ class LabelRefChannel:
 
     def search(self, query: ChannelQuery) -> Ranking | None:
         refs = parse_label_refs(query.text)
-        found = self.labels.search(refs, query.scope) if refs else []
+        found = self.labels.search(refs, query.scope, versions_to_search(query, MAX_VERSIONS)) if refs else []
         return Ranking(found) if found else None
 
     def clear(self) -> None:

@@ -9,9 +9,9 @@ over the pages of one version, lower-cased word tokens, CJK runs as character bi
 plural endings are folded (``channels.pagewords.fold_plural``: Harman's S-stemmer), so "asset" finds a page of "assets".
 
 Statistics are per version (one document's pages), built once from the version's page regions and kept
-in an LRU; a scope of several versions merges their lists by score. Scopes larger than
-``MAX_VERSIONS`` versions are searched in their first ``MAX_VERSIONS`` only (the other retrievers still
-cover the whole scope), which bounds the work a broad question can cause.
+in an LRU; a scope of several versions merges their lists by score. A scope of more than ``MAX_VERSIONS``
+versions is searched in the versions the text channels found (``channels.base.versions_to_search``), which
+bounds the work a broad question can cause by what it found, not by the size of the store.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import numpy as np
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.scope import Scope
 from folio.retrieval.cache.version_cache import VersionCache
-from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
-from folio.retrieval.channels.pagewords import page_terms
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register, versions_to_search
+from folio.retrieval.channels.pagewords import page_terms, version_pages
 from folio.retrieval.text import Candidate
 
 # Weight in fusion of the whole-page BM25 list; 0 turns the channel off. Measured with
@@ -95,17 +95,19 @@ class PageLexRetriever:
         return self.lexicons.get(doc_id, version_id, lambda: self._build(doc_id, version_id))
 
     def _build(self, doc_id: str, version_id: str) -> PageLexicon:
-        pages = sorted(self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"),
-                       key=lambda r: r.first_page)
-        return PageLexicon.build([p.region_id for p in pages], [p.first_page for p in pages], [p.text for p in pages])
+        pages = version_pages(self.store, doc_id, version_id)
+        return PageLexicon.build([p[0] for p in pages], [p[1] for p in pages], [p[2] for p in pages])
 
-    def search(self, query: str, scope: Scope, limit: int) -> list[Candidate]:
-        """Pages of ``scope`` with any of the query's words, best first (at most ``limit``)."""
+    def search(
+        self, query: str, scope: Scope, limit: int, versions: Sequence[tuple[str, str]] | None = None
+    ) -> list[Candidate]:
+        """Pages of ``scope`` with any of the query's words, best first (at most ``limit``); in ``versions`` of
+        the scope only when given (else its first ``MAX_VERSIONS``)."""
         terms = page_terms(query)
         if not terms or scope.empty or limit <= 0 or (scope.kinds is not None and "page" not in scope.kinds):
             return []
         out: list[Candidate] = []
-        for doc_id, version_id in scope.versions[:MAX_VERSIONS]:
+        for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
             lex = self.lexicon(doc_id, version_id)
             scores = lex.scores(terms)
             for i in np.flatnonzero(scores > 0):
@@ -129,7 +131,8 @@ class PageLexChannel:
     def search(self, query: ChannelQuery) -> Ranking | None:
         if self.weight <= 0:
             return None
-        found = self.pagelex.search(query.lexical, query.scope, query.limit)
+        found = self.pagelex.search(query.lexical, query.scope, query.limit,
+                                    versions_to_search(query, MAX_VERSIONS))
         return Ranking(found) if found else None
 
     def clear(self) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.pageref import PageRef, parse_page_refs, resolve
 from folio.kernel.scope import Scope
-from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register, versions_to_search
 from folio.retrieval.text import Candidate
 
 # Weight in fusion of the lists of pages and objects a question names ("page 12", "Table 1"). Measured with
@@ -28,14 +28,16 @@ MAX_VERSIONS = 50  # page references are resolved in at most this many versions 
 
 
 def named_pages(store: StoreReader, refs: Sequence[PageRef], scope: Scope,
-                found: Iterable[Sequence[Candidate]]) -> tuple[list[Candidate], bool]:
+                found: Iterable[Sequence[Candidate]], versions: Sequence[tuple[str, str]] | None = None,
+                ) -> tuple[list[Candidate], bool]:
     """The list for ``refs`` in ``scope`` (module docstring), after the lists ``found`` before it, and
-    whether the reference is exact."""
+    whether the reference is exact; in ``versions`` of the scope when given (a wide scope:
+    ``channels.base.versions_to_search``), else its first ``MAX_VERSIONS``."""
     out: list[Candidate] = []
     wanted: set[tuple[str, str, int]] = set()
     named = sum(len(r.numbers) for r in refs)
     exact = len(scope.versions) == 1
-    for doc_id, version_id in scope.versions[:MAX_VERSIONS]:
+    for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
         by_no = {r.first_page: r for r in store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page")}
         last = max(by_no, default=0)
         labels = [(by_no[p].meta_get("label") or "") if p in by_no else "" for p in range(1, last + 1)]
@@ -71,7 +73,8 @@ class PageRefChannel:
         refs = parse_page_refs(query.text)
         if not refs:
             return None
-        found, exact = named_pages(self.store, refs, query.scope, query.found.values())
+        found, exact = named_pages(self.store, refs, query.scope, query.found.values(),
+                                   versions_to_search(query, MAX_VERSIONS))
         return Ranking(found, EXACT_REF_BOOST if exact else 1.0)
 
     def clear(self) -> None:

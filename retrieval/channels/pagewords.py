@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from folio.ingest.storage.interface import StoreReader
+
 TITLE_LINES = 4  # lines of a page's first block that make its title
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -68,3 +70,13 @@ def page_terms(text: str) -> list[str]:
     ['total', 'asset', 'of', 'the', 'company']
     """
     return [fold_plural(t) for t in page_tokens(text)]
+
+
+def version_pages(store: StoreReader, doc_id: str, version_id: str) -> list[tuple[str, int, str]]:
+    """The page regions of one ready version as ``(region_id, page, text)``, in page order: one column scan of
+    the regions table (the page channels' per-version work reads no other region, and builds none)."""
+    data = store.scan_versions("regions", [(doc_id, version_id)], ["region_id", "kind", "page", "text"])
+    if data is None:
+        return []
+    rows = [(r["region_id"], int(r["page"]), r["text"]) for r in data.to_pylist() if r["kind"] == "page"]
+    return sorted(rows, key=lambda r: (r[1], r[0]))

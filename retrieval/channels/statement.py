@@ -26,8 +26,8 @@ from typing import Any
 from folio.ingest.storage.interface import StoreReader
 from folio.kernel.scope import Scope
 from folio.retrieval.cache.version_cache import VersionCache
-from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register
-from folio.retrieval.channels.pagewords import page_title
+from folio.retrieval.channels.base import ChannelQuery, ChannelSpec, Ranking, register, versions_to_search
+from folio.retrieval.channels.pagewords import page_title, version_pages
 from folio.retrieval.text import Candidate
 
 STATEMENT_TITLES: dict[str, re.Pattern[str]] = {
@@ -89,21 +89,24 @@ class StatementPages:
 
     def _find(self, doc_id: str, version_id: str) -> dict[str, list[Candidate]]:
         found: dict[str, list[Candidate]] = {}
-        for r in self.store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page"):
-            for name, score in statement_scores(r.text).items():
-                found.setdefault(name, []).append(Candidate(r.region_id, doc_id, version_id, "page", r.first_page,
-                                                            score))
+        for region_id, page, text in version_pages(self.store, doc_id, version_id):
+            for name, score in statement_scores(text).items():
+                found.setdefault(name, []).append(Candidate(region_id, doc_id, version_id, "page", page, score))
         for cands in found.values():
             cands.sort(key=lambda c: (-c.score, c.page))
         return found
 
-    def search(self, statements: Sequence[str], scope: Scope, limit: int) -> list[Candidate]:
+    def search(
+        self, statements: Sequence[str], scope: Scope, limit: int, versions: Sequence[tuple[str, str]] | None = None
+    ) -> list[Candidate]:
         """The pages of ``scope`` headed by each of ``statements``, the best of each statement first, then the
-        second of each, and so on (at most ``limit``)."""
+        second of each, and so on (at most ``limit``); in ``versions`` of the scope only when given (else its first
+        ``MAX_VERSIONS``: a wide scope is searched in the versions the text channels found,
+        ``channels.base.versions_to_search``)."""
         if not statements or scope.empty or (scope.kinds is not None and "page" not in scope.kinds):
             return []
         per: list[list[Candidate]] = []
-        for doc_id, version_id in scope.versions[:MAX_VERSIONS]:
+        for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
             found = self.pages(doc_id, version_id)
             for name in statements:
                 cands = [c for c in found.get(name, []) if scope.accepts(doc_id, version_id, c.page, "page")]
@@ -125,7 +128,8 @@ class StatementChannel:
     def search(self, query: ChannelQuery) -> Ranking | None:
         if self.weight <= 0 or not query.statements:
             return None
-        found = self.statements.search(query.statements, query.scope, query.limit)
+        found = self.statements.search(query.statements, query.scope, query.limit,
+                                       versions_to_search(query, MAX_VERSIONS))
         return Ranking(found) if found else None
 
     def clear(self) -> None:

@@ -72,7 +72,8 @@ def _filing_with_high_page_numbers() -> bytes:
         page = doc.new_page(width=612, height=792)
         lines = 3 if n == 4 else 20  # page 4 is short: its number sits mid-page
         for i in range(lines):
-            page.insert_text((72, 90 + 24 * i), f"Revenue of segment {i} grew on volume in year {2010 + n}.", fontsize=10)
+            line = f"Revenue of segment {i} grew on volume in year {2010 + n}."
+            page.insert_text((72, 90 + 24 * i), line, fontsize=10)
         if n in (2, 5):  # a table's last figure ends the page, below the text, out of sequence
             page.insert_text((300, 90 + 24 * lines + 20), "106", fontsize=10)
         else:

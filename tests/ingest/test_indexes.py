@@ -175,6 +175,50 @@ def test_ann_index_past_the_threshold_serves_unscoped_queries_scoped_stay_exact(
     assert calls == []  # a one-document scope never touches the index
 
 
+def test_a_wide_scope_without_an_ann_index_is_searched_in_the_store(two_docs: dict[str, Any]) -> None:
+    """No ANN index yet: a scope over ``ann_scope_regions`` is searched by LanceDB's flat scan, exact, and the query
+    process holds none of its vectors."""
+    store = two_docs["store"]
+    assert not store.has_vector_index()
+    one_doc = max(v.regions for v in store.latest_versions())
+    wide = Retriever(store, config=RetrieverConfig(ann_scope_regions=one_doc))
+    exact = Retriever(store, config=RetrieverConfig(ann_scope_regions=10**9))
+    question = "how do I read data from a spreadsheet into R"
+    scope = wide.search_detailed(SearchQuery(question, k=10)).scope
+    assert scope is not None and scope.regions > one_doc
+    flat = wide.text.dense(question, scope, 10)
+    in_process = exact.text.dense(question, scope, 10)
+    assert [c.region_id for c in flat] == [c.region_id for c in in_process]
+    assert np.allclose([c.score for c in flat], [c.score for c in in_process], atol=1e-5)
+    assert not wide.text.cache._versions and not wide.text.cache._scopes  # nothing copied into the process
+    assert exact.text.cache._versions
+
+
+def test_a_wide_scope_keeps_the_hits_of_its_best_versions(two_docs: dict[str, Any], monkeypatch: Any) -> None:
+    """With the bounds lowered so that two documents make a wide scope (``retrieval.channels.base.WIDE_SCOPE``),
+    the hits keep the versions that rank best, and the per-version channels read those the text channels found."""
+    import folio.retrieval.channels.base as base
+    import folio.retrieval.channels.pagelex as pagelex_channel
+    import folio.retrieval.search as search
+
+    retriever = Retriever(two_docs["store"])
+    query = SearchQuery("priority incident escalation or spreadsheet import", k=20)
+    before = retriever.search_detailed(query)
+    assert {h.doc_id for h in before.hits} == {"a", "b"}
+    monkeypatch.setattr(search, "WIDE_SCOPE", 1)
+    monkeypatch.setattr(base, "WIDE_SCOPE_VERSIONS", 1)
+    monkeypatch.setattr(pagelex_channel, "MAX_VERSIONS", 1)
+    pagelex = retriever.channels["pagelex"].pagelex
+    read: list[str] = []
+    build = pagelex._build
+    monkeypatch.setattr(pagelex, "_build", lambda d, v: (read.append(d), build(d, v))[1])
+    pagelex.clear()
+    wide = retriever.search_detailed(query)
+    first = before.hits[0].doc_id
+    assert {h.doc_id for h in wide.hits} == {first} and wide.hits[0].region_id == before.hits[0].region_id
+    assert len(read) == 1  # one version: the one the text channels ranked first
+
+
 def test_folio_compact_reindex_rebuilds_the_indexes(tmp_path: Path, two_docs: dict[str, Any]) -> None:
     import shutil
 
