@@ -20,7 +20,10 @@ from folio.settings import Settings
 if TYPE_CHECKING:
     from folio.ingest.pipeline import VersionIndexer
 
+
 class _Versioned(Protocol):
+    """What ``best_versions`` reads of a hit or a candidate."""
+
     @property
     def doc_id(self) -> str: ...
 
