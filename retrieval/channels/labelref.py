@@ -153,15 +153,13 @@ class LabelRefs:
     def clear(self) -> None:
         self.indexes.clear()
 
-    def search(
-        self, refs: Sequence[LabelRef], scope: Scope, versions: Sequence[tuple[str, str]] | None = None
-    ) -> list[Candidate]:
+    def search(self, refs: Sequence[LabelRef], scope: Scope, versions: Sequence[tuple[str, str]]) -> list[Candidate]:
         """Tables and figures whose caption starts with the label, then paragraphs that do (as their first
         sentence, the unit retrievers rank), each preceded by the table or figure right above or below it:
-        a caption parsed as a line of text names the object next to it. In ``versions`` of the scope when given
-        (a wide scope: ``channels.base.versions_to_search``), else its first ``MAX_VERSIONS``."""
+        a caption parsed as a line of text names the object next to it. In ``versions`` of the scope
+        (``channels.base.versions_to_search``)."""
         out: list[Candidate] = []
-        for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
+        for doc_id, version_id in versions:
             index = self.store.region_index(doc_id, version_id)
             for found in self._labels(doc_id, version_id, index).find(refs):
                 named = [found]

@@ -98,16 +98,14 @@ class PageLexRetriever:
         pages = version_pages(self.store, doc_id, version_id)
         return PageLexicon.build([p[0] for p in pages], [p[1] for p in pages], [p[2] for p in pages])
 
-    def search(
-        self, query: str, scope: Scope, limit: int, versions: Sequence[tuple[str, str]] | None = None
-    ) -> list[Candidate]:
-        """Pages of ``scope`` with any of the query's words, best first (at most ``limit``); in ``versions`` of
-        the scope only when given (else its first ``MAX_VERSIONS``)."""
+    def search(self, query: str, scope: Scope, limit: int, versions: Sequence[tuple[str, str]]) -> list[Candidate]:
+        """Pages of ``scope`` with any of the query's words, best first (at most ``limit``), in ``versions`` of it
+        (``channels.base.versions_to_search``)."""
         terms = page_terms(query)
         if not terms or scope.empty or limit <= 0 or (scope.kinds is not None and "page" not in scope.kinds):
             return []
         out: list[Candidate] = []
-        for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
+        for doc_id, version_id in versions:
             lex = self.lexicon(doc_id, version_id)
             scores = lex.scores(terms)
             for i in np.flatnonzero(scores > 0):

@@ -28,16 +28,15 @@ MAX_VERSIONS = 50  # page references are resolved in at most this many versions 
 
 
 def named_pages(store: StoreReader, refs: Sequence[PageRef], scope: Scope,
-                found: Iterable[Sequence[Candidate]], versions: Sequence[tuple[str, str]] | None = None,
+                found: Iterable[Sequence[Candidate]], versions: Sequence[tuple[str, str]],
                 ) -> tuple[list[Candidate], bool]:
     """The list for ``refs`` in ``scope`` (module docstring), after the lists ``found`` before it, and
-    whether the reference is exact; in ``versions`` of the scope when given (a wide scope:
-    ``channels.base.versions_to_search``), else its first ``MAX_VERSIONS``."""
+    whether the reference is exact; in ``versions`` of the scope (``channels.base.versions_to_search``)."""
     out: list[Candidate] = []
     wanted: set[tuple[str, str, int]] = set()
     named = sum(len(r.numbers) for r in refs)
     exact = len(scope.versions) == 1
-    for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
+    for doc_id, version_id in versions:
         by_no = {r.first_page: r for r in store.region_index(doc_id, version_id).of_kind(doc_id, version_id, "page")}
         last = max(by_no, default=0)
         labels = [(by_no[p].meta_get("label") or "") if p in by_no else "" for p in range(1, last + 1)]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import pyarrow.compute as pc
+
 from folio.ingest.storage.interface import StoreReader
 
 TITLE_LINES = 4  # lines of a page's first block that make its title
@@ -78,5 +80,6 @@ def version_pages(store: StoreReader, doc_id: str, version_id: str) -> list[tupl
     data = store.scan_versions("regions", [(doc_id, version_id)], ["region_id", "kind", "page", "text"])
     if data is None:
         return []
-    rows = [(r["region_id"], int(r["page"]), r["text"]) for r in data.to_pylist() if r["kind"] == "page"]
+    pages = data.filter(pc.equal(data["kind"], "page")).select(["region_id", "page", "text"]).to_pylist()
+    rows = [(r["region_id"], int(r["page"]), r["text"]) for r in pages]
     return sorted(rows, key=lambda r: (r[1], r[0]))

@@ -97,16 +97,15 @@ class StatementPages:
         return found
 
     def search(
-        self, statements: Sequence[str], scope: Scope, limit: int, versions: Sequence[tuple[str, str]] | None = None
+        self, statements: Sequence[str], scope: Scope, limit: int, versions: Sequence[tuple[str, str]]
     ) -> list[Candidate]:
         """The pages of ``scope`` headed by each of ``statements``, the best of each statement first, then the
-        second of each, and so on (at most ``limit``); in ``versions`` of the scope only when given (else its first
-        ``MAX_VERSIONS``: a wide scope is searched in the versions the text channels found,
-        ``channels.base.versions_to_search``)."""
+        second of each, and so on (at most ``limit``), in ``versions`` of it (``channels.base.versions_to_search``:
+        a wide scope is searched in the versions the text channels found)."""
         if not statements or scope.empty or (scope.kinds is not None and "page" not in scope.kinds):
             return []
         per: list[list[Candidate]] = []
-        for doc_id, version_id in scope.versions[:MAX_VERSIONS] if versions is None else versions:
+        for doc_id, version_id in versions:
             found = self.pages(doc_id, version_id)
             for name in statements:
                 cands = [c for c in found.get(name, []) if scope.accepts(doc_id, version_id, c.page, "page")]

@@ -42,8 +42,9 @@ def test_pages_are_ranked_in_scope_and_sent_as_text(retriever: Any, versions: di
     lexical = found[0].model_copy(update={"sources": tuple(s for s in found[0].sources if s.retriever == "pagelex")})
     assert lexical.sources and not visual_hit(lexical, text_retrievers())  # pagelex is a text channel
     pagelex = retriever.channels["pagelex"].pagelex
-    assert pagelex.search("priority one incident", Scope(res.scope.versions, pages=frozenset({99})), 10) == []
-    assert pagelex.search("priority one incident", Scope(res.scope.versions, kinds=frozenset({"sentence"})), 10) == []
+    versions = res.scope.versions
+    assert pagelex.search("priority one incident", Scope(versions, pages=frozenset({99})), 10, versions) == []
+    assert pagelex.search("priority one incident", Scope(versions, kinds=frozenset({"sentence"})), 10, versions) == []
 
 def test_the_channel_can_be_turned_off(visual_store: Any) -> None:
     from folio.retrieval.search import Retriever
